@@ -1,0 +1,40 @@
+# Two commands do all the set-up: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test install install-dev bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev
+
+# Migrate, load the generated demo, start a Celery worker (filesystem broker unless
+# REDIS_URL is set) and the web server; Ctrl-C stops both.
+run: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py serve_with_worker
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python bench/bench_core.py
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .hypothesis

@@ -1,0 +1,90 @@
+"""Input validation shared by the public functions of the numeric core.
+
+Every public function validates before it computes, so that bad input fails with a
+`ValueError` naming the problem instead of propagating a silent NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PROBABILITY_TOLERANCE = 1e-6
+
+
+def check_probability_rows(theta: np.ndarray, *, name: str = "theta", used: np.ndarray | None = None) -> np.ndarray:
+    """Return `theta` as float array after checking that each used row is a distribution."""
+    theta = np.asarray(theta, dtype=float)
+    if theta.ndim < 1 or theta.shape[-1] < 2:
+        raise ValueError(f"{name}: the last axis must hold at least two grade probabilities, got shape {theta.shape}")
+    rows = theta if used is None else theta[np.asarray(used, dtype=bool)]
+    if not np.all(np.isfinite(rows)):
+        raise ValueError(f"{name}: probabilities must be finite")
+    if np.any(rows < -PROBABILITY_TOLERANCE):
+        raise ValueError(f"{name}: probabilities must be non-negative")
+    sums = rows.sum(axis=-1)
+    bad = np.abs(sums - 1.0) > PROBABILITY_TOLERANCE
+    if np.any(bad):
+        first = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name}: probability vector at index {tuple(int(i) for i in first)} sums to "
+            f"{float(sums[tuple(first)]):.6g}, not 1"
+        )
+    return theta
+
+
+def check_costs(costs: np.ndarray, *, name: str = "costs") -> np.ndarray:
+    """Return `costs` as float array after checking they are finite and non-negative."""
+    costs = np.asarray(costs, dtype=float)
+    if not np.all(np.isfinite(costs)):
+        raise ValueError(f"{name}: costs must be finite")
+    if np.any(costs < 0):
+        raise ValueError(f"{name}: costs must be non-negative, found {float(costs.min()):.6g}")
+    return costs
+
+
+def check_positive_costs(costs: np.ndarray, *, name: str = "query costs") -> np.ndarray:
+    """Query costs divide the sampling distribution, so they must be strictly positive."""
+    costs = check_costs(costs, name=name)
+    if np.any(costs <= 0):
+        raise ValueError(f"{name}: every query cost must be > 0 (lambda(x) >= eps > 0)")
+    return costs
+
+
+def check_ranking(items: list | tuple | np.ndarray, *, name: str = "ranking") -> None:
+    """A ranking must be non-empty and must not list an item twice."""
+    if len(items) == 0:
+        raise ValueError(f"{name}: a ranking must not be empty")
+    seen: set = set()
+    for item in items:
+        key = item.item() if isinstance(item, np.generic) else item
+        if key in seen:
+            raise ValueError(f"{name}: item {key!r} appears twice in the ranking")
+        seen.add(key)
+
+
+def check_budget(budget: float) -> float:
+    """A budget must be a positive finite number."""
+    budget = float(budget)
+    if not np.isfinite(budget) or budget <= 0:
+        raise ValueError(f"budget must be > 0, got {budget!r}")
+    return budget
+
+
+def check_weights(weights: np.ndarray, *, name: str = "query weights") -> np.ndarray:
+    """Query weights p(x): non-negative, finite, summing to a positive total."""
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 1 or weights.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D array, got shape {weights.shape}")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError(f"{name}: weights must be finite and non-negative")
+    if weights.sum() <= 0:
+        raise ValueError(f"{name}: weights must not all be zero")
+    return weights
+
+
+def check_mix(mix: float) -> float:
+    """The defensive mixture weight must lie in [0, 1]."""
+    mix = float(mix)
+    if not 0.0 <= mix <= 1.0:
+        raise ValueError(f"mixture weight must lie in [0, 1], got {mix!r}")
+    return mix

@@ -1,0 +1,93 @@
+"""Small frozen result types returned by the numeric core."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Moments:
+    """Per-query moments of a metric (or of a difference of two metrics) under a label model.
+
+    Attributes
+    ----------
+    mean : ndarray, shape (m,)
+        E[L | x; theta] (for a difference: E[delta | x; theta]).
+    variance : ndarray, shape (m,)
+        Var[L | x; theta] (for a difference: Var[delta | x; theta]).
+    """
+
+    mean: np.ndarray
+    variance: np.ndarray
+
+    def second_moment_about(self, reference: float) -> np.ndarray:
+        """E[(L - R)^2 | x] = Var[L | x] + (E[L | x] - R)^2, shape (m,)."""
+        return self.variance + (self.mean - reference) ** 2
+
+
+@dataclass(frozen=True, eq=False)
+class SamplingDistribution:
+    """A sampling distribution over queries (shape (m,)) or over (query, slot) pairs (shape (m, n)).
+
+    Attributes
+    ----------
+    q : ndarray
+        The distribution to draw from: ``(1 - mix) * optimal + mix * floor``; sums to 1.
+    optimal : ndarray
+        The unmixed optimal distribution q* (or Q*).
+    mix : float
+        Weight of the defensive component.
+    cost : ndarray or None
+        lambda(x) per query (query level), or c(z) per pair (item level).
+    expected : ndarray or None
+        E[L | x; theta] (or E[delta | x; theta]) per query, for reports and plots.
+    second_moment : ndarray or None
+        The quantity under the square root of q*: E[(L - R_theta)^2 | x; theta] (summed over
+        systems for a leaderboard).
+    """
+
+    q: np.ndarray
+    optimal: np.ndarray
+    mix: float
+    cost: np.ndarray | None = None
+    expected: np.ndarray | None = None
+    second_moment: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its standard error and a two-sided confidence interval.
+
+    Attributes
+    ----------
+    value : float
+    standard_error : float
+    low, high : float
+        The interval bounds at level ``confidence``.
+    confidence : float
+        E.g. 0.95.
+    interval : str
+        How the interval was built: ``"clt"``, ``"hoeffding"`` or ``"bernstein"``.
+    n_draws : int
+        Number of draws (with replacement) the estimate uses.
+    n_judged : int
+        Number of distinct queries (query level) or (query, item) pairs (item level) labelled.
+    budget_spent : float
+        Cost units spent on those labels (nan when unknown).
+    """
+
+    value: float
+    standard_error: float
+    low: float
+    high: float
+    confidence: float
+    interval: str
+    n_draws: int
+    n_judged: int
+    budget_spent: float = float("nan")
+
+    def contains(self, truth: float) -> bool:
+        """Whether the interval covers ``truth`` (bounds included)."""
+        return self.low <= truth <= self.high

@@ -1,0 +1,21 @@
+"""Shared fixtures: where the real public data lives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# The real relevance data sits beside the repository (never copied into it).
+SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"shared data folder {SHARED_DATA} is missing in CI")
+        pytest.skip(f"shared data folder {SHARED_DATA} not found (set SHARED_DATA_DIR)")
+    return SHARED_DATA
