@@ -1,10 +1,99 @@
 """The numeric core: metrics, exact moments under a label model, sampling distributions,
 unbiased estimators with confidence intervals, cost models and a budgeted simulator.
 
-Pure Python + numpy/scipy; never imports Django. Arrays and floats in, frozen dataclasses out.
+Pure Python + numpy/scipy; never imports Django (a test enforces it). Arrays and floats in,
+frozen dataclasses out. The modules, in the order a campaign uses them:
+
+- ``trec``: streaming readers for runs, qrels, label and cost files (errors name file and line).
+- ``metric_spec`` / ``metrics``: ``Metric("DCG", 10)``; DCG, nDCG, ERR per query and per run.
+- ``pool`` / ``pool_build``: the shared array layout of queries, slots, rankings and theta.
+- ``label_model``: an ordinal label model theta fitted from judgments.
+- ``moments``: exact E[L], Var[L], Var[delta] under theta (Sawade et al. 2013, Thm 1-3).
+- ``costs``: c(z) = a + b log(1 + length), query costs, the fit of (a, b) from judging times.
+- ``sampling`` / ``item_sampling``: query-level q* (Sawade) and item-level Q* (Schnabel).
+- ``estimators`` / ``item_estimators`` / ``intervals``: unbiased estimates with CLT,
+  Hoeffding and empirical-Bernstein intervals; reuse of stored draws for new systems.
+- ``simulate`` / ``simulate_batch``: the budgeted sampling loop against an oracle.
 """
 
+from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
+from estimation.estimators import query_level_estimate, unreachable_mass
+from estimation.item_estimators import (
+    ReuseEstimate,
+    item_level_difference_estimate,
+    item_level_estimate,
+    item_level_weight_bound,
+    reuse_estimate,
+)
+from estimation.item_sampling import expected_utility, item_sampling_distribution, system_weights
+from estimation.label_model import OrdinalModel, default_prior, fit_ordinal_model, prior_model
 from estimation.metric_spec import Metric
+from estimation.metrics import RunEvaluation, dcg, err, evaluate_run, metric_values, ndcg, summarize_run
+from estimation.moments import (
+    difference_moments,
+    err_cross_moment,
+    leaderboard_second_moment,
+    pool_difference_moments,
+    pool_moments,
+    ranking_moments,
+)
+from estimation.pool import Pool
+from estimation.pool_build import build_pool
 from estimation.results import Estimate, Moments, SamplingDistribution
+from estimation.sampling import DEFAULT_MIX, optimal_query_distribution, passive_distribution
+from estimation.simulate import simulate_item_level, simulate_query_level
+from estimation.simulate_batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.trec import InputFileError, Run, read_costs, read_labels, read_qrels, read_run
 
-__all__ = ["Estimate", "Metric", "Moments", "SamplingDistribution"]
+__all__ = [
+    "DEFAULT_MIX",
+    "CostModel",
+    "Estimate",
+    "InputFileError",
+    "Metric",
+    "Moments",
+    "OrdinalModel",
+    "Pool",
+    "ReuseEstimate",
+    "Run",
+    "RunEvaluation",
+    "SamplingDistribution",
+    "build_pool",
+    "dcg",
+    "default_prior",
+    "difference_moments",
+    "err",
+    "err_cross_moment",
+    "evaluate_run",
+    "expected_utility",
+    "fit_cost_model",
+    "fit_ordinal_model",
+    "item_costs_from_lengths",
+    "item_level_difference_estimate",
+    "item_level_estimate",
+    "item_level_weight_bound",
+    "item_sampling_distribution",
+    "leaderboard_second_moment",
+    "metric_values",
+    "ndcg",
+    "optimal_query_distribution",
+    "passive_distribution",
+    "pool_difference_moments",
+    "pool_moments",
+    "prior_model",
+    "query_costs",
+    "query_level_estimate",
+    "ranking_moments",
+    "read_costs",
+    "read_labels",
+    "read_qrels",
+    "read_run",
+    "reuse_estimate",
+    "simulate_item_level",
+    "simulate_item_level_batch",
+    "simulate_query_level",
+    "simulate_query_level_batch",
+    "summarize_run",
+    "system_weights",
+    "unreachable_mass",
+]

@@ -1,0 +1,54 @@
+"""The command line: ``python -m estimation <command> ...``.
+
+Each command lives in its own module exposing ``register(subparsers)``, which adds a
+subparser and sets ``handler`` (a function of the parsed arguments returning an exit status).
+Bad input (a malformed file, an impossible option) exits with status 2 and one line
+``FILE:LINE: reason`` (or the ValueError's message) on stderr, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+from estimation import cli_evaluate
+from estimation.trec import InputFileError
+
+# Commands whose modules may not exist in every checkout are registered when present.
+_OPTIONAL_COMMAND_MODULES = ("estimation.cli_plan",)
+
+BAD_INPUT_STATUS = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every available subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="python -m estimation",
+        description="Evaluate rankings and plan relevance-judging campaigns.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    cli_evaluate.register(subparsers)
+    for module_name in _OPTIONAL_COMMAND_MODULES:
+        if importlib.util.find_spec(module_name) is not None:
+            importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse `argv`, run the chosen command and return its exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except InputFileError as error:
+        print(error, file=sys.stderr)  # already "FILE:LINE: reason"
+        return BAD_INPUT_STATUS
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT_STATUS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,422 @@
+"""Streaming readers for the files IR teams already have: TREC runs and qrels, label
+distributions and judging costs.
+
+Every reader comes in two layers. ``iter_*(lines, filename)`` is a generator over an
+iterable of text (or bytes) lines that validates one line at a time and yields a small frozen
+record carrying its 1-based line number, so a caller (the web application's import, say) can
+stream an upload without holding it. ``read_*(path)`` opens a path (gzip detected from the
+file's first bytes, whatever its name), runs the generator and collects the result. Every
+problem raises `InputFileError`, whose text is ``FILE:LINE: reason``.
+
+Formats and rules
+-----------------
+run      ``qid Q0 docno rank score tag``, fields separated by any whitespace (spaces or tabs).
+         Exactly six fields. The second field is not checked (``Q0``, ``0``, ...). ``rank``
+         must be an integer but is otherwise ignored: like trec_eval, the ranking of a query
+         is its documents ordered by score descending, ties broken by docno descending
+         (plain string order), whatever the rank column says (runs number ranks from 0 or 1,
+         and some contradict their own scores). A document listed twice for one query is an
+         error naming both lines. Scores are read as doubles, as current trec_eval does;
+         trec_eval before its float-to-double change (PR #38), and the pytrec-eval-terrier
+         wheel, store them as 32-bit floats, which ties scores that agree to ~7 digits
+         (MQ2008's ListNet run differs from pytrec_eval on 165 topics for this reason).
+         A file is one run; if its lines carry several tags, the first tag names the run
+         and all tags are kept in `Run.tags` (trec_eval prints the last line's tag).
+         trec_eval ignores text after the sixth field; this reader rejects it, because a
+         seventh field usually means a shifted column.
+qrels    ``qid iter docno grade``, exactly four fields, integer grade. ``iter`` is ignored.
+         Negative grades (TREC uses -1 and -2 for junk or spam) are kept by `iter_qrels` and
+         read as 0 by `read_qrels`: trec_eval gives them no gain either. A (qid, docno)
+         judged twice is an error naming both lines.
+labels   ``qid docno p_0 p_1 ... p_ymax``: the label distribution of one document, the
+         probabilities finite, non-negative and summing to 1 within 1e-6, every row of a
+         file the same width (at least two probabilities).
+costs    ``docno cost``: the cost of judging one document, finite and >= 0.
+
+In every format, blank lines and lines whose first non-blank character is ``#`` are
+skipped, as trec_eval does for runs and qrels (a ``#`` inside a docno, as in MS MARCO
+passage ids, is an ordinary character).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from estimation._checks import PROBABILITY_TOLERANCE
+
+RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
+QRELS_FIELDS = ("qid", "iter", "docno", "grade")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class InputFileError(ValueError):
+    """A malformed input file: names the file, the 1-based line (None if not line-specific)
+    and the reason. ``str()`` gives ``FILE:LINE: reason`` (``FILE: reason`` without a line)."""
+
+    def __init__(self, file: str, line: int | None, reason: str) -> None:
+        self.file = file
+        self.line = line
+        self.reason = reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return f"{self.file}: {self.reason}"
+        return f"{self.file}:{self.line}: {self.reason}"
+
+    def __reduce__(self) -> tuple:
+        # ValueError pickles its args only; keep the three attributes across processes
+        # (a Celery worker re-raising an import error, say).
+        return (InputFileError, (self.file, self.line, self.reason))
+
+
+@dataclass(frozen=True, slots=True)
+class RunLine:
+    """One line of a TREC run."""
+
+    qid: str
+    docno: str
+    rank: int
+    score: float
+    tag: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class QrelsLine:
+    """One line of a qrels file; `grade` as written (possibly negative)."""
+
+    qid: str
+    docno: str
+    grade: int
+    line: int
+
+
+@dataclass(frozen=True)
+class LabelLine:
+    """One line of a labels file: the grade distribution of (qid, docno)."""
+
+    qid: str
+    docno: str
+    probabilities: tuple[float, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One line of a costs file."""
+
+    docno: str
+    cost: float
+    line: int
+
+
+@dataclass(frozen=True)
+class Run:
+    """A TREC run, each query's documents in trec_eval's order.
+
+    Attributes
+    ----------
+    tag : str
+        The run name: the tag of the file's first line.
+    rankings : dict of str to tuple of str
+        qid -> docnos, by score descending then docno descending (the rank column is ignored).
+    scores : dict of str to tuple of float
+        qid -> the scores, aligned with `rankings`.
+    tags : tuple of str
+        Every distinct tag in the file, in order of first appearance (usually just `tag`).
+    """
+
+    tag: str
+    rankings: dict[str, tuple[str, ...]]
+    scores: dict[str, tuple[float, ...]] = field(repr=False)
+    tags: tuple[str, ...] = ()
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.rankings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lines
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield the text lines of `path`, gunzipping transparently (detected from the magic bytes).
+
+    Raises `InputFileError` when the file cannot be opened, is not valid UTF-8 (naming the
+    line) or is a corrupt gzip stream.
+    """
+    filename = os.fspath(path)
+    try:
+        with open(filename, "rb") as probe:
+            compressed = probe.read(2) == _GZIP_MAGIC
+        # GzipFile's own readline is slow; a buffered reader on top reads lines 2x faster.
+        stream = io.BufferedReader(gzip.open(filename, "rb")) if compressed else open(filename, "rb")
+    except OSError as error:
+        raise InputFileError(filename, None, f"cannot read: {error.strerror or error}") from None
+    with stream:
+        number = 0
+        try:
+            for number, raw in enumerate(stream, start=1):
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise InputFileError(filename, number, "not valid UTF-8 text") from None
+        except (OSError, EOFError) as error:
+            # gzip raises BadGzipFile (an OSError) or EOFError on a truncated stream.
+            raise InputFileError(filename, number + 1, f"cannot read: {error}") from None
+
+
+def _content_lines(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line number, fields) for every line that is neither blank nor a comment."""
+    for number, text in enumerate(lines, start=1):
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputFileError(filename, number, "not valid UTF-8 text") from None
+        fields = text.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        yield number, fields
+
+
+def _twice(subject: str, qid: str | None, earlier: int, number: int) -> str:
+    where = "" if qid is None else f" for query {qid!r}"
+    return f"{subject} twice{where} (lines {earlier} and {number})"
+
+
+def _finite_float(text: str, what: str, filename: str, number: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputFileError(filename, number, f"{what} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputFileError(filename, number, f"{what} {text!r} is not finite")
+    return value
+
+
+def _integer(text: str, what: str, filename: str, number: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputFileError(filename, number, f"{what} {text!r} is not an integer") from None
+
+
+def _field_count(fields: list[str], names: tuple[str, ...], filename: str, number: int) -> None:
+    if len(fields) != len(names):
+        raise InputFileError(
+            filename,
+            number,
+            f"expected {len(names)} fields ({' '.join(names)}), found {len(fields)}",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs
+
+
+def iter_run(lines: Iterable[str | bytes], filename: str = "<run>") -> Iterator[RunLine]:
+    """Validate and yield the lines of a TREC run (see the module docstring for the format).
+
+    Parameters
+    ----------
+    lines : iterable of str or bytes
+        The file's lines, e.g. an open text file or `iter_lines(path)`.
+    filename : str
+        Used in error messages only.
+
+    Raises
+    ------
+    InputFileError
+        Wrong field count, non-integer rank, non-numeric or non-finite score, or a
+        document listed twice for one query (the message names both lines).
+    """
+    first_line_of: dict[tuple[str, str], int] = {}
+    for number, fields in _content_lines(lines, filename):
+        _field_count(fields, RUN_FIELDS, filename, number)
+        qid, _, docno, rank_text, score_text, tag = fields
+        rank = _integer(rank_text, "rank", filename, number)
+        score = _finite_float(score_text, "score", filename, number)
+        key = (qid, docno)
+        earlier = first_line_of.setdefault(key, number)
+        if earlier != number:
+            raise InputFileError(filename, number, _twice(f"document {docno!r} listed", qid, earlier, number))
+        yield RunLine(qid=qid, docno=docno, rank=rank, score=score, tag=tag, line=number)
+
+
+def run_from_lines(run_lines: Iterable[RunLine], filename: str = "<run>") -> Run:
+    """Collect validated run lines into a `Run`, ordering each query as trec_eval does."""
+    by_query: dict[str, list[tuple[float, str]]] = {}
+    tags: dict[str, None] = {}
+    for run_line in run_lines:
+        by_query.setdefault(run_line.qid, []).append((run_line.score, run_line.docno))
+        tags.setdefault(run_line.tag, None)
+    if not by_query:
+        raise InputFileError(filename, None, "the run holds no lines")
+    rankings: dict[str, tuple[str, ...]] = {}
+    scores: dict[str, tuple[float, ...]] = {}
+    for qid, entries in by_query.items():
+        # trec_eval: score descending, then docno descending (strcmp order).
+        entries.sort(reverse=True)
+        scores[qid] = tuple(score for score, _ in entries)
+        rankings[qid] = tuple(docno for _, docno in entries)
+    all_tags = tuple(tags)
+    return Run(tag=all_tags[0], rankings=rankings, scores=scores, tags=all_tags)
+
+
+def read_run(path: str | os.PathLike[str]) -> Run:
+    """Read a TREC run file (plain or gzip) into a `Run`; see `iter_run` for the rules."""
+    filename = os.fspath(path)
+    return run_from_lines(iter_run(iter_lines(filename), filename), filename)
+
+
+# ---------------------------------------------------------------------------------------------
+# Qrels
+
+
+def iter_qrels(lines: Iterable[str | bytes], filename: str = "<qrels>") -> Iterator[QrelsLine]:
+    """Validate and yield the lines of a qrels file, grades as written.
+
+    Raises
+    ------
+    InputFileError
+        Wrong field count, non-integer grade, or a (qid, docno) judged twice.
+    """
+    first_line_of: dict[tuple[str, str], int] = {}
+    for number, fields in _content_lines(lines, filename):
+        _field_count(fields, QRELS_FIELDS, filename, number)
+        qid, _, docno, grade_text = fields
+        grade = _integer(grade_text, "grade", filename, number)
+        earlier = first_line_of.setdefault((qid, docno), number)
+        if earlier != number:
+            raise InputFileError(filename, number, _twice(f"document {docno!r} judged", qid, earlier, number))
+        yield QrelsLine(qid=qid, docno=docno, grade=grade, line=number)
+
+
+def qrels_from_lines(
+    qrels_lines: Iterable[QrelsLine], filename: str = "<qrels>"
+) -> dict[str, dict[str, int]]:
+    """Collect qrels lines into qid -> docno -> grade, negative grades read as 0."""
+    qrels: dict[str, dict[str, int]] = {}
+    for qrels_line in qrels_lines:
+        qrels.setdefault(qrels_line.qid, {})[qrels_line.docno] = max(qrels_line.grade, 0)
+    if not qrels:
+        raise InputFileError(filename, None, "the qrels hold no judgments")
+    return qrels
+
+
+def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
+    """Read a qrels file (plain or gzip) into qid -> docno -> grade (negative grades -> 0)."""
+    filename = os.fspath(path)
+    return qrels_from_lines(iter_qrels(iter_lines(filename), filename), filename)
+
+
+# ---------------------------------------------------------------------------------------------
+# Labels and costs
+
+
+def iter_labels(lines: Iterable[str | bytes], filename: str = "<labels>") -> Iterator[LabelLine]:
+    """Validate and yield the lines of a labels file: ``qid docno p_0 ... p_ymax``.
+
+    Raises
+    ------
+    InputFileError
+        Fewer than two probabilities, a row wider or narrower than the first, a value that
+        is not a finite non-negative number, a row not summing to 1 (within 1e-6), or a
+        (qid, docno) given twice.
+    """
+    width: int | None = None
+    first_line_of: dict[tuple[str, str], int] = {}
+    for number, fields in _content_lines(lines, filename):
+        if len(fields) < 4:
+            reason = f"expected qid, docno and at least two probabilities, found {len(fields)} fields"
+            raise InputFileError(filename, number, reason)
+        qid, docno, *probability_texts = fields
+        if width is None:
+            width = len(probability_texts)
+        elif len(probability_texts) != width:
+            raise InputFileError(
+                filename,
+                number,
+                f"expected {width} probabilities (as on the first row), found {len(probability_texts)}",
+            )
+        probabilities = tuple(
+            _finite_float(text, "probability", filename, number) for text in probability_texts
+        )
+        negative = [p for p in probabilities if p < 0]
+        if negative:
+            raise InputFileError(filename, number, f"probability {negative[0]!r} is negative")
+        total = math.fsum(probabilities)
+        if abs(total - 1.0) > PROBABILITY_TOLERANCE:
+            raise InputFileError(filename, number, f"probabilities sum to {total:.9g}, not 1")
+        earlier = first_line_of.setdefault((qid, docno), number)
+        if earlier != number:
+            raise InputFileError(filename, number, _twice(f"document {docno!r} given", qid, earlier, number))
+        yield LabelLine(qid=qid, docno=docno, probabilities=probabilities, line=number)
+
+
+def read_labels(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[float, ...]]:
+    """Read a labels file into (qid, docno) -> probabilities of grades 0..y_max."""
+    filename = os.fspath(path)
+    labels = {(row.qid, row.docno): row.probabilities for row in iter_labels(iter_lines(filename), filename)}
+    if not labels:
+        raise InputFileError(filename, None, "the labels file holds no rows")
+    return labels
+
+
+def iter_costs(lines: Iterable[str | bytes], filename: str = "<costs>") -> Iterator[CostLine]:
+    """Validate and yield the lines of a costs file: ``docno cost``.
+
+    Raises
+    ------
+    InputFileError
+        Not two fields, a cost that is not a finite number >= 0, or a docno given twice.
+    """
+    first_line_of: dict[str, int] = {}
+    for number, fields in _content_lines(lines, filename):
+        _field_count(fields, ("docno", "cost"), filename, number)
+        docno, cost_text = fields
+        cost = _finite_float(cost_text, "cost", filename, number)
+        if cost < 0:
+            raise InputFileError(filename, number, f"cost {cost_text!r} is negative")
+        earlier = first_line_of.setdefault(docno, number)
+        if earlier != number:
+            raise InputFileError(filename, number, _twice(f"document {docno!r} given", None, earlier, number))
+        yield CostLine(docno=docno, cost=cost, line=number)
+
+
+def read_costs(path: str | os.PathLike[str]) -> dict[str, float]:
+    """Read a costs file into docno -> cost."""
+    filename = os.fspath(path)
+    costs = {row.docno: row.cost for row in iter_costs(iter_lines(filename), filename)}
+    if not costs:
+        raise InputFileError(filename, None, "the costs file holds no rows")
+    return costs
+
+
+__all__ = [
+    "CostLine",
+    "InputFileError",
+    "LabelLine",
+    "QrelsLine",
+    "Run",
+    "RunLine",
+    "iter_costs",
+    "iter_labels",
+    "iter_lines",
+    "iter_qrels",
+    "iter_run",
+    "qrels_from_lines",
+    "read_costs",
+    "read_labels",
+    "read_qrels",
+    "read_run",
+    "run_from_lines",
+]

@@ -1,0 +1,48 @@
+"""The numeric core must stay free of Django: arrays in, dataclasses out."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import estimation
+
+ESTIMATION_DIR = Path(estimation.__file__).resolve().parent
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_it_has_no_django_import_in_any_module() -> None:
+    modules = sorted(ESTIMATION_DIR.glob("*.py"))
+    assert len(modules) > 10
+    offenders = {
+        path.name: sorted(
+            name
+            for name in _imported_modules(path)
+            if name.split(".")[0] in {"django", "rest_framework", "celery", "labeling", "config"}
+        )
+        for path in modules
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_it_imports_every_module_without_loading_django() -> None:
+    modules = [f"estimation.{path.stem}" for path in ESTIMATION_DIR.glob("*.py") if path.stem != "__main__"]
+    script = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'celery')))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "[]"
