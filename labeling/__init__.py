@@ -1,0 +1,1 @@
+"""The assessor application: campaigns, imports, judging, roles, exports and the REST API."""

@@ -1,0 +1,143 @@
+"""Django admin for every model, with list displays and filters."""
+
+from django.contrib import admin
+
+from labeling.models import (
+    Campaign,
+    CampaignMember,
+    CampaignProgress,
+    Document,
+    Draw,
+    EstimateSnapshot,
+    Judgment,
+    PoolItem,
+    RankingEntry,
+    SamplingState,
+    System,
+    Task,
+    Topic,
+)
+
+
+class CampaignMemberInline(admin.TabularInline):
+    model = CampaignMember
+    extra = 0
+    raw_id_fields = ["user"]
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "metric",
+        "goal",
+        "strategy",
+        "budget",
+        "budget_unit",
+        "overlap",
+        "status",
+        "created_at",
+    ]
+    list_filter = ["status", "strategy", "goal", "judging_mode", "budget_unit"]
+    search_fields = ["name"]
+    inlines = [CampaignMemberInline]
+    readonly_fields = ["created_at", "updated_at"]
+
+
+@admin.register(CampaignMember)
+class CampaignMemberAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "user", "role", "added_at"]
+    list_filter = ["role", "campaign"]
+    search_fields = ["user__username", "campaign__name"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(Topic)
+class TopicAdmin(admin.ModelAdmin):
+    list_display = ["qid", "title", "campaign", "is_stub"]
+    list_filter = ["is_stub", "campaign"]
+    search_fields = ["qid", "title", "description"]
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["docno", "title", "campaign", "length", "is_stub"]
+    list_filter = ["is_stub", "campaign"]
+    search_fields = ["docno", "title", "url"]
+
+
+@admin.register(System)
+class SystemAdmin(admin.ModelAdmin):
+    list_display = ["name", "campaign", "filename", "created_at"]
+    list_filter = ["campaign"]
+    search_fields = ["name", "filename"]
+
+
+@admin.register(RankingEntry)
+class RankingEntryAdmin(admin.ModelAdmin):
+    list_display = ["system", "topic", "document", "rank", "score"]
+    list_filter = ["system__campaign", "system"]
+    raw_id_fields = ["system", "topic", "document"]
+    list_select_related = ["system", "topic", "document"]
+
+
+@admin.register(PoolItem)
+class PoolItemAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "topic", "document", "best_rank", "cost", "prejudged", "drawn"]
+    list_filter = ["campaign", "prejudged", "drawn"]
+    raw_id_fields = ["topic", "document"]
+    list_select_related = ["campaign", "topic", "document"]
+
+
+@admin.register(Draw)
+class DrawAdmin(admin.ModelAdmin):
+    list_display = [
+        "campaign",
+        "order",
+        "kind",
+        "topic",
+        "document",
+        "propensity",
+        "cost",
+        "strategy",
+        "created_at",
+    ]
+    list_filter = ["campaign", "strategy", "kind"]
+    raw_id_fields = ["pool_item", "topic", "document"]
+    list_select_related = ["campaign", "topic", "document"]
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "order", "slot", "kind", "assessor", "lease_expires_at", "answered_at"]
+    list_filter = ["campaign", "kind", ("answered_at", admin.EmptyFieldListFilter), "assessor"]
+    raw_id_fields = ["draw", "pool_item", "topic", "document", "assessor"]
+    list_select_related = ["campaign", "assessor"]
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "topic", "document", "grade", "assessor", "seconds", "source", "created_at"]
+    list_filter = ["campaign", "source", "grade", "assessor"]
+    search_fields = ["topic__qid", "document__docno", "assessor__username"]
+    raw_id_fields = ["topic", "document", "assessor", "task", "draw"]
+    list_select_related = ["campaign", "topic", "document", "assessor"]
+
+
+@admin.register(CampaignProgress)
+class CampaignProgressAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "judgments", "spent", "pool_size", "drawn", "open_tasks", "refreshed_at"]
+
+
+@admin.register(SamplingState)
+class SamplingStateAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "version", "level", "pool_version", "updated_at"]
+    readonly_fields = ["arrays"]
+    list_select_related = ["campaign"]
+
+
+@admin.register(EstimateSnapshot)
+class EstimateSnapshotAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "created_at", "level", "spent", "budget", "judgments", "draws"]
+    list_filter = ["campaign", "level"]
+    list_select_related = ["campaign"]

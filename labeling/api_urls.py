@@ -1,0 +1,86 @@
+"""REST API routes, mounted under /api/."""
+
+from django.contrib.auth.decorators import login_not_required
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.authtoken.views import obtain_auth_token
+
+from labeling import api
+
+
+def _api(view):  # type: ignore[no-untyped-def]
+    # DRF authenticates (session or token) and answers 401/403 itself; the site-wide login
+    # redirect would send API clients to an HTML page instead.
+    return login_not_required(view)
+
+
+urlpatterns = [
+    path("auth/token/", _api(obtain_auth_token), name="api-token"),
+    path("schema/", _api(SpectacularAPIView.as_view()), name="api-schema"),
+    path("users/", _api(api.UserCreateApi.as_view()), name="api-users"),
+    path("campaigns/", _api(api.CampaignListCreateApi.as_view()), name="api-campaigns"),
+    path("campaigns/<int:campaign_id>/", _api(api.CampaignDetailApi.as_view()), name="api-campaign"),
+    path("campaigns/<int:campaign_id>/topics/", _api(api.TopicsImportApi.as_view()), name="api-topics"),
+    path(
+        "campaigns/<int:campaign_id>/documents/", _api(api.DocumentsImportApi.as_view()), name="api-documents"
+    ),
+    path("campaigns/<int:campaign_id>/runs/", _api(api.RunsImportApi.as_view()), name="api-runs"),
+    path("campaigns/<int:campaign_id>/qrels/", _api(api.QrelsImportApi.as_view()), name="api-qrels"),
+    path("campaigns/<int:campaign_id>/assessors/", _api(api.AssessorsApi.as_view()), name="api-assessors"),
+    path("campaigns/<int:campaign_id>/start/", _api(api.CampaignStartApi.as_view()), name="api-start"),
+    path("campaigns/<int:campaign_id>/pause/", _api(api.CampaignPauseApi.as_view()), name="api-pause"),
+    path("campaigns/<int:campaign_id>/next/", _api(api.NextTaskApi.as_view()), name="api-next"),
+    path("campaigns/<int:campaign_id>/undo/", _api(api.UndoApi.as_view()), name="api-undo"),
+    path("campaigns/<int:campaign_id>/progress/", _api(api.ProgressApi.as_view()), name="api-progress"),
+    path(
+        "campaigns/<int:campaign_id>/export/qrels/",
+        _api(api.ExportQrelsApi.as_view()),
+        name="api-export-qrels",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/export/judgments.csv",
+        _api(api.ExportJudgmentsCsvApi.as_view()),
+        name="api-export-judgments-csv",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/export/judgments.jsonl",
+        _api(api.ExportJudgmentsJsonlApi.as_view()),
+        name="api-export-judgments-jsonl",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/export/config.json",
+        _api(api.ExportConfigApi.as_view()),
+        name="api-export-config",
+    ),
+    path("campaigns/<int:campaign_id>/labels/", _api(api.LabelsImportApi.as_view()), name="api-labels"),
+    path("campaigns/<int:campaign_id>/estimates/", _api(api.EstimatesApi.as_view()), name="api-estimates"),
+    path(
+        "campaigns/<int:campaign_id>/estimates/history/",
+        _api(api.EstimatesHistoryApi.as_view()),
+        name="api-estimates-history",
+    ),
+    path("campaigns/<int:campaign_id>/sampling/", _api(api.SamplingApi.as_view()), name="api-sampling"),
+    path("campaigns/<int:campaign_id>/throughput/", _api(api.ThroughputApi.as_view()), name="api-throughput"),
+    path("campaigns/<int:campaign_id>/evaluate/", _api(api.EvaluateRunApi.as_view()), name="api-evaluate"),
+    path(
+        "campaigns/<int:campaign_id>/export/draws.csv",
+        _api(api.ExportDrawsCsvApi.as_view()),
+        name="api-export-draws-csv",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/export/estimates.csv",
+        _api(api.ExportEstimatesCsvApi.as_view()),
+        name="api-export-estimates-csv",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/export/estimates.json",
+        _api(api.ExportEstimatesJsonApi.as_view()),
+        name="api-export-estimates-json",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/export/offline.zip",
+        _api(api.ExportOfflineApi.as_view()),
+        name="api-export-offline",
+    ),
+    path("tasks/<int:task_id>/answer/", _api(api.AnswerApi.as_view()), name="api-answer"),
+]

@@ -1,0 +1,103 @@
+"""Reads for the coordinator's campaign page and dashboard that the API does not need."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Avg, Count, Max, QuerySet, Sum
+
+from labeling.models import Campaign, CampaignMember, SamplingState
+from labeling.permissions import is_admin
+from labeling.selectors import assessor_judgments, campaign_list_for_user
+from labeling.services.strategies import strategy_for
+
+
+@dataclass(frozen=True)
+class AssessorThroughput:
+    """One assessor's work in a campaign."""
+
+    assessor: str
+    judgments: int
+    mean_seconds: float | None
+    per_hour: float | None
+    last: datetime | None
+
+
+def campaign_throughput(campaign: Campaign) -> list[AssessorThroughput]:
+    """Per assessor: judgments, mean seconds, judgments per hour of judging time, last judgment."""
+    rows = (
+        assessor_judgments(campaign)
+        .values("assessor__username")
+        .annotate(n=Count("id"), mean=Avg("seconds"), total=Sum("seconds"), last=Max("created_at"))
+        .order_by("-n", "assessor__username")
+    )
+    return [
+        AssessorThroughput(
+            assessor=row["assessor__username"] or "(deleted user)",
+            judgments=row["n"],
+            mean_seconds=row["mean"],
+            # Judging time is the sum of measured seconds, pauses excluded.
+            per_hour=3600.0 * row["n"] / row["total"] if row["total"] else None,
+            last=row["last"],
+        )
+        for row in rows
+    ]
+
+
+def campaigns_to_judge(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
+    """Campaigns the user is an assessor of (their judging work list)."""
+    if not user.is_authenticated:
+        return Campaign.objects.none()
+    return Campaign.objects.filter(
+        members__user_id=user.pk, members__role=CampaignMember.Role.ASSESSOR
+    ).order_by("-created_at")
+
+
+def campaigns_to_manage(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
+    """Campaigns the user coordinates (all of them for admins)."""
+    if is_admin(user):
+        return campaign_list_for_user(user).order_by("-created_at")
+    if not user.is_authenticated:
+        return Campaign.objects.none()
+    return Campaign.objects.filter(
+        members__user_id=user.pk, members__role=CampaignMember.Role.COORDINATOR
+    ).order_by("-created_at")
+
+
+def campaign_model_summary(campaign: Campaign) -> dict[str, Any]:
+    """What the dashboard shows about the sampler: strategy, level, and the label and cost
+    models of the last refit (None before the first one)."""
+    record = SamplingState.objects.filter(campaign=campaign).first()
+    summary: dict[str, Any] = {
+        "strategy": campaign.strategy,
+        "strategy_label": campaign.get_strategy_display(),
+        "level": strategy_for(campaign).level,
+        "goal": campaign.goal,
+        "goal_label": campaign.get_goal_display(),
+        "focus_systems": list(campaign.focus_systems or []),
+        "metric": campaign.metric,
+        "status": campaign.status,
+        "mix": campaign.mix,
+        "label_model": None,
+        "cost_model": None,
+        "refit_at": None,
+        "version": None,
+    }
+    if record is None:
+        return summary
+    label = dict(record.label_model or {})
+    cost = dict(record.cost_model or {})
+    summary.update(
+        refit_at=record.updated_at.isoformat(),
+        version=record.version,
+        focus_systems=label.get("focus_systems") or summary["focus_systems"],
+        label_model={
+            key: label.get(key)
+            for key in ("kind", "n_labels", "prior_strength", "prior_weight", "default_prior")
+        },
+        cost_model={key: cost.get(key) for key in ("kind", "n_points", "r_squared", "rmse", "fit_refused")},
+    )
+    return summary

@@ -1,0 +1,80 @@
+"""Readers for uploaded files: TREC topics, JSONL topics and documents, and a bounded-memory
+wrapper around the TREC run reader of `estimation.trec`. Every problem raises
+`estimation.trec.InputFileError` (file, line, reason)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from estimation.trec import InputFileError
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def upload_lines(filename: str, stream: BinaryIO) -> Iterator[str]:
+    """Yield the text lines of an uploaded binary stream, gunzipping when it starts like gzip."""
+    # A Django UploadedFile wraps the real file object (BytesIO or a temporary file).
+    stream = getattr(stream, "file", stream)
+    if hasattr(stream, "seek"):
+        stream.seek(0)
+    head = stream.read(2)
+    if hasattr(stream, "seek"):
+        stream.seek(0)
+        raw: BinaryIO = stream
+    else:
+        raw = io.BufferedReader(_Prefixed(head, stream))  # type: ignore[arg-type]
+    binary: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if head == _GZIP_MAGIC else raw  # type: ignore[assignment]
+    number = 0
+    try:
+        for number, line in enumerate(binary, start=1):
+            try:
+                yield line.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputFileError(filename, number, "not valid UTF-8 text") from None
+    except (OSError, EOFError) as error:
+        raise InputFileError(filename, number + 1, f"cannot read: {error}") from None
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw stream that replays bytes already read from a non-seekable stream."""
+
+    def __init__(self, prefix: bytes, rest: BinaryIO) -> None:
+        self._prefix = prefix
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        if self._prefix:
+            count = min(len(buffer), len(self._prefix))
+            buffer[:count] = self._prefix[:count]
+            self._prefix = self._prefix[count:]
+            return count
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def sniff_format(filename: str, stream: BinaryIO, candidates: tuple[str, ...]) -> str:
+    """Guess an upload's format from its first meaningful line: "jsonl" or "trec"."""
+    stream = getattr(stream, "file", stream)
+    for line in upload_lines(filename, stream):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        guess = "jsonl" if text.startswith("{") else "trec"
+        if hasattr(stream, "seek"):
+            stream.seek(0)
+        if guess not in candidates:
+            raise InputFileError(
+                filename, None, f"cannot tell the format; give one of {', '.join(candidates)}"
+            )
+        return guess
+    raise InputFileError(filename, None, "the file is empty")
+
+
+__all__ = ["InputFileError", "sniff_format", "upload_lines"]

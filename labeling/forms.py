@@ -1,0 +1,149 @@
+"""Forms of the coordinator pages: each validates input for exactly one service call."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+
+from estimation.metric_spec import Metric
+from labeling.models import Campaign
+
+# A grade line is "name" or "key: name" (a single character key before a colon).
+_GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
+_RESERVED_KEYS = {"p", "u", "?", " "}
+
+
+def parse_grade_lines(text: str) -> list[dict[str, str]]:
+    """Grades from one line each, lowest first; keys default to the digits 0, 1, 2, ..."""
+    grades: list[dict[str, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = _GRADE_LINE.match(line)
+        if match is None:
+            raise forms.ValidationError(f"line {number}: cannot read a grade from {line!r}")
+        key = match.group("key") or str(len(grades))
+        if key.lower() in _RESERVED_KEYS:
+            raise forms.ValidationError(f"line {number}: key {key!r} is reserved (P pause, U undo, ? help)")
+        grades.append({"name": match.group("name"), "key": key})
+    if len(grades) < 2:
+        raise forms.ValidationError("give at least two grades, one per line, lowest first")
+    if len(grades) > 10:
+        raise forms.ValidationError("at most ten grades: keys must be single keystrokes")
+    keys = [grade["key"].lower() for grade in grades]
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise forms.ValidationError(f"each grade needs its own key; repeated: {', '.join(duplicates)}")
+    return grades
+
+
+class CampaignCreateForm(forms.Form):
+    """What to measure, how to judge and how much to spend."""
+
+    name = forms.CharField(max_length=200)
+    metric = forms.CharField(
+        max_length=32, initial="DCG@10", help_text="DCG@K, nDCG@K or ERR@K, e.g. DCG@10 or ERR@20."
+    )
+    goal = forms.ChoiceField(choices=Campaign.Goal.choices, initial=Campaign.Goal.ONE)
+    goal_k = forms.IntegerField(
+        label="k (leaderboard)",
+        min_value=1,
+        required=False,
+        help_text="Only for a leaderboard: how many top systems must be ordered.",
+    )
+    strategy = forms.ChoiceField(choices=Campaign.Strategy.choices, initial=Campaign.Strategy.PASSIVE)
+    grades = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        initial="Not relevant\nSomewhat relevant\nRelevant\nHighly relevant",
+        help_text="One grade per line, lowest first. Keys are 0, 1, 2, … unless a line starts with a "
+        "key and a colon, e.g. “n: Not relevant”.",
+    )
+    budget = forms.FloatField(min_value=0.0, initial=1000)
+    budget_unit = forms.ChoiceField(
+        label="Budget unit", choices=Campaign.BudgetUnit.choices, initial=Campaign.BudgetUnit.JUDGMENTS
+    )
+    overlap = forms.IntegerField(
+        min_value=1, max_value=20, initial=1, help_text="Judgments per item (2 or more to measure agreement)."
+    )
+
+    judging_mode = forms.ChoiceField(
+        label="Judging",
+        choices=Campaign.JudgingMode.choices,
+        initial=Campaign.JudgingMode.GRADED,
+        required=False,
+        help_text="Graded items, or pairs of documents: pairwise preferences or a top-k per topic.",
+    )
+    topk_k = forms.IntegerField(
+        label="k (top-k)", min_value=1, required=False, help_text="Only for top-k judging: default 10."
+    )
+
+    extra_fields = ("goal_k", "judging_mode", "topk_k")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The template lays out the main fields itself and loops over the remaining ones.
+        self.extra_fields = [self[name] for name in type(self).extra_fields]  # type: ignore[misc]
+
+    def clean_metric(self) -> str:
+        text = self.cleaned_data["metric"].strip()
+        try:
+            Metric.parse(text)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+        return text
+
+    def clean_grades(self) -> list[dict[str, str]]:
+        return parse_grade_lines(self.cleaned_data["grades"])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("goal") == Campaign.Goal.LEADERBOARD and not data.get("goal_k"):
+            self.add_error("goal_k", "a leaderboard needs k")
+        data["judging_mode"] = data.get("judging_mode") or Campaign.JudgingMode.GRADED
+        return data
+
+
+class BudgetForm(forms.Form):
+    """A new total budget, in the campaign's unit."""
+
+    budget = forms.FloatField(min_value=0.0, label="Total budget")
+
+
+class AssignForm(forms.Form):
+    """Usernames to add as assessors, separated by commas, spaces or new lines."""
+
+    usernames = forms.CharField(
+        label="Add assessors",
+        max_length=10_000,
+        widget=forms.TextInput(attrs={"placeholder": "alice, bob"}),
+        help_text="Usernames separated by commas or spaces.",
+    )
+
+    def clean_usernames(self) -> list[str]:
+        names = [name for name in re.split(r"[\s,;]+", self.cleaned_data["usernames"]) if name]
+        if not names:
+            raise forms.ValidationError("give at least one username")
+        return list(dict.fromkeys(names))
+
+
+class UploadForm(forms.Form):
+    """One import: files (several for runs) and an optional format name."""
+
+    format = forms.CharField(max_length=16, required=False)
+
+    def __init__(self, *args: Any, multiple: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.multiple = multiple
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        files = self.files.getlist("file") if self.files else []
+        if not files:
+            raise forms.ValidationError("choose a file to upload")
+        if len(files) > 1 and not self.multiple:
+            raise forms.ValidationError("upload one file at a time here")
+        data["files"] = files
+        data["format"] = data.get("format") or None
+        return data

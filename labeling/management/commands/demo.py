@@ -1,0 +1,17 @@
+"""`manage.py demo`: load the generated demo campaign and users (safe to run again)."""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from labeling.demo import demo_load, demo_logins
+
+
+class Command(BaseCommand):
+    help = "Create demo users (one per role) and a running demo campaign with three runs; idempotent."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign, created = demo_load()
+        verb = "Created" if created else "Kept existing"
+        self.stdout.write(self.style.SUCCESS(f"{verb} demo campaign {campaign.name!r} (id {campaign.pk})."))
+        self.stdout.write("Demo logins:\n" + demo_logins())

@@ -1,0 +1,405 @@
+"""The data model: campaigns, what is judged (topics, documents, systems' rankings, the pool),
+what was sampled (draws), who works on what (members, leased tasks) and the judgments."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+def _random_seed() -> int:
+    return secrets.randbits(62)
+
+
+def default_grades() -> list[dict[str, str]]:
+    """The default four-level scale, lowest first, with digit keys."""
+    names = ["Not relevant", "Somewhat relevant", "Relevant", "Highly relevant"]
+    return [{"name": name, "key": str(value)} for value, name in enumerate(names)]
+
+
+class Campaign(models.Model):
+    """A judging campaign: what to estimate, how to judge, how much to spend."""
+
+    class JudgingMode(models.TextChoices):
+        GRADED = "graded", "Graded judgments"
+        PAIRWISE = "pairwise", "Pairwise preferences"
+        TOPK = "topk", "HeapSort top-k by pairwise preferences"
+
+    class Goal(models.TextChoices):
+        ONE = "one", "Evaluate one system"
+        DIFFERENCE = "difference", "Compare two systems"
+        LEADERBOARD = "leaderboard", "Leaderboard of k systems"
+        RELATIVE = "relative", "k systems relative to their mean"
+
+    class Strategy(models.TextChoices):
+        PASSIVE = "passive", "Passive (topics uniformly, with replacement)"
+        ACTIVE = "active", "Active, query level (Sawade et al.)"
+        ITEMS = "items", "Item-level importance sampling (Schnabel et al.; DCG only)"
+        ACTIVE_UNIFORM_LABELS = "active_uniform_labels", "Active with a uniform label model (comparison)"
+        ACTIVE_UNIFORM_COSTS = "active_uniform_costs", "Active with unit costs (comparison)"
+
+    class BudgetUnit(models.TextChoices):
+        COST = "cost", "Cost units"
+        JUDGMENTS = "judgments", "Judgments"
+        HOURS = "hours", "Assessor-hours"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        RUNNING = "running", "Running"
+        PAUSED = "paused", "Paused"
+        DONE = "done", "Done"
+
+    name = models.CharField(max_length=200)
+    metric = models.CharField(max_length=32, default="DCG@10", help_text="e.g. DCG@10, nDCG@10, ERR@10")
+    grades = models.JSONField(default=default_grades, help_text="[{name, key}], lowest grade first")
+    judging_mode = models.CharField(max_length=16, choices=JudgingMode.choices, default=JudgingMode.GRADED)
+    topk_k = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="top-k mode: how many documents to select and order (default 10)"
+    )
+    goal = models.CharField(max_length=16, choices=Goal.choices, default=Goal.ONE)
+    goal_k = models.PositiveIntegerField(null=True, blank=True, help_text="k for a leaderboard goal")
+    strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.PASSIVE)
+    budget = models.FloatField(default=100.0)
+    budget_unit = models.CharField(max_length=16, choices=BudgetUnit.choices, default=BudgetUnit.JUDGMENTS)
+    overlap = models.PositiveSmallIntegerField(default=1, help_text="judgments per item")
+    pool_depth = models.PositiveIntegerField(
+        null=True, blank=True, help_text="pool the top-d of every run; empty = the metric's cutoff"
+    )
+    lease_seconds = models.PositiveIntegerField(default=600)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    seed = models.BigIntegerField(default=_random_seed, help_text="seeds the sampler, so draws replay")
+    mix = models.FloatField(
+        default=0.1, help_text="weight of the passive/uniform component in the sampling distribution"
+    )
+    focus_systems = models.JSONField(
+        default=list, blank=True, help_text="system names the sampling plans for; empty = all pooled systems"
+    )
+    prior_strength = models.FloatField(
+        default=20.0, help_text="pseudo-count of the default prior in the label model"
+    )
+    pool_version = models.PositiveIntegerField(
+        default=0, help_text="bumped by every import that changes the pool"
+    )
+    blocked = models.CharField(
+        max_length=32, blank=True, default="", help_text="why no more draws are made (e.g. 'budget')"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [
+            ("judge_campaign", "Can judge items of the campaign"),
+            ("manage_campaign", "Can import, budget, assign and start or pause the campaign"),
+            ("view_campaign_results", "Can see the campaign's dashboard, estimates and all labels"),
+            ("export_campaign", "Can export the campaign's judgments and configuration"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def grade_count(self) -> int:
+        """Number of grades on the scale."""
+        return len(self.grades)
+
+    @property
+    def metric_cutoff(self) -> int:
+        """K of the metric name (DCG@K)."""
+        from estimation.metric_spec import Metric
+
+        return Metric.parse(self.metric, y_max=max(1, self.grade_count - 1)).cutoff
+
+    @property
+    def effective_pool_depth(self) -> int:
+        """The pool depth: explicit, or the metric's cutoff."""
+        return self.pool_depth or self.metric_cutoff
+
+
+class CampaignMember(models.Model):
+    """A user's role in one campaign: the object permission the app checks."""
+
+    class Role(models.TextChoices):
+        ASSESSOR = "assessor", "Assessor"
+        COORDINATOR = "coordinator", "Coordinator"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="campaign_roles"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "user"], name="member_once_per_campaign")]
+
+    def __str__(self) -> str:
+        return f"{self.user} as {self.role} in {self.campaign}"
+
+
+class Topic(models.Model):
+    """A query with its TREC fields; a stub when only runs or qrels named it."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
+    qid = models.CharField(max_length=64)
+    title = models.TextField(blank=True)
+    description = models.TextField(blank=True)
+    narrative = models.TextField(blank=True)
+    is_stub = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "qid"], name="topic_qid_unique")]
+        ordering = ["campaign", "qid"]
+
+    def __str__(self) -> str:
+        return f"{self.qid}: {self.title}" if self.title else self.qid
+
+
+class Document(models.Model):
+    """A document; a stub (judged by docno or URL) when runs name it but no upload gave it."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="documents")
+    docno = models.CharField(max_length=200)
+    title = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    length = models.PositiveIntegerField(null=True, blank=True)
+    is_stub = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "docno"], name="document_docno_unique")]
+
+    def __str__(self) -> str:
+        return self.docno
+
+
+class System(models.Model):
+    """A system under evaluation: one imported run."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=200)
+    filename = models.CharField(max_length=500, blank=True)
+    evaluation_only = models.BooleanField(
+        default=False, help_text="uploaded to be evaluated on the stored draws; not pooled, not sampled"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="system_name_unique")]
+        ordering = ["campaign", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RankingEntry(models.Model):
+    """One line of a run: the system ranked this document for this topic."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="entries")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    rank = models.IntegerField(help_text="the rank column as given (trec_eval orders by score instead)")
+    score = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["system", "topic", "document"], name="ranking_entry_unique")
+        ]
+        verbose_name_plural = "ranking entries"
+
+    def __str__(self) -> str:
+        return f"{self.system_id}/{self.topic_id}/{self.document_id}@{self.rank}"
+
+
+class PoolItem(models.Model):
+    """A (topic, document) pair some run ranks within the pool depth: what can be sampled."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="pool_items")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    best_rank = models.PositiveIntegerField(help_text="best position any run gives it (trec_eval order)")
+    cost = models.FloatField(default=1.0)
+    prejudged = models.BooleanField(default=False, help_text="imported qrels judge it already")
+    drawn = models.BooleanField(default=False)
+    prior = models.JSONField(
+        null=True, blank=True, help_text="imported prior probabilities of grades 0..y_max"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "topic", "document"], name="pool_item_unique")
+        ]
+        indexes = [models.Index(fields=["campaign", "drawn", "prejudged"], name="pool_item_undrawn")]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.document_id}"
+
+
+class Draw(models.Model):
+    """One sampling step: the topic (query level) or item (item level) the strategy picked, when,
+    and with which probability; `cost` is what the tasks it created were predicted to cost."""
+
+    class Kind(models.TextChoices):
+        QUERY = "query", "Topic (every pool item of it)"
+        ITEM = "item", "One (topic, document) pair"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="draws")
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.ITEM)
+    pool_item = models.ForeignKey(
+        PoolItem, null=True, blank=True, on_delete=models.CASCADE, related_name="draws"
+    )
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    order = models.PositiveIntegerField(help_text="1, 2, ... within the campaign")
+    propensity = models.FloatField(help_text="probability of picking this topic or item at this step")
+    strategy = models.CharField(max_length=32)
+    cost = models.FloatField(default=0.0, help_text="predicted cost of the new tasks (budget unit)")
+    sampling_version = models.PositiveIntegerField(default=0, help_text="the sampling state drawn from")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "order"], name="draw_order_unique")]
+        ordering = ["campaign", "order"]
+
+    def __str__(self) -> str:
+        return f"draw {self.order} of campaign {self.campaign_id}"
+
+
+class Task(models.Model):
+    """One judgment slot of a draw (overlap slots per draw), leased to one assessor until expiry."""
+
+    class Kind(models.TextChoices):
+        GRADE = "grade", "Grade"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="tasks")
+    draw = models.ForeignKey(Draw, on_delete=models.CASCADE, related_name="tasks")
+    pool_item = models.ForeignKey(PoolItem, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    slot = models.PositiveSmallIntegerField(default=0)
+    order = models.PositiveIntegerField(help_text="the draw's order: tasks are served in draw order")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.GRADE)
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
+    )
+    leased_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["draw", "document", "slot"], name="task_draw_document_slot_unique"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "answered_at", "order"], name="task_open"),
+            models.Index(fields=["assessor", "answered_at"], name="task_assessor"),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.pk} (draw {self.order}, slot {self.slot})"
+
+
+class Judgment(models.Model):
+    """A grade for a (topic, document): from an assessor answering a task, or from imported qrels."""
+
+    class Source(models.TextChoices):
+        ASSESSOR = "assessor", "Assessor"
+        QRELS = "qrels", "Imported qrels"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judgments")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgments"
+    )
+    grade = models.PositiveSmallIntegerField()
+    seconds = models.FloatField(null=True, blank=True, help_text="time spent, pauses excluded")
+    cost = models.FloatField(default=1.0)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.ASSESSOR)
+    task = models.OneToOneField(
+        Task, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgment"
+    )
+    draw = models.ForeignKey(Draw, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgments")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "topic", "document"],
+                condition=Q(source="qrels"),
+                name="qrels_judgment_unique",
+            )
+        ]
+        indexes = [models.Index(fields=["campaign", "created_at"], name="judgment_campaign_time")]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.document_id} = {self.grade}"
+
+
+class CampaignProgress(models.Model):
+    """Counts the refresh task records after judgments, for dashboards."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="progress")
+    judgments = models.PositiveIntegerField(default=0)
+    spent = models.FloatField(default=0.0)
+    pool_size = models.PositiveIntegerField(default=0)
+    drawn = models.PositiveIntegerField(default=0)
+    open_tasks = models.PositiveIntegerField(default=0)
+    refreshed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "campaign progress"
+
+    def __str__(self) -> str:
+        return f"progress of {self.campaign_id}"
+
+
+class SamplingState(models.Model):
+    """The campaign's current label model, costs and sampling distribution (one row, versioned).
+
+    `arrays` holds an uncompressed .npz: ``q`` (per topic, or per topic and slot), ``cost``,
+    ``expected``; the topic and slot order is the pool arrays' of `pool_version`.
+    """
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="sampling_state")
+    version = models.PositiveIntegerField(default=0)
+    pool_version = models.PositiveIntegerField(default=0)
+    fingerprint = models.CharField(max_length=128, blank=True)
+    level = models.CharField(max_length=8, default="query")
+    arrays = models.BinaryField()
+    label_model = models.JSONField(default=dict)
+    cost_model = models.JSONField(default=dict)
+    weight_bounds = models.JSONField(default=dict, help_text="item level: max P/Q per system so far")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"sampling state {self.version} of campaign {self.campaign_id}"
+
+
+class EstimateSnapshot(models.Model):
+    """The estimates of every system and metric after a refresh that changed anything."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="snapshots")
+    created_at = models.DateTimeField(auto_now_add=True)
+    fingerprint = models.CharField(max_length=128)
+    level = models.CharField(max_length=8)
+    spent = models.FloatField()
+    budget = models.FloatField()
+    judgments = models.PositiveIntegerField()
+    draws = models.PositiveIntegerField(help_text="draws counted (their topic or item fully judged)")
+    data = models.JSONField(help_text="{systems: [...], difference: {...} or null}")
+
+    class Meta:
+        ordering = ["campaign", "created_at", "id"]
+        indexes = [models.Index(fields=["campaign", "created_at"], name="snapshot_campaign_time")]
+
+    def __str__(self) -> str:
+        return f"estimates of campaign {self.campaign_id} at {self.created_at:%Y-%m-%d %H:%M:%S}"

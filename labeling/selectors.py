@@ -1,0 +1,279 @@
+"""Reads: QuerySets and small result records for views, the API and exports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquery, Sum
+
+from labeling.models import Campaign, CampaignMember, Draw, Judgment, PoolItem, System, Task, Topic
+from labeling.permissions import campaign_member_role, is_admin, member_role_remember
+
+# Budget in assessor-hours before anyone has judged: assume this many seconds per judgment.
+DEFAULT_SECONDS_PER_JUDGMENT = 30.0
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a campaign is: judgments made, budget, spent and remaining (budget units)."""
+
+    judgments: int
+    budget: float
+    budget_unit: str
+    spent: float
+    remaining: float
+    pool_size: int
+    prejudged: int
+    drawn: int
+    status: str
+    state: str = "running"
+    strategy: str = ""
+    open_tasks: int = 0
+    draws: int = 0
+
+    @property
+    def fraction(self) -> float:
+        """Spent / budget, in [0, 1], for a progress bar."""
+        if self.budget <= 0:
+            return 1.0
+        return min(1.0, self.spent / self.budget)
+
+
+def campaign_list_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
+    """Campaigns the user may see: all for admins, else those they are a member of."""
+    if not user.is_authenticated:
+        return Campaign.objects.none()
+    if is_admin(user):
+        return Campaign.objects.all()
+    return Campaign.objects.filter(members__user_id=user.pk).distinct()
+
+
+def _member_role(user: AbstractBaseUser, campaign_ref: str) -> Subquery:
+    return Subquery(
+        CampaignMember.objects.filter(campaign_id=OuterRef(campaign_ref), user_id=user.pk).values("role")[:1]
+    )
+
+
+def campaign_get_for_user(user: AbstractBaseUser | AnonymousUser, campaign_id: int) -> Campaign | None:
+    """One campaign if the user may see it, else None (callers answer 404).
+
+    One query fetches the campaign and the user's role in it; the role is remembered for the
+    request, so the permission check that usually follows costs no query.
+    """
+    if not user.is_authenticated:
+        return None
+    campaign = Campaign.objects.annotate(member_role=_member_role(user, "pk")).filter(pk=campaign_id).first()
+    if campaign is None:
+        return None
+    member_role_remember(user, campaign.pk, campaign.member_role)  # type: ignore[attr-defined]
+    return campaign if campaign_visible(user, campaign) else None
+
+
+def campaign_visible(user: AbstractBaseUser | AnonymousUser, campaign: Campaign) -> bool:
+    """True for the campaign's members and for admins."""
+    return campaign_member_role(user, campaign.pk) is not None or is_admin(user)
+
+
+def campaign_assessors(campaign: Campaign) -> QuerySet[CampaignMember]:
+    """The campaign's assessor memberships, with users."""
+    return (
+        campaign.members.filter(role=CampaignMember.Role.ASSESSOR)
+        .select_related("user")
+        .order_by("user__username")
+    )
+
+
+def assessor_judgments(campaign: Campaign) -> QuerySet[Judgment]:
+    """Judgments made by assessors (not imported qrels)."""
+    return Judgment.objects.filter(campaign=campaign, source=Judgment.Source.ASSESSOR)
+
+
+def campaign_spent(campaign: Campaign) -> tuple[int, float]:
+    """(number of assessor judgments, budget spent in the campaign's unit)."""
+    totals = assessor_judgments(campaign).aggregate(
+        count=Count("id"), cost=Sum("cost"), seconds=Sum("seconds")
+    )
+    count = totals["count"] or 0
+    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
+        return count, float(count)
+    if campaign.budget_unit == Campaign.BudgetUnit.COST:
+        return count, float(totals["cost"] or 0.0)
+    return count, float(totals["seconds"] or 0.0) / 3600.0
+
+
+def campaign_state(campaign: Campaign, open_tasks: int) -> str:
+    """What assessors see: "running", "paused", "done", "budget_spent" or "draft"."""
+    status, blocked = Campaign.objects.filter(pk=campaign.pk).values_list("status", "blocked").first() or (
+        campaign.status,
+        campaign.blocked,
+    )
+    if status == Campaign.Status.RUNNING and open_tasks == 0 and blocked:
+        return "budget_spent" if blocked == "budget" else "done"
+    return str(status)
+
+
+def campaign_progress(campaign: Campaign) -> Progress:
+    """Judgments, budget, spent and remaining for a campaign, and its state."""
+    count, spent = campaign_spent(campaign)
+    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
+    pool = PoolItem.objects.filter(campaign=campaign).aggregate(
+        size=Count("id"),
+        prejudged=Count("id", filter=Q(prejudged=True)),
+        drawn=Count("id", filter=Q(drawn=True)),
+    )
+    return Progress(
+        judgments=count,
+        budget=campaign.budget,
+        budget_unit=campaign.budget_unit,
+        spent=spent,
+        remaining=max(0.0, campaign.budget - spent),
+        pool_size=pool["size"] or 0,
+        prejudged=pool["prejudged"] or 0,
+        drawn=pool["drawn"] or 0,
+        status=str(campaign.status),
+        state=campaign_state(campaign, open_tasks),
+        strategy=campaign.strategy,
+        open_tasks=open_tasks,
+        draws=Draw.objects.filter(campaign=campaign).count(),
+    )
+
+
+def seconds_per_judgment(campaign: Campaign) -> float:
+    """Mean seconds per assessor judgment so far (a default before the first one)."""
+    mean = (
+        assessor_judgments(campaign)
+        .filter(seconds__isnull=False)
+        .aggregate(total=Sum("seconds"), n=Count("id"))
+    )
+    if not mean["n"]:
+        return DEFAULT_SECONDS_PER_JUDGMENT
+    return max(1.0, float(mean["total"]) / mean["n"])
+
+
+def task_active_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> Task | None:
+    """The assessor's unanswered task in this campaign (leased, possibly expired), if any."""
+    return (
+        Task.objects.filter(campaign=campaign, assessor_id=assessor.pk, answered_at__isnull=True)
+        .select_related("topic", "document", "draw")
+        .order_by("order", "slot")
+        .first()
+    )
+
+
+def task_get_for_assessor(task_id: int, user: AbstractBaseUser | None = None) -> Task | None:
+    """A task with its campaign, its document's length as `document_length` and the campaign's cost
+    model as `sampling_cost_model` (what pricing the answer needs; None when unknown).
+
+    Given the user, the same query reads their role in the task's campaign and remembers it
+    for the request (see `campaign_visible`).
+    """
+    # The document's length prices the judgment; its text is not needed to answer.
+    from labeling.models import SamplingState
+
+    cost_model = SamplingState.objects.filter(campaign_id=OuterRef("campaign_id")).values("cost_model")[:1]
+    related = Task.objects.select_related("campaign").annotate(
+        document_length=F("document__length"),
+        sampling_cost_model=Subquery(cost_model, output_field=JSONField()),
+    )
+    if user is None or not user.is_authenticated:
+        return related.filter(pk=task_id).first()
+    task = related.annotate(member_role=_member_role(user, "campaign_id")).filter(pk=task_id).first()
+    if task is not None:
+        member_role_remember(user, task.campaign_id, task.member_role)  # type: ignore[attr-defined]
+    return task
+
+
+def judgment_last_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> Judgment | None:
+    """The assessor's own most recent judgment in the campaign (for undo)."""
+    return (
+        Judgment.objects.filter(campaign=campaign, assessor_id=assessor.pk, source=Judgment.Source.ASSESSOR)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def campaign_systems(campaign: Campaign) -> QuerySet[System]:
+    """The campaign's systems with their ranking-entry counts."""
+    return campaign.systems.annotate(entries_count=Count("entries")).order_by("name")
+
+
+def campaign_topics(campaign: Campaign) -> QuerySet[Topic]:
+    """The campaign's topics in qid order."""
+    return campaign.topics.order_by("qid")
+
+
+def campaign_counts(campaign: Campaign) -> dict[str, int]:
+    """How many topics, documents (and stubs), systems, pool items and judgments a campaign holds."""
+    return {
+        "topics": campaign.topics.count(),
+        "documents": campaign.documents.count(),
+        "document_stubs": campaign.documents.filter(is_stub=True).count(),
+        "systems": campaign.systems.count(),
+        "pool_items": PoolItem.objects.filter(campaign=campaign).count(),
+        "judgments": Judgment.objects.filter(campaign=campaign).count(),
+        "qrels_judgments": Judgment.objects.filter(campaign=campaign, source=Judgment.Source.QRELS).count(),
+    }
+
+
+def campaign_throughput_summary(campaign: Campaign) -> dict[str, object]:
+    """Assessor throughput: per assessor judgments, median and mean seconds, judgments per hour of
+    judging time; overall the same, and the median seconds per judgment."""
+    import statistics
+
+    seconds_by: dict[str, list[float]] = {}
+    counts: dict[str, int] = {}
+    last: dict[str, object] = {}
+    rows = (
+        assessor_judgments(campaign)
+        .order_by("created_at")
+        .values_list("assessor__username", "seconds", "created_at")
+    )
+    for username, seconds, created in rows.iterator(chunk_size=5000):
+        name = username or "(deleted user)"
+        counts[name] = counts.get(name, 0) + 1
+        last[name] = created
+        if seconds is not None:
+            seconds_by.setdefault(name, []).append(float(seconds))
+
+    def summary(values: list[float], count: int) -> dict[str, float | int | None]:
+        total = sum(values)
+        return {
+            "judgments": count,
+            "median_seconds": statistics.median(values) if values else None,
+            "mean_seconds": total / len(values) if values else None,
+            "per_hour": 3600.0 * len(values) / total if total > 0 else None,
+        }
+
+    everything = [value for values in seconds_by.values() for value in values]
+    return {
+        **summary(everything, sum(counts.values())),
+        "assessors": [
+            {"assessor": name, **summary(seconds_by.get(name, []), count), "last": last[name].isoformat()}
+            for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        ],
+    }
+
+
+def sampling_per_topic(campaign: Campaign) -> list[dict[str, object]]:
+    """The stored sampling distribution per topic: q (summed over a topic's pairs at item level),
+    the query cost lambda(x) (mean 1 over topics) and the expected metric of the first focus system."""
+    from labeling.models import SamplingState
+    from labeling.services.pool_arrays import pool_arrays_for
+    from labeling.services.sampling_state import state_load
+
+    record = SamplingState.objects.filter(campaign=campaign).first()
+    if record is None or record.pool_version != campaign.pool_version:
+        return []
+    state = state_load(record)
+    arrays = pool_arrays_for(campaign)
+    q = state.q if state.q.ndim == 1 else state.q.sum(axis=1)
+    return [
+        {
+            "topic": qid,
+            "q": float(q[index]),
+            "cost": float(state.query_cost[index]),
+            "expected": float(state.expected[index]),
+        }
+        for index, qid in enumerate(arrays.topic_qids)
+    ]

@@ -1,0 +1,281 @@
+"""REST API input and output shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from labeling.models import Campaign, Task
+from labeling.permissions import ROLES
+from labeling.selectors import Progress
+
+
+class CampaignInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    metric = serializers.CharField(max_length=32, default="DCG@10")
+    grades = serializers.ListField(
+        child=serializers.JSONField(), required=False, help_text="grade names lowest first, or [{name, key}]"
+    )
+    judging_mode = serializers.ChoiceField(Campaign.JudgingMode.choices, default=Campaign.JudgingMode.GRADED)
+    mode = serializers.ChoiceField(
+        Campaign.JudgingMode.choices,
+        source="judging_mode",
+        required=False,
+        help_text="graded (default), pairwise or topk",
+    )
+    k = serializers.IntegerField(
+        source="topk_k", min_value=1, required=False, allow_null=True, help_text="top-k mode: k (default 10)"
+    )
+    goal = serializers.ChoiceField(Campaign.Goal.choices, default=Campaign.Goal.ONE)
+    goal_k = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    strategy = serializers.CharField(max_length=32, default="passive")
+    budget = serializers.FloatField(min_value=0)
+    budget_unit = serializers.ChoiceField(Campaign.BudgetUnit.choices, default=Campaign.BudgetUnit.JUDGMENTS)
+    overlap = serializers.IntegerField(min_value=1, max_value=20, default=1)
+    pool_depth = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    lease_seconds = serializers.IntegerField(min_value=10, max_value=86400, default=600)
+    mix = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.1)
+    focus_systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
+    prior_strength = serializers.FloatField(min_value=0.0, default=20.0)
+
+
+class CampaignUpdateSerializer(CampaignInputSerializer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["partial"] = True
+        super().__init__(*args, **kwargs)
+
+
+class CampaignOutputSerializer(serializers.ModelSerializer):
+    grades = serializers.SerializerMethodField()
+    grade_scale = serializers.JSONField(source="grades")
+    mode = serializers.CharField(source="judging_mode", read_only=True)
+    k = serializers.IntegerField(source="topk_k", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "id",
+            "name",
+            "metric",
+            "grades",
+            "grade_scale",
+            "judging_mode",
+            "mode",
+            "k",
+            "goal",
+            "goal_k",
+            "strategy",
+            "budget",
+            "budget_unit",
+            "overlap",
+            "pool_depth",
+            "lease_seconds",
+            "status",
+            "created_at",
+            "mix",
+            "focus_systems",
+            "prior_strength",
+        ]
+
+    def get_grades(self, campaign: Campaign) -> list[str]:
+        return [grade["name"] for grade in campaign.grades]
+
+
+class UserInputSerializer(serializers.Serializer):
+    username = serializers.RegexField(r"^[\w.@+-]{1,150}$")
+    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    role = serializers.ChoiceField([(role, role) for role in ROLES])
+    email = serializers.EmailField(required=False, default="")
+
+
+class UserOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    role = serializers.CharField()
+
+
+class UploadSerializer(serializers.Serializer):
+    file = serializers.ListField(child=serializers.FileField(), allow_empty=False)
+    format = serializers.ChoiceField([("trec", "trec"), ("jsonl", "jsonl")], required=False)
+
+
+class ImportReportSerializer(serializers.Serializer):
+    files = serializers.IntegerField()
+    lines = serializers.IntegerField()
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    systems = serializers.ListField(child=serializers.CharField())
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    message = serializers.CharField()
+
+
+class ErrorsSerializer(serializers.Serializer):
+    errors = ErrorItemSerializer(many=True)
+
+
+class UsernamesSerializer(serializers.Serializer):
+    usernames = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+
+
+class TopicOutputSerializer(serializers.Serializer):
+    id = serializers.CharField(source="qid")
+    title = serializers.CharField()
+    description = serializers.CharField()
+    narrative = serializers.CharField()
+
+
+class DocumentOutputSerializer(serializers.Serializer):
+    docno = serializers.CharField()
+    title = serializers.CharField()
+    text = serializers.CharField()
+    url = serializers.CharField()
+    is_stub = serializers.BooleanField()
+
+
+class TaskOutputSerializer(serializers.Serializer):
+    task = serializers.IntegerField(source="pk")
+    kind = serializers.CharField()
+    campaign = serializers.IntegerField(source="campaign_id")
+    lease_expires_at = serializers.DateTimeField()
+    topic = TopicOutputSerializer()
+    document = DocumentOutputSerializer()
+
+    @staticmethod
+    def of(task: Task) -> dict[str, Any]:
+        return TaskOutputSerializer(task).data
+
+
+class AnswerInputSerializer(serializers.Serializer):
+    grade = serializers.IntegerField(min_value=0)
+    seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
+
+
+class JudgmentOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    task = serializers.IntegerField(source="task_id")
+    grade = serializers.IntegerField()
+    seconds = serializers.FloatField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class ProgressSerializer(serializers.Serializer):
+    judgments = serializers.IntegerField()
+    budget = serializers.FloatField()
+    budget_unit = serializers.CharField()
+    spent = serializers.FloatField()
+    remaining = serializers.FloatField()
+    pool_size = serializers.IntegerField()
+    prejudged = serializers.IntegerField()
+    drawn = serializers.IntegerField()
+    status = serializers.CharField()
+    fraction = serializers.FloatField()
+    state = serializers.CharField(help_text="running, paused, done, budget_spent or draft")
+    strategy = serializers.CharField()
+    open_tasks = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    message = serializers.SerializerMethodField()
+
+    MESSAGES = {
+        "budget_spent": "The budget is spent: judging has stopped. A coordinator can raise the budget.",
+        "paused": "The campaign is paused.",
+        "done": "Every item of the pool is judged: the campaign is done.",
+        "draft": "The campaign has not started yet.",
+    }
+
+    def get_message(self, progress: Progress) -> str:
+        return self.MESSAGES.get(progress.state, "")
+
+    @staticmethod
+    def of(progress: Progress) -> dict[str, Any]:
+        return ProgressSerializer(progress).data
+
+
+class EstimateRowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    metric = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    judged = serializers.IntegerField(required=False)
+    intervals = serializers.DictField(
+        required=False, help_text="item level: clt, hoeffding, bernstein [low, high]"
+    )
+    reason = serializers.CharField(required=False, help_text="why the value is null")
+
+
+class DifferenceSerializer(serializers.Serializer):
+    systems = serializers.ListField(child=serializers.CharField())
+    metric = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    p_order_right = serializers.FloatField(allow_null=True)
+
+
+class EstimatesSerializer(serializers.Serializer):
+    level = serializers.CharField()
+    systems = EstimateRowSerializer(many=True)
+    difference = DifferenceSerializer(allow_null=True)
+    spent = serializers.FloatField()
+    budget = serializers.FloatField()
+    budget_unit = serializers.CharField()
+    judgments = serializers.IntegerField()
+    draws = serializers.IntegerField()
+
+
+class SnapshotSerializer(serializers.Serializer):
+    created = serializers.CharField()
+    spent = serializers.FloatField()
+    budget = serializers.FloatField()
+    judgments = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    level = serializers.CharField()
+    systems = EstimateRowSerializer(many=True)
+    difference = DifferenceSerializer(allow_null=True)
+
+
+class SamplingTopicSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    q = serializers.FloatField()
+    cost = serializers.FloatField()
+    expected = serializers.FloatField()
+
+
+class AssessorThroughputSerializer(serializers.Serializer):
+    assessor = serializers.CharField()
+    judgments = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    mean_seconds = serializers.FloatField(allow_null=True)
+    per_hour = serializers.FloatField(allow_null=True)
+    last = serializers.CharField()
+
+
+class ThroughputSerializer(serializers.Serializer):
+    judgments = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    mean_seconds = serializers.FloatField(allow_null=True)
+    per_hour = serializers.FloatField(allow_null=True)
+    assessors = AssessorThroughputSerializer(many=True)
+
+
+class RunEvaluationSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    metric = serializers.CharField()
+    level = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    unreachable_mass = serializers.FloatField(allow_null=True)
+    unreachable_share = serializers.FloatField(allow_null=True)
+    warning = serializers.CharField(allow_null=True)

@@ -1,0 +1,76 @@
+"""Writes: every state change of the app goes through one of these functions.
+
+Names follow `<entity>_<action>`; each write runs in a transaction.
+"""
+
+from labeling.services.campaigns import (
+    campaign_assessor_remove,
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_pause,
+    campaign_refresh,
+    campaign_start,
+    campaign_update,
+    grade_scale_normalize,
+    user_create,
+)
+from labeling.services.estimates import estimates_compute, estimates_current, snapshot_record
+from labeling.services.evaluation import evaluation_runs_import, run_evaluate
+from labeling.services.imports import (
+    ImportFailed,
+    ImportReport,
+    documents_import,
+    labels_import,
+    pool_rebuild,
+    qrels_import,
+    runs_import,
+    topics_import,
+)
+from labeling.services.judging import (
+    LeaseConflict,
+    UndoNotAllowed,
+    campaign_refresh_enqueue,
+    judgment_undo,
+    task_answer,
+    task_next,
+)
+from labeling.services.sampling import draws_top_up
+from labeling.services.sampling_state import sampling_state_current, sampling_state_refresh
+from labeling.services.strategies import STRATEGIES, PassiveStrategy, SamplingStrategy
+
+__all__ = [
+    "STRATEGIES",
+    "ImportFailed",
+    "ImportReport",
+    "LeaseConflict",
+    "PassiveStrategy",
+    "SamplingStrategy",
+    "UndoNotAllowed",
+    "campaign_assessor_remove",
+    "campaign_assessors_assign",
+    "campaign_create",
+    "campaign_pause",
+    "campaign_refresh",
+    "campaign_refresh_enqueue",
+    "campaign_start",
+    "campaign_update",
+    "documents_import",
+    "draws_top_up",
+    "estimates_compute",
+    "estimates_current",
+    "evaluation_runs_import",
+    "labels_import",
+    "run_evaluate",
+    "sampling_state_current",
+    "sampling_state_refresh",
+    "snapshot_record",
+    "grade_scale_normalize",
+    "judgment_undo",
+    "pool_rebuild",
+    "qrels_import",
+    "runs_import",
+    "task_answer",
+    "task_next",
+    "topics_import",
+    "user_create",
+]

@@ -1,0 +1,263 @@
+"""Campaigns and users: create, configure, assign, start, pause, refresh."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from estimation.metric_spec import Metric
+from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task
+from labeling.permissions import ROLE_ADMIN, ROLES, role_group
+from labeling.selectors import campaign_progress
+from labeling.services.sampling import BLOCKED_EXHAUSTED, STRATEGIES, draws_top_up, tasks_trim_to_budget
+
+# Keys offered when a grade scale comes as bare names: the grade's own digit.
+_DEFAULT_KEYS = string.digits
+
+
+def grade_scale_normalize(grades: Sequence[Any]) -> list[dict[str, str]]:
+    """Turn ["Bad", "Good"] or [{"name", "key"}] into [{"name", "key"}], checking names and keys."""
+    if not isinstance(grades, list | tuple) or not 2 <= len(grades) <= 10:
+        raise ValueError("grades must be a list of 2 to 10 grade names, lowest first")
+    scale: list[dict[str, str]] = []
+    for value, grade in enumerate(grades):
+        if isinstance(grade, str):
+            name, key = grade, _DEFAULT_KEYS[value]
+        elif isinstance(grade, dict) and isinstance(grade.get("name"), str):
+            name, key = grade["name"], str(grade.get("key") or _DEFAULT_KEYS[value])
+        else:
+            raise ValueError(f"grade {value} must be a name or {{name, key}}, got {grade!r}")
+        if not name.strip():
+            raise ValueError(f"grade {value} has an empty name")
+        if len(key) != 1 or key.isspace():
+            raise ValueError(f"grade {value} key {key!r} must be a single visible character")
+        scale.append({"name": name.strip(), "key": key})
+    for field in ("name", "key"):
+        values = [grade[field] for grade in scale]
+        if len(set(values)) != len(values):
+            raise ValueError(f"grade {field}s must be distinct")
+    return scale
+
+
+def _validate(campaign: Campaign) -> None:
+    Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
+    if campaign.strategy not in STRATEGIES:
+        raise ValueError(
+            f"unknown strategy {campaign.strategy!r}; available: {', '.join(sorted(STRATEGIES))}"
+        )
+    if campaign.budget < 0:
+        raise ValueError("budget must be >= 0")
+    if campaign.overlap < 1:
+        raise ValueError("overlap must be >= 1")
+    if campaign.goal == Campaign.Goal.LEADERBOARD and not campaign.goal_k:
+        raise ValueError("a leaderboard goal needs k (goal_k)")
+    metric = Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
+    if campaign.strategy == Campaign.Strategy.ITEMS and metric.name != "DCG":
+        raise ValueError(
+            f"the 'items' strategy (item-level importance sampling) estimates DCG only; {metric} is not "
+            "linear in the item labels: choose a query-level strategy (passive, active, ...) or DCG@K"
+        )
+    if not 0.0 <= float(campaign.mix) <= 1.0:
+        raise ValueError("mix must lie in [0, 1]")
+    if float(campaign.prior_strength) < 0:
+        raise ValueError("prior_strength must be >= 0")
+    focus = campaign.focus_systems or []
+    if not isinstance(focus, list) or not all(isinstance(name, str) for name in focus):
+        raise ValueError("focus_systems must be a list of system names")
+    if focus and campaign.pk:
+        known = set(
+            System.objects.filter(campaign=campaign, evaluation_only=False).values_list("name", flat=True)
+        )
+        unknown = [name for name in focus if name not in known]
+        if unknown:
+            raise ValueError(f"focus_systems names unknown pooled systems: {', '.join(unknown)}")
+    try:
+        campaign.full_clean(exclude=["created_by", "grades"])
+    except ValidationError as error:
+        raise ValueError("; ".join(f"{k}: {' '.join(v)}" for k, v in error.message_dict.items())) from None
+
+
+@transaction.atomic
+def campaign_create(
+    *, creator: AbstractBaseUser, name: str, grades: Sequence[Any] | None = None, **fields: Any
+) -> Campaign:
+    """Create a draft campaign; its creator becomes its coordinator."""
+    campaign = Campaign(name=name, created_by=creator, **fields)
+    if grades is not None:
+        campaign.grades = grade_scale_normalize(grades)
+    _validate(campaign)
+    campaign.save()
+    CampaignMember.objects.create(campaign=campaign, user=creator, role=CampaignMember.Role.COORDINATOR)
+    CampaignProgress.objects.create(campaign=campaign)
+    _pairwise_sync(campaign)
+    return campaign
+
+
+def _pairwise_sync(campaign: Campaign) -> None:
+    """Pair campaigns (pairwise, topk) keep their procedure's settings in the pairwise app."""
+    if campaign.judging_mode != Campaign.JudgingMode.GRADED:
+        from pairwise.services import pairwise_configure
+
+        pairwise_configure(campaign=campaign, mode=campaign.judging_mode, k=campaign.topk_k or 10)
+
+
+@transaction.atomic
+def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
+    """Change a campaign's settings (budget, overlap, ...); a budget cut drops idle queued tasks."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+    if "grades" in fields:
+        if Task.objects.filter(campaign=campaign).exists():
+            raise ValueError("the grade scale cannot change once items were drawn")
+        fields["grades"] = grade_scale_normalize(fields["grades"])
+    for name, value in fields.items():
+        setattr(campaign, name, value)
+    _validate(campaign)
+    if "budget" in fields:
+        campaign.blocked = ""
+    campaign.save()
+    if {"judging_mode", "topk_k"} & set(fields):
+        _pairwise_sync(campaign)
+    tasks_trim_to_budget(campaign_id=campaign.pk)
+    planning = {"strategy", "goal", "goal_k", "focus_systems", "mix", "prior_strength", "metric"}
+    if planning & set(fields) and PoolItem.objects.filter(campaign=campaign).exists():
+        from labeling.services.sampling_state import sampling_state_refresh
+
+        sampling_state_refresh(campaign, force=True)
+    if campaign.status == Campaign.Status.RUNNING:
+        draws_top_up(campaign_id=campaign.pk)
+    return campaign
+
+
+@transaction.atomic
+def campaign_start(*, campaign: Campaign) -> Campaign:
+    """Start (or resume) judging: needs a pool; fills the first queue of draws."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+    if campaign.status == Campaign.Status.DONE:
+        raise ValueError("the campaign is done")
+    if not PoolItem.objects.filter(campaign=campaign).exists():
+        raise ValueError("import runs first: the pool is empty")
+    pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
+    if campaign.goal in (Campaign.Goal.DIFFERENCE, Campaign.Goal.RELATIVE) and pooled < 2:
+        raise ValueError(f"a {campaign.goal} goal needs at least two pooled systems (runs)")
+    campaign.status = Campaign.Status.RUNNING
+    campaign.blocked = ""
+    campaign.save(update_fields=["status", "blocked", "updated_at"])
+    draws_top_up(campaign_id=campaign.pk)
+    return campaign
+
+
+@transaction.atomic
+def campaign_pause(*, campaign: Campaign) -> Campaign:
+    """Pause judging: no new leases (current leases may still be answered)."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+    if campaign.status != Campaign.Status.RUNNING:
+        raise ValueError(f"only a running campaign can be paused (it is {campaign.status})")
+    campaign.status = Campaign.Status.PAUSED
+    campaign.save(update_fields=["status", "updated_at"])
+    return campaign
+
+
+@transaction.atomic
+def campaign_assessors_assign(*, campaign: Campaign, usernames: Sequence[str]) -> list[AbstractBaseUser]:
+    """Make these existing users assessors of the campaign (members keep a higher role)."""
+    user_model = get_user_model()
+    users = list(user_model.objects.filter(username__in=list(usernames)))
+    unknown = sorted(set(usernames) - {user.get_username() for user in users})
+    if unknown:
+        raise ValueError(f"unknown users: {', '.join(unknown)}")
+    for user in users:
+        CampaignMember.objects.get_or_create(
+            campaign=campaign, user=user, defaults={"role": CampaignMember.Role.ASSESSOR}
+        )
+    return users
+
+
+@transaction.atomic
+def campaign_assessor_remove(*, campaign: Campaign, user: AbstractBaseUser) -> None:
+    """Withdraw an assessor from the campaign; their open leases return to the pool."""
+    CampaignMember.objects.filter(campaign=campaign, user=user, role=CampaignMember.Role.ASSESSOR).delete()
+    Task.objects.filter(campaign=campaign, assessor=user, answered_at__isnull=True).update(
+        assessor=None, leased_at=None, lease_expires_at=None
+    )
+
+
+def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:
+    """The recompute pipeline after judgments: refit theta and costs, recompute q (when anything
+    changed), top up the draws, store an estimate snapshot (when anything changed), record the
+    progress, and mark the campaign done once every pool item is judged. Idempotent."""
+    from labeling.services.estimates import snapshot_record
+    from labeling.services.judging import refresh_coalesce_release
+    from labeling.services.sampling_state import sampling_state_refresh
+
+    refresh_coalesce_release(campaign_id)
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return None
+    if PoolItem.objects.filter(campaign=campaign).exists():
+        # Fitting runs outside any transaction: a judgment never waits for it.
+        sampling_state_refresh(campaign)
+        draws_top_up(campaign_id=campaign_id)
+        campaign.refresh_from_db()
+        snapshot_record(campaign)
+    return _progress_record(campaign)
+
+
+@transaction.atomic
+def _progress_record(campaign: Campaign) -> CampaignProgress:
+    progress = campaign_progress(campaign)
+    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
+    if (
+        campaign.status == Campaign.Status.RUNNING
+        and open_tasks == 0
+        and campaign.blocked == BLOCKED_EXHAUSTED
+    ):
+        Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DONE)
+    record, _ = CampaignProgress.objects.update_or_create(
+        campaign_id=campaign.pk,
+        defaults={
+            "judgments": progress.judgments,
+            "spent": progress.spent,
+            "pool_size": progress.pool_size,
+            "drawn": progress.drawn,
+            "open_tasks": open_tasks,
+        },
+    )
+    return record
+
+
+@transaction.atomic
+def user_create(
+    *, creator: AbstractBaseUser | None, username: str, password: str, role: str, email: str = ""
+) -> AbstractBaseUser:
+    """Create a user with a global role; only admins may create admins (PermissionError)."""
+    from labeling.permissions import is_admin, is_coordinator
+
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
+    if creator is not None:
+        if not is_coordinator(creator):
+            raise PermissionError("only coordinators and admins create users")
+        if role == ROLE_ADMIN and not is_admin(creator):
+            raise PermissionError("only admins create admins")
+    user_model = get_user_model()
+    if user_model.objects.filter(username=username).exists():
+        raise ValueError(f"a user named {username!r} already exists")
+    user = user_model(username=username, email=email)
+    try:
+        validate_password(password, user)
+    except ValidationError as error:
+        raise ValueError(" ".join(error.messages)) from None
+    user.set_password(password)
+    if role == ROLE_ADMIN:
+        user.is_staff = True
+        user.is_superuser = True
+    user.save()
+    user.groups.add(role_group(role))
+    return user

@@ -1,0 +1,329 @@
+"""Estimates of every pooled system from the stored draws, and their snapshots.
+
+Query level (Sawade et al. 2013, Sect. 4): a query draw counts once its topic is fully
+labelled (every pool item judged, no open task). ``L_S(x)`` comes from the topic's labels
+(several judgments of one item: the lower median grade, as the qrels export does);
+`estimation.query_level_estimate` with ``p(x)`` uniform over the pool's topics and each draw's
+stored propensity, for DCG@K, ERR@K and nDCG@K (nDCG's ideal ranking: the topic's judged pool
+items). For a difference goal: ``delta = L_a - L_b`` of the first two focus systems, with
+``p_order_right = Phi(|Delta| / se)``.
+
+Item level (Schnabel et al. 2016): an item draw counts once its item is judged;
+``u = g(y) / g(y_max)``, ``P_S(x, z) = p(x) d(rank of z in S(x))``;
+`estimation.item_level_estimate` with CLT, Hoeffding and empirical-Bernstein intervals
+(the range ``R`` is the largest ``P_S / Q`` over the distributions drawn from so far);
+DCG = ``g(y_max) U``. nDCG and ERR are not linear in the labels: reported as null with a reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Max
+from scipy.stats import norm
+
+from estimation.estimators import query_level_estimate
+from estimation.item_estimators import item_level_difference_estimate, item_level_estimate
+from estimation.item_sampling import system_weights
+from estimation.metric_spec import Metric
+from estimation.metrics import metric_values
+from estimation.pool import Pool
+from estimation.results import Estimate
+from labeling.models import Campaign, Draw, EstimateSnapshot, SamplingState, Task
+from labeling.selectors import campaign_spent
+from labeling.services.label_model import judged_grades
+from labeling.services.pool_arrays import EMPTY, PoolArrays, campaign_metric, pool_arrays_for
+from labeling.services.sampling_state import focus_indices, judgments_fingerprint
+from labeling.services.strategies import strategy_for
+
+NOT_LINEAR = "item-level sampling estimates DCG only: {metric} is not linear in the item labels"
+
+
+def reported_metrics(campaign: Campaign) -> list[Metric]:
+    """DCG@K, ERR@K and nDCG@K at the campaign's cutoff, on its grade scale."""
+    cutoff = campaign.metric_cutoff
+    return [campaign_metric(campaign, f"{name}@{cutoff}") for name in ("DCG", "ERR", "nDCG")]
+
+
+def topic_metric_values(arrays: PoolArrays, grades: np.ndarray, metric: Metric, system: int) -> np.ndarray:
+    """L_S(x) of every topic from its grades (unjudged and empty positions count 0), shape (m,)."""
+    ranking = arrays.rankings[system][:, : metric.cutoff]
+    safe = np.where(ranking >= 0, ranking, 0)
+    matrix = np.where(ranking >= 0, np.take_along_axis(grades, safe, axis=1), EMPTY)
+    matrix = np.where(matrix < 0, np.where(ranking >= 0, 0, EMPTY), matrix)
+    if metric.name != "nDCG":
+        return metric_values(matrix, metric)
+    ideal = np.where(arrays.slot_used & (grades >= 0), grades, EMPTY)
+    return metric_values(matrix, metric, ideal_grade_matrix=ideal)
+
+
+def _open_pairs(campaign: Campaign) -> np.ndarray:
+    rows = list(
+        Task.objects.filter(campaign=campaign, answered_at__isnull=True).values_list(
+            "topic_id", "document_id"
+        )
+    )
+    return np.array(rows, dtype=np.int64).reshape(-1, 2)
+
+
+def counted_query_draws(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The query draws that count (their topic fully labelled, no open task): topic indices
+    into the pool arrays and the propensities stored with each draw, in draw order."""
+    draws = np.array(
+        list(
+            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.QUERY)
+            .order_by("order")
+            .values_list("topic_id", "propensity")
+        ),
+        dtype=float,
+    ).reshape(-1, 2)
+    complete = np.all(~arrays.slot_used | (grades >= 0), axis=1)
+    open_pairs = _open_pairs(campaign)
+    if open_pairs.size:
+        topic, _ = arrays.locate(open_pairs[:, 0], open_pairs[:, 1])
+        complete[topic[topic >= 0]] = False
+    topic_index = {int(topic_id): index for index, topic_id in enumerate(arrays.topic_ids)}
+    indices = np.array([topic_index.get(int(t), -1) for t in draws[:, 0]], dtype=np.int64)
+    counted = (indices >= 0) & complete[np.clip(indices, 0, None)] if indices.size else indices.astype(bool)
+    return indices[counted], draws[counted, 1]
+
+
+def _row(name: str, metric: Metric, estimate: Estimate | None, *, scale: float = 1.0, **extra: Any) -> dict:
+    def number(value: float) -> float | None:
+        return None if value is None or not math.isfinite(value) else float(value) * scale
+
+    if estimate is None:
+        return {
+            "name": name,
+            "metric": str(metric),
+            "value": None,
+            "se": None,
+            "low": None,
+            "high": None,
+            "n": 0,
+            **extra,
+        }
+    return {
+        "name": name,
+        "metric": str(metric),
+        "value": number(estimate.value),
+        "se": number(estimate.standard_error),
+        "low": number(estimate.low),
+        "high": number(estimate.high),
+        "n": estimate.n_draws,
+        "judged": estimate.n_judged,
+        **extra,
+    }
+
+
+def _difference_row(names: list[str], metric: Metric, estimate: Estimate | None, scale: float = 1.0) -> dict:
+    row = _row(names[0], metric, estimate, scale=scale)
+    row.pop("name")
+    row["systems"] = names
+    se, value = row["se"], row["value"]
+    if value is None or se is None:
+        row["p_order_right"] = None
+    elif se == 0.0:
+        # No spread among the drawn topics: the order is as certain as the sample can tell.
+        row["p_order_right"] = 1.0 if value != 0 else 0.5
+    else:
+        row["p_order_right"] = float(norm.cdf(abs(value) / se))
+    return {"systems": names, **{k: v for k, v in row.items() if k != "systems"}}
+
+
+def query_level_rows(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+) -> tuple[list[dict], dict | None, int]:
+    """Per system and metric rows, the difference row, and the number of draws counted."""
+    topics, propensities = counted_query_draws(campaign, arrays, grades)
+    weights = np.full(topics.size, 1.0 / arrays.n_topics)
+    rows: list[dict] = []
+    values_by: dict[tuple[int, str], np.ndarray] = {}
+    for metric in reported_metrics(campaign):
+        for index, name in enumerate(arrays.system_names):
+            values = topic_metric_values(arrays, grades, metric, index)[topics]
+            values_by[(index, str(metric))] = values
+            estimate = (
+                query_level_estimate(
+                    values, propensities, weights, n_judged=int(np.unique(topics).size), budget_spent=spent
+                )
+                if topics.size
+                else None
+            )
+            rows.append(_row(name, metric, estimate))
+    difference = None
+    if campaign.goal == Campaign.Goal.DIFFERENCE:
+        focus = focus_indices(campaign, arrays)
+        if len(focus) == 2:
+            metric = campaign_metric(campaign)
+            delta = values_by[(focus[0], str(metric))] - values_by[(focus[1], str(metric))]
+            estimate = (
+                query_level_estimate(delta, propensities, weights, n_judged=int(np.unique(topics).size))
+                if topics.size
+                else None
+            )
+            difference = _difference_row([arrays.system_names[i] for i in focus], metric, estimate)
+    return rows, difference, int(topics.size)
+
+
+def item_level_rows(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+) -> tuple[list[dict], dict | None, int]:
+    """DCG rows with CLT, Hoeffding and Bernstein intervals; nDCG and ERR as null with a reason."""
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    draws = np.array(
+        list(
+            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM).values_list(
+                "topic_id", "document_id", "propensity"
+            )
+        ),
+        dtype=float,
+    ).reshape(-1, 3)
+    topic, slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
+    judged = np.zeros(topic.shape, dtype=bool)
+    inside = topic >= 0
+    judged[inside] = grades[topic[inside], slot[inside]] >= 0
+    open_pairs = _open_pairs(campaign)
+    if open_pairs.size and judged.any():
+        open_topic, open_slot = arrays.locate(open_pairs[:, 0], open_pairs[:, 1])
+        open_flat = set((open_topic * arrays.n_slots + open_slot)[open_topic >= 0].tolist())
+        flat = topic * arrays.n_slots + slot
+        judged &= np.array([value not in open_flat for value in flat.tolist()], dtype=bool)
+    topic, slot, propensities = topic[judged], slot[judged], draws[judged, 2]
+    gains = metric.gain_table()
+    top_gain = float(gains.max())
+    labels = gains[grades[topic, slot]] / top_gain if topic.size else np.zeros(0)
+    pool = _weights_pool(arrays)
+    state = SamplingState.objects.filter(campaign=campaign).first()
+    bounds = dict(state.weight_bounds) if state is not None else {}
+    n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
+    rows: list[dict] = []
+    weights = {}
+    for index, name in enumerate(arrays.system_names):
+        weights[index] = system_weights(pool, metric, index)
+        if not topic.size:
+            rows.append(_row(name, metric, None, intervals={}))
+            continue
+        target = weights[index][topic, slot]
+        estimate = item_level_estimate(labels, target, propensities, n_judged=n_judged, budget_spent=spent)
+        intervals: dict[str, list[float] | None] = {
+            "clt": [estimate.low * top_gain, estimate.high * top_gain]
+        }
+        bound = bounds.get(name)
+        for kind in ("hoeffding", "bernstein"):
+            try:
+                other = item_level_estimate(labels, target, propensities, interval=kind, weight_bound=bound)
+                intervals[kind] = [other.low * top_gain, other.high * top_gain]
+            except ValueError:
+                intervals[kind] = None
+        rows.append(_row(name, metric, estimate, scale=top_gain, intervals=intervals))
+    for name_of_metric in ("ERR", "nDCG"):
+        other_metric = campaign_metric(campaign, f"{name_of_metric}@{campaign.metric_cutoff}")
+        for name in arrays.system_names:
+            rows.append(_row(name, other_metric, None, reason=NOT_LINEAR.format(metric=other_metric)))
+    difference = None
+    if campaign.goal == Campaign.Goal.DIFFERENCE:
+        focus = focus_indices(campaign, arrays)
+        if len(focus) == 2:
+            a, b = focus
+            estimate = (
+                item_level_difference_estimate(
+                    labels, weights[a][topic, slot], weights[b][topic, slot], propensities, n_judged=n_judged
+                )
+                if topic.size
+                else None
+            )
+            difference = _difference_row(
+                [arrays.system_names[a], arrays.system_names[b]], metric, estimate, top_gain
+            )
+    return rows, difference, int(topic.size)
+
+
+def _weights_pool(arrays: PoolArrays) -> Pool:
+    """A pool with a placeholder theta: system_weights only reads rankings and p(x)."""
+    m, n = arrays.slot_used.shape
+    theta = np.zeros((m, n, 2))
+    theta[:, :, 0] = 1.0
+    return Pool(
+        theta=theta,
+        slot_used=arrays.slot_used,
+        rankings=arrays.rankings,
+        item_cost=np.zeros((m, n)),
+        query_weight=np.ones(m),
+    )
+
+
+def estimates_fingerprint(campaign: Campaign) -> str:
+    """Changes whenever a judgment, a draw or the strategy changes."""
+    draws = Draw.objects.filter(campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
+    text = f"{campaign.pool_version}|{campaign.strategy}|{campaign.goal}|{campaign.focus_systems}|" + (
+        f"{judgments_fingerprint(campaign)}|{draws['n']}:{draws['top']}"
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def estimates_compute(campaign: Campaign) -> dict[str, Any]:
+    """The current estimates: {level, systems, difference, spent, budget, judgments, draws, fingerprint}."""
+    judgments, spent = campaign_spent(campaign)
+    result: dict[str, Any] = {
+        "level": strategy_for(campaign).level,
+        "systems": [],
+        "difference": None,
+        "spent": spent,
+        "budget": campaign.budget,
+        "budget_unit": campaign.budget_unit,
+        "judgments": judgments,
+        "draws": 0,
+        "fingerprint": estimates_fingerprint(campaign),
+    }
+    arrays = pool_arrays_for(campaign)
+    if arrays.n_topics == 0 or not arrays.system_names:
+        return result
+    grades = judged_grades(campaign, arrays)
+    compute = item_level_rows if result["level"] == "item" else query_level_rows
+    result["systems"], result["difference"], result["draws"] = compute(campaign, arrays, grades, spent)
+    return result
+
+
+def snapshot_record(campaign: Campaign) -> EstimateSnapshot | None:
+    """Store a snapshot of the current estimates unless nothing changed since the last one."""
+    fingerprint = estimates_fingerprint(campaign)
+    last = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
+    if last is not None and last.fingerprint == fingerprint:
+        return None
+    result = estimates_compute(campaign)
+    return EstimateSnapshot.objects.create(
+        campaign=campaign,
+        fingerprint=result["fingerprint"],
+        level=result["level"],
+        spent=result["spent"],
+        budget=result["budget"],
+        judgments=result["judgments"],
+        draws=result["draws"],
+        data={"systems": result["systems"], "difference": result["difference"]},
+    )
+
+
+def estimates_current(campaign: Campaign) -> dict[str, Any]:
+    """The latest snapshot if it is up to date, else freshly computed (not stored)."""
+    fingerprint = estimates_fingerprint(campaign)
+    last = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
+    if last is not None and last.fingerprint == fingerprint:
+        judgments, spent = campaign_spent(campaign)
+        return {
+            "level": last.level,
+            **last.data,
+            "spent": spent,
+            "budget": campaign.budget,
+            "budget_unit": campaign.budget_unit,
+            "judgments": last.judgments,
+            "draws": last.draws,
+            "fingerprint": fingerprint,
+            "computed_at": last.created_at.isoformat(),
+        }
+    return estimates_compute(campaign)

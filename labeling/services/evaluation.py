@@ -1,0 +1,241 @@
+"""Evaluate a new run on the stored draws and judgments, with the weight they could not reach.
+
+The run is imported as an evaluation-only system (not pooled, never sampled for). Its estimate
+reuses the campaign's draws with their stored propensities:
+
+- query level: ``L_new(x)`` of every counted query draw from the judgments (a document never
+  judged counts as grade 0); the warning share is the weight (``p(x) d(rank)``) of the run's
+  top K on the drawn topics that falls on documents never judged: with share 0 the estimate
+  is unbiased, otherwise it is low by up to that share of the metric's weight;
+- item level (Schnabel et al. 2016, Sect. 3.4): `estimation.reuse_estimate` with the run's
+  weights ``P(x, z; S_new)``; the unreachable mass is the weight on pairs no stored
+  distribution could draw (not in any pooled system's top K, or outside the pool), reported
+  as a share of the run's total weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
+from estimation.estimators import query_level_estimate, unreachable_mass
+from estimation.item_estimators import reuse_estimate
+from estimation.metrics import metric_values
+from labeling.models import Campaign, Draw, Judgment, RankingEntry, System
+from labeling.selectors import campaign_spent
+from labeling.services.estimates import counted_query_draws
+from labeling.services.imports import UploadedFile, runs_import
+from labeling.services.label_model import judged_grades
+from labeling.services.pool_arrays import EMPTY, PoolArrays, campaign_metric, pool_arrays_for
+from labeling.services.strategies import strategy_for
+
+WARNING_SHARE = 0.0
+
+
+def evaluation_runs_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> list[System]:
+    """Store uploaded runs as evaluation-only systems (ImportFailed on a malformed file)."""
+    report = runs_import(campaign=campaign, files=files, evaluation_only=True)
+    return list(System.objects.filter(campaign=campaign, name__in=report.systems))
+
+
+def _run_positions(
+    system: System, arrays: PoolArrays, depth: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's top `depth` per pool topic: (topic index, position, document id), trec_eval order."""
+    entries = (
+        RankingEntry.objects.filter(system=system)
+        .annotate(
+            position=Window(
+                RowNumber(),
+                partition_by=[F("topic_id")],
+                order_by=[F("score").desc(), F("document__docno").desc()],
+            )
+        )
+        .filter(position__lte=depth)
+        .values_list("topic_id", "position", "document_id")
+    )
+    rows = np.array(list(entries), dtype=np.int64).reshape(-1, 3)
+    index = {int(topic_id): i for i, topic_id in enumerate(arrays.topic_ids)}
+    topic = np.array([index.get(int(t), -1) for t in rows[:, 0]], dtype=np.int64)
+    keep = topic >= 0
+    return topic[keep], rows[keep, 1] - 1, rows[keep, 2]
+
+
+def run_evaluate(campaign: Campaign, system: System) -> dict[str, Any]:
+    """The run's estimate of the campaign's metric from the stored draws, and the share of its
+    weight the draws could not reach (with a warning text when it is not 0)."""
+    arrays = pool_arrays_for(campaign)
+    metric = campaign_metric(campaign)
+    level = strategy_for(campaign).level
+    if level == "item":
+        metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    cutoff = metric.cutoff
+    topic, position, document = _run_positions(system, arrays, cutoff)
+    result: dict[str, Any] = {
+        "system": system.name,
+        "metric": str(metric),
+        "level": level,
+        "value": None,
+        "se": None,
+        "low": None,
+        "high": None,
+        "n": 0,
+        "unreachable_mass": None,
+        "unreachable_share": None,
+        "warning": None,
+    }
+    if arrays.n_topics == 0 or topic.size == 0:
+        result["warning"] = "the run ranks no topic of the pool: nothing to estimate"
+        return result
+    grades = judged_grades(campaign, arrays)
+    # The run's own layout: (m, K) grade matrix; documents outside the pool are looked up directly.
+    run_grades = np.full((arrays.n_topics, cutoff), EMPTY, dtype=np.int64)
+    _, slot = arrays.locate(arrays.topic_ids[topic], document)
+    in_pool = slot >= 0
+    run_grades[topic[in_pool], position[in_pool]] = grades[topic[in_pool], slot[in_pool]]
+    outside = ~in_pool
+    if outside.any():
+        known: dict[tuple[int, int], list[int]] = {}
+        for topic_id, document_id, grade in Judgment.objects.filter(
+            campaign=campaign, document_id__in=document[outside].tolist()
+        ).values_list("topic_id", "document_id", "grade"):
+            known.setdefault((topic_id, document_id), []).append(grade)
+        for t, i, d in zip(topic[outside], position[outside], document[outside], strict=True):
+            grades_of = sorted(known.get((int(arrays.topic_ids[t]), int(d)), []))
+            run_grades[t, i] = grades_of[(len(grades_of) - 1) // 2] if grades_of else EMPTY - 1
+    ranked = np.zeros((arrays.n_topics, cutoff), dtype=bool)
+    ranked[topic, position] = True
+    judged = ranked & (run_grades >= 0)
+    unjudged = ranked & ~judged
+    discount = metric.discount_table(cutoff)[None, :] / arrays.n_topics
+    if level == "query":
+        return _query_level(campaign, arrays, grades, metric, run_grades, ranked, judged, discount, result)
+    return _item_level(
+        campaign, arrays, metric, topic, position, in_pool, slot, grades, discount, unjudged, result
+    )
+
+
+def _query_level(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    metric: Any,
+    run_grades: np.ndarray,
+    ranked: np.ndarray,
+    judged: np.ndarray,
+    discount: np.ndarray,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    topics, propensities = counted_query_draws(campaign, arrays, grades)
+    if topics.size == 0:
+        result["warning"] = "no drawn topic is fully judged yet"
+        return result
+    matrix = np.where(ranked & ~judged, 0, run_grades)
+    matrix = np.where(ranked, matrix, EMPTY)
+    ideal = np.where(arrays.slot_used & (grades >= 0), grades, EMPTY) if metric.name == "nDCG" else None
+    values = metric_values(matrix, metric, ideal_grade_matrix=ideal)
+    estimate = query_level_estimate(
+        values[topics],
+        propensities,
+        np.full(topics.size, 1.0 / arrays.n_topics),
+        n_judged=int(np.unique(topics).size),
+        budget_spent=campaign_spent(campaign)[1],
+    )
+    drawn = np.zeros(arrays.n_topics, dtype=bool)
+    drawn[topics] = True
+    weights = np.where(ranked & drawn[:, None], discount, 0.0)
+    mass = unreachable_mass(weights, judged | ~ranked)
+    total = float(weights.sum())
+    return _finish(result, estimate, mass, total)
+
+
+def _item_level(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    metric: Any,
+    topic: np.ndarray,
+    position: np.ndarray,
+    in_pool: np.ndarray,
+    slot: np.ndarray,
+    grades: np.ndarray,
+    discount: np.ndarray,
+    unjudged: np.ndarray,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    m, n = arrays.slot_used.shape
+    cutoff = metric.cutoff
+    # P(x, z; S_new) over the pool's slots, and over the run's own positions (for the mass).
+    weights = np.zeros((m, n))
+    weights[topic[in_pool], slot[in_pool]] = discount[0, position[in_pool]]
+    run_weights = np.zeros((m, cutoff))
+    run_weights[topic, position] = discount[0, position]
+    support = np.zeros((m, n), dtype=bool)
+    rows = np.broadcast_to(np.arange(m)[:, None], arrays.rankings.shape[1:])
+    for ranking in arrays.rankings[:, :, :cutoff]:
+        filled = ranking >= 0
+        support[rows[:, :cutoff][filled], ranking[filled]] = True
+    reachable = np.zeros((m, cutoff), dtype=bool)
+    reachable[topic[in_pool], position[in_pool]] = support[topic[in_pool], slot[in_pool]]
+    draws = np.array(
+        list(
+            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM).values_list(
+                "topic_id", "document_id", "propensity"
+            )
+        ),
+        dtype=float,
+    ).reshape(-1, 3)
+    draw_topic, draw_slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
+    counted = draw_topic >= 0
+    counted[counted] = grades[draw_topic[counted], draw_slot[counted]] >= 0
+    if not counted.any():
+        result["warning"] = "no drawn item is judged yet"
+        return result
+    gains = metric.gain_table()
+    labels = gains[grades[draw_topic[counted], draw_slot[counted]]] / gains.max()
+    reuse = reuse_estimate(
+        labels,
+        weights[draw_topic[counted], draw_slot[counted]],
+        draws[counted, 2],
+        pool_target_weights=run_weights,
+        pool_reachable=reachable,
+    )
+    scale = float(gains.max())
+    estimate = reuse.estimate
+    scaled = type(estimate)(
+        value=estimate.value * scale,
+        standard_error=estimate.standard_error * scale,
+        low=estimate.low * scale,
+        high=estimate.high * scale,
+        confidence=estimate.confidence,
+        interval=estimate.interval,
+        n_draws=estimate.n_draws,
+        n_judged=estimate.n_judged,
+        budget_spent=estimate.budget_spent,
+    )
+    return _finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
+
+
+def _finish(result: dict[str, Any], estimate: Any, mass: float, total: float) -> dict[str, Any]:
+    def number(value: float) -> float | None:
+        return None if not np.isfinite(value) else float(value)
+
+    share = mass / total if total > 0 else 0.0
+    result.update(
+        value=number(estimate.value),
+        se=number(estimate.standard_error),
+        low=number(estimate.low),
+        high=number(estimate.high),
+        n=estimate.n_draws,
+        unreachable_mass=mass,
+        unreachable_share=share,
+    )
+    if share > WARNING_SHARE:
+        result["warning"] = (
+            f"{100 * share:.1f} % of this run's weight falls on documents the stored draws could not reach "
+            "(never judged): the estimate is unbiased only for the rest and may be too low"
+        )
+    return result

@@ -1,0 +1,399 @@
+"""Imports of topics, documents, runs and qrels: streamed, batched, all or nothing.
+
+Every import runs in one transaction. Each file gets its own savepoint so that, when one
+file is malformed, the others are still read to report their errors too; then everything
+rolls back and `ImportFailed` lists the errors (file, line, reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from django.db import connection, transaction
+from django.db.models import Exists, F, Model, OuterRef, Window
+from django.db.models.functions import RowNumber
+from django.utils import timezone
+
+from estimation.trec import InputFileError, RunLine, iter_labels, iter_qrels
+from labeling.formats import sniff_format, upload_lines
+from labeling.formats.documents import iter_documents_jsonl
+from labeling.formats.runs import iter_run_bounded
+from labeling.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
+from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, System, Topic
+
+BATCH_SIZE = 2000
+UploadedFile = tuple[str, BinaryIO]
+
+
+class ImportFailed(ValueError):
+    """One or more files were malformed; nothing was stored. `errors` lists them all."""
+
+    def __init__(self, errors: Sequence[InputFileError]) -> None:
+        self.errors = list(errors)
+        super().__init__("; ".join(str(error) for error in self.errors))
+
+
+@dataclass
+class ImportReport:
+    """What an import stored."""
+
+    files: int = 0
+    created: int = 0
+    updated: int = 0
+    lines: int = 0
+    systems: list[str] = field(default_factory=list)
+
+
+def _each_file(
+    files: Sequence[UploadedFile], importer: Callable[[str, BinaryIO, ImportReport], None]
+) -> ImportReport:
+    """Run `importer` on every file inside the caller's transaction; collect every file's error."""
+    if not files:
+        raise ImportFailed([InputFileError("(no file)", None, "no file was uploaded")])
+    report = ImportReport()
+    errors: list[InputFileError] = []
+    for name, stream in files:
+        try:
+            with transaction.atomic():
+                importer(name, stream, report)
+            report.files += 1
+        except InputFileError as error:
+            errors.append(error)
+    if errors:
+        raise ImportFailed(errors)
+    return report
+
+
+def _batches(records: Iterable, size: int = BATCH_SIZE) -> Iterable[list]:
+    batch: list = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _format_of(name: str, stream: BinaryIO, given: str | None, candidates: tuple[str, ...]) -> str:
+    if given:
+        if given not in candidates:
+            raise InputFileError(
+                name, None, f"unknown format {given!r}; expected one of {', '.join(candidates)}"
+            )
+        return given
+    return sniff_format(name, stream, candidates)
+
+
+@transaction.atomic
+def topics_import(
+    *, campaign: Campaign, files: Sequence[UploadedFile], file_format: str | None = None
+) -> ImportReport:
+    """Import TREC topic files or JSONL topics; existing topics (and stubs) are updated."""
+
+    def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
+        kind = _format_of(name, stream, file_format, ("trec", "jsonl"))
+        reader = iter_topics_trec if kind == "trec" else iter_topics_jsonl
+        records: Iterable[TopicRecord] = reader(upload_lines(name, stream), name)
+        for batch in _batches(records):
+            existing = set(
+                Topic.objects.filter(campaign=campaign, qid__in=[r.qid for r in batch]).values_list(
+                    "qid", flat=True
+                )
+            )
+            Topic.objects.bulk_create(
+                [
+                    Topic(
+                        campaign=campaign,
+                        qid=r.qid,
+                        title=r.title,
+                        description=r.description,
+                        narrative=r.narrative,
+                        is_stub=False,
+                    )
+                    for r in batch
+                ],
+                update_conflicts=True,
+                unique_fields=["campaign", "qid"],
+                update_fields=["title", "description", "narrative", "is_stub"],
+            )
+            report.lines += len(batch)
+            report.updated += len(existing)
+            report.created += len(batch) - len(existing)
+
+    return _each_file(files, one)
+
+
+@transaction.atomic
+def documents_import(
+    *, campaign: Campaign, files: Sequence[UploadedFile], file_format: str | None = None
+) -> ImportReport:
+    """Import JSONL documents; stubs that runs created are filled in."""
+
+    def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
+        _format_of(name, stream, file_format, ("jsonl",))
+        for batch in _batches(iter_documents_jsonl(upload_lines(name, stream), name)):
+            existing = set(
+                Document.objects.filter(campaign=campaign, docno__in=[r.docno for r in batch]).values_list(
+                    "docno", flat=True
+                )
+            )
+            Document.objects.bulk_create(
+                [
+                    Document(
+                        campaign=campaign,
+                        docno=r.docno,
+                        title=r.title,
+                        text=r.text,
+                        url=r.url,
+                        length=r.length,
+                        is_stub=False,
+                    )
+                    for r in batch
+                ],
+                update_conflicts=True,
+                unique_fields=["campaign", "docno"],
+                update_fields=["title", "text", "url", "length", "is_stub"],
+            )
+            report.lines += len(batch)
+            report.updated += len(existing)
+            report.created += len(batch) - len(existing)
+
+    return _each_file(files, one)
+
+
+def _topic_ids(campaign: Campaign, qids: set[str], cache: dict[str, int]) -> dict[str, int]:
+    """qid -> topic id, creating stubs for topics no upload gave yet."""
+    missing = [qid for qid in qids if qid not in cache]
+    if missing:
+        Topic.objects.bulk_create(
+            [Topic(campaign=campaign, qid=qid, title=qid, is_stub=True) for qid in missing],
+            ignore_conflicts=True,
+        )
+        cache.update(Topic.objects.filter(campaign=campaign, qid__in=missing).values_list("qid", "id"))
+    return cache
+
+
+def _insert_rows(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """INSERT ... ON CONFLICT DO NOTHING with executemany: the ORM's per-object cost (about
+    100 microseconds a row) would dominate a million-line run."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(column) for column in columns)
+    marks = ", ".join(["%s"] * len(columns))
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {table} ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING", list(rows)
+        )
+
+
+def _document_ids(campaign: Campaign, docnos: set[str]) -> dict[str, int]:
+    """docno -> document id for one batch, creating stubs for documents no upload gave."""
+    known = dict(Document.objects.filter(campaign=campaign, docno__in=docnos).values_list("docno", "id"))
+    missing = docnos.difference(known)
+    if missing:
+        _insert_rows(
+            Document,
+            ["campaign_id", "docno", "title", "text", "url", "is_stub"],
+            [(campaign.pk, docno, "", "", "", True) for docno in missing],
+        )
+        known.update(Document.objects.filter(campaign=campaign, docno__in=missing).values_list("docno", "id"))
+    return known
+
+
+@transaction.atomic
+def runs_import(
+    *, campaign: Campaign, files: Sequence[UploadedFile], evaluation_only: bool = False
+) -> ImportReport:
+    """Import TREC runs (one system per file, named by its first tag), then rebuild the pool.
+
+    With `evaluation_only` the runs are stored to be evaluated on the stored draws
+    (`labeling.services.evaluation`): they are not pooled and the sampling ignores them.
+    """
+    topic_cache = dict(Topic.objects.filter(campaign=campaign).values_list("qid", "id"))
+
+    def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
+        system: System | None = None
+        pending: list[RunLine] = []
+
+        def flush() -> None:
+            if not pending or system is None:
+                return
+            _topic_ids(campaign, {line.qid for line in pending}, topic_cache)
+            document_ids = _document_ids(campaign, {line.docno for line in pending})
+            _insert_rows(
+                RankingEntry,
+                ["system_id", "topic_id", "document_id", "rank", "score"],
+                [
+                    (system.pk, topic_cache[line.qid], document_ids[line.docno], line.rank, line.score)
+                    for line in pending
+                ],
+            )
+            report.lines += len(pending)
+            pending.clear()
+
+        def stored_docnos(qid: str) -> set[str]:
+            flush()
+            return set(
+                RankingEntry.objects.filter(system=system, topic__qid=qid).values_list(
+                    "document__docno", flat=True
+                )
+            )
+
+        for run_line in iter_run_bounded(upload_lines(name, stream), name, stored_docnos):
+            if system is None:
+                if System.objects.filter(campaign=campaign, name=run_line.tag).exists():
+                    reason = f"a run tagged {run_line.tag!r} is already in this campaign"
+                    raise InputFileError(name, run_line.line, reason)
+                system = System.objects.create(
+                    campaign=campaign, name=run_line.tag, filename=name[:500], evaluation_only=evaluation_only
+                )
+                report.systems.append(system.name)
+                report.created += 1
+            pending.append(run_line)
+            if len(pending) >= BATCH_SIZE:
+                flush()
+        flush()
+
+    report = _each_file(files, one)
+    if not evaluation_only:
+        pool_rebuild(campaign=campaign)
+    return report
+
+
+@transaction.atomic
+def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> ImportReport:
+    """Import existing qrels as judgments already made (never sampled again).
+
+    Negative grades (TREC's junk/spam marks) count as 0, as in trec_eval; grades above the
+    campaign's scale are errors. A pair already judged by earlier qrels keeps its grade.
+    """
+    top_grade = campaign.grade_count - 1
+    topic_cache = dict(Topic.objects.filter(campaign=campaign).values_list("qid", "id"))
+
+    def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
+        for batch in _batches(iter_qrels(upload_lines(name, stream), name)):
+            for line in batch:
+                if line.grade > top_grade:
+                    reason = f"grade {line.grade} is above the campaign's top grade {top_grade}"
+                    raise InputFileError(name, line.line, reason)
+            _topic_ids(campaign, {line.qid for line in batch}, topic_cache)
+            document_ids = _document_ids(campaign, {line.docno for line in batch})
+            now = timezone.now()
+            _insert_rows(
+                Judgment,
+                ["campaign_id", "topic_id", "document_id", "grade", "cost", "source", "created_at"],
+                [
+                    (
+                        campaign.pk,
+                        topic_cache[line.qid],
+                        document_ids[line.docno],
+                        max(0, line.grade),
+                        0.0,
+                        Judgment.Source.QRELS.value,
+                        now,
+                    )
+                    for line in batch
+                ],
+            )
+            report.lines += len(batch)
+            report.created += len(batch)
+
+    report = _each_file(files, one)
+    pool_mark_prejudged(campaign=campaign)
+    return report
+
+
+def pool_mark_prejudged(*, campaign: Campaign) -> int:
+    """Flag pool items that imported qrels already judge; returns how many were flagged."""
+    judged = Judgment.objects.filter(
+        campaign=campaign,
+        source=Judgment.Source.QRELS,
+        topic_id=OuterRef("topic_id"),
+        document_id=OuterRef("document_id"),
+    )
+    return (
+        PoolItem.objects.filter(campaign=campaign, prejudged=False)
+        .filter(Exists(judged))
+        .update(prejudged=True)
+    )
+
+
+@transaction.atomic
+def pool_rebuild(*, campaign: Campaign) -> int:
+    """Pool the top-d documents of every run and topic (trec_eval order: score descending,
+    docno descending); add new items and refresh best ranks. Returns the pool size."""
+    depth = campaign.effective_pool_depth
+    positions = (
+        RankingEntry.objects.filter(system__campaign=campaign, system__evaluation_only=False)
+        .annotate(
+            position=Window(
+                RowNumber(),
+                partition_by=[F("system_id"), F("topic_id")],
+                order_by=[F("score").desc(), F("document__docno").desc()],
+            )
+        )
+        .filter(position__lte=depth)
+        .values_list("topic_id", "document_id", "position")
+    )
+    best: dict[tuple[int, int], int] = {}
+    for topic_id, document_id, position in positions.iterator(chunk_size=BATCH_SIZE):
+        key = (topic_id, document_id)
+        if position < best.get(key, depth + 1):
+            best[key] = position
+    items = [
+        PoolItem(campaign=campaign, topic_id=topic_id, document_id=document_id, best_rank=rank)
+        for (topic_id, document_id), rank in best.items()
+    ]
+    PoolItem.objects.bulk_create(
+        items,
+        batch_size=BATCH_SIZE,
+        update_conflicts=True,
+        unique_fields=["campaign", "topic", "document"],
+        update_fields=["best_rank"],
+    )
+    pool_mark_prejudged(campaign=campaign)
+    # The cached pool arrays and the sampling state are keyed by this version.
+    Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
+    campaign.refresh_from_db(fields=["pool_version"])
+    return PoolItem.objects.filter(campaign=campaign).count()
+
+
+@transaction.atomic
+def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> ImportReport:
+    """Import prior grade probabilities (`qid docno p_0 .. p_ymax`) for pool items; the label
+    model uses them as each item's default prior and as a feature. Pairs outside the pool are
+    counted in `updated` = 0 and ignored."""
+    width = campaign.grade_count
+
+    def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
+        for batch in _batches(iter_labels(upload_lines(name, stream), name)):
+            for line in batch:
+                if len(line.probabilities) != width:
+                    reason = (
+                        f"expected {width} probabilities (grades 0..{width - 1} of the campaign), "
+                        f"found {len(line.probabilities)}"
+                    )
+                    raise InputFileError(name, line.line, reason)
+            items = {
+                (qid, docno): pk
+                for pk, qid, docno in PoolItem.objects.filter(
+                    campaign=campaign,
+                    topic__qid__in={line.qid for line in batch},
+                    document__docno__in={line.docno for line in batch},
+                ).values_list("pk", "topic__qid", "document__docno")
+            }
+            updates = [
+                PoolItem(pk=items[(line.qid, line.docno)], prior=list(line.probabilities))
+                for line in batch
+                if (line.qid, line.docno) in items
+            ]
+            PoolItem.objects.bulk_update(updates, ["prior"], batch_size=BATCH_SIZE)
+            report.lines += len(batch)
+            report.updated += len(updates)
+
+    report = _each_file(files, one)
+    Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
+    campaign.refresh_from_db(fields=["pool_version"])
+    return report

@@ -1,0 +1,389 @@
+"""Judging: lease the next task to an assessor, record an answer, undo the last one.
+
+A lease is claimed atomically: on PostgreSQL with SELECT ... FOR UPDATE SKIP LOCKED, elsewhere
+with a conditional UPDATE that only one claimant can win (``filter(...).update(...) == 1``).
+Expired leases are claimable again. A judgment is unique per task, so a double submit stores
+one. After each judgment the campaign's refresh is enqueued once the transaction commits;
+a broker that is down is logged and never fails the request.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db import connection, models, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+from kombu.exceptions import KombuError
+from redis.exceptions import RedisError
+
+from labeling.models import Campaign, Document, Judgment, Task, Topic
+from labeling.selectors import task_active_for_assessor
+from labeling.services.sampling import draws_top_up
+
+logger = logging.getLogger(__name__)
+
+# Seconds above which a judgment time is rejected as a client error (a tab left open a day).
+MAX_SECONDS = 24 * 3600.0
+# How long a queued refresh suppresses further enqueues for the same campaign.
+REFRESH_COALESCE_SECONDS = 30
+
+
+class LeaseConflict(Exception):
+    """The task's lease expired or belongs to someone else (HTTP 409)."""
+
+
+class UndoNotAllowed(Exception):
+    """Nothing to undo: not the assessor's judgment, or the undo window has passed (HTTP 409)."""
+
+
+def _claimable(now: datetime) -> Q:
+    return Q(answered_at__isnull=True) & (Q(assessor__isnull=True) | Q(lease_expires_at__lt=now))
+
+
+def _lease(task_id: int, assessor: AbstractBaseUser, now: datetime, seconds: int) -> int:
+    return (
+        Task.objects.filter(pk=task_id)
+        .filter(_claimable(now))
+        .update(assessor=assessor, leased_at=now, lease_expires_at=now + timedelta(seconds=seconds))
+    )
+
+
+def _not_held(campaign: Campaign, assessor: AbstractBaseUser) -> Q:
+    """With overlap > 1, items this assessor already holds (or judged) go to others."""
+    if campaign.overlap <= 1:
+        return Q()
+    held = Task.objects.filter(
+        campaign_id=campaign.pk,
+        assessor_id=assessor.pk,
+        topic_id=OuterRef("topic_id"),
+        document_id=OuterRef("document_id"),
+    )
+    return ~Q(Exists(held))
+
+
+def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> QuerySet[Task]:
+    candidates = Task.objects.filter(campaign_id=campaign.pk).filter(_claimable(now))
+    return candidates.filter(_not_held(campaign, assessor)).order_by("order", "slot", "id")
+
+
+def _columns(model: type[models.Model], alias: str) -> tuple[list[str], str]:
+    names = [field.attname for field in model._meta.concrete_fields]
+    quote = connection.ops.quote_name
+    return names, ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
+
+
+def _task_claim_locking(
+    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
+) -> Task | None:
+    """PostgreSQL: one statement picks the assessor's own unanswered task first (renewing it),
+    else the first claimable one (SELECT ... FOR UPDATE SKIP LOCKED), leases it and returns it
+    with its topic and document. Hand-written because this runs for every item served and the
+    ORM's query compilation cost more than the query itself."""
+    quote = connection.ops.quote_name
+    task_table, topic_table = quote(Task._meta.db_table), quote(Topic._meta.db_table)
+    document_table = quote(Document._meta.db_table)
+    task_names, task_columns = _columns(Task, "claimed")
+    topic_names, topic_columns = _columns(Topic, "topic")
+    document_names, document_columns = _columns(Document, "document")
+    condition = "c.answered_at IS NULL AND c.assessor_id = %(me)s"
+    if running:
+        not_held = ""
+        if campaign.overlap > 1:
+            # Overlap asks for different assessors per item: skip items this assessor holds or held.
+            not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
+                AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
+        condition = f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
+            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held}))"""
+    # Outside a transaction the statement is its own transaction (one round trip), and
+    # set_config(..., true) makes only its commit asynchronous: losing a lease in a crash just
+    # returns the item to the pool. Inside a caller's transaction the setting would also relax
+    # the caller's writes (a judgment), so it is left alone there.
+    standalone = not connection.in_atomic_block
+    relaxed_cte = (
+        "relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS value)," if standalone else ""
+    )
+    relaxed_join = "CROSS JOIN relaxed" if standalone else ""
+    sql = f"""
+        WITH {relaxed_cte} claimed AS (
+            UPDATE {task_table} AS t
+            SET assessor_id = %(me)s, leased_at = %(now)s, lease_expires_at = %(expires)s
+            WHERE t.id = (
+                SELECT c.id FROM {task_table} AS c
+                WHERE c.campaign_id = %(campaign)s AND {condition}
+                ORDER BY (c.assessor_id IS NOT DISTINCT FROM %(me)s) DESC, c.{quote("order")}, c.slot, c.id
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING t.*
+        )
+        SELECT {task_columns}, {topic_columns}, {document_columns},
+            (SELECT count(*) FROM (
+                SELECT 1 FROM {task_table} AS o
+                WHERE o.campaign_id = %(campaign)s AND o.answered_at IS NULL AND o.assessor_id IS NULL
+                LIMIT %(low_water)s) AS o
+            ) AS unleased
+        FROM claimed {relaxed_join}
+        JOIN {topic_table} AS topic ON topic.id = claimed.topic_id
+        JOIN {document_table} AS document ON document.id = claimed.document_id
+    """
+    expires = now + timedelta(seconds=campaign.lease_seconds)
+    low_water = settings.LABELING_QUEUE_TARGET
+    parameters = {
+        "me": assessor.pk,
+        "now": now,
+        "expires": expires,
+        "campaign": campaign.pk,
+        "low_water": low_water,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, parameters)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    split, end = len(task_names), len(task_names) + len(topic_names)
+    task = Task.from_db(connection.alias, task_names, row[:split])
+    task.topic = Topic.from_db(connection.alias, topic_names, row[split:end])
+    task.document = Document.from_db(connection.alias, document_names, row[end:-1])
+    if running and not campaign.blocked and row[-1] < low_water:
+        _queue_top_up_unless_busy(campaign)
+    return task
+
+
+def _queue_top_up_unless_busy(campaign: Campaign) -> None:
+    """Draw more before the queue runs dry, unless another request is drawing right now: then
+    its draws are on their way and waiting for them would only stall this request."""
+    with transaction.atomic():
+        idle = (
+            Campaign.objects.select_for_update(no_key=True, skip_locked=True)
+            .filter(pk=campaign.pk)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if idle is not None:
+            draws_top_up(campaign_id=campaign.pk)
+
+
+def _task_claim_conditional(
+    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
+) -> Task | None:
+    """Other databases: renew the assessor's own task, else win a conditional UPDATE."""
+    current = task_active_for_assessor(campaign, assessor)
+    if current is not None:
+        expires = now + timedelta(seconds=campaign.lease_seconds)
+        renewed = Task.objects.filter(
+            pk=current.pk, assessor_id=assessor.pk, answered_at__isnull=True
+        ).update(leased_at=now, lease_expires_at=expires)
+        if renewed == 1:
+            current.leased_at, current.lease_expires_at = now, expires
+            return current
+    if not running:
+        return None
+    for candidate_id in _candidates(campaign, assessor, now).values_list("pk", flat=True)[:20]:
+        if _lease(candidate_id, assessor, now, campaign.lease_seconds) == 1:
+            return Task.objects.select_related("topic", "document").get(pk=candidate_id)
+    return None
+
+
+def _task_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> Task | None:
+    """Lease the assessor's own unanswered task, else the first claimable task; None if none."""
+    running = campaign.status == Campaign.Status.RUNNING
+    if connection.features.has_select_for_update_skip_locked:
+        return _task_claim_locking(campaign, assessor, now, running)
+    return _task_claim_conditional(campaign, assessor, now, running)
+
+
+# Claims retried when every claimable task was momentarily locked by other claimants.
+CLAIM_ATTEMPTS = 5
+
+
+def task_next(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Task | None:
+    """Lease the assessor's next task (their current one first); None when nothing is left."""
+    now = now or timezone.now()
+    for _ in range(CLAIM_ATTEMPTS):
+        task = _task_claim(campaign, assessor, now)
+        if task is not None:
+            return task
+        if campaign.status != Campaign.Status.RUNNING:
+            return None
+        # The queue is empty (or all of it leased): draw more here, so judging goes on without a worker.
+        if draws_top_up(campaign_id=campaign.pk) > 0:
+            continue
+        # No draws: either nothing is left, or the open tasks were locked by concurrent claims
+        # (SKIP LOCKED passed them over). Only the first case means "nothing for you".
+        if not _candidates(campaign, assessor, now).exists():
+            return None
+    return None
+
+
+def _grade_and_seconds(campaign: Campaign, grade: int, seconds: float | None) -> tuple[int, float | None]:
+    if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade < campaign.grade_count:
+        raise ValueError(f"grade must be an integer from 0 to {campaign.grade_count - 1}, got {grade!r}")
+    if seconds is not None:
+        seconds = float(seconds)
+        if not math.isfinite(seconds) or not 0 <= seconds <= MAX_SECONDS:
+            raise ValueError(f"seconds must be between 0 and {MAX_SECONDS:.0f}, got {seconds!r}")
+    return grade, seconds
+
+
+def task_answer(
+    *,
+    task: Task,
+    assessor: AbstractBaseUser,
+    grade: int,
+    seconds: float | None,
+    now: datetime | None = None,
+) -> tuple[Judgment, bool]:
+    """Record the assessor's grade for a leased task: (judgment, created). A repeat returns the
+    stored judgment with created=False; an expired or foreign lease raises LeaseConflict."""
+    now = now or timezone.now()
+    campaign = task.campaign
+    grade, seconds = _grade_and_seconds(campaign, grade, seconds)
+    judgment = Judgment(
+        task=task,
+        campaign=campaign,
+        topic_id=task.topic_id,
+        document_id=task.document_id,
+        assessor=assessor,
+        grade=grade,
+        seconds=seconds,
+        cost=_judgment_cost(task),
+        draw_id=task.draw_id,
+        source=Judgment.Source.ASSESSOR,
+    )
+    # Closing the lease first is what stops a double submit: the second close waits for the
+    # first transaction and then matches no row.
+    if connection.vendor == "postgresql":
+        stored = _judgment_store_if_leased(judgment, now)
+    else:
+        with transaction.atomic():
+            stored = _lease_close(task, assessor, now) == 1
+            if stored:
+                judgment.save(force_insert=True)
+    if not stored:
+        existing = Judgment.objects.filter(task_id=task.pk).first()
+        if existing is None:
+            raise LeaseConflict("this task's lease expired or belongs to another assessor")
+        if existing.assessor_id != assessor.pk:
+            raise LeaseConflict("this task was answered by another assessor")
+        return existing, False
+    campaign_id = campaign.pk
+    transaction.on_commit(lambda: campaign_refresh_enqueue(campaign_id))
+    return judgment, True
+
+
+def _lease_close(task: Task, assessor: AbstractBaseUser, now: datetime) -> int:
+    return Task.objects.filter(
+        pk=task.pk, assessor_id=assessor.pk, answered_at__isnull=True, lease_expires_at__gte=now
+    ).update(answered_at=now)
+
+
+def _judgment_store_if_leased(judgment: Judgment, now: datetime) -> bool:
+    """PostgreSQL: close the lease and insert the judgment in one statement (one round trip,
+    atomic by itself, synchronous commit); False when the lease was not the assessor's to close."""
+    quote = connection.ops.quote_name
+    columns = ["campaign_id", "topic_id", "document_id", "assessor_id", "grade", "seconds", "cost"]
+    columns += ["source", "task_id", "draw_id", "created_at"]
+    sql = f"""
+        WITH closed AS (
+            UPDATE {quote(Task._meta.db_table)}
+            SET answered_at = %(now)s
+            WHERE id = %(task)s AND assessor_id = %(assessor)s AND answered_at IS NULL
+                AND lease_expires_at >= %(now)s
+            RETURNING id
+        )
+        INSERT INTO {quote(Judgment._meta.db_table)} ({", ".join(quote(column) for column in columns)})
+        SELECT {", ".join(f"%({column})s" for column in columns)} FROM closed
+        RETURNING id
+    """
+    judgment.created_at = timezone.now()
+    values = {column: getattr(judgment, column) for column in columns}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, {**values, "now": now, "task": judgment.task_id, "assessor": judgment.assessor_id}
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    judgment.pk = row[0]
+    judgment._state.adding, judgment._state.db = False, connection.alias
+    return True
+
+
+def _judgment_cost(task: Task) -> float:
+    """The judged document's cost under the campaign's current cost model (cost units)."""
+    from labeling.models import SamplingState
+    from labeling.services.label_model import item_cost_units
+
+    if hasattr(task, "sampling_cost_model"):  # read with the task (see task_get_for_assessor)
+        cost_model, length = task.sampling_cost_model, task.document_length
+    else:
+        cost_model = (
+            SamplingState.objects.filter(campaign_id=task.campaign_id)
+            .values_list("cost_model", flat=True)
+            .first()
+        )
+        length = Document.objects.filter(pk=task.document_id).values_list("length", flat=True).first()
+    if not cost_model:
+        return 1.0
+    return float(item_cost_units(cost_model, [float("nan") if length is None else float(length)])[0])
+
+
+@transaction.atomic
+def judgment_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Task:
+    """Take back the assessor's last judgment within the undo window; its task is leased to them again."""
+    now = now or timezone.now()
+    judgment = (
+        Judgment.objects.select_for_update()
+        .filter(
+            campaign=campaign, assessor_id=assessor.pk, source=Judgment.Source.ASSESSOR, task__isnull=False
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if judgment is None:
+        raise UndoNotAllowed("there is no judgment of yours to undo")
+    if (now - judgment.created_at).total_seconds() > settings.LABELING_UNDO_SECONDS:
+        raise UndoNotAllowed(f"judgments can only be undone within {settings.LABELING_UNDO_SECONDS} seconds")
+    task_id = judgment.task_id
+    judgment.delete()
+    Task.objects.filter(pk=task_id).update(
+        assessor=assessor,
+        answered_at=None,
+        leased_at=now,
+        lease_expires_at=now + timedelta(seconds=campaign.lease_seconds),
+    )
+    return Task.objects.select_related("topic", "document", "draw").get(pk=task_id)
+
+
+def campaign_refresh_enqueue(campaign_id: int) -> bool:
+    """Queue `campaign_refresh` unless one is already queued; never raises on a broker failure."""
+    key = f"labeling:campaign-refresh:{campaign_id}"
+    try:
+        if not cache.add(key, 1, timeout=REFRESH_COALESCE_SECONDS):
+            return False
+        from labeling.tasks import campaign_refresh
+
+        campaign_refresh.delay(campaign_id)
+        return True
+    except (KombuError, OSError, RedisError):
+        # Judging must go on with the broker down: the next item is drawn inline instead.
+        logger.exception("could not enqueue campaign_refresh(%s); judging continues", campaign_id)
+        try:
+            cache.delete(key)
+        except (OSError, RedisError):
+            pass
+        return False
+
+
+def refresh_coalesce_release(campaign_id: int) -> None:
+    """Let the next judgment enqueue a refresh again (called when a refresh starts)."""
+    try:
+        cache.delete(f"labeling:campaign-refresh:{campaign_id}")
+    except (OSError, RedisError):
+        logger.warning("cache unavailable; refresh coalescing for campaign %s resets on expiry", campaign_id)

@@ -1,0 +1,224 @@
+"""The draw queue: draw topics or items from the stored sampling distribution, with replacement.
+
+`draws_top_up` draws from the campaign's stored q (`labeling.services.sampling_state`; it is
+computed inline when none is stored, so judging goes on without a worker) until enough tasks
+are open. A query draw creates one task per pool item of the topic that has neither a
+judgment nor an open task (times the overlap); an item draw, one for its item if needed. A
+draw of a unit already judged or queued creates nothing and costs nothing, but is recorded: it
+counts in the estimator. Each draw stores the propensity in force when it was drawn.
+
+Budget (Sawade et al. 2013, Algorithm 1): drawing stops when the next draw's predicted cost
+would exceed what is left (the budget minus what was spent minus the predicted cost of the
+open tasks); `Campaign.blocked` then says "budget" until the budget is raised.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
+from labeling.selectors import campaign_spent, seconds_per_judgment
+from labeling.services.label_model import item_cost_units, item_seconds
+from labeling.services.pool_arrays import PoolArrays, pool_arrays_for
+from labeling.services.sampling_state import LoadedState, sampling_state_current
+from labeling.services.strategies import STRATEGIES, SamplingStrategy, strategy_for
+
+__all__ = [
+    "STRATEGIES",
+    "SamplingStrategy",
+    "draw_cost",
+    "draws_top_up",
+    "outstanding_cost",
+    "strategy_for",
+    "tasks_open_count",
+    "tasks_trim_to_budget",
+]
+
+# Repeated draws of labelled units cost nothing; this bounds one top-up's loop.
+MAX_DRAWS_PER_TOP_UP = 5000
+BLOCKED_BUDGET = "budget"
+BLOCKED_EXHAUSTED = "exhausted"
+
+
+def tasks_open_count(campaign: Campaign, now: datetime | None = None) -> int:
+    """Unanswered tasks nobody holds a live lease on."""
+    now = now or timezone.now()
+    return (
+        Task.objects.filter(campaign=campaign, answered_at__isnull=True)
+        .filter(Q(assessor__isnull=True) | Q(lease_expires_at__lt=now))
+        .count()
+    )
+
+
+def draw_cost(campaign: Campaign, state: LoadedState, lengths: np.ndarray) -> float:
+    """Predicted cost, in the budget's unit, of judging documents of these lengths `overlap` times."""
+    count = int(np.size(lengths))
+    if count == 0:
+        return 0.0
+    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
+        per_item = float(count)
+    elif campaign.budget_unit == Campaign.BudgetUnit.COST:
+        per_item = float(item_cost_units(state.record.cost_model, lengths).sum())
+    else:
+        seconds = item_seconds(state.record.cost_model, lengths, seconds_per_judgment(campaign))
+        per_item = float(seconds.sum()) / 3600.0
+    return per_item * campaign.overlap
+
+
+def outstanding_cost(campaign: Campaign, state: LoadedState) -> float:
+    """Predicted cost of the tasks drawn but not answered yet."""
+    lengths = np.array(
+        [
+            np.nan if length is None else float(length)
+            for length in Task.objects.filter(campaign=campaign, answered_at__isnull=True).values_list(
+                "document__length", flat=True
+            )
+        ]
+    )
+    return draw_cost(campaign, state, lengths) / campaign.overlap
+
+
+def _covered(campaign: Campaign, arrays: PoolArrays) -> np.ndarray:
+    """Slots that are judged or have an open task, shape (m, n)."""
+    covered = np.zeros(arrays.slot_used.shape, dtype=bool)
+    pairs = list(Judgment.objects.filter(campaign=campaign).values_list("topic_id", "document_id"))
+    pairs += list(
+        Task.objects.filter(campaign=campaign, answered_at__isnull=True).values_list(
+            "topic_id", "document_id"
+        )
+    )
+    if pairs:
+        rows = np.array(pairs, dtype=np.int64)
+        topic, slot = arrays.locate(rows[:, 0], rows[:, 1])
+        inside = topic >= 0
+        covered[topic[inside], slot[inside]] = True
+    return covered
+
+
+@transaction.atomic
+def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
+    """Draw until `target` tasks are open, the budget stops it or every item is covered; returns
+    the number of draws made (including free repeats)."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign_id)
+    # Pair campaigns (pairwise, topk) judge pairs from the pairwise app, never graded draws.
+    if campaign.status != Campaign.Status.RUNNING or campaign.judging_mode != Campaign.JudgingMode.GRADED:
+        return 0
+    target = settings.LABELING_QUEUE_TARGET if target is None else target
+    wanted = target - tasks_open_count(campaign)
+    if wanted <= 0:
+        return 0
+    state = sampling_state_current(campaign)
+    if state is None:
+        return 0
+    arrays = pool_arrays_for(campaign)
+    _, spent = campaign_spent(campaign)
+    left = campaign.budget - spent - outstanding_cost(campaign, state)
+    covered = _covered(campaign, arrays)
+    uncovered = int((arrays.slot_used & ~covered).sum())
+    q = state.q.ravel()
+    cumulative = np.cumsum(q)
+    level = state.level
+    next_order = (Draw.objects.filter(campaign=campaign).aggregate(top=Max("order"))["top"] or 0) + 1
+    strategy_name = strategy_for(campaign).name
+    blocked = ""
+    draws: list[Draw] = []
+    new_slots: list[list[tuple[int, int]]] = []
+    created_tasks = 0
+    for _ in range(MAX_DRAWS_PER_TOP_UP):
+        if uncovered == 0:
+            blocked = BLOCKED_EXHAUSTED
+            break
+        # Seeded by the campaign and the draw's order: the same q gives the same draws however
+        # the top-ups are split between the worker and inline requests.
+        uniform = np.random.default_rng([campaign.seed, next_order + len(draws)]).random()
+        unit = int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right"))
+        unit = min(unit, q.size - 1)
+        if level == "query":
+            topic, slots = unit, np.flatnonzero(arrays.slot_used[unit] & ~covered[unit])
+        else:
+            topic, slot = divmod(unit, arrays.n_slots)
+            slots = np.array(
+                [slot] if arrays.slot_used[topic, slot] and not covered[topic, slot] else [], dtype=int
+            )
+        cost = draw_cost(campaign, state, arrays.lengths[topic, slots])
+        if cost > left + 1e-9:
+            blocked = BLOCKED_BUDGET
+            break
+        left -= cost
+        covered[topic, slots] = True
+        uncovered -= slots.size
+        item_slot = None if level == "query" else int(unit % arrays.n_slots)
+        draws.append(
+            Draw(
+                campaign=campaign,
+                kind=Draw.Kind.QUERY if level == "query" else Draw.Kind.ITEM,
+                topic_id=int(arrays.topic_ids[topic]),
+                pool_item_id=None if item_slot is None else int(arrays.item_ids[topic, item_slot]),
+                document_id=None if item_slot is None else int(arrays.document_ids[topic, item_slot]),
+                order=next_order + len(draws),
+                propensity=float(q[unit] / cumulative[-1]),
+                strategy=strategy_name,
+                cost=cost,
+                sampling_version=state.record.version,
+            )
+        )
+        new_slots.append([(topic, int(slot)) for slot in slots])
+        created_tasks += slots.size * campaign.overlap
+        if created_tasks >= wanted:
+            break
+    if draws:
+        Draw.objects.bulk_create(draws)
+        tasks = [
+            Task(
+                campaign=campaign,
+                draw=draw,
+                pool_item_id=int(arrays.item_ids[topic, slot]),
+                slot=copy,
+                order=draw.order,
+                topic_id=draw.topic_id,
+                document_id=int(arrays.document_ids[topic, slot]),
+            )
+            for draw, slots in zip(draws, new_slots, strict=True)
+            for topic, slot in slots
+            for copy in range(campaign.overlap)
+        ]
+        Task.objects.bulk_create(tasks, batch_size=2000)
+        drawn_items = [int(arrays.item_ids[topic, slot]) for slots in new_slots for topic, slot in slots]
+        PoolItem.objects.filter(pk__in=drawn_items).update(drawn=True)
+    if campaign.blocked != blocked:
+        Campaign.objects.filter(pk=campaign.pk).update(blocked=blocked)
+    return len(draws)
+
+
+@transaction.atomic
+def tasks_trim_to_budget(*, campaign_id: int) -> int:
+    """After a budget cut, drop the latest draws whose tasks nobody has leased, until the open
+    tasks fit the budget again; returns the number of tasks dropped."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign_id)
+    state = sampling_state_current(campaign)
+    if state is None:
+        return 0
+    _, spent = campaign_spent(campaign)
+    excess = outstanding_cost(campaign, state) - (campaign.budget - spent)
+    dropped = 0
+    for draw in Draw.objects.filter(campaign=campaign).order_by("-order").prefetch_related("tasks"):
+        if excess <= 1e-9:
+            break
+        tasks = list(draw.tasks.all())
+        if any(task.assessor_id is not None or task.answered_at is not None for task in tasks):
+            break
+        excess -= draw.cost
+        dropped += len(tasks)
+        PoolItem.objects.filter(pk__in=[task.pool_item_id for task in tasks if task.pool_item_id]).update(
+            drawn=False
+        )
+        draw.delete()
+    if dropped or excess <= 1e-9:
+        Campaign.objects.filter(pk=campaign.pk).update(blocked="")
+    return dropped

@@ -1,0 +1,180 @@
+"""The stored sampling state: refit theta and costs, recompute q, store it (versioned).
+
+`sampling_state_refresh` is idempotent: the state carries a fingerprint of everything it was
+computed from (pool version, strategy settings, the judgments), and a refresh that finds the
+same fingerprint returns the stored state without recomputing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count, Max, Sum
+
+from estimation.pool import Pool
+from labeling.models import Campaign, Judgment, SamplingState
+from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
+from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for
+from labeling.services.strategies import item_weights, strategy_for
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedState:
+    """A stored sampling state with its arrays decoded."""
+
+    record: SamplingState
+    q: np.ndarray  # (m,) or (m, n)
+    query_cost: np.ndarray  # (m,)
+    item_cost: np.ndarray  # (m, n)
+    expected: np.ndarray  # (m,)
+
+    @property
+    def level(self) -> str:
+        return self.record.level
+
+
+def focus_indices(campaign: Campaign, arrays: PoolArrays) -> list[int]:
+    """Indices of the focus systems among the pooled ones: the named ones, else all (import order)."""
+    names = list(arrays.system_names)
+    if not names:
+        raise ValueError("import runs first: no pooled system")
+    chosen = [name for name in (campaign.focus_systems or []) if name in names]
+    indices = [names.index(name) for name in chosen] or list(range(len(names)))
+    if campaign.goal == Campaign.Goal.ONE:
+        return indices[:1]
+    if campaign.goal == Campaign.Goal.DIFFERENCE:
+        return indices[:2]
+    if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:
+        return indices[: max(1, campaign.goal_k)] if campaign.focus_systems else indices
+    return indices
+
+
+def judgments_fingerprint(campaign: Campaign) -> str:
+    """Changes whenever a judgment is added or removed."""
+    totals = Judgment.objects.filter(campaign=campaign).aggregate(
+        n=Count("id"), top=Max("id"), total=Sum("id")
+    )
+    return f"{totals['n']}:{totals['top']}:{totals['total']}"
+
+
+def _settings_fingerprint(campaign: Campaign) -> str:
+    return "|".join(
+        str(value)
+        for value in (
+            campaign.pool_version,
+            campaign.metric,
+            campaign.grade_count,
+            campaign.strategy,
+            campaign.goal,
+            campaign.goal_k,
+            campaign.focus_systems,
+            campaign.mix,
+            campaign.prior_strength,
+        )
+    )
+
+
+def _fingerprint(campaign: Campaign) -> str:
+    text = f"{_settings_fingerprint(campaign)}#{judgments_fingerprint(campaign)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def _encode(**arrays: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def state_load(record: SamplingState) -> LoadedState:
+    """Decode a stored state's arrays."""
+    with np.load(io.BytesIO(bytes(record.arrays))) as data:
+        return LoadedState(
+            record=record,
+            q=data["q"],
+            query_cost=data["query_cost"],
+            item_cost=data["item_cost"],
+            expected=data["expected"],
+        )
+
+
+def campaign_pool(campaign: Campaign, arrays: PoolArrays) -> tuple[Pool, dict[str, Any], dict[str, Any]]:
+    """The estimation Pool with the refitted theta and costs, and both models' parameters."""
+    metric = campaign_metric(campaign)
+    grades = judged_grades(campaign, arrays)
+    features = item_features(arrays, metric.cutoff)
+    theta, label_parameters = label_model_fit(campaign, arrays, grades, features)
+    item_cost, cost_parameters = cost_model_fit(campaign, arrays)
+    pool = Pool(
+        theta=theta,
+        slot_used=arrays.slot_used,
+        rankings=arrays.rankings,
+        item_cost=item_cost,
+        query_weight=np.ones(arrays.n_topics),
+        query_ids=arrays.topic_qids,
+        system_names=arrays.system_names,
+    )
+    return pool, label_parameters, cost_parameters
+
+
+def sampling_state_refresh(campaign: Campaign, *, force: bool = False) -> LoadedState | None:
+    """Refit theta and costs and recompute q when anything changed; None when the pool is empty."""
+    arrays = pool_arrays_for(campaign)
+    if arrays.n_topics == 0 or not arrays.system_names:
+        return None
+    fingerprint = _fingerprint(campaign)
+    stored = SamplingState.objects.filter(campaign=campaign).first()
+    if stored is not None and stored.fingerprint == fingerprint and not force:
+        return state_load(stored)
+    metric = campaign_metric(campaign)
+    pool, label_parameters, cost_parameters = campaign_pool(campaign, arrays)
+    strategy = strategy_for(campaign)
+    focus = focus_indices(campaign, arrays)
+    distribution = strategy.distribution(campaign, pool, metric, focus)
+    query_cost = np.where(arrays.slot_used, pool.item_cost, 0.0).sum(axis=1)
+    query_cost = query_cost / query_cost.mean()
+    bounds: dict[str, float] = dict(stored.weight_bounds) if stored is not None else {}
+    if strategy.level == "item":
+        weights = item_weights(pool, metric)
+        for index, name in enumerate(arrays.system_names):
+            weighted = weights[index] > 0
+            current = (
+                float(np.max(weights[index][weighted] / distribution.q[weighted])) if weighted.any() else 0.0
+            )
+            # Every draw so far came from some stored q: the largest P/Q over them bounds each term.
+            bounds[name] = max(bounds.get(name, 0.0), current)
+    payload = _encode(
+        q=np.asarray(distribution.q, dtype=float),
+        query_cost=query_cost,
+        item_cost=pool.item_cost,
+        expected=np.asarray(
+            distribution.expected if distribution.expected is not None else np.zeros(pool.n_queries)
+        ),
+    )
+    with transaction.atomic():
+        record, _ = SamplingState.objects.select_for_update().get_or_create(
+            campaign=campaign, defaults={"arrays": b""}
+        )
+        record.version += 1
+        record.pool_version = campaign.pool_version
+        record.fingerprint = fingerprint
+        record.level = strategy.level
+        record.arrays = payload
+        record.label_model = {**label_parameters, "focus_systems": [arrays.system_names[i] for i in focus]}
+        record.cost_model = cost_parameters
+        record.weight_bounds = bounds
+        record.save()
+    return state_load(record)
+
+
+def sampling_state_current(campaign: Campaign) -> LoadedState | None:
+    """The stored state if it matches the pool version and strategy, else a fresh one."""
+    stored = SamplingState.objects.filter(campaign=campaign).first()
+    level = strategy_for(campaign).level
+    if stored is not None and stored.pool_version == campaign.pool_version and stored.level == level:
+        return state_load(stored)
+    return sampling_state_refresh(campaign)

@@ -1,0 +1,26 @@
+"""HTML routes (login and logout come from django.contrib.auth.urls under /accounts/)."""
+
+from django.urls import path
+
+from labeling import views
+
+app_name = "labeling"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("judge/", views.judge, name="judge"),
+    path("judge/<int:campaign_id>/", views.judge_campaign, name="judge_campaign"),
+    path("campaigns/new/", views.campaign_create, name="campaign_create"),
+    path("campaigns/<int:campaign_id>/", views.campaign_detail, name="campaign_detail"),
+    path("campaigns/<int:campaign_id>/dashboard/", views.campaign_dashboard, name="campaign_dashboard"),
+    path(
+        "campaigns/<int:campaign_id>/dashboard/model.json",
+        views.campaign_dashboard_model,
+        name="campaign_dashboard_model",
+    ),
+    path("campaigns/<int:campaign_id>/upload/<slug:kind>/", views.campaign_upload, name="campaign_upload"),
+    path("campaigns/<int:campaign_id>/assessors/", views.campaign_assign, name="campaign_assign"),
+    path("campaigns/<int:campaign_id>/budget/", views.campaign_budget, name="campaign_budget"),
+    path("campaigns/<int:campaign_id>/start/", views.campaign_start, name="campaign_start"),
+    path("campaigns/<int:campaign_id>/pause/", views.campaign_pause, name="campaign_pause"),
+]

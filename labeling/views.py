@@ -1,0 +1,350 @@
+"""HTML pages: home, the assessor's judging page and the coordinator's campaign pages.
+
+Each view checks the role, validates one form, calls one service and redirects or renders.
+Judging itself runs in the browser against the REST API (static/labeling/judge.js).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from labeling import dashboard, selectors, services
+from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, UploadForm
+from labeling.models import Campaign
+from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_coordinator
+from pairwise import dashboard as pairwise_dashboard
+
+# How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
+DASHBOARD_POLL_SECONDS = 5
+
+# The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
+UPLOADS: dict[str, dict[str, Any]] = {
+    "topics": {
+        "label": "Topics",
+        "help": "TREC topic file (<top> blocks) or JSONL with id, title, description, narrative.",
+        "service": services.topics_import,
+        "multiple": False,
+        "formats": [("trec", "TREC"), ("jsonl", "JSONL")],
+    },
+    "documents": {
+        "label": "Documents",
+        "help": "JSONL with docno, title, text, url, length. Optional: documents only named by runs "
+        "are judged by docno or URL.",
+        "service": services.documents_import,
+        "multiple": False,
+        "formats": [("jsonl", "JSONL")],
+    },
+    "runs": {
+        "label": "Runs",
+        "help": "TREC runs (qid Q0 docno rank score tag), plain or gzip; several files at once, "
+        "one system each.",
+        "service": services.runs_import,
+        "multiple": True,
+        "formats": [],
+    },
+    "qrels": {
+        "label": "Existing qrels",
+        "help": "TREC qrels (qid 0 docno grade): counted as already judged.",
+        "service": services.qrels_import,
+        "multiple": True,
+        "formats": [],
+    },
+}
+
+
+def _campaign(request: HttpRequest, campaign_id: int, permission: str) -> Campaign:
+    """The campaign if the user may see it (else 404) and holds `permission` on it (else 403)."""
+    campaign = selectors.campaign_get_for_user(request.user, campaign_id)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    if not request.user.has_perm(permission, campaign):
+        raise PermissionDenied("Your role in this campaign does not allow this page.")
+    return campaign
+
+
+def _grades(campaign: Campaign) -> list[dict[str, Any]]:
+    return [
+        {"value": value, "name": grade["name"], "key": grade["key"]}
+        for value, grade in enumerate(campaign.grades)
+    ]
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """The user's campaigns: those to judge and, for coordinators, those to manage."""
+    can_manage = is_coordinator(request.user)
+    return render(
+        request,
+        "labeling/home.html",
+        {
+            "judging": dashboard.campaigns_to_judge(request.user),
+            "managing": dashboard.campaigns_to_manage(request.user) if can_manage else [],
+            "can_manage": can_manage,
+        },
+    )
+
+
+@login_required
+@require_GET
+def judge(request: HttpRequest) -> HttpResponse:
+    """Straight to the only running campaign the assessor judges, else a choice."""
+    campaigns = list(dashboard.campaigns_to_judge(request.user).filter(status=Campaign.Status.RUNNING))
+    if len(campaigns) == 1:
+        return redirect("labeling:judge_campaign", campaign_id=campaigns[0].pk)
+    return render(request, "labeling/judge_choose.html", {"campaigns": campaigns})
+
+
+@login_required
+@require_GET
+def judge_campaign(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The judging page; items come from and go to the REST API without reloading the page."""
+    campaign = _campaign(request, campaign_id, JUDGE)
+    if campaign.judging_mode != Campaign.JudgingMode.GRADED:
+        return redirect("pairwise:judge", campaign_id=campaign.pk)
+    grades = _grades(campaign)
+    undo_seconds = settings.LABELING_UNDO_SECONDS
+    config = {
+        "campaign": campaign.pk,
+        "grades": grades,
+        "undo_window_seconds": undo_seconds,
+        "next_url": reverse("api-next", args=[campaign.pk]),
+        "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
+        "undo_url": reverse("api-undo", args=[campaign.pk]),
+        "progress_url": reverse("api-progress", args=[campaign.pk]),
+        "login_url": reverse("login"),
+    }
+    return render(
+        request,
+        "labeling/judge.html",
+        {
+            "campaign": campaign,
+            "grades": grades,
+            "undo_window_seconds": undo_seconds,
+            "judge_config": config,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_create(request: HttpRequest) -> HttpResponse:
+    """A new draft campaign; its creator coordinates it."""
+    if not is_coordinator(request.user):
+        raise PermissionDenied("Only coordinators and admins create campaigns.")
+    form = CampaignCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        if data.get("goal") != Campaign.Goal.LEADERBOARD:
+            data["goal_k"] = None
+        try:
+            campaign = services.campaign_create(creator=request.user, **data)
+        except ValueError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Campaign “{campaign.name}” created. Upload topics and runs next.")
+            return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+    return render(request, "labeling/campaign_form.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _detail_context(campaign: Campaign, **extra: Any) -> dict[str, Any]:
+    progress = selectors.campaign_progress(campaign)
+    counts = selectors.campaign_counts(campaign)
+    return {
+        "campaign": campaign,
+        "grades": _grades(campaign),
+        "progress": progress,
+        "progress_percent": 100.0 * progress.fraction,
+        "pool": counts,
+        "throughput": dashboard.campaign_throughput(campaign),
+        "pairwise_section": pairwise_dashboard.dashboard_section(campaign),
+        "assessors": [member.user.get_username() for member in selectors.campaign_assessors(campaign)],
+        "assign_form": extra.pop("assign_form", None) or AssignForm(),
+        "budget_form": extra.pop("budget_form", None) or BudgetForm(initial={"budget": campaign.budget}),
+        "uploads": [
+            {"kind": kind, **{k: v for k, v in spec.items() if k != "service"}}
+            for kind, spec in UPLOADS.items()
+        ],
+        "exports": {
+            "qrels": reverse("api-export-qrels", args=[campaign.pk]),
+            "csv": reverse("api-export-judgments-csv", args=[campaign.pk]),
+            "jsonl": reverse("api-export-judgments-jsonl", args=[campaign.pk]),
+            "config": reverse("api-export-config", args=[campaign.pk]),
+        },
+        **extra,
+    }
+
+
+@login_required
+@require_GET
+def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Progress, throughput, uploads, assessors, start/pause and exports of one campaign."""
+    campaign = _campaign(request, campaign_id, MANAGE)
+    return render(request, "labeling/campaign_detail.html", _detail_context(campaign))
+
+
+@login_required
+@require_POST
+def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
+    """Import topics, documents, runs or qrels; a malformed file is rejected whole."""
+    campaign = _campaign(request, campaign_id, MANAGE)
+    spec = UPLOADS.get(kind)
+    if spec is None:
+        raise Http404("Unknown upload kind.")
+    form = UploadForm(request.POST, request.FILES, multiple=spec["multiple"])
+    if not form.is_valid():
+        errors = [{"file": "", "line": None, "message": " ".join(form.non_field_errors())}]
+        return render(
+            request,
+            "labeling/campaign_detail.html",
+            _detail_context(campaign, import_errors=errors),
+            status=400,
+        )
+    files = [(upload.name, upload) for upload in form.cleaned_data["files"]]
+    arguments: dict[str, Any] = {"campaign": campaign, "files": files}
+    if spec["formats"]:
+        arguments["file_format"] = form.cleaned_data["format"]
+    try:
+        report = spec["service"](**arguments)
+    except services.ImportFailed as failure:
+        errors = [
+            {"file": error.file, "line": error.line, "message": error.reason} for error in failure.errors
+        ]
+        return render(
+            request,
+            "labeling/campaign_detail.html",
+            _detail_context(campaign, import_errors=errors),
+            status=400,
+        )
+    systems = f" Systems: {', '.join(report.systems)}." if report.systems else ""
+    messages.success(
+        request,
+        f"{spec['label']}: {report.files} file(s), {report.lines} lines read, "
+        f"{report.created} new, {report.updated} updated.{systems}",
+    )
+    return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def campaign_assign(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Make existing users assessors of the campaign."""
+    campaign = _campaign(request, campaign_id, MANAGE)
+    form = AssignForm(request.POST)
+    if form.is_valid():
+        try:
+            users = services.campaign_assessors_assign(
+                campaign=campaign, usernames=form.cleaned_data["usernames"]
+            )
+        except ValueError as error:
+            form.add_error("usernames", str(error))
+        else:
+            messages.success(request, f"Assigned {', '.join(user.get_username() for user in users)}.")
+            return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+    return render(
+        request, "labeling/campaign_detail.html", _detail_context(campaign, assign_form=form), status=400
+    )
+
+
+@login_required
+@require_POST
+def campaign_budget(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Raise or cut the budget (a cut drops queued items nobody holds)."""
+    campaign = _campaign(request, campaign_id, MANAGE)
+    form = BudgetForm(request.POST)
+    if form.is_valid():
+        try:
+            campaign = services.campaign_update(campaign=campaign, budget=form.cleaned_data["budget"])
+        except ValueError as error:
+            form.add_error("budget", str(error))
+        else:
+            messages.success(
+                request,
+                f"The budget is now {campaign.budget:g} ({campaign.get_budget_unit_display().lower()}).",
+            )
+            return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+    return render(
+        request, "labeling/campaign_detail.html", _detail_context(campaign, budget_form=form), status=400
+    )
+
+
+def _status_change(request: HttpRequest, campaign_id: int, service: Any, done: str) -> HttpResponse:
+    campaign = _campaign(request, campaign_id, MANAGE)
+    try:
+        service(campaign=campaign)
+    except ValueError as error:
+        messages.error(request, f"Cannot do that: {error}.")
+    else:
+        messages.success(request, done)
+    return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def campaign_start(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Start or resume judging."""
+    return _status_change(request, campaign_id, services.campaign_start, "Judging is running.")
+
+
+@login_required
+@require_POST
+def campaign_pause(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Pause judging: no new items are handed out."""
+    return _status_change(request, campaign_id, services.campaign_pause, "Judging is paused.")
+
+
+@login_required
+@require_GET
+def campaign_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Live estimates, their history, the budget, the sampling distribution and throughput; the
+    page polls the REST API (static/labeling/dashboard.js) and never reloads."""
+    campaign = _campaign(request, campaign_id, VIEW_RESULTS)
+    api = {
+        name: reverse(f"api-{name}", args=[campaign.pk])
+        for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
+    }
+    exports = (
+        {
+            "draws_csv": reverse("api-export-draws-csv", args=[campaign.pk]),
+            "estimates_csv": reverse("api-export-estimates-csv", args=[campaign.pk]),
+            "estimates_json": reverse("api-export-estimates-json", args=[campaign.pk]),
+            "offline_zip": reverse("api-export-offline", args=[campaign.pk]),
+        }
+        if request.user.has_perm(EXPORT, campaign)
+        else {}
+    )
+    config = {
+        "campaign": campaign.pk,
+        "metric": campaign.metric,
+        "urls": {**api, "model": reverse("labeling:campaign_dashboard_model", args=[campaign.pk])},
+        "poll_seconds": DASHBOARD_POLL_SECONDS,
+        "can_evaluate": request.user.has_perm(MANAGE, campaign),
+    }
+    return render(
+        request,
+        "labeling/dashboard.html",
+        {
+            "campaign": campaign,
+            "model": dashboard.campaign_model_summary(campaign),
+            "exports": exports,
+            "dashboard_config": config,
+            "can_manage": request.user.has_perm(MANAGE, campaign),
+        },
+    )
+
+
+@login_required
+@require_GET
+def campaign_dashboard_model(request: HttpRequest, campaign_id: int) -> JsonResponse:
+    """The strategy and the label and cost models of the last refit, for the dashboard."""
+    campaign = _campaign(request, campaign_id, VIEW_RESULTS)
+    return JsonResponse(dashboard.campaign_model_summary(campaign))

@@ -1,0 +1,1 @@
+"""Pairwise preference judging and the HeapSort top-k campaign mode (Niu et al., SIGIR 2012)."""

@@ -1,0 +1,254 @@
+"""The pairwise REST API under /api/campaigns/{id}/pairwise/: one APIView per operation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling.api import campaign_for
+from labeling.models import Campaign
+from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
+from pairwise import exports, selectors, services
+from pairwise.models import PairwiseSettings
+from pairwise.serializers import (
+    AgreementSerializer,
+    ComparisonOutputSerializer,
+    PairAnswerInputSerializer,
+    PairOutputSerializer,
+    PairwiseSettingsSerializer,
+    ResultsSerializer,
+    TopKOrderSerializer,
+)
+
+
+def _settings_for(campaign: Campaign) -> PairwiseSettings:
+    pairwise = selectors.pairwise_settings_get(campaign)
+    if pairwise is None:
+        raise NotFound("This campaign does not judge in pairs.")
+    return pairwise
+
+
+def _detail(message: str, code: int) -> Response:
+    return Response({"detail": message}, status=code)
+
+
+class PairwiseSettingsApi(APIView):
+    """Read (members) or set (coordinators) how the campaign judges in pairs."""
+
+    @extend_schema(responses={200: PairwiseSettingsSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, None)
+        return Response(PairwiseSettingsSerializer(_settings_for(campaign)).data)
+
+    @extend_schema(request=PairwiseSettingsSerializer, responses={200: PairwiseSettingsSerializer})
+    def put(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        data = PairwiseSettingsSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        try:
+            pairwise = services.pairwise_configure(campaign=campaign, **data.validated_data)
+        except ValueError as error:
+            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+        return Response(PairwiseSettingsSerializer(pairwise).data)
+
+
+def pair_next_response(request: Request, campaign: Campaign) -> Response:
+    """200 with the user's pending pair, 204 when nothing is left (also serves labeling's /next/)."""
+    pairwise = _settings_for(campaign)
+    task = services.pair_next(campaign=campaign, assessor=request.user)
+    if task is None:
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    return Response(PairOutputSerializer.of(task, pairwise))
+
+
+def pair_answer_response(request: Request, task_id: int, campaign_id: int | None = None) -> Response:
+    """Store the user's answer to a pair task (also serves labeling's /tasks/{task}/answer/)."""
+    task = selectors.pair_task_get(task_id)
+    if task is None or (campaign_id is not None and task.campaign_id != campaign_id):
+        raise NotFound("No such pair.")
+    campaign_for(request, task.campaign_id, JUDGE)
+    data = PairAnswerInputSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    try:
+        comparison = services.pair_answer(
+            task=task,
+            assessor=request.user,
+            outcome=data.validated_data["outcome"],
+            seconds=data.validated_data.get("seconds"),
+        )
+    except (services.PairNotPending, services.LeaseConflict) as conflict:
+        return _detail(str(conflict), status.HTTP_409_CONFLICT)
+    except ValueError as error:
+        return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+    return Response(ComparisonOutputSerializer(comparison).data, status=status.HTTP_201_CREATED)
+
+
+def pair_undo_response(request: Request, campaign: Campaign) -> Response:
+    """Undo the user's last answer; 200 with its pair again (also serves labeling's /undo/)."""
+    pairwise = _settings_for(campaign)
+    try:
+        task = services.pair_undo(campaign=campaign, assessor=request.user)
+    except services.UndoNotAllowed as refusal:
+        return _detail(str(refusal), status.HTTP_409_CONFLICT)
+    return Response(PairOutputSerializer.of(task, pairwise))
+
+
+class PairNextApi(APIView):
+    """Lease your next pair: 200 with `kind: "pair"`, `left` and `right`; 204 when nothing is left."""
+
+    @extend_schema(responses={200: PairOutputSerializer, 204: None})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        return pair_next_response(request, campaign_for(request, campaign_id, JUDGE))
+
+
+class PairAnswerApi(APIView):
+    """Answer your pending pair: 201 stored; 409 when the pair is not the pending one (already
+    answered, superseded after an undo) or is leased to someone else; 400 for bad input."""
+
+    @extend_schema(
+        request=PairAnswerInputSerializer,
+        responses={
+            201: ComparisonOutputSerializer,
+            400: OpenApiResponse(description="invalid outcome or seconds"),
+            409: OpenApiResponse(description="not the pending pair, or leased to someone else"),
+        },
+    )
+    def post(self, request: Request, campaign_id: int, task_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, JUDGE)
+        return pair_answer_response(request, task_id, campaign.pk)
+
+
+class PairUndoApi(APIView):
+    """Take back your last answer (within the undo window); returns its pair, leased to you again."""
+
+    @extend_schema(
+        request=None,
+        responses={200: PairOutputSerializer, 409: OpenApiResponse(description="nothing to undo")},
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        return pair_undo_response(request, campaign_for(request, campaign_id, JUDGE))
+
+
+class TopKApi(APIView):
+    """Per topic and assessor: the top-k order (once done), judgments, done."""
+
+    @extend_schema(responses={200: TopKOrderSerializer(many=True)})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        _settings_for(campaign)
+        rows = [heap for heap in selectors.topk_results(campaign) if heap.assessor is not None]
+        return Response(TopKOrderSerializer(rows, many=True).data)
+
+
+class ResultsApi(APIView):
+    """Top-k orders, kappa-NDCG@k and kappa-ERR per run, Bradley-Terry merges and agreement."""
+
+    @extend_schema(responses={200: ResultsSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        data = selectors.pairwise_results(campaign, _settings_for(campaign))
+        return Response(ResultsSerializer(data).data)
+
+
+class AgreementApi(APIView):
+    """Assessor agreement on preferences and on preferences inferred from grades (any campaign)."""
+
+    @extend_schema(responses={200: AgreementSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        return Response(AgreementSerializer(selectors.campaign_agreement(campaign)).data)
+
+
+class ExportAgreementApi(APIView):
+    """Agreement tables as a JSON download (any campaign: graded ones give inferred preferences)."""
+
+    @extend_schema(responses={200: AgreementSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, EXPORT)
+        response = Response(AgreementSerializer(selectors.campaign_agreement(campaign)).data)
+        response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-agreement.json"'
+        return response
+
+
+def _download(chunks: Any, content_type: str, filename: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(chunks, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+class _ExportApi(APIView):
+    content_type = "text/plain"
+    suffix = ""
+
+    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
+        raise NotImplementedError
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiResponse(description="a file download")})
+    def get(self, request: Request, campaign_id: int) -> StreamingHttpResponse:
+        campaign = campaign_for(request, campaign_id, EXPORT)
+        pairwise = _settings_for(campaign)
+        return _download(
+            self.chunks(campaign, pairwise), self.content_type, f"campaign-{campaign.pk}-{self.suffix}"
+        )
+
+
+class ExportPreferencesCsvApi(_ExportApi):
+    """Preferences as CSV: topic, document_a, document_b, outcome, assessor, seconds, side."""
+
+    content_type = "text/csv"
+    suffix = "preferences.csv"
+
+    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
+        return exports.preferences_csv(campaign)
+
+
+class ExportPreferencesJsonlApi(_ExportApi):
+    """Preferences as JSON lines (the CSV's columns)."""
+
+    content_type = "application/x-ndjson"
+    suffix = "preferences.jsonl"
+
+    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
+        return exports.preferences_jsonl(campaign)
+
+
+class ExportTopKApi(_ExportApi):
+    """Top-k orders as JSON lines: topic, assessor, slot, order, judgments, done."""
+
+    content_type = "application/x-ndjson"
+    suffix = "topk.jsonl"
+
+    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
+        return exports.topk_jsonl(campaign)
+
+
+class ExportTopKQrelsApi(_ExportApi):
+    """Position-aware labels (k + 1 - position, 0 for the rest) as TREC qrels."""
+
+    suffix = "topk.qrels"
+
+    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
+        return exports.topk_qrels(campaign, pairwise.k)
+
+
+__all__ = [
+    "AgreementApi",
+    "ExportAgreementApi",
+    "ExportPreferencesCsvApi",
+    "ExportPreferencesJsonlApi",
+    "ExportTopKApi",
+    "ExportTopKQrelsApi",
+    "PairAnswerApi",
+    "PairNextApi",
+    "PairUndoApi",
+    "PairwiseSettingsApi",
+    "ResultsApi",
+    "TopKApi",
+]

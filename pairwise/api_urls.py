@@ -1,0 +1,47 @@
+"""Pairwise REST routes, mounted under /api/ beside labeling's."""
+
+from django.contrib.auth.decorators import login_not_required
+from django.urls import path
+
+from pairwise import api
+
+
+def _api(view):  # type: ignore[no-untyped-def]
+    # DRF authenticates (session or token) and answers 401/403 itself.
+    return login_not_required(view)
+
+
+PREFIX = "campaigns/<int:campaign_id>/pairwise/"
+
+urlpatterns = [
+    path(PREFIX + "settings/", _api(api.PairwiseSettingsApi.as_view()), name="api-pairwise-settings"),
+    path(PREFIX + "next/", _api(api.PairNextApi.as_view()), name="api-pairwise-next"),
+    path(
+        PREFIX + "tasks/<int:task_id>/answer/", _api(api.PairAnswerApi.as_view()), name="api-pairwise-answer"
+    ),
+    path(PREFIX + "undo/", _api(api.PairUndoApi.as_view()), name="api-pairwise-undo"),
+    path(PREFIX + "topk/", _api(api.TopKApi.as_view()), name="api-pairwise-topk"),
+    # The issue's contract names this one without the pairwise/ prefix.
+    path("campaigns/<int:campaign_id>/topk/", _api(api.TopKApi.as_view()), name="api-topk"),
+    path(PREFIX + "results/", _api(api.ResultsApi.as_view()), name="api-pairwise-results"),
+    path(PREFIX + "agreement/", _api(api.AgreementApi.as_view()), name="api-pairwise-agreement"),
+    path(
+        PREFIX + "export/preferences.csv",
+        _api(api.ExportPreferencesCsvApi.as_view()),
+        name="api-pairwise-export-preferences-csv",
+    ),
+    path(
+        PREFIX + "export/preferences.jsonl",
+        _api(api.ExportPreferencesJsonlApi.as_view()),
+        name="api-pairwise-export-preferences-jsonl",
+    ),
+    path(
+        PREFIX + "export/agreement.json",
+        _api(api.ExportAgreementApi.as_view()),
+        name="api-pairwise-export-agreement",
+    ),
+    path(PREFIX + "export/topk.jsonl", _api(api.ExportTopKApi.as_view()), name="api-pairwise-export-topk"),
+    path(
+        PREFIX + "export/topk.qrels", _api(api.ExportTopKQrelsApi.as_view()), name="api-pairwise-export-qrels"
+    ),
+]

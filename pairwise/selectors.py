@@ -1,0 +1,294 @@
+"""Reads: the documents and insertion order of each topic, heaps, preferences and results.
+
+Results call the ORM-free `estimation` code (kappa metrics, agreement, Bradley-Terry) on plain
+lists built here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from estimation.bradley_terry import merge_preferences
+from estimation.kappa_metrics import position_labels, summarize_run_kappa
+from estimation.preferences import (
+    Agreement,
+    Preference,
+    agreement_between,
+    agreement_pooled,
+    preferences_from_grades,
+)
+from estimation.topk import fused_prior_order
+from labeling.models import Campaign, Judgment, RankingEntry, System
+from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
+
+# The preference an answer implies about the displayed pair: a side marked clearly
+# irrelevant loses to the other side (the procedure puts it below every other document).
+PREFERENCE_OF_OUTCOME: dict[str, str] = {
+    "left": "left",
+    "tie": "tie",
+    "right": "right",
+    "left_bad": "right",
+    "right_bad": "left",
+}
+
+
+def pairwise_settings_get(campaign: Campaign) -> PairwiseSettings | None:
+    """The campaign's pairwise settings, or None for a graded campaign."""
+    return PairwiseSettings.objects.filter(campaign=campaign).first()
+
+
+def run_rankings(campaign: Campaign, *, pooled_only: bool = True) -> dict[str, dict[str, list[str]]]:
+    """system name -> qid -> docnos in trec_eval order (score descending, docno descending)."""
+    entries = RankingEntry.objects.filter(system__campaign=campaign)
+    if pooled_only:
+        entries = entries.filter(system__evaluation_only=False)
+    rows = entries.order_by("system__name", "topic__qid", "-score", "-document__docno").values_list(
+        "system__name", "topic__qid", "document__docno"
+    )
+    rankings: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for system, qid, docno in rows.iterator(chunk_size=2000):
+        rankings[system][qid].append(docno)
+    return {system: dict(by_topic) for system, by_topic in rankings.items()}
+
+
+def topic_candidates(campaign: Campaign, n: int) -> dict[str, list[str]]:
+    """qid -> the best n documents of the runs fused by reciprocal rank (best first)."""
+    by_topic: dict[str, list[list[str]]] = defaultdict(list)
+    for by_qid in run_rankings(campaign).values():
+        for qid, ranking in by_qid.items():
+            by_topic[qid].append(ranking)
+    return {qid: fused_prior_order(rankings)[:n] for qid, rankings in sorted(by_topic.items())}
+
+
+def heap_active_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> TopKHeap | None:
+    """The assessor's unfinished heap, oldest first."""
+    return (
+        TopKHeap.objects.filter(campaign=campaign, assessor_id=assessor.pk, done=False)
+        .order_by("started_at", "id")
+        .first()
+    )
+
+
+def pair_task_get(task_id: int) -> PairTask | None:
+    """A pair task with what the page shows."""
+    return (
+        PairTask.objects.select_related("campaign", "topic", "left", "right", "heap")
+        .filter(pk=task_id)
+        .first()
+    )
+
+
+def comparisons_of(campaign: Campaign) -> Iterable[tuple[str, str, str, str, str, float | None, bool, str]]:
+    """(qid, left docno, right docno, outcome, assessor, seconds, swapped, created ISO) rows."""
+    rows = (
+        Comparison.objects.filter(campaign=campaign)
+        .order_by("created_at", "id")
+        .values_list(
+            "topic__qid",
+            "left__docno",
+            "right__docno",
+            "outcome",
+            "assessor__username",
+            "seconds",
+            "swapped",
+            "created_at",
+        )
+    )
+    for qid, left, right, outcome, assessor, seconds, swapped, created in rows.iterator(chunk_size=2000):
+        yield qid, left, right, outcome, assessor or "", seconds, swapped, created.isoformat()
+
+
+def campaign_preferences(campaign: Campaign) -> list[Preference]:
+    """Every answer as a preference on the displayed pair (bad marks count as losing)."""
+    return [
+        Preference(qid, left, right, PREFERENCE_OF_OUTCOME[outcome], assessor)  # type: ignore[arg-type]
+        for qid, left, right, outcome, assessor, *_ in comparisons_of(campaign)
+    ]
+
+
+@dataclass(frozen=True)
+class HeapResult:
+    """One (topic, assessor) top-k: the order once done, counts and progress."""
+
+    heap_id: int
+    topic: str
+    slot: int
+    assessor: str | None
+    order: list[str]
+    judgments: int
+    done: bool
+    n_documents: int
+
+
+def topk_results(campaign: Campaign) -> list[HeapResult]:
+    """Every heap, claimed or not, by topic and slot."""
+    rows = (
+        TopKHeap.objects.filter(campaign=campaign)
+        .order_by("topic__qid", "slot")
+        .values_list("pk", "topic__qid", "slot", "assessor__username", "order", "judgments", "done", "state")
+    )
+    return [
+        HeapResult(pk, qid, slot, assessor, list(order), judgments, done, len(state["documents"]))
+        for pk, qid, slot, assessor, order, judgments, done, state in rows
+    ]
+
+
+def topk_orders(campaign: Campaign) -> dict[str, list[str]]:
+    """qid -> the top-k ground truth: the finished heap of the lowest slot per topic."""
+    orders: dict[str, list[str]] = {}
+    for heap in topk_results(campaign):
+        if heap.done and heap.topic not in orders:
+            orders[heap.topic] = heap.order
+    return orders
+
+
+def topic_documents(campaign: Campaign) -> dict[str, list[str]]:
+    """qid -> the documents its heaps compare (for the rest, labelled 0)."""
+    documents: dict[str, list[str]] = {}
+    for qid, state in TopKHeap.objects.filter(campaign=campaign, slot=0).values_list("topic__qid", "state"):
+        documents[qid] = list(state["documents"])
+    return documents
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def agreement_data(agreement: Agreement) -> dict[str, Any]:
+    """An `Agreement` as JSON types (NaN as null)."""
+    table = agreement.row_normalised
+    return {
+        "labels": ["A>B", "A~B", "A<B"],
+        "counts": agreement.counts.tolist(),
+        "row_normalised": [[_finite(value) for value in row] for row in table],
+        "overall": _finite(agreement.overall),
+        "ignoring_ties": _finite(agreement.ignoring_ties),
+        "kappa": _finite(agreement.kappa),
+        "kappa_kind": agreement.kappa_kind,
+        "n_pairs": agreement.n_pairs,
+    }
+
+
+def _agreement_of(preferences: list[Preference]) -> dict[str, Any] | None:
+    """Pooled agreement plus Cohen's kappa for every two assessors with pairs in common."""
+    try:
+        pooled = agreement_pooled(preferences)
+    except ValueError:
+        return None
+    assessors = sorted({preference.assessor for preference in preferences})
+    pairs = []
+    for i, first in enumerate(assessors):
+        for second in assessors[i + 1 :]:
+            try:
+                between = agreement_between(preferences, first, second)
+            except ValueError:
+                continue
+            pairs.append({"first": first, "second": second, **agreement_data(between)})
+    return {"pooled": agreement_data(pooled), "between": pairs}
+
+
+def campaign_agreement(campaign: Campaign) -> dict[str, Any]:
+    """Agreement on preferences (pair judging) and on preferences inferred from grades."""
+    graded = [
+        (qid, docno, grade, assessor)
+        for qid, docno, grade, assessor in Judgment.objects.filter(
+            campaign=campaign, source=Judgment.Source.ASSESSOR, assessor__isnull=False
+        ).values_list("topic__qid", "document__docno", "grade", "assessor__username")
+    ]
+    return {
+        "preferences": _agreement_of(campaign_preferences(campaign)),
+        "inferred_from_grades": _agreement_of(preferences_from_grades(graded)) if graded else None,
+    }
+
+
+def kappa_metrics(campaign: Campaign, k: int) -> list[dict[str, Any]]:
+    """kappa-NDCG@k and kappa-ERR of every imported run on the topics with a finished top-k."""
+    orders = topk_orders(campaign)
+    if not orders:
+        return []
+    all_rankings = run_rankings(campaign, pooled_only=False)
+    rows = []
+    for system in System.objects.filter(campaign=campaign).order_by("name").values_list("name", flat=True):
+        rankings = all_rankings.get(system, {})
+        ndcg = summarize_run_kappa(orders, rankings, k, f"kappa-NDCG@{k}")
+        err = summarize_run_kappa(orders, rankings, k, "kappa-ERR")
+        rows.append(
+            {
+                "system": system,
+                "metric_ndcg": f"kappa-NDCG@{k}",
+                "kappa_ndcg": ndcg.mean,
+                "kappa_err": err.mean,
+                "topics": ndcg.n_topics,
+                "per_topic": {
+                    qid: {"kappa_ndcg": ndcg.per_query[qid], "kappa_err": err.per_query[qid]}
+                    for qid in ndcg.per_query
+                },
+            }
+        )
+    return rows
+
+
+def merged_orders(campaign: Campaign, k: int) -> list[dict[str, Any]]:
+    """Per topic: the Bradley-Terry order of all assessors' answers next to each one's top-k."""
+    by_topic: dict[str, list[Preference]] = defaultdict(list)
+    for preference in campaign_preferences(campaign):
+        by_topic[preference.topic].append(preference)
+    documents = topic_documents(campaign)
+    own: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for heap in topk_results(campaign):
+        if heap.assessor is not None:
+            own[heap.topic].append({"assessor": heap.assessor, "order": heap.order, "done": heap.done})
+    merged = []
+    for qid, preferences in sorted(by_topic.items()):
+        fit = merge_preferences(preferences, documents=documents.get(qid))
+        merged.append(
+            {
+                "topic": qid,
+                "order": list(fit.order[:k]),
+                "scores": [round(score, 4) for score in fit.scores[:k]],
+                "comparisons": fit.n_comparisons,
+                "assessors": list(fit.assessors),
+                "own": own.get(qid, []),
+            }
+        )
+    return merged
+
+
+def position_label_rows(campaign: Campaign, k: int) -> list[tuple[str, str, int]]:
+    """(qid, docno, label) for every compared document: k + 1 - position, 0 for the rest."""
+    documents = topic_documents(campaign)
+    rows = []
+    for qid, order in topk_orders(campaign).items():
+        labels = position_labels(order, k)
+        for docno in documents.get(qid, order):
+            rows.append((qid, docno, labels.get(docno, 0)))
+    return rows
+
+
+def pairwise_results(campaign: Campaign, pairwise: PairwiseSettings) -> dict[str, Any]:
+    """Everything the results page and the dashboard section show."""
+    return {
+        "mode": pairwise.mode,
+        "k": pairwise.k,
+        "topk": [
+            {
+                "topic": heap.topic,
+                "assessor": heap.assessor,
+                "slot": heap.slot,
+                "order": heap.order,
+                "judgments": heap.judgments,
+                "done": heap.done,
+                "n_documents": heap.n_documents,
+            }
+            for heap in topk_results(campaign)
+        ],
+        "kappa": kappa_metrics(campaign, pairwise.k),
+        "merged": merged_orders(campaign, pairwise.k),
+        "agreement": campaign_agreement(campaign),
+    }

@@ -1,0 +1,147 @@
+"""Input and output shapes of the pairwise REST API (and its OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
+from pairwise.models import Comparison, PairTask, PairwiseSettings
+from pairwise.services import OUTCOMES
+
+
+class PairwiseSettingsSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PairwiseSettings
+        fields = [
+            "mode",
+            "k",
+            "documents_per_topic",
+            "pairs_per_topic",
+            "use_prior_order",
+            "reuse_answers",
+            "use_transitivity",
+            "allow_bad_shortcut",
+            "prepared_at",
+        ]
+        read_only_fields = ["prepared_at"]
+
+
+class PairProgressSerializer(serializers.Serializer):
+    judgments = serializers.IntegerField(help_text="answers given in this heap so far")
+    documents = serializers.IntegerField(help_text="n: documents of the heap")
+    k = serializers.IntegerField()
+
+
+class PairOutputSerializer(serializers.Serializer):
+    task = serializers.IntegerField(source="pk")
+    kind = serializers.CharField(default="pair")
+    mode = serializers.CharField(help_text="pairwise or topk")
+    campaign = serializers.IntegerField(source="campaign_id")
+    lease_expires_at = serializers.DateTimeField()
+    topic = TopicOutputSerializer()
+    left = DocumentOutputSerializer()
+    right = DocumentOutputSerializer()
+    allow_bad_shortcut = serializers.BooleanField()
+    progress = PairProgressSerializer(allow_null=True)
+
+    @staticmethod
+    def of(task: PairTask, pairwise: PairwiseSettings) -> dict[str, Any]:
+        progress = None
+        if task.heap is not None:
+            progress = {
+                "judgments": task.heap.judgments,
+                "documents": len(task.heap.state["documents"]),
+                "k": task.heap.state["k"],
+            }
+        task.kind = "pair"  # type: ignore[attr-defined]
+        task.mode = pairwise.mode  # type: ignore[attr-defined]
+        task.allow_bad_shortcut = pairwise.allow_bad_shortcut  # type: ignore[attr-defined]
+        task.progress = progress  # type: ignore[attr-defined]
+        return PairOutputSerializer(task).data
+
+
+class PairAnswerInputSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=list(OUTCOMES), help_text="relative to the sides as displayed")
+    seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
+
+
+class ComparisonOutputSerializer(serializers.ModelSerializer):
+    left = serializers.CharField(source="left.docno")
+    right = serializers.CharField(source="right.docno")
+
+    class Meta:
+        model = Comparison
+        fields = ["id", "task", "left", "right", "outcome", "seconds", "swapped", "created_at"]
+
+
+class TopKOrderSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    assessor = serializers.CharField(allow_null=True)
+    slot = serializers.IntegerField()
+    order = serializers.ListField(child=serializers.CharField())
+    judgments = serializers.IntegerField()
+    done = serializers.BooleanField()
+    n_documents = serializers.IntegerField()
+
+
+class AgreementTableSerializer(serializers.Serializer):
+    labels = serializers.ListField(child=serializers.CharField())
+    counts = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    row_normalised = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField(allow_null=True))
+    )
+    overall = serializers.FloatField(allow_null=True)
+    ignoring_ties = serializers.FloatField(allow_null=True)
+    kappa = serializers.FloatField(allow_null=True)
+    kappa_kind = serializers.CharField()
+    n_pairs = serializers.IntegerField()
+
+
+class AgreementBetweenSerializer(AgreementTableSerializer):
+    first = serializers.CharField()
+    second = serializers.CharField()
+
+
+class AgreementSetSerializer(serializers.Serializer):
+    pooled = AgreementTableSerializer()
+    between = AgreementBetweenSerializer(many=True)
+
+
+class AgreementSerializer(serializers.Serializer):
+    preferences = AgreementSetSerializer(allow_null=True)
+    inferred_from_grades = AgreementSetSerializer(allow_null=True)
+
+
+class KappaRunSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    metric_ndcg = serializers.CharField()
+    kappa_ndcg = serializers.FloatField()
+    kappa_err = serializers.FloatField()
+    topics = serializers.IntegerField()
+    per_topic = serializers.DictField(child=serializers.DictField(child=serializers.FloatField()))
+
+
+class OwnOrderSerializer(serializers.Serializer):
+    assessor = serializers.CharField()
+    order = serializers.ListField(child=serializers.CharField())
+    done = serializers.BooleanField()
+
+
+class MergedOrderSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    order = serializers.ListField(child=serializers.CharField())
+    scores = serializers.ListField(child=serializers.FloatField())
+    comparisons = serializers.IntegerField()
+    assessors = serializers.ListField(child=serializers.CharField())
+    own = OwnOrderSerializer(many=True)
+
+
+class ResultsSerializer(serializers.Serializer):
+    mode = serializers.CharField()
+    k = serializers.IntegerField()
+    topk = TopKOrderSerializer(many=True)
+    kappa = KappaRunSerializer(many=True)
+    merged = MergedOrderSerializer(many=True)
+    agreement = AgreementSerializer()

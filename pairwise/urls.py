@@ -1,0 +1,13 @@
+"""HTML routes of pairwise judging: the judging page, the settings form and the results page."""
+
+from django.urls import path
+
+from pairwise import views
+
+app_name = "pairwise"
+
+urlpatterns = [
+    path("pairwise/<int:campaign_id>/judge/", views.judge, name="judge"),
+    path("pairwise/<int:campaign_id>/settings/", views.settings_edit, name="settings"),
+    path("pairwise/<int:campaign_id>/results/", views.results, name="results"),
+]

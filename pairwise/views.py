@@ -1,0 +1,113 @@
+"""HTML pages: the pairwise judging page (runs against the REST API), the coordinator's
+pairwise settings form and the results page."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from labeling import selectors as labeling_selectors
+from labeling.models import Campaign
+from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
+from pairwise import selectors, services
+from pairwise.models import PairwiseSettings
+
+
+class PairwiseSettingsForm(forms.ModelForm):
+    class Meta:
+        model = PairwiseSettings
+        fields = list(services.SETTING_FIELDS)
+
+
+def _campaign(request: HttpRequest, campaign_id: int, permission: str) -> Campaign:
+    """The campaign if the user may see it (else 404) and holds `permission` on it (else 403)."""
+    campaign = labeling_selectors.campaign_get_for_user(request.user, campaign_id)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    if not request.user.has_perm(permission, campaign):
+        raise PermissionDenied("Your role in this campaign does not allow this page.")
+    return campaign
+
+
+def _pairwise(campaign: Campaign) -> PairwiseSettings:
+    pairwise = selectors.pairwise_settings_get(campaign)
+    if pairwise is None:
+        raise Http404("This campaign does not judge in pairs.")
+    return pairwise
+
+
+@login_required
+@require_GET
+def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Two documents side by side; pairs come from and go to the REST API without reloads."""
+    campaign = _campaign(request, campaign_id, JUDGE)
+    pairwise = _pairwise(campaign)
+    config = {
+        "campaign": campaign.pk,
+        "mode": pairwise.mode,
+        "allow_bad_shortcut": pairwise.allow_bad_shortcut,
+        "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
+        "next_url": reverse("api-pairwise-next", args=[campaign.pk]),
+        "answer_url": reverse("api-pairwise-answer", args=[campaign.pk, 0]).replace("/0/", "/{task}/"),
+        "undo_url": reverse("api-pairwise-undo", args=[campaign.pk]),
+    }
+    context = {
+        "campaign": campaign,
+        "pairwise": pairwise,
+        "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
+        "judge_config": config,
+    }
+    return render(request, "pairwise/judge.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Turn a campaign into a pairwise or top-k campaign, or change k and the improvements."""
+    campaign = _campaign(request, campaign_id, MANAGE)
+    current = selectors.pairwise_settings_get(campaign) or PairwiseSettings(campaign=campaign)
+    form = PairwiseSettingsForm(request.POST or None, instance=current)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.pairwise_configure(
+                campaign=campaign, **{name: form.cleaned_data[name] for name in services.SETTING_FIELDS}
+            )
+        except ValueError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, "Pairwise settings saved.")
+            return redirect("pairwise:results", campaign_id=campaign.pk)
+    return render(request, "pairwise/settings.html", {"campaign": campaign, "form": form})
+
+
+@login_required
+@require_GET
+def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The coordinator's view: top-k per topic and assessor, merged orders, kappa metrics, agreement."""
+    campaign = _campaign(request, campaign_id, VIEW_RESULTS)
+    pairwise = _pairwise(campaign)
+    data = selectors.pairwise_results(campaign, pairwise)
+    exports = []
+    if request.user.has_perm(EXPORT, campaign):
+        exports = [
+            ("Preferences (CSV)", reverse("api-pairwise-export-preferences-csv", args=[campaign.pk])),
+            ("Preferences (JSONL)", reverse("api-pairwise-export-preferences-jsonl", args=[campaign.pk])),
+            ("Top-k orders (JSONL)", reverse("api-pairwise-export-topk", args=[campaign.pk])),
+            ("Position-aware labels (TREC qrels)", reverse("api-pairwise-export-qrels", args=[campaign.pk])),
+            ("Assessor agreement (JSON)", reverse("api-pairwise-export-agreement", args=[campaign.pk])),
+        ]
+    context = {
+        "campaign": campaign,
+        "pairwise": pairwise,
+        "data": data,
+        "exports": exports,
+        "can_manage": request.user.has_perm(MANAGE, campaign),
+    }
+    return render(request, "pairwise/results.html", context)

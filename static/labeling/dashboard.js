@@ -1,0 +1,666 @@
+/* The coordinator's live dashboard: polls the REST API and redraws tables and inline SVG
+   charts in place. No libraries, no build step; every number comes from the API as is. */
+(function () {
+  "use strict";
+
+  const config = JSON.parse(document.getElementById("dashboard-config").textContent);
+  const SVG = "http://www.w3.org/2000/svg";
+  const COLOURS = ["#1f5fa8", "#c2410c", "#1c7c45", "#7c3aed", "#b3261e", "#0e7490", "#a16207", "#be185d"];
+  const METRIC_ORDER = ["DCG", "ERR", "nDCG"];
+
+  const state = {
+    estimates: null,
+    history: [],
+    historyKey: null,
+    metric: null, // the metric the history chart shows
+    systems: [], // system names in API order: colours stay stable
+  };
+
+  // ---------- formatting ----------
+
+  /** 3-4 significant digits, no exponent for ordinary magnitudes, "—" for missing. */
+  function fmt(value, digits) {
+    if (value === null || value === undefined || !Number.isFinite(value)) return "—";
+    if (value === 0) return "0";
+    const magnitude = Math.abs(value);
+    if (magnitude >= 1e6 || magnitude < 1e-4) return value.toExponential(2);
+    const precise = Number(value.toPrecision(digits || 4));
+    const decimals = Math.max(0, (digits || 4) - 1 - Math.floor(Math.log10(magnitude)));
+    return precise.toFixed(Math.min(decimals, 6)).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+  }
+
+  function fmtInterval(pair) {
+    if (!pair || pair[0] === null || pair[1] === null) return "—";
+    return "[" + fmt(pair[0]) + ", " + fmt(pair[1]) + "]";
+  }
+
+  function percent(fraction) {
+    if (fraction === null || fraction === undefined || !Number.isFinite(fraction)) return "—";
+    // Never round a probability below 1 up to a certainty.
+    if (fraction > 0.999 && fraction < 1) return "> 99.9 %";
+    return (100 * fraction).toFixed(fraction >= 0.995 || fraction < 0.1 ? 1 : 0) + " %";
+  }
+
+  function metricFamily(name) {
+    return String(name).split("@")[0];
+  }
+
+  function colourOf(system) {
+    let index = state.systems.indexOf(system);
+    if (index < 0) {
+      state.systems.push(system);
+      index = state.systems.length - 1;
+    }
+    return COLOURS[index % COLOURS.length];
+  }
+
+  // ---------- DOM and SVG helpers ----------
+
+  function el(tag, attributes, children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children || []) node.append(child);
+    return node;
+  }
+
+  function svg(tag, attributes, children) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [key, value] of Object.entries(attributes || {})) {
+      if (value === null || value === undefined) continue;
+      if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children || []) node.append(child);
+    return node;
+  }
+
+  function titled(node, text) {
+    node.append(svg("title", { text: text }));
+    return node;
+  }
+
+  /** Linear scale from [d0, d1] to [r0, r1]. */
+  function scale(d0, d1, r0, r1) {
+    const span = d1 - d0 || 1;
+    return (value) => r0 + ((value - d0) / span) * (r1 - r0);
+  }
+
+  /** About `count` round tick values covering [low, high]. */
+  function ticks(low, high, count) {
+    if (!(high > low)) return [low];
+    const raw = (high - low) / count;
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw) || raw;
+    const values = [];
+    for (let v = Math.ceil(low / step) * step; v <= high + step * 1e-9; v += step) values.push(Number(v.toPrecision(12)));
+    return values;
+  }
+
+  /** A padded [low, high] around the values (and 0 when asked). */
+  function extent(values, includeZero) {
+    const finite = values.filter((v) => v !== null && Number.isFinite(v));
+    if (includeZero) finite.push(0);
+    if (!finite.length) return [0, 1];
+    let low = Math.min(...finite);
+    let high = Math.max(...finite);
+    if (low === high) {
+      const pad = Math.abs(low) * 0.1 || 1;
+      low -= pad;
+      high += pad;
+    }
+    const pad = (high - low) * 0.06;
+    return [includeZero && low >= 0 ? 0 : low - pad, high + pad];
+  }
+
+  function axes(root, x, y, box, xTicks, yTicks, labels) {
+    const grid = svg("g", { class: "grid" });
+    for (const t of yTicks) {
+      grid.append(svg("line", { x1: box.left, x2: box.right, y1: y(t), y2: y(t) }));
+      root.append(svg("text", { x: box.left - 6, y: y(t) + 4, class: "tick", "text-anchor": "end", text: fmt(t, 3) }));
+    }
+    for (const t of xTicks) {
+      root.append(svg("line", { x1: x(t), x2: x(t), y1: box.bottom, y2: box.bottom + 4, class: "axis" }));
+      root.append(svg("text", { x: x(t), y: box.bottom + 17, class: "tick", "text-anchor": "middle", text: fmt(t, 3) }));
+    }
+    root.prepend(grid);
+    root.append(svg("line", { x1: box.left, x2: box.right, y1: box.bottom, y2: box.bottom, class: "axis" }));
+    root.append(svg("line", { x1: box.left, x2: box.left, y1: box.top, y2: box.bottom, class: "axis" }));
+    root.append(svg("text", { x: (box.left + box.right) / 2, y: box.bottom + 34, class: "label", "text-anchor": "middle", text: labels.x }));
+    root.append(
+      svg("text", {
+        x: 0,
+        y: 0,
+        class: "label",
+        "text-anchor": "middle",
+        transform: "translate(" + (box.left - 44) + " " + (box.top + box.bottom) / 2 + ") rotate(-90)",
+        text: labels.y,
+      })
+    );
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+  }
+
+  // ---------- fetching ----------
+
+  async function getJson(url) {
+    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (response.status === 401 || response.status === 403) {
+      window.location.assign("/accounts/login/?next=" + encodeURIComponent(window.location.pathname));
+      throw new Error("signed out");
+    }
+    if (!response.ok) throw new Error(url + " answered " + response.status);
+    return response.json();
+  }
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  // ---------- budget gauge ----------
+
+  function drawGauge(progress) {
+    const root = document.getElementById("gauge");
+    clear(root);
+    const fraction = progress.budget > 0 ? Math.min(1, Math.max(0, progress.spent / progress.budget)) : 0;
+    const cx = 100;
+    const cy = 100;
+    const r = 80;
+    const point = (f) => [cx - r * Math.cos(Math.PI * f), cy - r * Math.sin(Math.PI * f)];
+    const arc = (f0, f1) => {
+      const [x0, y0] = point(f0);
+      const [x1, y1] = point(f1);
+      return "M " + x0 + " " + y0 + " A " + r + " " + r + " 0 0 1 " + x1 + " " + y1;
+    };
+    const tone = fraction >= 1 ? "var(--bad)" : fraction >= 0.85 ? "var(--warn)" : "var(--ok)";
+    root.append(svg("path", { d: arc(0, 1), class: "gauge-track" }));
+    if (fraction > 0) root.append(svg("path", { d: arc(0, Math.max(fraction, 0.004)), class: "gauge-fill", stroke: tone }));
+    root.append(svg("text", { x: cx, y: cy - 14, "text-anchor": "middle", class: "gauge-value", text: percent(fraction) }));
+    root.append(svg("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "gauge-caption", text: "of the budget spent" }));
+    root.setAttribute("aria-valuenow", String(Math.round(100 * fraction)));
+    root.dataset.fraction = String(fraction);
+  }
+
+  function showProgress(progress) {
+    drawGauge(progress);
+    document.getElementById("stat-spent").textContent = fmt(progress.spent);
+    document.getElementById("stat-budget").textContent = fmt(progress.budget);
+    document.getElementById("stat-judgments").textContent = String(progress.judgments);
+    const badge = document.getElementById("status-badge");
+    badge.className = "badge " + progress.status;
+    badge.textContent = progress.status.charAt(0).toUpperCase() + progress.status.slice(1);
+    const notice = document.getElementById("state-notice");
+    notice.hidden = !progress.message || progress.state === "draft";
+    notice.textContent = progress.message || "";
+  }
+
+  // ---------- estimates table ----------
+
+  function intervalBar(row, range) {
+    const width = 160;
+    const height = 18;
+    const root = svg("svg", { viewBox: "0 0 " + width + " " + height, class: "bar", width: width, height: height });
+    if (row.value === null || row.low === null || row.high === null) return root;
+    const x = scale(range[0], range[1], 4, width - 4);
+    const colour = colourOf(row.name);
+    root.append(svg("line", { x1: x(row.low), x2: x(row.high), y1: 9, y2: 9, stroke: colour, "stroke-width": 2 }));
+    for (const end of [row.low, row.high]) {
+      root.append(svg("line", { x1: x(end), x2: x(end), y1: 4, y2: 14, stroke: colour, "stroke-width": 2 }));
+    }
+    root.append(svg("circle", { cx: x(row.value), cy: 9, r: 3.5, fill: colour }));
+    return titled(root, row.name + ": " + fmt(row.value) + " [" + fmt(row.low) + ", " + fmt(row.high) + "]");
+  }
+
+  function showEstimates(estimates) {
+    const itemLevel = estimates.level === "item";
+    const table = document.getElementById("estimates-table");
+    const head = table.tHead;
+    const body = table.tBodies[0];
+    clear(head);
+    clear(body);
+    const columns = ["System", "Estimate", "SE", "95 % CI (CLT)"];
+    if (itemLevel) columns.push("Hoeffding", "Emp. Bernstein");
+    columns.push("Draws", "Interval");
+    head.append(el("tr", {}, columns.map((name, i) => el("th", { class: i > 0 && i < columns.length - 1 ? "num" : null, text: name }))));
+
+    const byMetric = new Map();
+    for (const row of estimates.systems || []) {
+      colourOf(row.name);
+      if (!byMetric.has(row.metric)) byMetric.set(row.metric, []);
+      byMetric.get(row.metric).push(row);
+    }
+    const metrics = [...byMetric.keys()].sort((a, b) => METRIC_ORDER.indexOf(metricFamily(a)) - METRIC_ORDER.indexOf(metricFamily(b)));
+    if (!metrics.length) {
+      body.append(el("tr", {}, [el("td", { colspan: columns.length, class: "muted", text: "No estimates yet: import topics and runs, then start judging." })]));
+    }
+    for (const metric of metrics) {
+      const rows = byMetric.get(metric);
+      const reason = rows.find((r) => r.reason);
+      body.append(el("tr", { class: "group" }, [el("th", { colspan: columns.length, scope: "colgroup", text: metric })]));
+      if (reason && rows.every((r) => r.value === null)) {
+        body.append(el("tr", {}, [el("td", { colspan: columns.length, class: "muted small", text: "Not reported: " + reason.reason })]));
+        continue;
+      }
+      const range = extent(rows.flatMap((r) => [r.low, r.high, r.value]), true);
+      for (const row of rows) {
+        const cells = [
+          el("td", {}, [el("span", { class: "swatch", style: "background:" + colourOf(row.name) }), row.name]),
+          el("td", { class: "num strong", "data-field": "value", text: fmt(row.value) }),
+          el("td", { class: "num", "data-field": "se", text: fmt(row.se, 3) }),
+          el("td", { class: "num", "data-field": "clt", text: fmtInterval([row.low, row.high]) }),
+        ];
+        if (itemLevel) {
+          const intervals = row.intervals || {};
+          cells.push(el("td", { class: "num", text: fmtInterval(intervals.hoeffding) }));
+          cells.push(el("td", { class: "num", text: fmtInterval(intervals.bernstein) }));
+        }
+        cells.push(el("td", { class: "num", text: String(row.n ?? 0) }));
+        cells.push(el("td", {}, [intervalBar(row, range)]));
+        body.append(el("tr", { "data-system": row.name, "data-metric": metric }, cells));
+      }
+    }
+    const note = document.getElementById("estimates-note");
+    note.textContent =
+      (itemLevel
+        ? "Item-level importance sampling (Schnabel et al.): Hoeffding and empirical-Bernstein intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
+        : "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of its topic is judged. ") +
+      "Draws = draws counted so far; SE = estimated standard error.";
+    showDifference(estimates.difference);
+  }
+
+  function showDifference(difference) {
+    const box = document.getElementById("difference");
+    clear(box);
+    box.hidden = !difference;
+    if (!difference) return;
+    const [a, b] = difference.systems;
+    const p = difference.p_order_right;
+    const leader = difference.value === null ? null : difference.value >= 0 ? a : b;
+    const text = el("div", {}, [
+      el("div", { class: "difference-title", text: a + " − " + b + " on " + difference.metric }),
+      el("div", { class: "difference-numbers" }, [
+        el("span", { class: "big", id: "difference-value", text: fmt(difference.value) }),
+        el("span", { class: "muted", text: " ± " + fmt(difference.se, 3) + " (SE) · 95 % CI " + fmtInterval([difference.low, difference.high]) }),
+      ]),
+      el("div", { class: "small" }, [
+        leader === null
+          ? "No draw counted yet."
+          : "Probability that " + leader + " is truly better: ",
+        leader === null ? "" : el("b", { id: "p-order-right", text: percent(p) }),
+      ]),
+    ]);
+    box.append(text);
+    // The difference against zero, as an error bar.
+    const width = 260;
+    const root = svg("svg", { viewBox: "0 0 " + width + " 44", class: "difference-bar", width: width, height: 44 });
+    if (difference.value !== null && difference.low !== null) {
+      const bound = Math.max(Math.abs(difference.low), Math.abs(difference.high), Math.abs(difference.value)) * 1.15 || 1;
+      const x = scale(-bound, bound, 10, width - 10);
+      root.append(svg("line", { x1: x(0), x2: x(0), y1: 2, y2: 30, class: "zero" }));
+      root.append(svg("line", { x1: x(difference.low), x2: x(difference.high), y1: 16, y2: 16, class: "err" }));
+      for (const end of [difference.low, difference.high]) root.append(svg("line", { x1: x(end), x2: x(end), y1: 10, y2: 22, class: "err" }));
+      root.append(svg("circle", { cx: x(difference.value), cy: 16, r: 4.5, class: "dot" }));
+      root.append(svg("text", { x: x(0), y: 42, "text-anchor": "middle", class: "tick", text: "0" }));
+      root.append(svg("text", { x: 10, y: 42, class: "tick", text: b + " better" }));
+      root.append(svg("text", { x: width - 10, y: 42, "text-anchor": "end", class: "tick", text: a + " better" }));
+    }
+    box.append(root);
+  }
+
+  // ---------- history chart ----------
+
+  function metricsOf(estimates) {
+    const names = [...new Set((estimates.systems || []).filter((r) => r.value !== null || !r.reason).map((r) => r.metric))];
+    return names.sort((a, b) => METRIC_ORDER.indexOf(metricFamily(a)) - METRIC_ORDER.indexOf(metricFamily(b)));
+  }
+
+  function showTabs(estimates) {
+    const tabs = document.getElementById("metric-tabs");
+    const metrics = metricsOf(estimates);
+    if (!state.metric || !metrics.includes(state.metric)) {
+      state.metric = metrics.includes(config.metric) ? config.metric : metrics[0] || null;
+    }
+    const existing = [...tabs.children].map((b) => b.dataset.metric).join("|");
+    if (existing !== metrics.join("|")) {
+      clear(tabs);
+      for (const metric of metrics) {
+        const button = el("button", { type: "button", role: "tab", class: "tab", "data-metric": metric, text: metric });
+        button.addEventListener("click", () => {
+          state.metric = metric;
+          showTabs(state.estimates);
+          drawHistory();
+        });
+        tabs.append(button);
+      }
+    }
+    for (const button of tabs.children) button.setAttribute("aria-selected", String(button.dataset.metric === state.metric));
+  }
+
+  /** At most `limit` snapshots, always keeping the first and the last. */
+  function thin(points, limit) {
+    if (points.length <= limit) return points;
+    const step = (points.length - 1) / (limit - 1);
+    return Array.from({ length: limit }, (_, i) => points[Math.round(i * step)]);
+  }
+
+  function drawHistory() {
+    const root = document.getElementById("history-chart");
+    const legend = document.getElementById("history-legend");
+    clear(root);
+    clear(legend);
+    const metric = state.metric;
+    const series = new Map();
+    for (const snapshot of state.history) {
+      for (const row of snapshot.systems || []) {
+        if (row.metric !== metric || row.value === null) continue;
+        if (!series.has(row.name)) series.set(row.name, []);
+        series.get(row.name).push({ spent: snapshot.spent, value: row.value, low: row.low ?? row.value, high: row.high ?? row.value });
+      }
+    }
+    const box = { left: 62, right: 626, top: 12, bottom: 252 };
+    if (!series.size) {
+      root.append(svg("text", { x: 320, y: 150, "text-anchor": "middle", class: "empty", text: "No estimate yet: the chart starts with the first fully judged draw." }));
+      return;
+    }
+    const all = [...series.values()].flat();
+    const budget = state.estimates ? state.estimates.budget : 0;
+    const xMax = Math.max(...all.map((p) => p.spent), 1e-9);
+    // The whole budget on the x axis: how far along the campaign is reads off the chart.
+    const xDomain = [0, Math.max(xMax * 1.04, budget || 0)];
+    const yDomain = extent(all.flatMap((p) => [p.low, p.high]), false);
+    const x = scale(xDomain[0], xDomain[1], box.left, box.right);
+    const y = scale(yDomain[0], yDomain[1], box.bottom, box.top);
+    axes(root, x, y, box, ticks(xDomain[0], xDomain[1], 6), ticks(yDomain[0], yDomain[1], 5), {
+      x: "budget spent (" + (state.estimates ? state.estimates.budget_unit : "") + ")",
+      y: metric,
+    });
+    const names = [...series.keys()];
+    // Systems' error bars at one snapshot sit side by side instead of on top of each other.
+    const jitter = (xDomain[1] - xDomain[0]) * 0.009;
+    names.forEach((name, index) => {
+      const colour = colourOf(name);
+      const points = series.get(name);
+      const shift = (index - (names.length - 1) / 2) * jitter;
+      const group = svg("g", { class: "series", "data-system": name });
+      const band = points.map((p) => x(p.spent) + "," + y(p.high)).concat(points.slice().reverse().map((p) => x(p.spent) + "," + y(p.low)));
+      group.append(svg("polygon", { points: band.join(" "), fill: colour, opacity: 0.08 }));
+      group.append(svg("polyline", { points: points.map((p) => x(p.spent) + "," + y(p.value)).join(" "), fill: "none", stroke: colour, "stroke-width": 1.8 }));
+      for (const p of thin(points, 40)) {
+        const px = x(p.spent + shift);
+        const bar = svg("g", { stroke: colour, "stroke-width": 1.2 });
+        bar.append(svg("line", { x1: px, x2: px, y1: y(p.low), y2: y(p.high) }));
+        bar.append(svg("line", { x1: px - 3, x2: px + 3, y1: y(p.low), y2: y(p.low) }));
+        bar.append(svg("line", { x1: px - 3, x2: px + 3, y1: y(p.high), y2: y(p.high) }));
+        group.append(titled(bar, name + " at " + fmt(p.spent) + " spent: " + fmt(p.value) + " [" + fmt(p.low) + ", " + fmt(p.high) + "]"));
+        group.append(svg("circle", { cx: px, cy: y(p.value), r: 2.6, fill: colour }));
+      }
+      root.append(group);
+      legend.append(el("span", { class: "legend-item" }, [el("span", { class: "swatch", style: "background:" + colour }), name]));
+    });
+    if (budget > 0 && budget <= xDomain[1]) {
+      root.append(svg("line", { x1: x(budget), x2: x(budget), y1: box.top, y2: box.bottom, class: "budget-line" }));
+      root.append(svg("text", { x: x(budget) - 4, y: box.top + 10, "text-anchor": "end", class: "tick", text: "budget" }));
+    }
+    root.dataset.points = String(all.length);
+  }
+
+  // ---------- sampling distribution ----------
+
+  /** A blue-to-yellow ramp (viridis-like) for t in [0, 1]. */
+  function ramp(t) {
+    const stops = [
+      [68, 1, 84],
+      [59, 82, 139],
+      [33, 145, 140],
+      [94, 201, 98],
+      [253, 231, 37],
+    ];
+    const position = Math.min(0.9999, Math.max(0, t)) * (stops.length - 1);
+    const i = Math.floor(position);
+    const f = position - i;
+    const mix = stops[i].map((c, k) => Math.round(c + f * (stops[i + 1][k] - c)));
+    return "rgb(" + mix.join(",") + ")";
+  }
+
+  const EXPECTED_LABELS = {
+    one: ["E[metric | topic]", "expected metric of the system under the label model"],
+    difference: ["E[Δ | topic]", "expected difference of the two systems under the label model"],
+    leaderboard: ["E[metric | topic]", "expected metric, averaged over the systems, under the label model"],
+    relative: ["E[metric | topic]", "expected metric, averaged over the systems, under the label model"],
+  };
+
+  function drawSampling(topics, goal) {
+    const [keyTitle, keyText] = EXPECTED_LABELS[goal] || EXPECTED_LABELS.one;
+    document.getElementById("sampling-note").textContent =
+      "Each dot is a topic: its probability q of being drawn next against its cost; colour = " + keyText +
+      ". The dashed line is uniform sampling (1 / topics).";
+    const root = document.getElementById("sampling-chart");
+    clear(root);
+    const box = { left: 62, right: 372, top: 12, bottom: 252 };
+    if (!topics.length) {
+      root.append(svg("text", { x: 220, y: 150, "text-anchor": "middle", class: "empty", text: "No sampling distribution stored yet." }));
+      return;
+    }
+    const xDomain = extent(topics.map((t) => t.cost), false);
+    const yDomain = extent(topics.map((t) => t.q), true);
+    const x = scale(xDomain[0], xDomain[1], box.left, box.right);
+    const y = scale(yDomain[0], yDomain[1], box.bottom, box.top);
+    axes(root, x, y, box, ticks(xDomain[0], xDomain[1], 5), ticks(yDomain[0], yDomain[1], 5), { x: "query cost (mean 1)", y: "q (probability of the next draw)" });
+    const uniform = 1 / topics.length;
+    if (uniform >= yDomain[0] && uniform <= yDomain[1]) {
+      root.append(svg("line", { x1: box.left, x2: box.right, y1: y(uniform), y2: y(uniform), class: "uniform" }));
+    }
+    const expected = topics.map((t) => t.expected);
+    const [eLow, eHigh] = [Math.min(...expected), Math.max(...expected)];
+    const colourAt = (value) => ramp(eHigh > eLow ? (value - eLow) / (eHigh - eLow) : 0.5);
+    const dots = svg("g", { class: "dots" });
+    for (const topic of topics) {
+      dots.append(
+        titled(
+          svg("circle", { cx: x(topic.cost), cy: y(topic.q), r: topics.length > 400 ? 2.2 : 4, fill: colourAt(topic.expected) }),
+          "topic " + topic.topic + ": q = " + fmt(topic.q, 3) + ", cost " + fmt(topic.cost, 3) + ", expected " + fmt(topic.expected, 3)
+        )
+      );
+    }
+    root.append(dots);
+    // Colour key.
+    const keyX = 392;
+    const defs = svg("defs");
+    const gradient = svg("linearGradient", { id: "expected-ramp", x1: 0, x2: 0, y1: 1, y2: 0 });
+    for (let i = 0; i <= 4; i++) gradient.append(svg("stop", { offset: i / 4, "stop-color": ramp(i / 4) }));
+    defs.append(gradient);
+    root.append(defs);
+    root.append(svg("rect", { x: keyX, y: box.top + 14, width: 12, height: 150, fill: "url(#expected-ramp)", rx: 2 }));
+    root.append(svg("text", { x: keyX + 6, y: box.top + 8, "text-anchor": "middle", class: "tick", text: keyTitle }));
+    root.append(svg("text", { x: keyX + 16, y: box.top + 24, class: "tick", text: fmt(eHigh, 3) }));
+    root.append(svg("text", { x: keyX + 16, y: box.top + 166, class: "tick", text: fmt(eLow, 3) }));
+    root.dataset.points = String(topics.length);
+  }
+
+  // ---------- throughput, model ----------
+
+  function showThroughput(throughput) {
+    document.getElementById("stat-median-seconds").textContent = fmt(throughput.median_seconds, 3);
+    document.getElementById("stat-per-hour").textContent = throughput.per_hour === null ? "—" : String(Math.round(throughput.per_hour));
+    document.getElementById("stat-assessors").textContent = String((throughput.assessors || []).length);
+    const body = document.querySelector("#throughput-table tbody");
+    clear(body);
+    for (const row of throughput.assessors || []) {
+      body.append(
+        el("tr", {}, [
+          el("td", { text: row.assessor }),
+          el("td", { class: "num", text: String(row.judgments) }),
+          el("td", { class: "num", text: fmt(row.median_seconds, 3) }),
+          el("td", { class: "num", text: row.per_hour === null ? "—" : String(Math.round(row.per_hour)) }),
+        ])
+      );
+    }
+    if (!(throughput.assessors || []).length) body.append(el("tr", {}, [el("td", { colspan: 4, class: "muted", text: "No assessor judgments yet." })]));
+  }
+
+  function clock(iso) {
+    if (!iso) return "—";
+    const date = new Date(iso);
+    return date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  }
+
+  const LABEL_KINDS = {
+    prior: "prior only (no labels yet)",
+    frequencies: "grade frequencies + prior",
+    ordinal: "ordinal regression + prior",
+  };
+  const COST_KINDS = {
+    constant: "constant (no document lengths)",
+    log_length: "log(1 + length), default",
+    fitted: "fitted to measured seconds",
+  };
+
+  function showModel(model) {
+    const facts = document.getElementById("model-facts");
+    clear(facts);
+    const add = (term, value, id) => {
+      facts.append(el("dt", { text: term }));
+      facts.append(el("dd", { id: id || null, text: value }));
+    };
+    add("Strategy", model.strategy_label + (model.level ? " · " + model.level + " level" : ""));
+    if (model.strategy !== "passive") add("Passive mix", fmt(model.mix, 3));
+    const label = model.label_model;
+    if (!label) {
+      add("Label model", "not fitted yet (first refresh pending)", "model-labels");
+    } else {
+      add("Label model", (LABEL_KINDS[label.kind] || label.kind) + " · " + label.n_labels + " labels", "model-labels");
+      if (label.prior_weight !== null && label.prior_weight !== undefined) add("Prior weight", fmt(label.prior_weight, 3) + " (strength " + fmt(label.prior_strength, 3) + ")");
+      const cost = model.cost_model || {};
+      let costText = COST_KINDS[cost.kind] || cost.kind || "—";
+      if (cost.kind === "fitted") costText += " · " + cost.n_points + " points" + (cost.r_squared !== null && cost.r_squared !== undefined ? ", R² " + fmt(cost.r_squared, 2) : "");
+      add("Cost model", costText);
+      add("Last refit", clock(model.refit_at) + " (version " + model.version + ")", "model-refit");
+    }
+    document.getElementById("meta-strategy").textContent = model.strategy_label;
+    document.getElementById("meta-level").textContent = model.level;
+  }
+
+  // ---------- evaluate a run ----------
+
+  function showEvaluations(results) {
+    const box = document.getElementById("evaluations");
+    if (!box) return;
+    clear(box);
+    if (!results.length) return;
+    const table = el("table", { class: "compact" }, [
+      el("tr", {}, ["Run", "Metric", "Estimate", "SE", "95 % CI", "Unreached"].map((t, i) => el("th", { class: i > 1 ? "num" : null, text: t }))),
+    ]);
+    for (const result of results) {
+      table.append(
+        el("tr", { "data-run": result.system }, [
+          el("td", { text: result.system }),
+          el("td", { text: result.metric }),
+          el("td", { class: "num strong", text: fmt(result.value) }),
+          el("td", { class: "num", text: fmt(result.se, 3) }),
+          el("td", { class: "num", text: fmtInterval([result.low, result.high]) }),
+          el("td", { class: "num", text: percent(result.unreachable_share) }),
+        ])
+      );
+    }
+    box.append(table);
+    for (const result of results) {
+      if (result.warning) box.append(el("div", { class: "notice warn small evaluate-warning", text: result.system + ": " + result.warning }));
+    }
+  }
+
+  async function refreshEvaluations() {
+    if (!config.can_evaluate) return;
+    showEvaluations(await getJson(config.urls.evaluate));
+  }
+
+  function wireEvaluateForm() {
+    const form = document.getElementById("evaluate-form");
+    if (!form) return;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const errors = document.getElementById("evaluate-errors");
+      clear(errors);
+      const button = form.querySelector("button");
+      button.disabled = true;
+      try {
+        const response = await fetch(config.urls.evaluate, {
+          method: "POST",
+          body: new FormData(form),
+          credentials: "same-origin",
+          headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+        });
+        const body = await response.json().catch(() => ({}));
+        if (!response.ok) {
+          const list = body.errors || [{ file: "", line: null, message: body.detail || "the upload failed (" + response.status + ")" }];
+          for (const error of list) {
+            const where = [error.file, error.line ? "line " + error.line : ""].filter(Boolean).join(", ");
+            errors.append(el("div", { class: "notice bad small", text: (where ? where + ": " : "") + error.message }));
+          }
+          return;
+        }
+        form.reset();
+        await refreshEvaluations();
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
+  // ---------- polling ----------
+
+  let polling = false;
+
+  async function poll() {
+    if (polling) return;
+    polling = true;
+    const dot = document.getElementById("live-dot");
+    try {
+      const [estimates, progress, sampling, throughput, model] = await Promise.all([
+        getJson(config.urls.estimates),
+        getJson(config.urls.progress),
+        getJson(config.urls.sampling),
+        getJson(config.urls.throughput),
+        getJson(config.urls.model),
+      ]);
+      state.estimates = estimates;
+      document.getElementById("stat-draws").textContent = String(estimates.draws ?? 0);
+      showProgress(progress);
+      showEstimates(estimates);
+      showTabs(estimates);
+      const key = [estimates.judgments, estimates.draws, estimates.computed_at || "", progress.spent].join("|");
+      if (key !== state.historyKey) {
+        state.history = await getJson(config.urls["estimates-history"]);
+        state.historyKey = key;
+      }
+      drawHistory();
+      drawSampling(sampling, model.goal);
+      showThroughput(throughput);
+      showModel(model);
+      document.getElementById("updated").textContent =
+        "updated " + new Date().toLocaleTimeString() + " · every " + config.poll_seconds + " s";
+      dot.classList.remove("stale");
+      document.body.dataset.polls = String(Number(document.body.dataset.polls || 0) + 1);
+    } catch (error) {
+      dot.classList.add("stale");
+      document.getElementById("updated").textContent = "could not update: " + error.message;
+    } finally {
+      polling = false;
+    }
+  }
+
+  wireEvaluateForm();
+  poll();
+  refreshEvaluations().catch(() => {});
+  window.setInterval(() => {
+    if (!document.hidden) poll();
+  }, 1000 * config.poll_seconds);
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) poll();
+  });
+})();

@@ -1,0 +1,88 @@
+"""Browser fixtures: Debian's chromium driven by Playwright (never a browser download)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from config.celery import app as celery_app
+from labeling import services
+from tests.e2e.helpers import PASSWORD
+
+# Judgments enqueue a campaign refresh; here it goes to an in-memory transport (the Celery
+# integration tests run a real worker on real Redis).
+celery_app.conf.broker_url = "memory://"
+celery_app.conf.broker_transport_options = {}
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium from PATH or its usual place."""
+    found = shutil.which("chromium")
+    if found:
+        return found
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
+
+
+@pytest.fixture
+def browser_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """A page in a fresh headless chromium profile."""
+    executable = chromium_path()
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed (CI=true: .ci/run installs Debian's chromium package)")
+        pytest.skip("chromium not found on PATH or at /usr/bin/chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an asyncio loop in this thread; the test's own ORM calls are
+    # still synchronous, so Django's async-safety guard must stand aside.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"),
+            executable_path=executable,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1360, "height": 860},
+        )
+        context.set_default_timeout(15_000)
+        page = context.pages[0] if context.pages else context.new_page()
+        try:
+            yield page
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: $E2E_SCREENSHOT_DIR, else a temporary folder."""
+    configured = os.environ.get("E2E_SCREENSHOT_DIR")
+    if configured:
+        path = Path(configured)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture
+def people(db: None) -> dict[str, AbstractBaseUser]:
+    """An assessor (alice) and a coordinator (carl)."""
+    return {
+        role: services.user_create(creator=None, username=name, password=PASSWORD, role=role)
+        for name, role in (("alice", "assessor"), ("carl", "coordinator"))
+    }

@@ -1,0 +1,212 @@
+"""End to end in headless chromium: the coordinator's dashboard shows the running estimates and
+their chart, and its numbers change, without a reload, after an assessor judges more."""
+
+from __future__ import annotations
+
+import io
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.test import APIClient
+
+from labeling import services
+from labeling.models import Campaign, EstimateSnapshot
+from tests.e2e.helpers import log_in
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+N_TOPICS = 12
+DOCS_PER_TOPIC = 6
+SYSTEMS = ("bm25", "dense", "rerank")
+
+
+def true_grade(qid: str, docno: str) -> int:
+    """The oracle assessor's grade: fixed by the pair, 0-2, skewed toward 0 like real qrels."""
+    value = zlib.crc32(f"{qid}|{docno}".encode()) % 10
+    return 0 if value < 5 else 1 if value < 8 else 2
+
+
+def _run(tag: str, offset: int) -> io.BytesIO:
+    """Each system ranks the topic's documents in its own rotation of the same list."""
+    lines = []
+    for topic in range(1, N_TOPICS + 1):
+        docnos = [f"D{topic}-{d}" for d in range(DOCS_PER_TOPIC)]
+        shift = (offset * topic) % DOCS_PER_TOPIC
+        ranked = docnos[shift:] + docnos[:shift]
+        lines += [f"{topic} Q0 {docno} {rank} {100 - rank} {tag}\n" for rank, docno in enumerate(ranked, 1)]
+    return io.BytesIO("".join(lines).encode())
+
+
+@pytest.fixture
+def active_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
+    """Twelve topics, documents of varying length, three runs; active sampling for bm25 - dense."""
+    return campaign_of(people["coordinator"], strategy="active", goal="difference")
+
+
+@pytest.fixture
+def item_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
+    """The same data with item-level importance sampling for one system."""
+    return campaign_of(people["coordinator"], strategy="items", goal="one")
+
+
+def campaign_of(coordinator: AbstractBaseUser, *, strategy: str, goal: str) -> Campaign:
+    campaign = services.campaign_create(
+        creator=coordinator,
+        name="Web track replay",
+        metric="DCG@5",
+        grades=["Not relevant", "Relevant", "Highly relevant"],
+        goal=goal,
+        strategy=strategy,
+        focus_systems=["bm25", "dense"] if goal == "difference" else ["bm25"],
+        budget=60,
+        budget_unit="judgments",
+        seed=20130613,
+    )
+    topics = [{"id": str(t), "title": f"topic {t}", "description": "", "narrative": ""} for t in range(1, 13)]
+    documents = [
+        {"docno": f"D{t}-{d}", "title": f"document {d}", "text": "text", "length": 40 + 97 * ((t * d) % 11)}
+        for t in range(1, N_TOPICS + 1)
+        for d in range(DOCS_PER_TOPIC)
+    ]
+    services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
+    services.documents_import(campaign=campaign, files=[("docs.jsonl", _jsonl(documents))])
+    services.runs_import(
+        campaign=campaign,
+        files=[(f"{tag}.run", _run(tag, offset)) for offset, tag in enumerate(SYSTEMS)],
+    )
+    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return services.campaign_start(campaign=campaign)
+
+
+def _jsonl(records: list[dict[str, Any]]) -> io.BytesIO:
+    return io.BytesIO("".join(json.dumps(record) + "\n" for record in records).encode())
+
+
+def judge_through_the_api(campaign: Campaign, assessor: AbstractBaseUser, count: int) -> int:
+    """The oracle assessor answers up to `count` items over the REST API; returns how many."""
+    client = APIClient()
+    client.force_login(assessor)
+    answered = 0
+    while answered < count:
+        response = client.get(f"/api/campaigns/{campaign.pk}/next/")
+        if response.status_code == 204:
+            break
+        task = response.json()
+        grade = true_grade(task["topic"]["id"], task["document"]["docno"])
+        stored = client.post(f"/api/tasks/{task['task']}/answer/", {"grade": grade, "seconds": 4.0 + grade})
+        assert stored.status_code == 201, stored.content
+        answered += 1
+    return answered
+
+
+def judge_and_refresh(campaign: Campaign, assessor: AbstractBaseUser, batches: int) -> None:
+    """Judge in batches of six, each followed by the worker's refresh (one snapshot each)."""
+    for _ in range(batches):
+        assert judge_through_the_api(campaign, assessor, 6) > 0
+        services.campaign_refresh(campaign_id=campaign.pk)
+
+
+def table_values(page: Any) -> dict[str, str]:
+    """{'system|metric': shown estimate} from the dashboard's table."""
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('#estimates-table tr[data-system]')]
+            .map(tr => [tr.dataset.system + '|' + tr.dataset.metric,
+                        tr.querySelector('[data-field=value]').textContent]))"""
+    )
+
+
+def test_it_shows_live_estimates_that_change_after_judging(
+    browser_page: Any,
+    live_server: Any,
+    active_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+) -> None:
+    campaign = active_campaign
+    judge_and_refresh(campaign, people["assessor"], 3)
+    assert EstimateSnapshot.objects.filter(campaign=campaign).exists()
+
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/")
+    page.click("a:has-text('Dashboard')")
+    page.wait_for_url(f"**/campaigns/{campaign.pk}/dashboard/")
+    page.evaluate("window.stillTheSamePage = 42")
+    page.wait_for_function("Number(document.body.dataset.polls || 0) >= 1")
+
+    before = table_values(page)
+    assert set(before) == {f"{s}|{m}@5" for s in SYSTEMS for m in ("DCG", "ERR", "nDCG")}
+    assert all(value != "—" for value in before.values()), before
+    assert page.locator("#difference").is_visible()
+    assert page.locator("#difference").inner_text().startswith("bm25 − dense on DCG@5")
+    assert page.locator("#p-order-right").inner_text().endswith("%")
+    assert int(page.locator("#history-chart").get_attribute("data-points") or 0) >= len(SYSTEMS)
+    assert page.locator("#sampling-chart").get_attribute("data-points") == str(N_TOPICS)
+    assert page.locator("#model-labels").inner_text().endswith("labels")
+    assert float(page.locator("#gauge").get_attribute("data-fraction") or 0) > 0
+    history_points = int(page.locator("#history-chart").get_attribute("data-points") or 0)
+
+    # More judgments arrive; the worker's refresh runs (called directly here: the broker is a
+    # stub in browser tests). The next poll shows new numbers without reloading.
+    judge_and_refresh(campaign, people["assessor"], 3)
+    page.wait_for_function(
+        """before => [...document.querySelectorAll('#estimates-table tr[data-system]')].some(tr =>
+              tr.querySelector('[data-field=value]').textContent
+                !== before[tr.dataset.system + '|' + tr.dataset.metric])""",
+        arg=before,
+        timeout=12_000,
+    )
+    page.wait_for_function(
+        f"Number(document.getElementById('history-chart').dataset.points) > {history_points}", timeout=12_000
+    )
+    assert page.evaluate("window.stillTheSamePage") == 42, "updates arrive without a reload"
+    shown = page.locator("#stat-judgments").inner_text()
+    assert int(shown) == campaign.judgments.count()
+
+    # Evaluate a new run that ranks an unjudged document at the top on every topic.
+    run = "".join(
+        f"{t} Q0 NEW-{t} 1 99 newcomer\n{t} Q0 D{t}-0 2 98 newcomer\n" for t in range(1, N_TOPICS + 1)
+    )
+    run_file = screenshot_dir / "newcomer.run"
+    run_file.write_text(run)
+    page.set_input_files("#evaluate-file", str(run_file))
+    page.click("#evaluate-form button[type=submit]")
+    page.wait_for_selector("#evaluations tr[data-run=newcomer]")
+    warning = page.locator(".evaluate-warning").inner_text()
+    assert warning.startswith("newcomer:") and "%" in warning
+    assert page.locator("#evaluations tr[data-run=newcomer] td.strong").inner_text() != "—"
+
+    page.screenshot(path=str(screenshot_dir / "dashboard.png"), full_page=True)
+
+
+def test_it_never_shows_the_dashboard_to_an_assessor(
+    browser_page: Any, live_server: Any, active_campaign: Campaign
+) -> None:
+    page = browser_page
+    log_in(page, live_server.url, "alice", "/")
+    assert page.locator("a:has-text('Dashboard')").count() == 0
+    response = page.goto(f"{live_server.url}/campaigns/{active_campaign.pk}/dashboard/")
+    assert response is not None and response.status == 403
+
+
+def test_it_shows_finite_sample_intervals_for_item_level_sampling(
+    browser_page: Any,
+    live_server: Any,
+    item_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+) -> None:
+    judge_and_refresh(item_campaign, people["assessor"], 2)
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{item_campaign.pk}/dashboard/")
+    page.wait_for_function("Number(document.body.dataset.polls || 0) >= 1")
+    headers = page.locator("#estimates-table thead th").all_inner_texts()
+    assert {"HOEFFDING", "EMP. BERNSTEIN"} <= {header.upper() for header in headers}
+    assert set(table_values(page)) == {f"{system}|DCG@5" for system in SYSTEMS}
+    assert page.locator("#estimates-table td", has_text="Not reported").count() == 2, "ERR and nDCG"
+    assert page.locator("#difference").is_hidden()
+    assert int(page.locator("#history-chart").get_attribute("data-points") or 0) >= len(SYSTEMS)
+    page.screenshot(path=str(screenshot_dir / "dashboard-items.png"), full_page=True)

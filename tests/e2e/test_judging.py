@@ -1,0 +1,316 @@
+"""End to end in headless chromium: an assessor judges with the keyboard; a coordinator sets up."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from labeling import services
+from labeling.models import Campaign, Judgment, System
+from tests.e2e.helpers import log_in
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+TOPICS = [
+    {
+        "id": "301",
+        "title": "wind turbine noise",
+        "description": "Do wind turbines cause noise that harms people living nearby?",
+        "narrative": "Relevant documents report measurements or health effects of turbine noise. "
+        "Documents about turbine efficiency only are not relevant.",
+    },
+    {
+        "id": "302",
+        "title": "coral reef bleaching",
+        "description": "What causes coral reefs to bleach, and can they recover?",
+        "narrative": "Relevant documents discuss causes of bleaching or recovery of reefs.",
+    },
+]
+
+DOCUMENTS = [
+    (
+        "WT-1",
+        "Living next to a wind farm",
+        "Residents near the turbines reported low-frequency noise at night.\n\n"
+        "A survey of 400 households found sleep complaints rose with turbine noise levels above 40 dB.",
+    ),
+    (
+        "WT-2",
+        "Turbine blade efficiency",
+        "New blade shapes raise the efficiency of wind turbines by 4 percent.",
+    ),
+    ("WT-3", "Noise limits for wind farms", "Regulators set noise limits of 35 dB at the nearest dwelling."),
+    (
+        "CR-1",
+        "Heat waves bleach reefs",
+        "Marine heat waves are the main cause of mass coral bleaching.\n\n"
+        "Reefs can recover within a decade if the water stays cool.",
+    ),
+    ("CR-2", "Reef tourism", "Tourism around coral reefs brings income to coastal towns."),
+    ("CR-3", "Recovery after bleaching", "Some corals recovered after the 2016 bleaching event."),
+]
+
+
+def _jsonl(records: list[dict[str, Any]]) -> io.BytesIO:
+    return io.BytesIO("".join(json.dumps(record) + "\n" for record in records).encode())
+
+
+def _run(tag: str, order: list[str]) -> io.BytesIO:
+    lines = []
+    for qid, prefix in (("301", "WT"), ("302", "CR")):
+        docs = [docno for docno in order if docno.startswith(prefix)]
+        lines += [
+            f"{qid} Q0 {docno} {rank} {10 - rank}.5 {tag}\n" for rank, docno in enumerate(docs, start=1)
+        ]
+    return io.BytesIO("".join(lines).encode())
+
+
+@pytest.fixture
+def running_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
+    """Two topics with text, six documents, two runs; alice assigned; running."""
+    campaign = services.campaign_create(
+        creator=people["coordinator"],
+        name="Energy and oceans",
+        metric="DCG@5",
+        grades=["Not relevant", "Relevant", "Highly relevant"],
+        budget=50,
+        budget_unit="judgments",
+    )
+    services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(TOPICS))])
+    documents = [
+        {"docno": d, "title": t, "text": x, "url": "", "length": len(x.split())} for d, t, x in DOCUMENTS
+    ]
+    services.documents_import(campaign=campaign, files=[("docs.jsonl", _jsonl(documents))])
+    docnos = [docno for docno, _, _ in DOCUMENTS]
+    services.runs_import(
+        campaign=campaign,
+        files=[("good.run", _run("good", docnos)), ("poor.run", _run("poor", docnos[::-1]))],
+    )
+    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return services.campaign_start(campaign=campaign)
+
+
+def shown_item(page: Any) -> str:
+    """Which (topic, document) the page shows, e.g. 'Topic 301|WT-1'."""
+    return page.evaluate(
+        "document.getElementById('topic-id').textContent + '|' + "
+        "document.getElementById('doc-docno').textContent"
+    )
+
+
+def wait_for_new_item(page: Any, previous: str) -> None:
+    page.wait_for_function(
+        """previous => {
+            const now = document.getElementById('topic-id').textContent + '|' +
+                        document.getElementById('doc-docno').textContent;
+            const ready = !document.querySelector('#grades button').disabled;
+            return ready && now !== previous && !document.getElementById('item').hidden;
+        }""",
+        arg=previous,
+    )
+
+
+def judge_with_key(page: Any, key: str) -> str:
+    """Press a grade key on the current item; return the item judged once the next is shown."""
+    item = shown_item(page)
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "previous => document.getElementById('topic-id').textContent + '|' + "
+        "document.getElementById('doc-docno').textContent !== previous"
+        " || !document.getElementById('empty').hidden",
+        arg=item,
+    )
+    return item
+
+
+def stored_judgments(user: AbstractBaseUser) -> dict[str, tuple[int, float]]:
+    rows = Judgment.objects.filter(assessor=user).values_list(
+        "topic__qid", "document__docno", "grade", "seconds"
+    )
+    return {f"Topic {qid}|{docno}": (grade, seconds) for qid, docno, grade, seconds in rows}
+
+
+def test_it_stores_three_keyboard_judgments_without_reloading(
+    browser_page: Any,
+    live_server: Any,
+    running_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+) -> None:
+    page = browser_page
+    log_in(page, live_server.url, "alice", "/judge/")
+    assert page.url.endswith(f"/judge/{running_campaign.pk}/")
+    wait_for_new_item(page, "")
+    page.evaluate("window.stillTheSamePage = 42")
+    assert page.locator("#doc-body mark").count() > 0, "query terms are highlighted in the document"
+
+    page.keyboard.press("?")
+    assert page.locator("#help").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("#help").is_visible()
+
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(screenshot_dir / "judge.png"))
+    first = judge_with_key(page, "2")
+
+    # Pause for a second on the second item: the veil shows, grade keys do nothing, and the
+    # paused second is not counted.
+    wait_for_new_item(page, first)
+    started = time.monotonic()
+    page.keyboard.press("p")
+    assert page.locator(".paused-veil").is_visible()
+    assert "paused" in (page.locator("#timer").get_attribute("class") or "")
+    page.keyboard.press("1")
+    page.wait_for_timeout(1000)
+    assert len(stored_judgments(people["assessor"])) == 1, "a grade key while paused stores nothing"
+    page.keyboard.press("p")
+    assert not page.locator(".paused-veil").is_visible()
+    page.wait_for_timeout(300)
+    second = judge_with_key(page, "0")
+    second_wall = time.monotonic() - started
+
+    wait_for_new_item(page, second)
+    page.wait_for_timeout(300)
+    third = judge_with_key(page, "1")
+
+    assert page.evaluate("window.stillTheSamePage") == 42, "judging never reloads the page"
+    stored = stored_judgments(people["assessor"])
+    assert {item: grade for item, (grade, _) in stored.items()} == {first: 2, second: 0, third: 1}
+    assert all(seconds is not None and seconds > 0.2 for _, seconds in stored.values())
+    assert stored[second][1] < second_wall - 0.8, "the paused second is not counted"
+    page.wait_for_function("document.getElementById('progress-text').textContent.startsWith('3 judgments')")
+
+    # The coordinator's view of the same campaign, for the screenshot.
+    page.context.clear_cookies()
+    log_in(page, live_server.url, "carl", f"/campaigns/{running_campaign.pk}/")
+    assert page.locator("text=Assessor throughput").is_visible()
+    assert page.locator("td", has_text="alice").count() == 1
+    page.screenshot(path=str(screenshot_dir / "campaign.png"), full_page=True)
+
+
+def test_it_undoes_the_last_judgment_with_u(
+    browser_page: Any,
+    live_server: Any,
+    running_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+) -> None:
+    page = browser_page
+    log_in(page, live_server.url, "alice", f"/judge/{running_campaign.pk}/")
+    wait_for_new_item(page, "")
+    judged = judge_with_key(page, "2")
+    assert len(stored_judgments(people["assessor"])) == 1
+
+    page.keyboard.press("u")
+    page.wait_for_function(
+        "item => document.getElementById('topic-id').textContent + '|' + "
+        "document.getElementById('doc-docno').textContent === item",
+        arg=judged,
+    )
+    assert stored_judgments(people["assessor"]) == {}
+
+    page.wait_for_function("!document.querySelector('#grades button').disabled")
+    judge_with_key(page, "0")
+    stored = stored_judgments(people["assessor"])
+    assert {item: grade for item, (grade, _) in stored.items()} == {judged: 0}
+
+    # A session that ends mid-work sends the assessor to the login page, and back afterwards.
+    page.context.clear_cookies()
+    page.wait_for_function("!document.querySelector('#grades button').disabled")
+    page.keyboard.press("1")
+    page.wait_for_url(lambda url: "/accounts/login/" in url)
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["next"] == [f"/judge/{running_campaign.pk}/"]
+    assert len(stored_judgments(people["assessor"])) == 1
+
+
+def test_it_lets_a_coordinator_create_a_campaign_and_upload_runs(
+    browser_page: Any,
+    live_server: Any,
+    people: dict[str, AbstractBaseUser],
+    tmp_path: Path,
+    screenshot_dir: Path,
+) -> None:
+    page = browser_page
+    log_in(page, live_server.url, "carl", "/")
+    page.click("text=New campaign")
+    page.fill("#id_name", "Robust replay")
+    page.fill("#id_metric", "ERR@10")
+    page.select_option("#id_goal", "difference")
+    page.fill("#id_grades", "Not relevant\nRelevant\nHighly relevant")
+    page.fill("#id_budget", "250")
+    page.select_option("#id_budget_unit", "judgments")
+    page.fill("#id_overlap", "2")
+    page.click("button:has-text('Create campaign')")
+    page.wait_for_load_state()
+    campaign = Campaign.objects.get(name="Robust replay")
+    assert page.url.endswith(f"/campaigns/{campaign.pk}/")
+    assert (campaign.metric, campaign.goal, campaign.budget, campaign.overlap) == (
+        "ERR@10",
+        "difference",
+        250,
+        2,
+    )
+    assert [grade["name"] for grade in campaign.grades] == ["Not relevant", "Relevant", "Highly relevant"]
+
+    broken = tmp_path / "broken.run"
+    broken.write_text("301 Q0 WT-1 1 9.5 good\n301 Q0 WT-2 two 8.5 good\n")
+    page.set_input_files("#upload-runs", [str(broken)])
+    page.click("form:has(#upload-runs) button[type=submit]")
+    page.wait_for_load_state()
+    error_table = page.locator("table", has_text="broken.run")
+    assert error_table.is_visible()
+    assert error_table.locator("td.num").first.inner_text().strip() == "2", "the error names line 2"
+    assert not System.objects.filter(campaign=campaign).exists(), "nothing is half-imported"
+
+    good = tmp_path / "good.run"
+    good.write_text(_run("good", [d for d, _, _ in DOCUMENTS]).getvalue().decode())
+    poor = tmp_path / "poor.run"
+    poor.write_text(_run("poor", [d for d, _, _ in DOCUMENTS][::-1]).getvalue().decode())
+    page.set_input_files("#upload-runs", [str(good), str(poor)])
+    page.click("form:has(#upload-runs) button[type=submit]")
+    page.wait_for_load_state()
+    assert page.locator(".messages .success").is_visible()
+    systems = dict(System.objects.filter(campaign=campaign).values_list("name", "filename"))
+    assert sorted(systems) == ["good", "poor"]
+
+    page.fill("#id_usernames", "alice")
+    page.click("button:has-text('Assign')")
+    page.wait_for_load_state()
+    page.click("button:has-text('Start judging')")
+    page.wait_for_load_state()
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.RUNNING
+    assert campaign.members.filter(user__username="alice", role="assessor").exists()
+    page.screenshot(path=str(screenshot_dir / "campaign-setup.png"), full_page=True)
+
+
+def test_it_tells_the_assessor_when_the_budget_is_spent(
+    browser_page: Any,
+    live_server: Any,
+    running_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+) -> None:
+    services.campaign_update(campaign=running_campaign, budget=3)
+    page = browser_page
+    log_in(page, live_server.url, "alice", f"/judge/{running_campaign.pk}/")
+    presses = 0
+    while presses < 10:
+        page.wait_for_function(
+            "!document.getElementById('empty').hidden || !document.querySelector('#grades button').disabled"
+        )
+        if page.locator("#empty").is_visible():
+            break
+        judge_with_key(page, "1")
+        presses += 1
+    page.screenshot(path=str(screenshot_dir / "judge-budget-spent.png"))
+    assert page.locator("#empty-title").inner_text() in {"The budget is spent", "All done"}
+    assert 0 < presses <= 3
+    assert len(stored_judgments(people["assessor"])) == presses

@@ -1,0 +1,65 @@
+"""The refresh task in a real Celery worker process over a real Redis, and judging with the broker down."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+
+from labeling import services
+from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, SamplingState, Task
+from labeling.services.judging import campaign_refresh_enqueue
+from tests.labeling.workers import use_broker
+from tests.servers import free_port
+
+pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
+
+
+def _wait_for(condition: object, seconds: float, log: Path) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out; worker log:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+def test_it_refreshes_the_campaign_in_a_real_worker_after_a_judgment(
+    worker: Path, campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    assert not EstimateSnapshot.objects.filter(campaign=campaign).exists()
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    services.task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)  # enqueues on commit
+    _wait_for(lambda: CampaignProgress.objects.get(campaign=campaign).judgments == 1, 60, worker)
+    progress = CampaignProgress.objects.get(campaign=campaign)
+    assert progress.pool_size == 21 and progress.spent == 1.0
+    assert progress.open_tasks == Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
+    # The worker refitted the label model on the judgment and stored a snapshot of the estimates.
+    state = SamplingState.objects.get(campaign=campaign)
+    assert state.label_model["n_labels"] == 1
+    assert EstimateSnapshot.objects.filter(campaign=campaign, judgments=1).exists()
+    assert "campaign_refresh" in worker.read_text(errors="replace")
+
+
+def test_it_keeps_judging_when_the_broker_is_down(
+    campaign: Campaign, assessor: AbstractBaseUser, caplog: pytest.LogCaptureFixture
+) -> None:
+    use_broker(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    cache.clear()
+    try:
+        task = services.task_next(campaign=campaign, assessor=assessor)
+        with caplog.at_level(logging.ERROR, logger="labeling.services.judging"):
+            started = time.monotonic()
+            judgment, created = services.task_answer(task=task, assessor=assessor, grade=2, seconds=1.0)
+            elapsed = time.monotonic() - started
+        assert created and judgment.pk
+        assert "could not enqueue campaign_refresh" in caplog.text
+        assert elapsed < 1.5
+        assert campaign_refresh_enqueue(campaign.pk) is False
+        assert services.task_next(campaign=campaign, assessor=assessor) is not None
+    finally:
+        use_broker("memory://")

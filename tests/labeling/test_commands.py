@@ -1,0 +1,71 @@
+"""The demo command, and the Django admin for every model."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.apps import apps
+from django.contrib import admin as django_admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.management import call_command
+from django.test import Client
+
+from labeling.demo import DEMO_CAMPAIGN, DEMO_PASSWORD, DEMO_USERS, RUN_NOISE, demo_collection
+from labeling.models import Campaign, Judgment, System
+from labeling.permissions import user_role
+
+
+@pytest.mark.django_db
+def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
+    out = io.StringIO()
+    call_command("demo", stdout=out)
+    call_command("demo", stdout=out)
+    campaign = Campaign.objects.get(name=DEMO_CAMPAIGN)
+    assert Campaign.objects.filter(name=DEMO_CAMPAIGN).count() == 1
+    assert campaign.status == Campaign.Status.RUNNING
+    assert sorted(System.objects.filter(campaign=campaign).values_list("name", flat=True)) == sorted(
+        RUN_NOISE
+    )
+    assert campaign.topics.exclude(description="").count() == campaign.topics.count() > 0
+    assert not campaign.documents.filter(is_stub=True).exists()
+    for username, role in DEMO_USERS:
+        assert f"{username} / {DEMO_PASSWORD}" in out.getvalue()
+        client = Client()
+        assert client.login(username=username, password=DEMO_PASSWORD)
+        assert user_role(get_user_model().objects.get(username=username)) == role
+
+
+def test_it_generates_runs_whose_quality_follows_their_noise() -> None:
+    _, _, runs, grades = demo_collection()
+
+    def precision_at_5(text: str) -> float:
+        top: dict[str, list[str]] = {}
+        for line in text.splitlines():
+            qid, _, docno, rank, _, _ = line.split()
+            if int(rank) <= 5:
+                top.setdefault(qid, []).append(docno)
+        hits = [grades[(qid, docno)] >= 2 for qid, docnos in top.items() for docno in docnos]
+        return sum(hits) / len(hits)
+
+    quality = [precision_at_5(runs[name]) for name in sorted(RUN_NOISE, key=RUN_NOISE.get)]
+    assert quality[0] > quality[1] > quality[2]
+
+
+@pytest.mark.django_db
+def test_it_registers_every_model_in_the_admin_with_working_pages(
+    admin: AbstractBaseUser, campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    from labeling import services
+
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    client = Client()
+    client.force_login(admin)
+    for model in apps.get_app_config("labeling").get_models():
+        assert model in django_admin.site._registry, model
+        url = f"/admin/labeling/{model._meta.model_name}/"
+        assert client.get(url).status_code == 200, url
+        assert client.get(url + "?q=1").status_code == 200, url
+    assert Judgment.objects.count() == 1

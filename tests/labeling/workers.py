@@ -1,0 +1,119 @@
+"""A Celery worker process on the test database and a throwaway Redis, as fixtures."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+
+from config.celery import app as celery_app
+from tests.conftest import REPO_ROOT
+
+
+def _database_url() -> str:
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        name = str(settings["NAME"])
+        assert "memory" not in name, "the worker needs a file database, not an in-memory one"
+        return f"sqlite:///{name}"
+    return (
+        f"postgresql://{settings['USER']}:{settings['PASSWORD'] or ''}@{settings['HOST']}:{settings['PORT']}"
+        f"/{settings['NAME']}"
+    )
+
+
+def use_broker(url: str) -> None:
+    """Point this process's Celery app at another broker (dropping pooled connections)."""
+    celery_app.conf.broker_url = url
+    celery_app.conf.broker_transport_options = (
+        settings.REDIS_TRANSPORT_OPTIONS if url.startswith("redis") else {}
+    )
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
+class CeleryWorker:
+    """A `celery -A config worker` process on the test database and a Redis broker."""
+
+    def __init__(self, redis_url: str, folder: Path) -> None:
+        self.redis_url = redis_url
+        self.folder = folder
+        self.log = folder / "worker.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": self.redis_url,
+            "VAR_DIR": str(self.folder / "var"),
+            "PYTHONPATH": str(REPO_ROOT),
+        }
+        with self.log.open("ab") as output:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "--pool=solo",
+                    "--loglevel=INFO",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                ],
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no acknowledgement of the task in hand."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[CeleryWorker]:
+    """A started worker (see `CeleryWorker`); this process publishes to the same Redis and
+    shares its cache, as the web server does in production (refresh coalescing keys)."""
+    settings.CACHES = {  # type: ignore[attr-defined]
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+    }
+    cache.clear()
+    handle = CeleryWorker(redis_url, tmp_path)
+    use_broker(redis_url)
+    handle.start()
+    try:
+        yield handle
+    finally:
+        handle.stop()
+        use_broker("memory://")
+
+
+@pytest.fixture
+def worker(celery_worker: CeleryWorker) -> Path:
+    """The worker's log file."""
+    return celery_worker.log

@@ -1,0 +1,83 @@
+"""Personas from the labeling tests, and small top-k and pairwise campaigns with a truth oracle."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from labeling import services
+from labeling.models import Campaign
+from pairwise.services import pairwise_configure
+from tests.labeling.conftest import (  # noqa: F401  (fixtures)
+    admin,
+    api,
+    assessor,
+    campaign,
+    coordinator,
+    draft_campaign,
+    fast_password_hashing,
+    make_user,
+    outsider,
+    second_assessor,
+)
+
+TOPICS = ("401", "402")
+DOCUMENTS_PER_TOPIC = 8
+
+
+def docno(topic: str, number: int) -> str:
+    return f"D{topic}-{number}"
+
+
+def true_relevance(document: str) -> int:
+    """The oracle's relevance: the document's number (D401-5 has 5)."""
+    return int(document.rsplit("-", 1)[1])
+
+
+def _run(tag: str, ranked_numbers: list[int]) -> tuple[str, io.BytesIO]:
+    lines = [
+        f"{topic} Q0 {docno(topic, number)} {rank} {100 - rank}.0 {tag}\n"
+        for topic in TOPICS
+        for rank, number in enumerate(ranked_numbers, start=1)
+    ]
+    return f"{tag}.run", io.BytesIO("".join(lines).encode())
+
+
+# The good run ranks by true relevance (best first), the poor run the other way round; both
+# rank all eight documents of each topic.
+GOOD = list(range(DOCUMENTS_PER_TOPIC, 0, -1))
+POOR = list(range(1, DOCUMENTS_PER_TOPIC + 1))
+
+
+@pytest.fixture
+def make_campaign(
+    coordinator: AbstractBaseUser,  # noqa: F811  (the imported fixtures, requested by name)
+    assessor: AbstractBaseUser,  # noqa: F811
+    second_assessor: AbstractBaseUser,  # noqa: F811
+) -> Callable[..., Campaign]:
+    def make(*, overlap: int = 1, start: bool = True, **pairwise: object) -> Campaign:
+        made = services.campaign_create(
+            creator=coordinator,
+            name="pairs",
+            metric="DCG@5",
+            budget=100,
+            budget_unit="judgments",
+            overlap=overlap,
+            seed=20121,  # fixes which side each pair is shown on
+        )
+        services.runs_import(campaign=made, files=[_run("good", GOOD), _run("poor", POOR)])
+        services.campaign_assessors_assign(campaign=made, usernames=["alice", "bob"])
+        settings = {"mode": "topk", "k": 3, "documents_per_topic": 6, **pairwise}
+        pairwise_configure(campaign=made, **settings)
+        return services.campaign_start(campaign=made) if start else made
+
+    return make
+
+
+@pytest.fixture
+def topk_campaign(make_campaign: Callable[..., Campaign]) -> Campaign:
+    """Two topics, n = 6 of 8 documents per topic (the fused runs' best), k = 3, running."""
+    return make_campaign()

@@ -1,0 +1,66 @@
+"""Two assessors racing for the only heap: exactly one drives it."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
+
+from labeling import services as labeling_services
+from labeling.models import Campaign
+from pairwise import services
+from pairwise.models import TopKHeap
+
+
+def _next_at_once(
+    campaign_id: int, users: tuple[AbstractBaseUser, ...]
+) -> tuple[list[int | None], list[BaseException]]:
+    """Each user asks for a pair in their own thread, released together by a barrier."""
+    barrier = threading.Barrier(len(users))
+    heaps: list[int | None] = [None] * len(users)
+    failures: list[BaseException] = []
+
+    def ask(index: int, user: AbstractBaseUser) -> None:
+        try:
+            barrier.wait()
+            task = services.pair_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
+            heaps[index] = None if task is None else task.heap_id
+        except BaseException as error:  # surfaced by the caller's assertion
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask, args=(index, user)) for index, user in enumerate(users)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return heaps, failures
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_gives_the_only_heap_to_one_of_two_racing_assessors(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    for round_number in range(3):
+        campaign = labeling_services.campaign_create(
+            creator=coordinator,
+            name=f"race {round_number}",
+            metric="DCG@4",
+            budget=5,
+            judging_mode="topk",
+            topk_k=2,
+        )
+        run = "".join(f"7 Q0 R-{number} {number} {10 - number}.0 only\n" for number in range(1, 5))
+        labeling_services.runs_import(campaign=campaign, files=[("only.run", io.BytesIO(run.encode()))])
+        labeling_services.campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
+        labeling_services.campaign_start(campaign=campaign)
+        heaps, failures = _next_at_once(campaign.pk, (assessor, second_assessor))
+        assert not failures, failures
+        winners = [heap for heap in heaps if heap is not None]
+        assert len(winners) == 1, heaps
+        heap = TopKHeap.objects.get(campaign=campaign)
+        assert heap.pk == winners[0] and heap.assessor_id in {assessor.pk, second_assessor.pk}

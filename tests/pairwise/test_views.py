@@ -1,0 +1,65 @@
+"""HTML pages: who sees the pairwise judging page, the settings form and the results page."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
+
+from labeling.models import Campaign
+from pairwise.models import PairwiseSettings
+from tests.pairwise.test_results import finish_all
+
+pytestmark = pytest.mark.django_db
+
+
+def client_for(user: AbstractBaseUser) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_it_shows_the_judging_page_to_assessors_only(
+    topk_campaign: Campaign, assessor: AbstractBaseUser, outsider: AbstractBaseUser
+) -> None:
+    page = client_for(assessor).get(f"/pairwise/{topk_campaign.pk}/judge/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="left-doc"' in html and 'id="right-doc"' in html
+    assert 'data-outcome="left_bad"' in html, "the shortcut is on by default"
+    assert client_for(outsider).get(f"/pairwise/{topk_campaign.pk}/judge/").status_code == 404
+    assert client_for(assessor).get(f"/pairwise/{topk_campaign.pk}/results/").status_code == 403
+
+
+def test_it_shows_the_top_k_and_kappa_on_the_results_page(
+    topk_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
+) -> None:
+    finish_all(topk_campaign, assessor)
+    html = client_for(coordinator).get(f"/pairwise/{topk_campaign.pk}/results/").content.decode()
+    assert html.count('class="topk-order"') >= 2
+    assert "<li>D401-8</li><li>D401-7</li><li>D401-6</li>" in html
+    assert "kappa-NDCG@3" in html and "<td>good</td>" in html
+    assert "export/topk.qrels" in html
+
+
+def test_it_saves_the_settings_form_for_coordinators(
+    topk_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
+) -> None:
+    form = {
+        "mode": "topk",
+        "k": "4",
+        "documents_per_topic": "8",
+        "pairs_per_topic": "20",
+        "use_prior_order": "on",
+        "reuse_answers": "on",
+    }
+    assert client_for(assessor).post(f"/pairwise/{topk_campaign.pk}/settings/", form).status_code == 403
+    response = client_for(coordinator).post(f"/pairwise/{topk_campaign.pk}/settings/", form)
+    assert response.status_code == 302
+    saved = PairwiseSettings.objects.get(campaign=topk_campaign)
+    assert (saved.k, saved.documents_per_topic, saved.use_transitivity, saved.allow_bad_shortcut) == (
+        4,
+        8,
+        False,
+        False,
+    )

@@ -1,0 +1,230 @@
+"""Throwaway PostgreSQL and Redis servers on free loopback ports, for integration tests.
+
+Each server lives in a temporary directory and is stopped and deleted afterwards; a test
+never uses a service someone else left running. A missing binary skips the test with the
+reason, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+STARTUP_SECONDS = 30.0
+
+
+def unavailable(reason: str) -> None:
+    """Skip for a missing binary, but fail in CI where it must be installed."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true: .ci/run installs it)")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def postgres_binary(name: str) -> str | None:
+    """`initdb`/`postgres` from PATH, else the newest /usr/lib/postgresql/*/bin."""
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = sorted(
+        glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda path: int(Path(path).parts[4])
+    )
+    return candidates[-1] if candidates else None
+
+
+def _wait_until(check: object, what: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"{what} exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}"
+            )
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    raise RuntimeError(
+        f"{what} did not come up in {STARTUP_SECONDS:.0f} s:\n{log.read_text(errors='replace')[-3000:]}"
+    )
+
+
+def _stop(process: subprocess.Popen[bytes], stop_signal: int = signal.SIGTERM) -> None:
+    if process.poll() is None:
+        process.send_signal(stop_signal)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """Start PostgreSQL in a temporary directory; yield its DATABASE_URL (superuser `postgres`)."""
+    initdb, postgres = postgres_binary("initdb"), postgres_binary("postgres")
+    if initdb is None or postgres is None:
+        unavailable(
+            "PostgreSQL binaries (initdb, postgres) not found on PATH or in /usr/lib/postgresql/*/bin"
+        )
+    # PostgreSQL refuses to run as root: run it as the postgres system user in a directory it owns.
+    run_as: dict[str, str] = {}
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            account = pwd.getpwnam("postgres")
+        except KeyError:
+            unavailable("running as root and there is no 'postgres' system user to run PostgreSQL as")
+        run_as = {"user": "postgres", "group": str(account.pw_gid)}
+    home = Path(tempfile.mkdtemp(prefix="test-postgres-"))
+    if run_as:
+        os.chown(home, account.pw_uid, account.pw_gid)
+    data, log = home / "data", home / "server.log"
+    port = free_port()
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        subprocess.run(
+            [
+                initdb,
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+            cwd=home,
+            **_user_kwargs(run_as),
+        )
+        with open(log, "wb") as log_file:
+            process = subprocess.Popen(
+                [
+                    postgres,
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(port),
+                    "-h",
+                    "127.0.0.1",
+                    "-k",
+                    str(home),
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "synchronous_commit=off",
+                    "-c",
+                    "full_page_writes=off",
+                    "-c",
+                    "max_connections=100",
+                ],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                cwd=home,
+                **_user_kwargs(run_as),
+            )
+        url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+
+        def accepting() -> bool:
+            import psycopg
+
+            try:
+                psycopg.connect(url, connect_timeout=2).close()
+                return True
+            except psycopg.OperationalError:
+                return False
+
+        _wait_until(accepting, "postgres", process, log)
+        yield url
+    finally:
+        if process is not None:
+            _stop(process, signal.SIGINT)  # SIGINT = fast shutdown
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _user_kwargs(run_as: dict[str, str]) -> dict[str, object]:
+    if not run_as:
+        return {}
+    return {"user": run_as["user"], "group": int(run_as["group"]), "extra_groups": []}
+
+
+@contextmanager
+def redis_server() -> Iterator[str]:
+    """Start redis-server with no persistence on a free port; yield its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        unavailable("redis-server not found on PATH")
+    home = Path(tempfile.mkdtemp(prefix="test-redis-"))
+    log = home / "redis.log"
+    port = free_port()
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        with open(log, "wb") as log_file:
+            process = subprocess.Popen(
+                [
+                    binary,
+                    "--port",
+                    str(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    str(home),
+                ],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"redis://127.0.0.1:{port}/0"
+
+        def answering() -> bool:
+            import redis
+
+            try:
+                return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+            except redis.exceptions.ConnectionError:
+                return False
+
+        _wait_until(answering, "redis-server", process, log)
+        yield url
+    finally:
+        if process is not None:
+            _stop(process)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL server for the session."""
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A throwaway Redis server for the session."""
+    with redis_server() as url:
+        yield url
