@@ -131,6 +131,9 @@ def judge_campaign(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "grades": grades,
             "undo_window_seconds": undo_seconds,
             "judge_config": config,
+            # Words of the shared judging chrome (labeling/_judge_chrome.html).
+            "judge_unit": "item",
+            "judge_answer": "judgment",
         },
     )
 

@@ -63,6 +63,10 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "pairwise": pairwise,
         "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
         "judge_config": config,
+        # Words of the shared judging chrome (labeling/_judge_chrome.html).
+        "judge_unit": "pair",
+        "judge_answer": "answer",
+        "sides": [("left", "Left", "←"), ("right", "Right", "→")],
     }
     return render(request, "pairwise/judge.html", context)
 

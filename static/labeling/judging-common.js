@@ -1,0 +1,363 @@
+/* What the graded page (labeling/judge.js) and the pairwise page (pairwise/compare.js) share:
+   the REST helper, query-term highlighting, and a judging session (timer with pause, hidden-tab
+   pause, toast, help overlay, empty state, load / answer / undo round trips, keyboard and button
+   wiring). A plain script, loaded before the page script; it defines window.JudgingCommon. */
+window.JudgingCommon = (function () {
+  "use strict";
+
+  const $ = (id) => document.getElementById(id);
+  const STOPWORDS = new Set(("a an and are as at be by for from has have how in is it its of on or " +
+    "that the their this to was were what when where which who why will with about into than " +
+    "does do did not no any all can").split(" "));
+
+  // ---------- HTTP ----------
+  function csrfToken(fallback) {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : fallback;
+  }
+
+  // An api(method, path, body) that answers {status, data}; data is null for 204 or non-JSON.
+  function makeApi(csrfFallback) {
+    return async function api(method, path, body) {
+      const options = { method: method, credentials: "same-origin", headers: { "Accept": "application/json" } };
+      if (method !== "GET" || body !== undefined) options.headers["X-CSRFToken"] = csrfToken(csrfFallback);
+      if (body !== undefined) {
+        options.headers["Content-Type"] = "application/json";
+        options.body = JSON.stringify(body);
+      }
+      const response = await fetch(path, options);
+      let data = null;
+      if (response.status !== 204) {
+        try { data = await response.json(); } catch (e) { data = null; }
+      }
+      return { status: response.status, data: data };
+    };
+  }
+
+  // ---------- Query terms ----------
+  // A light stemmer, so "bleaching" also marks "bleach" and "bleached": strip one common
+  // suffix when at least four letters remain.
+  function stem(word) {
+    const match = word.match(/^(.{4,}?)(ing|ed|es|s)$/u);
+    return match ? match[1] : word;
+  }
+
+  function queryTerms(topic) {
+    const words = (topic.title || "").toLowerCase().match(/[\p{L}\p{N}]+/gu) || [];
+    const terms = words.filter((w) => w.length > 1 && !STOPWORDS.has(w)).map(stem);
+    return Array.from(new Set(terms)).sort((a, b) => b.length - a.length);
+  }
+
+  function escapeRegExp(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+
+  // Builds DOM text nodes and <mark> elements, never HTML strings, so document text cannot
+  // inject markup; a stemmed term also matches simple suffixes (plural, -ing, -ed).
+  function highlighted(text, terms) {
+    const fragment = document.createDocumentFragment();
+    if (!terms.length) {
+      fragment.appendChild(document.createTextNode(text));
+      return fragment;
+    }
+    const pattern = new RegExp(
+      "(?<![\\p{L}\\p{N}])(" + terms.map(escapeRegExp).join("|") + ")(s|es|e|ing|ed|er|ers)?(?![\\p{L}\\p{N}])",
+      "giu");
+    let last = 0;
+    for (const match of text.matchAll(pattern)) {
+      if (match.index > last) fragment.appendChild(document.createTextNode(text.slice(last, match.index)));
+      const mark = document.createElement("mark");
+      mark.textContent = match[0];
+      fragment.appendChild(mark);
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) fragment.appendChild(document.createTextNode(text.slice(last)));
+    return fragment;
+  }
+
+  // Fills one document panel: parts = {docno, title, url, body} elements; linkHint ends the
+  // sentence shown for a document without text but with a link.
+  function renderDocument(parts, doc, terms, linkHint) {
+    parts.docno.textContent = doc.docno || "";
+    parts.title.replaceChildren(highlighted(doc.title || "(no title)", terms));
+    parts.url.hidden = !doc.url;
+    if (doc.url) parts.url.href = doc.url;
+    const body = parts.body;
+    body.replaceChildren();
+    const text = (doc.text || "").trim();
+    if (!text) {
+      const p = document.createElement("p");
+      p.className = "muted";
+      p.textContent = doc.url
+        ? "No text was uploaded for this document: open it by its link above" + linkHint + "."
+        : "No text was uploaded for this document: judge it by its identifier " + (doc.docno || "") + ".";
+      body.appendChild(p);
+    } else {
+      for (const paragraph of text.split(/\n\s*\n/)) {
+        const p = document.createElement("p");
+        p.appendChild(highlighted(paragraph.trim(), terms));
+        body.appendChild(p);
+      }
+    }
+    body.scrollTop = 0;
+  }
+
+  function formatSeconds(ms) {
+    const total = Math.floor(ms / 1000);
+    return Math.floor(total / 60) + ":" + String(total % 60).padStart(2, "0");
+  }
+
+  // ---------- A judging session ----------
+  // options: config (the page's judge-config), answers (the element holding the answer
+  // buttons), render(data) (puts an item from the API on screen), csrfFallback, onEmpty()
+  // (extra clearing when the empty state shows).
+  function session(options) {
+    const config = options.config;
+    const UNDO_WINDOW_MS = config.undo_window_seconds * 1000;
+    const api = makeApi(options.csrfFallback);
+    const els = {
+      root: $("judge"), item: $("item"), empty: $("empty"), emptyTitle: $("empty-title"),
+      emptyText: $("empty-text"), retry: $("retry-button"), title: $("topic-title"),
+      topicId: $("topic-id"), description: $("topic-description"), narrative: $("topic-narrative"),
+      answers: options.answers, timer: $("timer"), pauseButton: $("pause-button"),
+      progressText: $("progress-text"), toast: $("toast"), help: $("help"),
+    };
+    const state = {
+      task: null,          // the item on screen
+      busy: false,         // a request is in flight: ignore answer keys
+      paused: false,
+      elapsedMs: 0,        // time spent on this item before the current running stretch
+      runningSince: null,  // performance.now() when the current stretch started
+      last: null,          // {task, seconds, at}: the answer that can still be undone
+    };
+
+    function setAnswersEnabled(enabled) {
+      for (const button of els.answers.querySelectorAll("button")) button.disabled = !enabled;
+    }
+
+    // ---------- Timer ----------
+    function elapsedMs() {
+      const running = state.runningSince === null ? 0 : performance.now() - state.runningSince;
+      return state.elapsedMs + running;
+    }
+
+    function startTimer(fromMs) {
+      state.elapsedMs = fromMs || 0;
+      state.runningSince = state.paused ? null : performance.now();
+    }
+
+    function renderTimer() {
+      const shown = state.task === null ? "–:––" : formatSeconds(elapsedMs());
+      els.timer.textContent = (state.paused ? "Paused " : "") + shown;
+      els.timer.classList.toggle("paused", state.paused);
+    }
+
+    function setPaused(paused) {
+      if (paused === state.paused) return;
+      if (paused) {
+        state.elapsedMs = elapsedMs();
+        state.runningSince = null;
+      } else {
+        state.runningSince = performance.now();
+      }
+      state.paused = paused;
+      els.root.classList.toggle("is-paused", paused);
+      els.pauseButton.textContent = paused ? "Resume (P)" : "Pause (P)";
+      els.pauseButton.setAttribute("aria-pressed", String(paused));
+      setAnswersEnabled(!paused && !state.busy && state.task !== null);
+      renderTimer();
+    }
+
+    // ---------- Rendering ----------
+    function renderTopic(topic) {
+      els.topicId.textContent = topic.id !== undefined ? "Topic " + topic.id : "";
+      els.title.textContent = topic.title || "(untitled topic)";
+      els.description.textContent = topic.description || "—";
+      els.narrative.textContent = topic.narrative || "—";
+    }
+
+    // The item is rendered: clear the last choice and show it.
+    function showItem() {
+      for (const button of els.answers.querySelectorAll("button")) button.classList.remove("chosen");
+      els.item.hidden = false;
+      els.empty.hidden = true;
+    }
+
+    // An item from the API on screen, its timer started at fromMs.
+    function show(data, fromMs) {
+      state.task = data.task;
+      options.render(data);
+      startTimer(fromMs);
+    }
+
+    function renderEmpty(title, text, canRetry) {
+      state.task = null;
+      els.item.hidden = true;
+      els.empty.hidden = false;
+      els.emptyTitle.textContent = title;
+      els.emptyText.textContent = text;
+      els.retry.hidden = !canRetry;
+      if (options.onEmpty) options.onEmpty();
+      setAnswersEnabled(false);
+    }
+
+    let toastTimer = null;
+    function toast(message, ms) {
+      els.toast.textContent = message;
+      els.toast.classList.add("show");
+      clearTimeout(toastTimer);
+      toastTimer = setTimeout(() => els.toast.classList.remove("show"), ms || 2500);
+    }
+
+    function toggleHelp(show) {
+      els.help.hidden = show === undefined ? !els.help.hidden : !show;
+    }
+
+    // ---------- Round trips ----------
+    // GET the next item: 200 shows it, any other answer goes to otherwise(result).
+    async function load(url, otherwise) {
+      state.busy = true;
+      setAnswersEnabled(false);
+      try {
+        const result = await api("GET", url);
+        if (result.status === 200 && result.data) {
+          show(result.data, 0);
+        } else {
+          await otherwise(result);
+        }
+      } catch (error) {
+        renderEmpty("Connection lost", "Could not reach the server.", true);
+      } finally {
+        state.busy = false;
+        setAnswersEnabled(!state.paused && state.task !== null);
+      }
+    }
+
+    // POSTs an answer for the item on screen through button: url(task) and body(seconds) build
+    // the request. Answers {result, task, seconds}, or null when nothing was sent or the
+    // connection failed (the assessor was told).
+    async function answer(button, url, body, alsoChosen) {
+      if (state.paused) { toast("Paused: press P to resume judging.", 2000); return null; }
+      if (state.busy || state.task === null || !button) return null;
+      const seconds = Math.max(0.001, elapsedMs() / 1000);
+      const task = state.task;
+      state.busy = true;
+      setAnswersEnabled(false);
+      button.classList.add("chosen");
+      if (alsoChosen) alsoChosen.classList.add("chosen");
+      let result;
+      try {
+        result = await api("POST", url(task), body(Number(seconds.toFixed(3))));
+      } catch (error) {
+        state.busy = false;
+        setAnswersEnabled(true);
+        button.classList.remove("chosen");
+        toast("Could not save: connection lost. Try again.", 4000);
+        return null;
+      }
+      state.busy = false;
+      return { result: result, task: task, seconds: seconds };
+    }
+
+    // The answer is stored: it can be undone for a while.
+    function saved(sent, name) {
+      state.last = { task: sent.task, seconds: sent.seconds, at: Date.now() };
+      toast("Saved “" + name + "” — press U to undo", Math.min(UNDO_WINDOW_MS, 4000));
+    }
+
+    // The server refused the answer: the item stays, to answer again.
+    function notSaved(result, button) {
+      setAnswersEnabled(true);
+      button.classList.remove("chosen");
+      const detail = result.data && (result.data.detail || JSON.stringify(result.data));
+      toast("Not saved (" + result.status + "): " + (detail || "unknown error"), 5000);
+    }
+
+    // Undoes the last answer within the window: url(last) is the undo endpoint; the item comes
+    // back with the time already spent on it, then done() runs.
+    async function undo(url, message, done) {
+      const last = state.last;
+      if (state.busy || !last) { toast("Nothing to undo.", 1500); return; }
+      if (Date.now() - last.at > UNDO_WINDOW_MS) {
+        state.last = null;
+        toast("Too late to undo: the window is " + config.undo_window_seconds + " seconds.", 2500);
+        return;
+      }
+      state.busy = true;
+      setAnswersEnabled(false);
+      let result;
+      try {
+        result = await api("POST", url(last));
+      } catch (error) {
+        result = { status: 0, data: null };
+      }
+      state.busy = false;
+      if (result.status === 200 && result.data) {
+        state.last = null;
+        show(result.data, last.seconds * 1000);  // carry on with the time already spent
+        setAnswersEnabled(!state.paused);
+        toast(message, 2500);
+        if (done) done();
+      } else {
+        setAnswersEnabled(!state.paused && state.task !== null);
+        const detail = result.data && result.data.detail;
+        toast("Could not undo" + (detail ? ": " + detail : "."), 3000);
+      }
+    }
+
+    // ---------- Wiring ----------
+    // handlers: answerOfKey (Map of lower-case key to answer), submit(answer), answerSelector
+    // and answerOfButton(button) for clicks, undo(), loadNext(). Starts with loadNext().
+    function start(handlers) {
+      document.addEventListener("keydown", (event) => {
+        if (event.altKey || event.metaKey || event.repeat) return;
+        const target = event.target;
+        if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) return;
+        const key = event.key.toLowerCase();
+        if (event.ctrlKey) {
+          if (key === "z") { event.preventDefault(); handlers.undo(); }
+          return;
+        }
+        if (key === "?" || (key === "/" && event.shiftKey)) { event.preventDefault(); toggleHelp(); return; }
+        if (key === "escape") { toggleHelp(false); return; }
+        if (!els.help.hidden) return;
+        if (key === "p" || key === " ") { event.preventDefault(); setPaused(!state.paused); return; }
+        if (key === "u") { event.preventDefault(); handlers.undo(); return; }
+        if (handlers.answerOfKey.has(key)) { event.preventDefault(); handlers.submit(handlers.answerOfKey.get(key)); }
+      });
+
+      // A clicked button keeps the focus; Space would then press it again as well as pause.
+      document.addEventListener("click", (event) => {
+        const button = event.target.closest("button");
+        if (button && event.detail > 0) button.blur();
+      });
+      els.answers.addEventListener("click", (event) => {
+        const button = event.target.closest(handlers.answerSelector);
+        if (button) handlers.submit(handlers.answerOfButton(button));
+      });
+      els.pauseButton.addEventListener("click", () => setPaused(!state.paused));
+      $("help-button").addEventListener("click", () => toggleHelp(true));
+      $("help-close").addEventListener("click", () => toggleHelp(false));
+      els.help.addEventListener("click", (event) => { if (event.target === els.help) toggleHelp(false); });
+      $("undo-button").addEventListener("click", handlers.undo);
+      els.retry.addEventListener("click", handlers.loadNext);
+
+      // A hidden tab is not time spent judging.
+      document.addEventListener("visibilitychange", () => { if (document.hidden) setPaused(true); });
+
+      setInterval(renderTimer, 250);
+      handlers.loadNext();
+    }
+
+    return {
+      api: api, els: els, state: state, setAnswersEnabled: setAnswersEnabled, renderTopic: renderTopic,
+      showItem: showItem, show: show, renderEmpty: renderEmpty, toast: toast, load: load,
+      answer: answer, saved: saved, notSaved: notSaved, undo: undo, start: start,
+    };
+  }
+
+  return {
+    $: $, makeApi: makeApi, queryTerms: queryTerms, highlighted: highlighted,
+    renderDocument: renderDocument, formatSeconds: formatSeconds, session: session,
+  };
+})();
