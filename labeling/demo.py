@@ -175,9 +175,43 @@ def _jsonl(records: list[dict]) -> io.BytesIO:
     return io.BytesIO("".join(json.dumps(record) + "\n" for record in records).encode())
 
 
-@transaction.atomic
+# Judgments the second demo assessor has already made, so the dashboard has estimates to show.
+DEMO_HISTORY_JUDGMENTS = 80
+
+
 def demo_load() -> tuple[Campaign, bool]:
-    """Create the demo users and campaign unless they exist: (campaign, created)."""
+    """Create the demo users and campaign unless they exist: (campaign, created).
+
+    A new demo campaign comes with a short judging history (the hidden grades, answered by
+    demo-assessor2 through the same services the page uses), refreshed after every few
+    judgments, so a new user sees running estimates at once."""
+    campaign, created = _demo_campaign()
+    if created:
+        demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS)
+    return campaign, created
+
+
+def demo_history(campaign: Campaign, *, judgments: int, refresh_every: int = 8) -> int:
+    """Answer up to `judgments` tasks with the hidden grades as demo-assessor2; returns how many."""
+    _, _, _, grades = demo_collection()
+    assessor = get_user_model().objects.get(username="demo-assessor2")
+    rng = np.random.default_rng(7)
+    answered = 0
+    while answered < judgments:
+        task = services.task_next(campaign=campaign, assessor=assessor)
+        if task is None:
+            break
+        grade = grades[(task.topic.qid, task.document.docno)]
+        services.task_answer(task=task, assessor=assessor, grade=grade, seconds=float(rng.uniform(4.0, 20.0)))
+        answered += 1
+        if answered % refresh_every == 0:
+            services.campaign_refresh(campaign_id=campaign.pk)
+    services.campaign_refresh(campaign_id=campaign.pk)
+    return answered
+
+
+@transaction.atomic
+def _demo_campaign() -> tuple[Campaign, bool]:
     users = {username: _demo_user(username, role) for username, role in DEMO_USERS}
     existing = Campaign.objects.filter(name=DEMO_CAMPAIGN).first()
     if existing is not None:

@@ -12,8 +12,15 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
 from django.test import Client
 
-from labeling.demo import DEMO_CAMPAIGN, DEMO_PASSWORD, DEMO_USERS, RUN_NOISE, demo_collection
-from labeling.models import Campaign, Judgment, System
+from labeling.demo import (
+    DEMO_CAMPAIGN,
+    DEMO_HISTORY_JUDGMENTS,
+    DEMO_PASSWORD,
+    DEMO_USERS,
+    RUN_NOISE,
+    demo_collection,
+)
+from labeling.models import Campaign, EstimateSnapshot, Judgment, System
 from labeling.permissions import user_role
 
 
@@ -30,6 +37,15 @@ def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
     )
     assert campaign.topics.exclude(description="").count() == campaign.topics.count() > 0
     assert not campaign.documents.filter(is_stub=True).exists()
+    # The demo comes with a judging history with the hidden grades, and estimates to show.
+    _, _, _, hidden = demo_collection()
+    history = Judgment.objects.filter(campaign=campaign, assessor__username="demo-assessor2")
+    assert history.count() == DEMO_HISTORY_JUDGMENTS
+    assert all(
+        hidden[(j.topic.qid, j.document.docno)] == j.grade
+        for j in history.select_related("topic", "document")
+    )
+    assert EstimateSnapshot.objects.filter(campaign=campaign).count() >= 2
     for username, role in DEMO_USERS:
         assert f"{username} / {DEMO_PASSWORD}" in out.getvalue()
         client = Client()
