@@ -1,6 +1,7 @@
 """The Celery application; tasks are discovered in each installed app's tasks.py."""
 
 import os
+import sys
 
 from celery import Celery
 
@@ -10,3 +11,21 @@ app = Celery("config")
 # All CELERY_* settings live in Django's settings module.
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def worker_argv(*extra: str) -> list[str]:
+    """The command line of one Celery worker process for this project (solo pool: one task at a
+    time, no gossip or mingle, since there is one worker per broker)."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "--pool=solo",
+        "--loglevel=INFO",
+        "--without-gossip",
+        "--without-mingle",
+        *extra,
+    ]

@@ -5,9 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquery, Sum, Window
+from django.db.models.functions import RowNumber
 
-from labeling.models import Campaign, CampaignMember, Draw, Judgment, PoolItem, System, Task, Topic
+from labeling.models import (
+    Campaign,
+    CampaignMember,
+    Draw,
+    Judgment,
+    PoolItem,
+    RankingEntry,
+    System,
+    Task,
+    Topic,
+)
 from labeling.permissions import campaign_member_role, is_admin, member_role_remember
 
 # Budget in assessor-hours before anyone has judged: assume this many seconds per judgment.
@@ -277,3 +288,15 @@ def sampling_per_topic(campaign: Campaign) -> list[dict[str, object]]:
         }
         for index, qid in enumerate(arrays.topic_qids)
     ]
+
+
+def ranking_positions(entries: QuerySet[RankingEntry], depth: int) -> QuerySet[RankingEntry]:
+    """Run entries annotated with `position` in trec_eval order (score descending, then docno
+    descending; the run's rank column is ignored), cut at `depth`."""
+    return entries.annotate(
+        position=Window(
+            RowNumber(),
+            partition_by=[F("system_id"), F("topic_id")],
+            order_by=[F("score").desc(), F("document__docno").desc()],
+        )
+    ).filter(position__lte=depth)

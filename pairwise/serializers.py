@@ -9,22 +9,13 @@ from rest_framework import serializers
 from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
 from pairwise.models import Comparison, PairTask, PairwiseSettings
 from pairwise.services import OUTCOMES
+from pairwise.services.setup import SETTING_FIELDS
 
 
 class PairwiseSettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = PairwiseSettings
-        fields = [
-            "mode",
-            "k",
-            "documents_per_topic",
-            "pairs_per_topic",
-            "use_prior_order",
-            "reuse_answers",
-            "use_transitivity",
-            "allow_bad_shortcut",
-            "prepared_at",
-        ]
+        fields = [*SETTING_FIELDS, "prepared_at"]
         read_only_fields = ["prepared_at"]
 
 

@@ -69,6 +69,18 @@ def _open_pairs(campaign: Campaign) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(-1, 2)
 
 
+def item_draws(campaign: Campaign) -> np.ndarray:
+    """The campaign's item draws as rows (topic id, document id, stored propensity), shape (n, 3)."""
+    return np.array(
+        list(
+            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM)
+            .order_by("order")
+            .values_list("topic_id", "document_id", "propensity")
+        ),
+        dtype=float,
+    ).reshape(-1, 3)
+
+
 def counted_query_draws(
     campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -176,14 +188,7 @@ def item_level_rows(
 ) -> tuple[list[dict], dict | None, int]:
     """DCG rows with CLT, Hoeffding and Bernstein intervals; nDCG and ERR as null with a reason."""
     metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
-    draws = np.array(
-        list(
-            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM).values_list(
-                "topic_id", "document_id", "propensity"
-            )
-        ),
-        dtype=float,
-    ).reshape(-1, 3)
+    draws = item_draws(campaign)
     topic, slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
     judged = np.zeros(topic.shape, dtype=bool)
     inside = topic >= 0

@@ -25,9 +25,9 @@ from django.db.models.functions import RowNumber
 from estimation.estimators import query_level_estimate, unreachable_mass
 from estimation.item_estimators import reuse_estimate
 from estimation.metrics import metric_values
-from labeling.models import Campaign, Draw, Judgment, RankingEntry, System
+from labeling.models import Campaign, Judgment, RankingEntry, System
 from labeling.selectors import campaign_spent
-from labeling.services.estimates import counted_query_draws
+from labeling.services.estimates import counted_query_draws, item_draws
 from labeling.services.imports import UploadedFile, runs_import
 from labeling.services.label_model import judged_grades
 from labeling.services.pool_arrays import EMPTY, PoolArrays, campaign_metric, pool_arrays_for
@@ -180,14 +180,7 @@ def _item_level(
         support[rows[:, :cutoff][filled], ranking[filled]] = True
     reachable = np.zeros((m, cutoff), dtype=bool)
     reachable[topic[in_pool], position[in_pool]] = support[topic[in_pool], slot[in_pool]]
-    draws = np.array(
-        list(
-            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM).values_list(
-                "topic_id", "document_id", "propensity"
-            )
-        ),
-        dtype=float,
-    ).reshape(-1, 3)
+    draws = item_draws(campaign)
     draw_topic, draw_slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
     counted = draw_topic >= 0
     counted[counted] = grades[draw_topic[counted], draw_slot[counted]] >= 0

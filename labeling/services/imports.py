@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, Model, OuterRef, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Exists, F, Model, OuterRef
 from django.utils import timezone
 
 from estimation.trec import InputFileError, RunLine, iter_labels, iter_qrels
@@ -22,6 +21,7 @@ from labeling.formats.documents import iter_documents_jsonl
 from labeling.formats.runs import iter_run_bounded
 from labeling.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
 from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, System, Topic
+from labeling.selectors import ranking_positions
 
 BATCH_SIZE = 2000
 UploadedFile = tuple[str, BinaryIO]
@@ -325,18 +325,9 @@ def pool_rebuild(*, campaign: Campaign) -> int:
     """Pool the top-d documents of every run and topic (trec_eval order: score descending,
     docno descending); add new items and refresh best ranks. Returns the pool size."""
     depth = campaign.effective_pool_depth
-    positions = (
-        RankingEntry.objects.filter(system__campaign=campaign, system__evaluation_only=False)
-        .annotate(
-            position=Window(
-                RowNumber(),
-                partition_by=[F("system_id"), F("topic_id")],
-                order_by=[F("score").desc(), F("document__docno").desc()],
-            )
-        )
-        .filter(position__lte=depth)
-        .values_list("topic_id", "document_id", "position")
-    )
+    positions = ranking_positions(
+        RankingEntry.objects.filter(system__campaign=campaign, system__evaluation_only=False), depth
+    ).values_list("topic_id", "document_id", "position")
     best: dict[tuple[int, int], int] = {}
     for topic_id, document_id, position in positions.iterator(chunk_size=BATCH_SIZE):
         key = (topic_id, document_id)

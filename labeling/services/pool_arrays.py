@@ -22,11 +22,10 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
 
 from estimation.metric_spec import Metric
 from labeling.models import Campaign, PoolItem, RankingEntry, System
+from labeling.selectors import ranking_positions
 
 EMPTY = -1
 _KEY_SHIFT = np.int64(1) << np.int64(32)
@@ -174,17 +173,8 @@ def pool_arrays_build(campaign: Campaign) -> PoolArrays:
     scores = np.full((len(systems), m, n), np.nan)
     system_index = {system.pk: index for index, system in enumerate(systems)}
     topic_index = {topic_id: index for index, topic_id in enumerate(topic_ids)}
-    positions = (
-        RankingEntry.objects.filter(system__in=systems)
-        .annotate(
-            position=Window(
-                RowNumber(),
-                partition_by=[F("system_id"), F("topic_id")],
-                order_by=[F("score").desc(), F("document__docno").desc()],
-            )
-        )
-        .filter(position__lte=depth)
-        .values_list("system_id", "topic_id", "document_id", "position", "score")
+    positions = ranking_positions(RankingEntry.objects.filter(system__in=systems), depth).values_list(
+        "system_id", "topic_id", "document_id", "position", "score"
     )
     entries = np.array(list(positions.iterator(chunk_size=20000)), dtype=float).reshape(-1, 5)
     if entries.size and m:

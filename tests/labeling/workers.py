@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from django.core.cache import cache
 from django.db import connection
 
 from config.celery import app as celery_app
+from config.celery import worker_argv
 from tests.conftest import REPO_ROOT
 
 
@@ -59,19 +59,7 @@ class CeleryWorker:
         }
         with self.log.open("ab") as output:
             self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "config",
-                    "worker",
-                    "--pool=solo",
-                    "--loglevel=INFO",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ],
+                worker_argv("--without-heartbeat"),
                 cwd=REPO_ROOT,
                 env=env,
                 stdout=output,

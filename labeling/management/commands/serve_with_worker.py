@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from config.celery import worker_argv
 from labeling.demo import demo_logins
 
 
@@ -32,18 +33,7 @@ class Command(BaseCommand):
             else f"filesystem queue in {settings.CELERY_QUEUE_DIR}"
         )
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--pool=solo",
-                "--loglevel=INFO",
-                "--without-gossip",
-                "--without-mingle",
-            ],
+            worker_argv(),
             cwd=settings.BASE_DIR,
             env=os.environ.copy(),
         )
