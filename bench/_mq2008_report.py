@@ -201,8 +201,10 @@ def _rotation_table(lines: list[str], report: dict) -> None:
         "savings of active (uniD, uniC in brackets) in the large-budget limit, from the true values."
     )
     lines.append("")
-    lines.append("| fit | pool | label model log-lik. | metric | truth ridge / pairwise | one system (ridge) "
-                 "| one system (pairwise) | difference | oracle difference |")
+    lines.append(
+        "| fit | pool | label model log-lik. | metric | truth ridge / pairwise | one system (ridge) "
+        "| one system (pairwise) | difference | oracle difference |"
+    )
     lines.append("|---|---|---:|---|---|---:|---:|---:|---:|")
     for rotation in [this, *report["other_rotations"]]:
         for metric, (ridge, pairwise) in rotation["truth"].items():
@@ -354,8 +356,15 @@ def plot_results(report: dict, path: Path) -> None:
                 means = [r[key]["mean"] for r in rows]
                 errors = [r[key]["se"] for r in rows]
                 axis.errorbar(
-                    budgets, means, yerr=errors, color=color, marker=marker, markersize=4,
-                    capsize=2, linewidth=1.3, label=label,
+                    budgets,
+                    means,
+                    yerr=errors,
+                    color=color,
+                    marker=marker,
+                    markersize=4,
+                    capsize=2,
+                    linewidth=1.3,
+                    label=label,
                 )
             axis.set_xscale("log")
             axis.set_yscale("log")

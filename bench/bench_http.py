@@ -14,6 +14,7 @@ Usage::
 
     .venv/bin/python bench/bench_http.py --think 5 --name http-think5   # assessors who read first
     .venv/bin/python bench/bench_http.py --combined --name http-combined  # answer + next in one call
+    .venv/bin/python bench/bench_http.py --rate 300 --name http-rate300   # offer 300 judgments/s
 
 Writes bench/results/NAME.json and NAME.md (NAME defaults to http).
 """
@@ -188,21 +189,32 @@ def assessor_loop(
     seed: int,
     think: float = 0.0,
     combined: bool = False,
+    pace: float = 0.0,
 ) -> None:
     """One simulated assessor: next item, (think,) answer with a random grade, repeat.
 
     With think = 0 every assessor answers at once: a saturation test of the server. With a
     mean think time the load is what people reading documents would offer. Combined, the
     answer asks for the next item in the same request (``?next=1``), as the judge page does.
+    With a pace, judgments start at the times of a Poisson process of that mean gap (an offered
+    load, whatever the server's speed), and the latency of a judgment's first request counts from
+    its scheduled start: a server that falls behind is charged for the wait (no coordinated
+    omission).
     """
     rng = np.random.default_rng(seed)
     api = Api(port, token)
     next_path = f"/api/campaigns/{campaign}/next/"
     task = None
+    scheduled = time.perf_counter() + (float(rng.exponential(pace)) if pace > 0 else 0.0)
     try:
         while time.perf_counter() < recorder.window_end:
+            cycle_start = None
+            if pace > 0:
+                time.sleep(max(0.0, scheduled - time.perf_counter()))
+                cycle_start = min(scheduled, time.perf_counter())
             if task is None:
-                started = time.perf_counter()
+                started = time.perf_counter() if cycle_start is None else cycle_start
+                cycle_start = None
                 status, body = api.call("GET", next_path)
                 recorder.add("next", started, time.perf_counter(), status)
                 if status != 200:
@@ -212,12 +224,13 @@ def assessor_loop(
             if think > 0:
                 time.sleep(float(rng.exponential(think)))
             payload = {"grade": int(rng.integers(0, 3)), "seconds": float(rng.uniform(2, 30))}
-            started = time.perf_counter()
+            started = time.perf_counter() if cycle_start is None else cycle_start
             path = f"/api/tasks/{task}/answer/" + ("?next=1" if combined else "")
             status, body = api.call("POST", path, payload)
             recorder.add("answer+next" if combined else "answer", started, time.perf_counter(), status)
             upcoming = json.loads(body).get("next") if combined and status in (200, 201) else None
             task = None if upcoming is None else upcoming["task"]
+            scheduled += float(rng.exponential(pace)) if pace > 0 else 0.0
     finally:
         api.close()
 
@@ -230,14 +243,19 @@ def run_load(
     duration: float,
     think: float = 0.0,
     combined: bool = False,
+    rate: float = 0.0,
 ) -> Recorder:
-    """All assessors at once; only requests finishing inside the measured window count."""
+    """All assessors at once; only requests finishing inside the measured window count. A rate
+    (judgments per second, all assessors together) paces them instead of letting them run flat out."""
+    pace = len(tokens) / rate if rate > 0 else 0.0
     start = time.perf_counter()
     recorder = Recorder(window_start=start + warmup, window_end=start + warmup + duration)
     cpu_sampler = threading.Timer(warmup, lambda: recorder.cpu.append(cpu_seconds_by_role()))
     threads = [
         threading.Thread(
-            target=assessor_loop, args=(port, token, campaign, recorder, i, think, combined), daemon=True
+            target=assessor_loop,
+            args=(port, token, campaign, recorder, i, think, combined, pace),
+            daemon=True,
         )
         for i, token in enumerate(tokens)
     ]
@@ -340,6 +358,13 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
         if think > 0
         else " with no pause in between (a saturation test)"
     )
+    rate = float(setup.get("rate") or 0.0)
+    if rate > 0:
+        think_text = (
+            f", paced: together they start {rate:g} judgments/s at the times of a Poisson process"
+            " (the latency of a judgment's first request counts from its scheduled start, so a server"
+            " that falls behind is charged for the wait)"
+        )
     if setup.get("combined"):
         think_text += (
             "; combined: after the first item, each answer asks for the next item in the same "
@@ -350,6 +375,8 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
         if think > 0
         else "Target: >= 300 judgments/s with p95 <= 100 ms."
     )
+    if rate > 0:
+        target_text = f"Offered: {rate:g} judgments/s. {target_text}"
     load_start_text = ", ".join(map(str, setup["load_average_at_start"]))
     load_end = setup.get("load_average_at_end")
     load_end_text = f"; at the end: {', '.join(map(str, load_end))}" if load_end else ""
@@ -402,6 +429,9 @@ def main() -> None:
     parser.add_argument(
         "--combined", action="store_true", help="answer and lease the next item in one request (?next=1)"
     )
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="offer this many judgments/s in all (0: as fast as served)"
+    )
     parser.add_argument("--name", default="http", help="result file names: NAME.json and NAME.md")
     parser.add_argument("--wsgi", default="config.wsgi", help="WSGI application gunicorn serves")
     parser.add_argument("--output", type=Path, default=RESULTS_DIR)
@@ -437,7 +467,7 @@ def main() -> None:
                     f"{args.assessors} assessors: {args.warmup} s warm-up + {args.duration} s ...", flush=True
                 )
                 recorder = run_load(
-                    port, campaign, tokens, args.warmup, args.duration, args.think, args.combined
+                    port, campaign, tokens, args.warmup, args.duration, args.think, args.combined, args.rate
                 )
             if any(key.split()[1].startswith("5") for key in recorder.statuses):
                 # Server errors under load are findings: show the traceback gunicorn logged.
@@ -458,6 +488,7 @@ def main() -> None:
             "wsgi": args.wsgi,
             "think_s": args.think,
             "combined": args.combined,
+            "rate": args.rate,
             # Other work on the machine competes for the same two cores: say how busy it was.
             "load_average_at_start": [round(value, 2) for value in load_at_start],
             "load_average_at_end": [round(value, 2) for value in os.getloadavg()],

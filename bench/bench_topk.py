@@ -145,8 +145,12 @@ def load_mslr_topics(data_dir: Path) -> list[Topic]:
                 features = dict(token.split(":", 1) for token in tokens[1:])
                 qid = features["qid"]
                 rows.setdefault(qid, []).append(
-                    (f"{name.split('.')[2]}:{number}", int(tokens[0]),
-                     float(features[str(MSLR_TIE_BREAK_FEATURE)]), float(features[str(MSLR_PRIOR_FEATURE)]))
+                    (
+                        f"{name.split('.')[2]}:{number}",
+                        int(tokens[0]),
+                        float(features[str(MSLR_TIE_BREAK_FEATURE)]),
+                        float(features[str(MSLR_PRIOR_FEATURE)]),
+                    )
                 )
         rows.pop(list(rows)[-1])  # the file stops in the middle of its last query
         for qid, documents in rows.items():
@@ -159,8 +163,13 @@ def load_mslr_topics(data_dir: Path) -> list[Topic]:
             truth = sorted(sample, key=lambda row: (row[1], row[2], row[0]), reverse=True)
             prior = sorted(sample, key=lambda row: (row[3], row[0]), reverse=True)
             topics.append(
-                Topic(f"{name.split('.')[2]}-{qid}", tuple(row[0] for row in sample), grade,
-                      tuple(row[0] for row in truth), {"BM25": tuple(row[0] for row in prior)})
+                Topic(
+                    f"{name.split('.')[2]}-{qid}",
+                    tuple(row[0] for row in sample),
+                    grade,
+                    tuple(row[0] for row in truth),
+                    {"BM25": tuple(row[0] for row in prior)},
+                )
             )
     return topics
 
@@ -218,8 +227,11 @@ def run_variant(topics: list[Topic], variant: Variant, seeds: int, ties: bool) -
         judgments_all += judgments
         actions_all += actions
         # Per topic: [mean judgments, max judgments, mean actions], compact for the JSON file.
-        per_topic[topic.qid] = [round(statistics.fmean(judgments), 2), max(judgments),
-                                round(statistics.fmean(actions), 2)]
+        per_topic[topic.qid] = [
+            round(statistics.fmean(judgments), 2),
+            max(judgments),
+            round(statistics.fmean(actions), 2),
+        ]
     return {
         "variant": variant.name,
         "runs_per_topic": repeats,
@@ -310,15 +322,21 @@ def main() -> None:
         "k": K,
         "seeds": args.seeds,
         "sample_seed": SAMPLE_SEED,
-        "references": {"paper_user_study": PAPER_USER_STUDY, "plain_simulation": PLAIN_SIMULATION,
-                       "lower_bound": LOWER_BOUND, "target": TARGET},
+        "references": {
+            "paper_user_study": PAPER_USER_STUDY,
+            "plain_simulation": PLAIN_SIMULATION,
+            "lower_bound": LOWER_BOUND,
+            "target": TARGET,
+        },
         "mq2008": dataset_report(
-            load_topics(DATA_DIR), args.seeds,
+            load_topics(DATA_DIR),
+            args.seeds,
             f"MQ2008 queries with >= 50 judged documents, grades 0-2; tie-break {TIE_BREAK_RUN}; "
             f"priors {PRIOR_RUNS}.",
         ),
         "mslr": dataset_report(
-            load_mslr_topics(SHARED_DATA / "mslr_sample"), args.seeds,
+            load_mslr_topics(SHARED_DATA / "mslr_sample"),
+            args.seeds,
             f"MSLR-WEB Fold1 sample queries with >= 50 documents, grades 0-4; tie-break feature "
             f"{MSLR_TIE_BREAK_FEATURE} (LMIR.DIR); prior feature {MSLR_PRIOR_FEATURE} (BM25).",
         ),

@@ -134,23 +134,20 @@ def postgres_server(workdir: Path, options: dict[str, str] | None = None) -> Ite
 def gunicorn_server(
     env: dict[str, str], workers: int, threads: int, workdir: Path, wsgi: str = "config.wsgi"
 ) -> Iterator[int]:
-    """gunicorn with gthread workers on a free loopback port; yields the port."""
+    """gunicorn with the production settings on a free loopback port; yields the port."""
     port = free_port()
     command = [
         str(Path(sys.executable).parent / "gunicorn"),
         wsgi,
+        # The production settings (config/gunicorn.py), on a free loopback port.
+        "--config",
+        str(REPO_ROOT / "config" / "gunicorn.py"),
         "--bind",
         f"127.0.0.1:{port}",
-        "--worker-class",
-        "gthread",
         "--workers",
         str(workers),
         "--threads",
         str(threads),
-        "--backlog",
-        "2048",
-        "--keep-alive",
-        "30",
         "--log-level",
         "warning",
     ]

@@ -224,6 +224,7 @@ def asymptotic_savings(pool: Pool, true_values: dict[str, np.ndarray]) -> dict:
     p = pool.query_weight
     out: dict = {}
     for setting, metric, goal, systems, values, cost in _settings(pool, true_values):
+
         def budget_factor(q: np.ndarray, values: np.ndarray = values, cost: np.ndarray = cost) -> float:
             reference = float(p @ values)
             return float(np.sum(p**2 * (values - reference) ** 2 / q) * (q @ cost))

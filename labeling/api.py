@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import exports, selectors, services
-from labeling.models import Campaign
+from labeling import exports, selectors, services, token_access
+from labeling.models import Campaign, Task
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_coordinator, user_role
 from labeling.serializers import (
     AnswerInputSerializer,
@@ -242,9 +245,40 @@ def _next_item_schema() -> PolymorphicProxySerializer:
     )
 
 
+def _api_token(request: HttpRequest) -> str | None:
+    """The key of an `Authorization: Token <key>` header; None without one, or when the request
+    also carries a session cookie (DRF would then try the session first)."""
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return None
+    words = request.headers.get("Authorization", "").split()
+    if len(words) != 2 or words[0].lower() != "token":
+        return None
+    return words[1]
+
+
+def _json_response(body: Any, status_code: int) -> HttpResponse:
+    return HttpResponse(JSONRenderer().render(body), status=status_code, content_type="application/json")
+
+
+def _next_response(task: Task | None) -> HttpResponse:
+    if task is None:
+        return HttpResponse(status=status.HTTP_204_NO_CONTENT)
+    return _json_response(TaskOutputSerializer.of(task), status.HTTP_200_OK)
+
+
 class NextTaskApi(APIView):
     """Lease your next item: 200 with the task (`kind` "grade", or "pair" with `left` and `right`
     in pairwise and top-k campaigns), 204 when nothing is left for you."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # The request every assessor makes for every item: a token holder who may judge a graded
+        # campaign is served here, with one statement for token, role and campaign and none of
+        # DRF's machinery; everything else (sessions, errors, pairs) goes the full way.
+        token = _api_token(request) if request.method == "GET" else None
+        judge = None if token is None else token_access.judge_by_token(token, kwargs["campaign_id"])
+        if judge is None or _pair_campaign(judge.campaign):
+            return super().dispatch(request, *args, **kwargs)
+        return _next_response(services.task_next(campaign=judge.campaign, assessor=judge.user))
 
     @extend_schema(responses={200: _next_item_schema(), 204: None})
     def get(self, request: Request, campaign_id: int) -> Response:
@@ -253,10 +287,7 @@ class NextTaskApi(APIView):
             from pairwise.api import pair_next_response
 
             return pair_next_response(request, campaign)
-        task = services.task_next(campaign=campaign, assessor=request.user)
-        if task is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(TaskOutputSerializer.of(task))
+        return _next_response(services.task_next(campaign=campaign, assessor=request.user))
 
 
 def _answer_schema() -> PolymorphicProxySerializer:
@@ -274,6 +305,36 @@ class AnswerApi(APIView):
     A pair task takes `{"outcome": "left" | "tie" | "right" | "left_bad" | "right_bad", "seconds"}`
     and answers 409 when the pair is not the pending one."""
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # As for NextTaskApi: a token holder's plain graded answer is served here; anything the
+        # short way does not take (another body, a session, an error to word) goes the full way.
+        served = self._token_answer(request, kwargs["task_id"]) if request.method == "POST" else None
+        return served if served is not None else super().dispatch(request, *args, **kwargs)
+
+    @staticmethod
+    def _token_answer(request: HttpRequest, task_id: int) -> HttpResponse | None:
+        token = _api_token(request)
+        if token is None or request.content_type != "application/json":
+            return None
+        try:
+            payload = json.loads(request.body)
+        except ValueError:
+            return None
+        if not isinstance(payload, dict) or not payload.keys() <= {"grade", "seconds"}:
+            return None
+        grade, seconds = payload.get("grade"), payload.get("seconds")
+        if type(grade) is not int or not (seconds is None or type(seconds) in (int, float)):
+            return None
+        found = token_access.task_by_token(token, task_id)
+        if found is None:
+            return None
+        user, task = found
+        try:
+            body, status_code = _answer(task, user, grade, seconds, want_next=_wants_next(request.GET))
+        except ValueError:
+            return None  # out of range: the full way words the error as for every other client
+        return _json_response(body, status_code)
+
     @extend_schema(
         request=_answer_schema(),
         responses={201: JudgmentOutputSerializer, 200: JudgmentOutputSerializer, 409: OpenApiResponse()},
@@ -290,23 +351,34 @@ class AnswerApi(APIView):
             raise PermissionDenied("You do not judge this campaign.")
         data = AnswerInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        grade, seconds = data.validated_data["grade"], data.validated_data.get("seconds")
         try:
-            judgment, created = services.task_answer(
-                task=task,
-                assessor=request.user,
-                grade=data.validated_data["grade"],
-                seconds=data.validated_data.get("seconds"),
-            )
-        except services.LeaseConflict as conflict:
-            return Response({"detail": str(conflict)}, status=status.HTTP_409_CONFLICT)
+            body, status_code = _answer(task, request.user, grade, seconds, _wants_next(request.query_params))
         except ValueError as error:
             return _bad_request(str(error))
-        body = dict(JudgmentOutputSerializer(judgment).data)
-        if request.query_params.get("next") in ("1", "true"):
-            # Answer and lease the next item in one round trip: `next` is the task or null.
-            upcoming = services.task_next(campaign=task.campaign, assessor=request.user)
-            body["next"] = None if upcoming is None else TaskOutputSerializer.of(upcoming)
-        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(body, status=status_code)
+
+
+def _wants_next(query: Any) -> bool:
+    """`?next=1`: answer and lease the next item in one round trip."""
+    return query.get("next") in ("1", "true")
+
+
+def _answer(
+    task: Task, user: Any, grade: int, seconds: float | None, want_next: bool
+) -> tuple[dict[str, Any], int]:
+    """Store the answer: (body, 201) stored, (body, 200) a repeat, ({"detail"}, 409) an expired or
+    foreign lease; with want_next, `next` is the next task or null. ValueError on a bad grade or
+    seconds."""
+    try:
+        judgment, created = services.task_answer(task=task, assessor=user, grade=grade, seconds=seconds)
+    except services.LeaseConflict as conflict:
+        return {"detail": str(conflict)}, status.HTTP_409_CONFLICT
+    body = JudgmentOutputSerializer.of(judgment)
+    if want_next:
+        upcoming = services.task_next(campaign=task.campaign, assessor=user)
+        body["next"] = None if upcoming is None else TaskOutputSerializer.of(upcoming)
+    return body, status.HTTP_201_CREATED if created else status.HTTP_200_OK
 
 
 class UndoApi(APIView):

@@ -7,3 +7,7 @@ class LabelingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "labeling"
     verbose_name = "Relevance labeling"
+
+    def ready(self) -> None:
+        # Registers the PostgreSQL connection set-up (labeling.db) before any connection opens.
+        from labeling import db  # noqa: F401

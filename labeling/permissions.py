@@ -33,6 +33,11 @@ _MEMBER_PERMISSIONS: dict[str, frozenset[str]] = {
 _ALL_PERMISSIONS = frozenset({JUDGE, MANAGE, VIEW_RESULTS, EXPORT})
 
 
+def member_roles_with(permission: str) -> tuple[str, ...]:
+    """The campaign-member roles that hold `permission` (admins hold every permission anyway)."""
+    return tuple(role for role, granted in _MEMBER_PERMISSIONS.items() if permission in granted)
+
+
 def user_role(user: AbstractBaseUser | AnonymousUser) -> str | None:
     """The user's highest global role, or None (an outsider)."""
     if not user.is_authenticated:

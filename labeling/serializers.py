@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from labeling.models import Campaign, Task
+from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import ROLES
 from labeling.selectors import Progress
 
@@ -147,7 +147,7 @@ class TaskOutputSerializer(serializers.Serializer):
 
     @staticmethod
     def of(task: Task) -> dict[str, Any]:
-        return TaskOutputSerializer(task).data
+        return _TASK_OUTPUT.to_representation(task)
 
 
 class AnswerInputSerializer(serializers.Serializer):
@@ -161,6 +161,17 @@ class JudgmentOutputSerializer(serializers.Serializer):
     grade = serializers.IntegerField()
     seconds = serializers.FloatField(allow_null=True)
     created_at = serializers.DateTimeField()
+
+    @staticmethod
+    def of(judgment: Judgment) -> dict[str, Any]:
+        return _JUDGMENT_OUTPUT.to_representation(judgment)
+
+
+# One instance each serves every request on the judging path: binding a serializer's fields
+# (a deep copy of the declared ones) costs more than the conversion, and to_representation
+# keeps no state between calls.
+_TASK_OUTPUT = TaskOutputSerializer()
+_JUDGMENT_OUTPUT = JudgmentOutputSerializer()
 
 
 class ProgressSerializer(serializers.Serializer):

@@ -9,6 +9,7 @@ a broker that is down is logged and never fails the request.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from datetime import datetime, timedelta
@@ -22,6 +23,7 @@ from django.utils import timezone
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
+from labeling.db import prepared_cursor
 from labeling.models import Campaign, Document, Judgment, Task, Topic
 from labeling.selectors import task_active_for_assessor
 from labeling.services.sampling import draws_top_up
@@ -72,39 +74,35 @@ def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -
     return candidates.filter(_not_held(campaign, assessor)).order_by("order", "slot", "id")
 
 
-def _columns(model: type[models.Model], alias: str) -> tuple[list[str], str]:
-    names = [field.attname for field in model._meta.concrete_fields]
+def _field_names(model: type[models.Model]) -> list[str]:
+    return [field.attname for field in model._meta.concrete_fields]
+
+
+def _columns(model: type[models.Model], alias: str) -> str:
     quote = connection.ops.quote_name
-    return names, ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
+    return ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
 
 
-def _task_claim_locking(
-    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
-) -> Task | None:
-    """PostgreSQL: one statement picks the assessor's own unanswered task first (renewing it),
-    else the first claimable one (SELECT ... FOR UPDATE SKIP LOCKED), leases it and returns it
-    with its topic and document. Hand-written because this runs for every item served and the
-    ORM's query compilation cost more than the query itself."""
+@functools.cache
+def _claim_sql(running: bool, overlap: bool, standalone: bool) -> str:
+    """The claim statement of `_task_claim_locking` (built once per shape)."""
     quote = connection.ops.quote_name
     task_table, topic_table = quote(Task._meta.db_table), quote(Topic._meta.db_table)
     document_table = quote(Document._meta.db_table)
-    task_names, task_columns = _columns(Task, "claimed")
-    topic_names, topic_columns = _columns(Topic, "topic")
-    document_names, document_columns = _columns(Document, "document")
+    task_columns, topic_columns = _columns(Task, "claimed"), _columns(Topic, "topic")
+    document_columns = _columns(Document, "document")
     condition = "c.answered_at IS NULL AND c.assessor_id = %(me)s"
     if running:
         not_held = ""
-        if campaign.overlap > 1:
+        if overlap:
             # Overlap asks for different assessors per item: skip items this assessor holds or held.
             not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
                 AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
         condition = f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
             OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held}))"""
-    # Outside a transaction the statement is its own transaction (one round trip), and
-    # set_config(..., true) makes only its commit asynchronous: losing a lease in a crash just
-    # returns the item to the pool. Inside a caller's transaction the setting would also relax
-    # the caller's writes (a judgment), so it is left alone there.
-    standalone = not connection.in_atomic_block
+    # Standalone, set_config(..., true) makes only this statement's commit asynchronous: losing
+    # a lease in a crash just returns the item to the pool. Inside a caller's transaction the
+    # setting would also relax the caller's writes (a judgment), so it is left alone there.
     relaxed_cte = (
         "relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS value)," if standalone else ""
     )
@@ -132,6 +130,20 @@ def _task_claim_locking(
         JOIN {topic_table} AS topic ON topic.id = claimed.topic_id
         JOIN {document_table} AS document ON document.id = claimed.document_id
     """
+    return sql
+
+
+def _task_claim_locking(
+    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
+) -> Task | None:
+    """PostgreSQL: one statement picks the assessor's own unanswered task first (renewing it),
+    else the first claimable one (SELECT ... FOR UPDATE SKIP LOCKED), leases it and returns it
+    with its topic and document. Hand-written because this runs for every item served and the
+    ORM's query compilation cost more than the query itself."""
+    # Outside a transaction the statement is its own transaction (one round trip), and its
+    # commit may be asynchronous (see _claim_sql); inside a caller's transaction it may not.
+    sql = _claim_sql(running, campaign.overlap > 1, standalone=not connection.in_atomic_block)
+    task_names, topic_names, document_names = (_field_names(model) for model in (Task, Topic, Document))
     expires = now + timedelta(seconds=campaign.lease_seconds)
     low_water = settings.LABELING_QUEUE_TARGET
     parameters = {
@@ -141,7 +153,7 @@ def _task_claim_locking(
         "campaign": campaign.pk,
         "low_water": low_water,
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, parameters)
         row = cursor.fetchone()
     if row is None:
@@ -283,13 +295,15 @@ def _lease_close(task: Task, assessor: AbstractBaseUser, now: datetime) -> int:
     ).update(answered_at=now)
 
 
-def _judgment_store_if_leased(judgment: Judgment, now: datetime) -> bool:
-    """PostgreSQL: close the lease and insert the judgment in one statement (one round trip,
-    atomic by itself, synchronous commit); False when the lease was not the assessor's to close."""
-    quote = connection.ops.quote_name
-    columns = ["campaign_id", "topic_id", "document_id", "assessor_id", "grade", "seconds", "cost"]
-    columns += ["source", "task_id", "draw_id", "created_at"]
-    sql = f"""
+# The judgment's columns the answer statement writes.
+_JUDGMENT_COLUMNS = ("campaign_id", "topic_id", "document_id", "assessor_id", "grade", "seconds", "cost")
+_JUDGMENT_COLUMNS += ("source", "task_id", "draw_id", "created_at")
+
+
+@functools.cache
+def _judgment_store_sql() -> str:
+    quote, columns = connection.ops.quote_name, _JUDGMENT_COLUMNS
+    return f"""
         WITH closed AS (
             UPDATE {quote(Task._meta.db_table)}
             SET answered_at = %(now)s
@@ -298,14 +312,20 @@ def _judgment_store_if_leased(judgment: Judgment, now: datetime) -> bool:
             RETURNING id
         )
         INSERT INTO {quote(Judgment._meta.db_table)} ({", ".join(quote(column) for column in columns)})
-        SELECT {", ".join(f"%({column})s" for column in columns)} FROM closed
+        SELECT {", ".join(f"%({column})s::{_cast_type(column)}" for column in columns)} FROM closed
         RETURNING id
     """
+
+
+def _judgment_store_if_leased(judgment: Judgment, now: datetime) -> bool:
+    """PostgreSQL: close the lease and insert the judgment in one statement (one round trip,
+    atomic by itself, synchronous commit); False when the lease was not the assessor's to close."""
     judgment.created_at = timezone.now()
-    values = {column: getattr(judgment, column) for column in columns}
-    with connection.cursor() as cursor:
+    values = {column: getattr(judgment, column) for column in _JUDGMENT_COLUMNS}
+    with prepared_cursor() as cursor:
         cursor.execute(
-            sql, {**values, "now": now, "task": judgment.task_id, "assessor": judgment.assessor_id}
+            _judgment_store_sql(),
+            {**values, "now": now, "task": judgment.task_id, "assessor": judgment.assessor_id},
         )
         row = cursor.fetchone()
     if row is None:
@@ -313,6 +333,12 @@ def _judgment_store_if_leased(judgment: Judgment, now: datetime) -> bool:
     judgment.pk = row[0]
     judgment._state.adding, judgment._state.db = False, connection.alias
     return True
+
+
+def _cast_type(attname: str) -> str:
+    """The SQL type of a Judgment column, for parameters whose type PostgreSQL cannot infer."""
+    field = next(field for field in Judgment._meta.concrete_fields if field.attname == attname)
+    return str(field.cast_db_type(connection))
 
 
 def _judgment_cost(task: Task) -> float:

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
+from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.selectors import campaign_spent, seconds_per_judgment
 from labeling.services.label_model import item_cost_units, item_seconds
 from labeling.services.pool_arrays import PoolArrays, pool_arrays_for
@@ -84,21 +84,35 @@ def outstanding_cost(campaign: Campaign, state: LoadedState) -> float:
     return draw_cost(campaign, state, lengths) / campaign.overlap
 
 
-def _covered(campaign: Campaign, arrays: PoolArrays) -> np.ndarray:
-    """Slots that are judged or have an open task, shape (m, n)."""
-    covered = np.zeros(arrays.slot_used.shape, dtype=bool)
-    pairs = list(Judgment.objects.filter(campaign=campaign).values_list("topic_id", "document_id"))
-    pairs += list(
-        Task.objects.filter(campaign=campaign, answered_at__isnull=True).values_list(
-            "topic_id", "document_id"
-        )
-    )
-    if pairs:
-        rows = np.array(pairs, dtype=np.int64)
-        topic, slot = arrays.locate(rows[:, 0], rows[:, 1])
-        inside = topic >= 0
-        covered[topic[inside], slot[inside]] = True
-    return covered
+class _Coverage:
+    """Which pool slots are covered (drawn: they have tasks, open or answered; or judged by
+    imported qrels), read one topic at a time as draws reach it. Reading the whole campaign per
+    top-up would cost a row per judgment so far, again every few hundred items served."""
+
+    def __init__(self, campaign: Campaign, arrays: PoolArrays) -> None:
+        self.campaign, self.arrays = campaign, arrays
+        self.rows: dict[int, np.ndarray] = {}
+        self.uncovered = PoolItem.objects.filter(campaign=campaign, drawn=False, prejudged=False).count()
+
+    def row(self, topic: int) -> np.ndarray:
+        """Covered slots of one topic (by topic index), shape (n,)."""
+        if topic not in self.rows:
+            topic_id = int(self.arrays.topic_ids[topic])
+            documents = (
+                PoolItem.objects.filter(campaign=self.campaign, topic_id=topic_id)
+                .filter(Q(drawn=True) | Q(prejudged=True))
+                .values_list("document_id", flat=True)
+            )
+            document_ids = np.fromiter(documents, dtype=np.int64)
+            _, slots = self.arrays.locate(np.full(document_ids.size, topic_id), document_ids)
+            row = np.zeros(self.arrays.n_slots, dtype=bool)
+            row[slots[slots >= 0]] = True
+            self.rows[topic] = row
+        return self.rows[topic]
+
+    def cover(self, topic: int, slots: np.ndarray) -> None:
+        self.row(topic)[slots] = True
+        self.uncovered -= int(np.size(slots))
 
 
 @transaction.atomic
@@ -119,8 +133,7 @@ def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
     arrays = pool_arrays_for(campaign)
     _, spent = campaign_spent(campaign)
     left = campaign.budget - spent - outstanding_cost(campaign, state)
-    covered = _covered(campaign, arrays)
-    uncovered = int((arrays.slot_used & ~covered).sum())
+    coverage = _Coverage(campaign, arrays)
     q = state.q.ravel()
     cumulative = np.cumsum(q)
     level = state.level
@@ -131,7 +144,7 @@ def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
     new_slots: list[list[tuple[int, int]]] = []
     created_tasks = 0
     for _ in range(MAX_DRAWS_PER_TOP_UP):
-        if uncovered == 0:
+        if coverage.uncovered == 0:
             blocked = BLOCKED_EXHAUSTED
             break
         # Seeded by the campaign and the draw's order: the same q gives the same draws however
@@ -140,19 +153,17 @@ def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
         unit = int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right"))
         unit = min(unit, q.size - 1)
         if level == "query":
-            topic, slots = unit, np.flatnonzero(arrays.slot_used[unit] & ~covered[unit])
+            topic, slots = unit, np.flatnonzero(arrays.slot_used[unit] & ~coverage.row(unit))
         else:
             topic, slot = divmod(unit, arrays.n_slots)
-            slots = np.array(
-                [slot] if arrays.slot_used[topic, slot] and not covered[topic, slot] else [], dtype=int
-            )
+            free = arrays.slot_used[topic, slot] and not coverage.row(topic)[slot]
+            slots = np.array([slot] if free else [], dtype=int)
         cost = draw_cost(campaign, state, arrays.lengths[topic, slots])
         if cost > left + 1e-9:
             blocked = BLOCKED_BUDGET
             break
         left -= cost
-        covered[topic, slots] = True
-        uncovered -= slots.size
+        coverage.cover(topic, slots)
         item_slot = None if level == "query" else int(unit % arrays.n_slots)
         draws.append(
             Draw(

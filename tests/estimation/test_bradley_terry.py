@@ -96,8 +96,11 @@ def test_it_merges_assessors_who_disagree() -> None:
     # Two assessors agree a > b > c; a third says c > a once. The majority order wins.
     rows = []
     for assessor in ("u1", "u2"):
-        rows += [("q", "a", "b", "left", assessor), ("q", "b", "c", "left", assessor),
-                 ("q", "a", "c", "left", assessor)]
+        rows += [
+            ("q", "a", "b", "left", assessor),
+            ("q", "b", "c", "left", assessor),
+            ("q", "a", "c", "left", assessor),
+        ]
     rows.append(("q", "a", "c", "right", "u3"))
     merged = merge_preferences(rows)
     assert merged.order == ("a", "b", "c")

@@ -147,8 +147,9 @@ def test_it_follows_algorithm_1_on_a_hand_worked_example() -> None:
     # is checked with one comparison (a, b); c is compared with the root b and rejected; the
     # extraction of a two-element heap needs no comparison.
     values = {"a": 3, "b": 2, "c": 1}
-    state = start_topk(["a", "b", "c"], 2, prior_order=["a", "b", "c"], reuse_answers=False,
-                       use_transitivity=False)
+    state = start_topk(
+        ["a", "b", "c"], 2, prior_order=["a", "b", "c"], reuse_answers=False, use_transitivity=False
+    )
     state, asked = run_to_end(state, values)
     assert asked == [Pair("a", "b"), Pair("c", "b")]
     assert result(state).order == ("a", "b")

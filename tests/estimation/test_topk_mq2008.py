@@ -43,8 +43,13 @@ def judge(topic: dict, *, prior: bool, improvements: bool, seed: int) -> tuple[t
     value = {docno: -rank for rank, docno in enumerate(topic["truth"])}
     bad = {d for d in topic["truth"][K:] if topic["grade"][d] == 0} if improvements else set()
     state = start_topk(
-        topic["documents"], K, prior_order=topic["prior"] if prior else None, seed=seed,
-        reuse_answers=improvements, use_transitivity=improvements, allow_bad_shortcut=improvements,
+        topic["documents"],
+        K,
+        prior_order=topic["prior"] if prior else None,
+        seed=seed,
+        reuse_answers=improvements,
+        use_transitivity=improvements,
+        allow_bad_shortcut=improvements,
     )
     while (pair := next_pair(state)) is not None:
         shown_bad = [docno for docno in (pair.left, pair.right) if docno in bad]

@@ -101,10 +101,12 @@ def test_it_judges_with_a_handful_of_sql_statements(campaign: Campaign, assessor
     # Savepoints appear because the test itself runs inside a transaction; they are not SQL work.
     answer = [q["sql"] for q in answer_queries.captured_queries if "SAVEPOINT" not in q["sql"]]
     nexts = [q["sql"] for q in next_queries.captured_queries if "SAVEPOINT" not in q["sql"]]
-    # Before the hot path was trimmed: 14 for an answer and 10 for a next item. An answer now:
-    # token, the task with campaign, role, length and cost model, then on PostgreSQL one
-    # statement that closes the lease and inserts the judgment (elsewhere an UPDATE and an INSERT).
-    assert len(answer) <= (3 if connection.vendor == "postgresql" else 4), answer
-    # PostgreSQL: token, campaign with role, one statement that claims and returns the task;
-    # SQLite looks for the assessor's own task apart, then claims and reads the claimed one back.
-    assert len(nexts) <= (3 if connection.vendor == "postgresql" else 6), nexts
+    # Before the hot path was trimmed: 14 for an answer and 10 for a next item. Now a token
+    # holder's answer is one statement for token, role, task, campaign, length and cost model,
+    # then on PostgreSQL one that closes the lease and inserts the judgment (elsewhere an UPDATE
+    # and an INSERT).
+    assert len(answer) <= (2 if connection.vendor == "postgresql" else 3), answer
+    # A next item: token, role and campaign in one statement, then on PostgreSQL one that claims
+    # and returns the task; SQLite looks for the assessor's own task apart, then claims and reads
+    # the claimed one back.
+    assert len(nexts) <= (2 if connection.vendor == "postgresql" else 5), nexts

@@ -1,0 +1,21 @@
+"""gunicorn settings for production: ``gunicorn -c config/gunicorn.py config.wsgi``.
+
+Command-line flags override these (``--workers 5``, ``--bind 127.0.0.1:9000``).
+"""
+
+import os
+
+bind = "0.0.0.0:8000"
+# One process per core plus one, two threads each: requests spend much of their time waiting on
+# the database, and more threads per process only fight over the GIL.
+workers = (os.cpu_count() or 1) + 1
+worker_class = "gthread"
+threads = 2
+backlog = 2048
+keepalive = 5
+# A worker holds at most this many connections. Without a cap, the worker that happens to accept
+# first keeps most keep-alive connections (measured: 44 of 50 assessors on one of three workers)
+# and, held to one core by the GIL, falls behind while the others idle. With the cap, further
+# clients wait in the listen backlog until a connection closes (after `keepalive` idle seconds);
+# raise it for many assessors judging at once.
+worker_connections = 20
