@@ -101,31 +101,33 @@ def _campaign(values: tuple[Any, ...]) -> Campaign:
     return Campaign.from_db(connection.alias, list(fields), list(fields.values()))
 
 
-def judge_by_token(token: str, campaign_id: int) -> TokenJudge | None:
-    """The token's user and the campaign, if the user may judge it; else None."""
+@functools.cache
+def _judge_sql() -> str:
     tables = _tables()
-    sql = f"""
+    return f"""
         SELECT u.id, {_campaign_columns()}
         FROM {tables["token"]} AS tok
         JOIN {tables["user"]} AS u ON u.id = tok.user_id
         JOIN {tables["campaign"]} AS c ON c.id = %(campaign)s
         WHERE tok.{connection.ops.quote_name("key")} = %(token)s AND u.is_active AND {_may_judge()}
     """
+
+
+def judge_by_token(token: str, campaign_id: int) -> TokenJudge | None:
+    """The token's user and the campaign, if the user may judge it; else None."""
     with prepared_cursor() as cursor:
-        cursor.execute(sql, _parameters(token, campaign=campaign_id))
+        cursor.execute(_judge_sql(), _parameters(token, campaign=campaign_id))
         row = cursor.fetchone()
     if row is None:
         return None
     return TokenJudge(user=_user(row[0]), campaign=_campaign(row[1:]))
 
 
-def task_by_token(token: str, task_id: int) -> tuple[AbstractBaseUser, Task] | None:
-    """The token's user and the task with its campaign, document length and cost model (what
-    answering needs, as `selectors.task_get_for_assessor` reads them), if the user may judge
-    the task's campaign; else None."""
+@functools.cache
+def _task_sql() -> str:
     tables = _tables()
     task_columns = ", ".join(f"t.{name}" for name in _TASK_FIELDS)
-    sql = f"""
+    return f"""
         SELECT u.id, {task_columns}, d.length,
             (SELECT s.cost_model FROM {tables["sampling_state"]} AS s WHERE s.campaign_id = c.id),
             {_campaign_columns()}
@@ -136,8 +138,14 @@ def task_by_token(token: str, task_id: int) -> tuple[AbstractBaseUser, Task] | N
         JOIN {tables["document"]} AS d ON d.id = t.document_id
         WHERE tok.{connection.ops.quote_name("key")} = %(token)s AND u.is_active AND {_may_judge()}
     """
+
+
+def task_by_token(token: str, task_id: int) -> tuple[AbstractBaseUser, Task] | None:
+    """The token's user and the task with its campaign, document length and cost model (what
+    answering needs, as `selectors.task_get_for_assessor` reads them), if the user may judge
+    the task's campaign; else None."""
     with prepared_cursor() as cursor:
-        cursor.execute(sql, _parameters(token, task=task_id))
+        cursor.execute(_task_sql(), _parameters(token, task=task_id))
         row = cursor.fetchone()
     if row is None:
         return None

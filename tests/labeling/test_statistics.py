@@ -17,7 +17,7 @@ from django.utils import timezone
 from estimation.metric_spec import Metric
 from estimation.metrics import dcg
 from labeling import services
-from labeling.models import Campaign, Draw, Judgment, SamplingState, Task
+from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
 from labeling.services.estimates import estimates_compute
 from labeling.services.sampling import draws_top_up
 from labeling.services.sampling_state import sampling_state_refresh
@@ -91,6 +91,7 @@ def _simulate(
     """One campaign: draw a few tasks from the stored q, answer them, refit every few rounds."""
     Judgment.objects.filter(campaign=campaign).delete()
     Draw.objects.filter(campaign=campaign).delete()
+    PoolItem.objects.filter(campaign=campaign).update(drawn=False)  # what a top-up reads as drawn
     SamplingState.objects.filter(campaign=campaign).delete()
     Campaign.objects.filter(pk=campaign.pk).update(seed=seed, status=Campaign.Status.RUNNING, blocked="")
     campaign.refresh_from_db()
