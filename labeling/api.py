@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -474,12 +474,19 @@ class EstimatesApi(APIView):
 
 
 class EstimatesHistoryApi(APIView):
-    """Every stored estimate snapshot, oldest first (estimates against budget spent)."""
+    """The stored estimate snapshots, oldest first (estimates against budget spent); with
+    `?after=<id>` only the snapshots newer than that one, so a dashboard fetches what is new."""
 
-    @extend_schema(responses={200: SnapshotSerializer(many=True)})
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="only snapshots with a larger id")],
+        responses={200: SnapshotSerializer(many=True)},
+    )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
-        return Response(exports.estimates_history(campaign))
+        after = request.query_params.get("after")
+        if after is not None and not after.isdigit():
+            return _bad_request(f"after must be a snapshot id (a whole number), got {after!r}")
+        return Response(exports.estimates_history(campaign, after=None if after is None else int(after)))
 
 
 class SamplingApi(APIView):

@@ -98,6 +98,20 @@ def campaign_model_summary(campaign: Campaign) -> dict[str, Any]:
             key: label.get(key)
             for key in ("kind", "n_labels", "prior_strength", "prior_weight", "default_prior")
         },
-        cost_model={key: cost.get(key) for key in ("kind", "n_points", "r_squared", "rmse", "fit_refused")},
+        cost_model={
+            **{key: cost.get(key) for key in ("kind", "n_points", "r_squared", "rmse", "fit_refused")},
+            "weak_fit": cost_fit_is_weak(cost),
+        },
     )
     return summary
+
+
+# Below this R² the dashboard says that document length barely predicts judging time.
+WEAK_COST_FIT_R2 = 0.1
+
+
+def cost_fit_is_weak(cost_model: dict[str, Any]) -> bool:
+    """True when a fitted cost model explains little of the judging time: not an error (items
+    are then priced about the same, as the data says), but worth saying on the dashboard."""
+    r_squared = cost_model.get("r_squared")
+    return cost_model.get("kind") == "fitted" and r_squared is not None and r_squared < WEAK_COST_FIT_R2

@@ -259,13 +259,17 @@ def draws_csv(campaign: Campaign) -> Iterator[str]:
     return _csv_text(DRAW_FIELDS, _draw_rows(campaign))
 
 
-def estimates_history(campaign: Campaign) -> list[dict[str, Any]]:
-    """Every stored snapshot, oldest first.
+def estimates_history(campaign: Campaign, after: int | None = None) -> list[dict[str, Any]]:
+    """The stored snapshots, oldest first; only those newer than snapshot `after` if given.
 
-    Each: {created, spent, budget, judgments, draws, level, systems, difference}.
+    Each: {id, created, spent, budget, judgments, draws, level, systems, difference}.
     """
+    snapshots = EstimateSnapshot.objects.filter(campaign=campaign)
+    if after is not None:
+        snapshots = snapshots.filter(id__gt=after)
     return [
         {
+            "id": snapshot.pk,
             "created": snapshot.created_at.isoformat(),
             "spent": snapshot.spent,
             "budget": snapshot.budget,
@@ -274,7 +278,7 @@ def estimates_history(campaign: Campaign) -> list[dict[str, Any]]:
             "level": snapshot.level,
             **snapshot.data,
         }
-        for snapshot in EstimateSnapshot.objects.filter(campaign=campaign).order_by("created_at", "id")
+        for snapshot in snapshots.order_by("id")
     ]
 
 

@@ -244,6 +244,9 @@ class EstimatesSerializer(serializers.Serializer):
 
 
 class SnapshotSerializer(serializers.Serializer):
+    id = serializers.IntegerField(
+        help_text="increases with every snapshot: pass it as ?after= to get newer ones"
+    )
     created = serializers.CharField()
     spent = serializers.FloatField()
     budget = serializers.FloatField()

@@ -539,7 +539,12 @@
       const cost = model.cost_model || {};
       let costText = COST_KINDS[cost.kind] || cost.kind || "—";
       if (cost.kind === "fitted") costText += " · " + cost.n_points + " points" + (cost.r_squared !== null && cost.r_squared !== undefined ? ", R² " + fmt(cost.r_squared, 2) : "");
-      add("Cost model", costText);
+      add("Cost model", costText, "model-cost");
+      // A weak fit is not an error: document length barely predicts judging time, so items are
+      // priced about the same. Say so rather than let a tiny R² puzzle people.
+      if (cost.weak_fit) {
+        add("", "Length explains little of the judging time here, so items cost about the same.", "model-cost-weak");
+      }
       add("Last refit", clock(model.refit_at) + " (version " + model.version + ")", "model-refit");
     }
     document.getElementById("meta-strategy").textContent = model.strategy_label;
@@ -635,7 +640,10 @@
       showTabs(estimates);
       const key = [estimates.judgments, estimates.draws, estimates.computed_at || "", progress.spent].join("|");
       if (key !== state.historyKey) {
-        state.history = await getJson(config.urls["estimates-history"]);
+        // Only the snapshots newer than the last one shown: a long campaign has thousands.
+        const last = state.history.length ? state.history[state.history.length - 1].id : null;
+        const url = config.urls["estimates-history"] + (last === null ? "" : "?after=" + last);
+        state.history = state.history.concat(await getJson(url));
         state.historyKey = key;
       }
       drawHistory();

@@ -300,6 +300,13 @@ def test_it_serves_sampling_history_and_throughput(
     assert np.mean([row["cost"] for row in sampling]) == pytest.approx(1.0)
     history = client.get(f"/api/campaigns/{campaign.pk}/estimates/history/").json()
     assert [snapshot["judgments"] for snapshot in history] == [7, 14]
+    # ?after=<id> gives only the newer snapshots (what the dashboard fetches on each change).
+    newer = client.get(f"/api/campaigns/{campaign.pk}/estimates/history/?after={history[0]['id']}").json()
+    assert [snapshot["id"] for snapshot in newer] == [history[1]["id"]]
+    after_last = f"/api/campaigns/{campaign.pk}/estimates/history/?after={history[1]['id']}"
+    assert client.get(after_last).json() == []
+    refused = client.get(f"/api/campaigns/{campaign.pk}/estimates/history/?after=yesterday")
+    assert refused.status_code == 400 and "after" in refused.json()["detail"]
     throughput = client.get(f"/api/campaigns/{campaign.pk}/throughput/").json()
     assert throughput["judgments"] == 14 and throughput["median_seconds"] == 3.0
     assert throughput["assessors"][0]["assessor"] == "alice" and throughput["per_hour"] == pytest.approx(1200)

@@ -10,8 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import services
-from labeling.models import Campaign, Judgment
+from labeling import dashboard, services
+from labeling.models import Campaign, Judgment, SamplingState
 from tests.labeling.conftest import PASSWORD
 
 
@@ -134,3 +134,27 @@ def test_it_says_no_model_is_fitted_before_the_first_refresh(
     assert summary["label_model"] is None
     assert summary["refit_at"] is None
     assert summary["level"] == "query"
+
+
+@pytest.mark.parametrize(
+    ("cost_model", "weak"),
+    [
+        ({"kind": "fitted", "r_squared": 0.006}, True),  # seen in a real campaign: length barely matters
+        ({"kind": "fitted", "r_squared": 0.8}, False),
+        ({"kind": "fitted", "r_squared": None}, False),  # no spread in the seconds: nothing to judge by
+        ({"kind": "log_length"}, False),  # the default before enough timed judgments
+    ],
+)
+def test_it_flags_a_cost_fit_that_explains_little(cost_model: dict[str, object], weak: bool) -> None:
+    assert dashboard.cost_fit_is_weak(cost_model) is weak
+
+
+def test_it_tells_the_dashboard_whether_the_cost_fit_is_weak(campaign: Campaign) -> None:
+    services.campaign_refresh(campaign_id=campaign.pk)
+    summary = dashboard.campaign_model_summary(campaign)
+    assert summary["cost_model"]["kind"] in ("constant", "log_length")
+    assert summary["cost_model"]["weak_fit"] is False
+    state = SamplingState.objects.get(campaign=campaign)
+    state.cost_model = {**state.cost_model, "kind": "fitted", "n_points": 40, "r_squared": 0.006}
+    state.save()
+    assert dashboard.campaign_model_summary(campaign)["cost_model"]["weak_fit"] is True
