@@ -16,7 +16,7 @@ from labeling.api import campaign_for
 from labeling.models import Campaign
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
 from pairwise import exports, selectors, services
-from pairwise.models import PairwiseSettings
+from pairwise.models import PairwiseSettings, TopKHeap
 from pairwise.serializers import (
     AgreementSerializer,
     ComparisonOutputSerializer,
@@ -145,6 +145,24 @@ class TopKApi(APIView):
         _settings_for(campaign)
         rows = [heap for heap in selectors.topk_results(campaign) if heap.assessor is not None]
         return Response(TopKOrderSerializer(rows, many=True).data)
+
+
+class HeapReleaseApi(APIView):
+    """Take an unfinished top-k list back from its assessor (coordinators), e.g. when they left:
+    the next assessor continues it where it stopped. 409 when finished or nobody holds it."""
+
+    @extend_schema(request=None, responses={200: TopKOrderSerializer, 409: OpenApiResponse()})
+    def post(self, request: Request, campaign_id: int, heap_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        _settings_for(campaign)
+        try:
+            services.heap_release(campaign=campaign, heap_id=heap_id)
+        except TopKHeap.DoesNotExist:
+            raise NotFound("No such top-k heap in this campaign.") from None
+        except ValueError as error:
+            return _detail(str(error), status.HTTP_409_CONFLICT)
+        row = next(heap for heap in selectors.topk_results(campaign) if heap.heap_id == heap_id)
+        return Response(TopKOrderSerializer(row).data)
 
 
 class ResultsApi(APIView):

@@ -23,6 +23,11 @@ urlpatterns = [
     path(PREFIX + "topk/", _api(api.TopKApi.as_view()), name="api-pairwise-topk"),
     # The contract names this one without the pairwise/ prefix.
     path("campaigns/<int:campaign_id>/topk/", _api(api.TopKApi.as_view()), name="api-topk"),
+    path(
+        PREFIX + "heaps/<int:heap_id>/release/",
+        _api(api.HeapReleaseApi.as_view()),
+        name="api-pairwise-release",
+    ),
     path(PREFIX + "results/", _api(api.ResultsApi.as_view()), name="api-pairwise-results"),
     path(PREFIX + "agreement/", _api(api.AgreementApi.as_view()), name="api-pairwise-agreement"),
     path(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -124,6 +125,7 @@ class HeapResult:
     judgments: int
     done: bool
     n_documents: int
+    updated_at: datetime  # the last answer (or claim, or release)
 
 
 def topk_results(campaign: Campaign) -> list[HeapResult]:
@@ -131,11 +133,14 @@ def topk_results(campaign: Campaign) -> list[HeapResult]:
     rows = (
         TopKHeap.objects.filter(campaign=campaign)
         .order_by("topic__qid", "slot")
-        .values_list("pk", "topic__qid", "slot", "assessor__username", "order", "judgments", "done", "state")
+        .values_list(
+            *("pk", "topic__qid", "slot", "assessor__username", "order", "judgments", "done", "state"),
+            "updated_at",
+        )
     )
     return [
-        HeapResult(pk, qid, slot, assessor, list(order), judgments, done, len(state["documents"]))
-        for pk, qid, slot, assessor, order, judgments, done, state in rows
+        HeapResult(pk, qid, slot, assessor, list(order), judgments, done, len(state["documents"]), updated)
+        for pk, qid, slot, assessor, order, judgments, done, state, updated in rows
     ]
 
 
@@ -276,18 +281,7 @@ def pairwise_results(campaign: Campaign, pairwise: PairwiseSettings) -> dict[str
     return {
         "mode": pairwise.mode,
         "k": pairwise.k,
-        "topk": [
-            {
-                "topic": heap.topic,
-                "assessor": heap.assessor,
-                "slot": heap.slot,
-                "order": heap.order,
-                "judgments": heap.judgments,
-                "done": heap.done,
-                "n_documents": heap.n_documents,
-            }
-            for heap in topk_results(campaign)
-        ],
+        "topk": [asdict(heap) for heap in topk_results(campaign)],
         "kappa": kappa_metrics(campaign, pairwise.k),
         "merged": merged_orders(campaign, pairwise.k),
         "agreement": campaign_agreement(campaign),

@@ -68,6 +68,7 @@ class ComparisonOutputSerializer(serializers.ModelSerializer):
 
 
 class TopKOrderSerializer(serializers.Serializer):
+    heap = serializers.IntegerField(source="heap_id", help_text="the id .../heaps/{heap}/release/ takes")
     topic = serializers.CharField()
     assessor = serializers.CharField(allow_null=True)
     slot = serializers.IntegerField()
@@ -75,6 +76,7 @@ class TopKOrderSerializer(serializers.Serializer):
     judgments = serializers.IntegerField()
     done = serializers.BooleanField()
     n_documents = serializers.IntegerField()
+    updated_at = serializers.DateTimeField(help_text="the last answer, claim or release")
 
 
 class AgreementTableSerializer(serializers.Serializer):

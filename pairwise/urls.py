@@ -10,4 +10,5 @@ urlpatterns = [
     path("pairwise/<int:campaign_id>/judge/", views.judge, name="judge"),
     path("pairwise/<int:campaign_id>/settings/", views.settings_edit, name="settings"),
     path("pairwise/<int:campaign_id>/results/", views.results, name="results"),
+    path("pairwise/<int:campaign_id>/heaps/<int:heap_id>/release/", views.heap_release, name="heap_release"),
 ]

@@ -17,7 +17,7 @@ from labeling import selectors as labeling_selectors
 from labeling.models import Campaign
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
 from pairwise import selectors, services
-from pairwise.models import PairwiseSettings
+from pairwise.models import PairwiseSettings, TopKHeap
 
 
 class PairwiseSettingsForm(forms.ModelForm):
@@ -115,3 +115,22 @@ def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "can_manage": request.user.has_perm(MANAGE, campaign),
     }
     return render(request, "pairwise/results.html", context)
+
+
+@login_required
+@require_http_methods(["POST"])
+def heap_release(request: HttpRequest, campaign_id: int, heap_id: int) -> HttpResponse:
+    """Release an unfinished top-k list from its assessor (a button on the results page)."""
+    campaign = _campaign(request, campaign_id, MANAGE)
+    _pairwise(campaign)
+    try:
+        heap = services.heap_release(campaign=campaign, heap_id=heap_id)
+    except TopKHeap.DoesNotExist:
+        raise Http404("No such top-k heap in this campaign.") from None
+    except ValueError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request, f"Topic {heap.topic.qid}: released; the next assessor continues this top-k list."
+        )
+    return redirect("pairwise:results", campaign_id=campaign.pk)

@@ -3,7 +3,8 @@
 A top-k heap is claimed atomically with a conditional UPDATE that only one claimant can win
 (``filter(...).update(...) == 1``), like graded tasks. The heap then belongs to its assessor:
 the state machine (`estimation.topk`) holds that assessor's answers, so another assessor
-never drives it; only an untouched heap whose lease expired goes back to the queue. With
+never drives it; only an untouched heap whose lease expired goes back to the queue, or one a
+coordinator releases (`heap_release`, when its assessor has left). With
 overlap > 1 every topic has one heap per slot and nobody holds two slots of one topic, so
 each assessor builds a separate top-k of the topic (for agreement).
 
@@ -131,6 +132,28 @@ def _topk_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) ->
             return task
         TopKHeap.objects.filter(pk=heap.pk).update(done=True)  # finished: look for the next heap
     return None
+
+
+@transaction.atomic
+def heap_release(*, campaign: Campaign, heap_id: int) -> TopKHeap:
+    """Take an unfinished top-k heap back from its assessor (who left the campaign, say): the
+    next assessor who asks for a pair continues it where it stopped, with the answers given so
+    far (each comparison keeps who made it). The pair on the old assessor's screen is
+    superseded, so a late answer to it is refused as not pending (409).
+
+    ValueError when the heap is finished or nobody holds it.
+    """
+    heap = TopKHeap.objects.select_for_update().filter(pk=heap_id, campaign=campaign).first()
+    if heap is None:
+        raise TopKHeap.DoesNotExist(f"no top-k heap {heap_id} in this campaign")
+    if heap.done:
+        raise ValueError("this top-k list is finished: there is nothing to release")
+    if heap.assessor_id is None:
+        raise ValueError("nobody holds this top-k list")
+    PairTask.objects.filter(heap=heap, answered_at__isnull=True, superseded=False).update(superseded=True)
+    heap.assessor, heap.leased_at, heap.lease_expires_at = None, None, None
+    heap.save(update_fields=["assessor", "leased_at", "lease_expires_at", "updated_at"])
+    return heap
 
 
 def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> PairTask | None:

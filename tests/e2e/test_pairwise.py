@@ -142,3 +142,29 @@ def test_it_completes_a_top_3_of_6_with_the_keyboard_and_shows_the_order(
     assert "SP-1, SP-2, SP-3" in section.text_content()
     page.locator("#pairwise-section").screenshot(path=str(screenshot_dir / "pairwise-dashboard.png"))
     page.screenshot(path=str(screenshot_dir / "pairwise-results.png"))
+
+
+def test_it_lets_the_coordinator_release_a_list_whose_assessor_left(
+    browser_page: Any,
+    live_server: Any,
+    topk_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+) -> None:
+    from pairwise import services as pairwise_services
+
+    alice = people["assessor"]
+    for _ in range(2):  # alice answers two pairs, then leaves
+        task = pairwise_services.pair_next(campaign=topk_campaign, assessor=alice)
+        pairwise_services.pair_answer(task=task, assessor=alice, outcome="tie", seconds=2.0)
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/pairwise/{topk_campaign.pk}/results/")
+    row = page.locator('#topk tr[data-topic="501"][data-assessor="alice"]')
+    assert "in progress" in row.text_content() and "last answer" in row.text_content()
+    page.screenshot(path=str(screenshot_dir / "pairwise-release.png"))
+    row.get_by_role("button", name="Release").click()
+    page.wait_for_selector(".messages")
+    assert "released; the next assessor continues" in page.locator(".messages").text_content()
+    assert page.locator('#topk tr[data-topic="501"][data-assessor="alice"]').count() == 0
+    heap = TopKHeap.objects.get(campaign=topk_campaign)
+    assert heap.assessor_id is None and heap.judgments == 2
