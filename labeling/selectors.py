@@ -126,6 +126,10 @@ def campaign_state(campaign: Campaign, open_tasks: int) -> str:
 
 def campaign_progress(campaign: Campaign) -> Progress:
     """Judgments, budget, spent and remaining for a campaign, and its state."""
+    if campaign.judging_mode != Campaign.JudgingMode.GRADED:
+        from pairwise.selectors import pair_progress  # pairwise builds on labeling, not back
+
+        return pair_progress(campaign)
     count, spent = campaign_spent(campaign)
     open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
     pool = PoolItem.objects.filter(campaign=campaign).aggregate(

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, Sum
 
 from estimation.bradley_terry import merge_preferences
 from estimation.kappa_metrics import position_labels, summarize_run_kappa
@@ -26,6 +27,7 @@ from estimation.preferences import (
 )
 from estimation.topk import fused_prior_order
 from labeling.models import Campaign, Judgment, RankingEntry, System
+from labeling.selectors import Progress
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 
 # The preference an answer implies about the displayed pair: a side marked clearly
@@ -286,3 +288,46 @@ def pairwise_results(campaign: Campaign, pairwise: PairwiseSettings) -> dict[str
         "merged": merged_orders(campaign, pairwise.k),
         "agreement": campaign_agreement(campaign),
     }
+
+
+def pair_progress(campaign: Campaign) -> Progress:
+    """`labeling.selectors.campaign_progress` for a pair campaign: comparisons are the judgments
+    (each costs one unit; hours count their seconds), the units of work are the top-k heaps (or
+    the pre-drawn pairs in pairwise mode), and the campaign is done once all of them are."""
+    answers = Comparison.objects.filter(campaign=campaign).aggregate(n=Count("id"), seconds=Sum("seconds"))
+    judgments = answers["n"] or 0
+    spent = float(judgments)
+    if campaign.budget_unit == Campaign.BudgetUnit.HOURS:
+        spent = float(answers["seconds"] or 0.0) / 3600.0
+    pairwise = pairwise_settings_get(campaign)
+    if pairwise is not None and pairwise.mode == PairwiseSettings.Mode.TOPK:
+        units = TopKHeap.objects.filter(campaign=campaign).aggregate(
+            size=Count("id"),
+            started=Count("id", filter=Q(assessor__isnull=False) | Q(done=True)),
+            open=Count("id", filter=Q(done=False)),
+        )
+    else:
+        units = PairTask.objects.filter(campaign=campaign, heap__isnull=True).aggregate(
+            size=Count("id"),
+            started=Count("id", filter=Q(assessor__isnull=False) | Q(answered_at__isnull=False)),
+            open=Count("id", filter=Q(answered_at__isnull=True)),
+        )
+    prepared = pairwise is not None and pairwise.prepared_at is not None
+    state = str(campaign.status)
+    if campaign.status == Campaign.Status.RUNNING and prepared and not units["open"]:
+        state = "done"
+    return Progress(
+        judgments=judgments,
+        budget=campaign.budget,
+        budget_unit=campaign.budget_unit,
+        spent=spent,
+        remaining=max(0.0, campaign.budget - spent),
+        pool_size=units["size"] or 0,
+        prejudged=0,
+        drawn=units["started"] or 0,
+        status=str(campaign.status),
+        state=state,
+        strategy=campaign.strategy,
+        open_tasks=units["open"] or 0,
+        draws=units["started"] or 0,
+    )
