@@ -77,9 +77,9 @@ def kappa_metric(name: str, cutoff: int, k: int) -> Metric:
     return Metric(name, cutoff, gain="exp", y_max=k)  # type: ignore[arg-type]
 
 
-def topk_qrels(orders: TopKOrders, k: int, documents: Mapping[str, Sequence[str]] | None = None) -> dict[
-    str, dict[str, int]
-]:
+def topk_qrels(
+    orders: TopKOrders, k: int, documents: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, dict[str, int]]:
     """Qrels of position-aware labels, one topic per top-k order (also for TREC qrels export).
 
     Parameters

@@ -87,6 +87,18 @@ class Metric:
             return grades
         return 2.0**grades - 1.0
 
+    def value_bounds(self) -> tuple[float, float]:
+        """(lowest, highest) value the metric can take on one topic, hence on a mean over topics.
+
+        ERR and nDCG lie in [0, 1]; DCG@K between K documents of the lowest and of the highest
+        gain: ``[min(0, g_min), max(0, g_max)] * sum of the K discounts``. A confidence interval
+        may be cut to these bounds without losing coverage (the true value lies inside them).
+        """
+        if self.name in ("ERR", "nDCG"):
+            return 0.0, 1.0
+        gains, total_discount = self.gain_table(), float(self.discount_table().sum())
+        return min(0.0, float(gains.min())) * total_discount, max(0.0, float(gains.max())) * total_discount
+
     def discount_table(self, length: int | None = None) -> np.ndarray:
         """Discount per position 1..min(length, K), shape (min(length, K),).
 

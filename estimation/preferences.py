@@ -75,7 +75,10 @@ def canonical_preference(preference: Preference) -> Preference:
     if preference.first <= preference.second:
         return preference
     return Preference(
-        preference.topic, preference.second, preference.first, flip_outcome(preference.outcome),
+        preference.topic,
+        preference.second,
+        preference.first,
+        flip_outcome(preference.outcome),
         preference.assessor,
     )
 

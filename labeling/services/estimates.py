@@ -105,7 +105,26 @@ def counted_query_draws(
     return indices[counted], draws[counted, 1]
 
 
-def _row(name: str, metric: Metric, estimate: Estimate | None, *, scale: float = 1.0, **extra: Any) -> dict:
+def _clipped(interval: list[float], bounds: tuple[float, float]) -> list[float]:
+    """An interval cut to where the metric can lie: coverage can only grow, since the true value
+    is inside the bounds (a DCG interval reaching below 0 says nothing the bounds do not)."""
+    return [max(interval[0], bounds[0]), min(interval[1], bounds[1])]
+
+
+def _difference_bounds(metric: Metric) -> tuple[float, float]:
+    low, high = metric.value_bounds()
+    return low - high, high - low
+
+
+def _row(
+    name: str,
+    metric: Metric,
+    estimate: Estimate | None,
+    *,
+    scale: float = 1.0,
+    bounds: tuple[float, float] | None = None,
+    **extra: Any,
+) -> dict:
     def number(value: float) -> float | None:
         return None if value is None or not math.isfinite(value) else float(value) * scale
 
@@ -120,13 +139,16 @@ def _row(name: str, metric: Metric, estimate: Estimate | None, *, scale: float =
             "n": 0,
             **extra,
         }
+    low, high = number(estimate.low), number(estimate.high)
+    if low is not None and high is not None:
+        low, high = _clipped([low, high], bounds or metric.value_bounds())
     return {
         "name": name,
         "metric": str(metric),
         "value": number(estimate.value),
         "se": number(estimate.standard_error),
-        "low": number(estimate.low),
-        "high": number(estimate.high),
+        "low": low,
+        "high": high,
         "n": estimate.n_draws,
         "judged": estimate.n_judged,
         **extra,
@@ -134,7 +156,7 @@ def _row(name: str, metric: Metric, estimate: Estimate | None, *, scale: float =
 
 
 def _difference_row(names: list[str], metric: Metric, estimate: Estimate | None, scale: float = 1.0) -> dict:
-    row = _row(names[0], metric, estimate, scale=scale)
+    row = _row(names[0], metric, estimate, scale=scale, bounds=_difference_bounds(metric))
     row.pop("name")
     row["systems"] = names
     se, value = row["se"], row["value"]
@@ -216,14 +238,15 @@ def item_level_rows(
             continue
         target = weights[index][topic, slot]
         estimate = item_level_estimate(labels, target, propensities, n_judged=n_judged, budget_spent=spent)
+        metric_bounds = metric.value_bounds()
         intervals: dict[str, list[float] | None] = {
-            "clt": [estimate.low * top_gain, estimate.high * top_gain]
+            "clt": _clipped([estimate.low * top_gain, estimate.high * top_gain], metric_bounds)
         }
         bound = bounds.get(name)
         for kind in ("hoeffding", "bernstein"):
             try:
                 other = item_level_estimate(labels, target, propensities, interval=kind, weight_bound=bound)
-                intervals[kind] = [other.low * top_gain, other.high * top_gain]
+                intervals[kind] = _clipped([other.low * top_gain, other.high * top_gain], metric_bounds)
             except ValueError:
                 intervals[kind] = None
         rows.append(_row(name, metric, estimate, scale=top_gain, intervals=intervals))

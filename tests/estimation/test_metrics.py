@@ -271,3 +271,20 @@ def test_it_accepts_plain_rankings_in_rank_order() -> None:
 def test_it_rejects_bad_runs_and_qrels(qrels, rankings, metric: Metric, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         evaluate_run(qrels, rankings, metric)
+
+
+@pytest.mark.parametrize("name", ["DCG", "nDCG", "ERR"])
+def test_it_bounds_every_ranking_by_the_metrics_value_bounds(name: str) -> None:
+    # Every ranking of 6 documents over grades 0-2 at cutoff 4, all 3**6 gradings: the metric
+    # stays inside value_bounds, and DCG reaches both ends (all grade 0, all grade 2).
+    metric = Metric(name, 4, y_max=2)
+    low, high = metric.value_bounds()
+    seen = []
+    for grading in itertools.product(range(3), repeat=6):
+        labels = np.array(grading, dtype=int)[None, :]
+        ideal = labels if name == "nDCG" else None  # nDCG's ideal: the same judged documents
+        seen.append(float(metric_values(labels, metric, ideal)[0]))
+    assert low <= min(seen) and max(seen) <= high + 1e-12
+    if name == "DCG":
+        assert (min(seen), max(seen)) == pytest.approx((low, high))
+        assert high == pytest.approx(3.0 * (1 + 1 / np.log2(3) + 0.5 + 1 / np.log2(5)))

@@ -250,6 +250,11 @@ def test_it_reports_item_level_intervals_and_no_err_at_item_level(
     assert clt == pytest.approx([dcg_row["low"], dcg_row["high"]])
     # Hoeffding's guarantee costs width: it contains the CLT interval here.
     assert hoeffding[0] <= clt[0] and hoeffding[1] >= clt[1] and bernstein is not None
+    # Every interval is cut to where DCG@5 on grades 0-2 can lie: [0, 3 * (1 + 1/log2 3 + ...)].
+    dcg_max = 3.0 * sum(1.0 / np.log2(rank + 1.0) for rank in range(1, 6))
+    for low, high in (clt, hoeffding, bernstein):
+        assert 0.0 <= low <= dcg_row["value"] <= high <= dcg_max + 1e-9
+    assert hoeffding[1] == pytest.approx(dcg_max), "12 draws: Hoeffding reaches past the maximum"
     err_row = next(r for r in body["systems"] if r["name"] == "alpha" and r["metric"] == "ERR@5")
     assert err_row["value"] is None and "not linear" in err_row["reason"]
 
