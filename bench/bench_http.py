@@ -22,6 +22,7 @@ Writes bench/results/NAME.json and NAME.md (NAME defaults to http).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -35,7 +36,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from http_support import REPO_ROOT, Api, expect, gunicorn_server, manage, postgres_bin_dir, postgres_server
+from http_support import (
+    REPO_ROOT,
+    Api,
+    celery_worker,
+    expect,
+    gunicorn_server,
+    manage,
+    postgres_bin_dir,
+    postgres_server,
+    redis_server,
+)
 
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 ADMIN_USERNAME = "bench-admin"
@@ -137,7 +148,7 @@ def build_campaign(
 def cpu_seconds_by_role() -> dict[str, float]:
     """CPU seconds used so far by gunicorn, PostgreSQL and this load generator (Linux /proc)."""
     ticks = os.sysconf("SC_CLK_TCK")
-    totals = {"gunicorn": 0.0, "postgres": 0.0, "load generator": 0.0}
+    totals = {"gunicorn": 0.0, "postgres": 0.0, "celery worker": 0.0, "redis": 0.0, "load generator": 0.0}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -153,6 +164,10 @@ def cpu_seconds_by_role() -> dict[str, float]:
             totals["gunicorn"] += used
         elif b"postgres" in command:
             totals["postgres"] += used
+        elif b"celery" in command:
+            totals["celery worker"] += used
+        elif b"redis-server" in command:
+            totals["redis"] += used
     return totals
 
 
@@ -377,6 +392,9 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
     )
     if rate > 0:
         target_text = f"Offered: {rate:g} judgments/s. {target_text}"
+    redis_text = (
+        ", Redis as cache and broker and a Celery worker refitting the campaign" if setup.get("redis") else ""
+    )
     load_start_text = ", ".join(map(str, setup["load_average_at_start"]))
     load_end = setup.get("load_average_at_end")
     load_end_text = f"; at the end: {', '.join(map(str, load_end))}" if load_end else ""
@@ -385,7 +403,7 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
 {setup["assessors"]} simulated assessors (threads, keep-alive connections, token auth) loop
 `GET /api/campaigns/{{id}}/next/` + `POST /api/tasks/{{task}}/answer/`{think_text} against gunicorn
 ({setup["gunicorn_workers"]} gthread workers x {setup["gunicorn_threads"]} threads, production settings)
-and PostgreSQL {setup["postgres"]} (fsync on), all on one {setup["cores"]}-core machine
+and PostgreSQL {setup["postgres"]} (fsync on){redis_text}, all on one {setup["cores"]}-core machine
 ({setup["machine"]}); {setup["warmup_s"]} s warm-up, then {setup["duration_s"]} s measured. Campaign:
 {setup["topics"]} topics x 3 synthetic runs of depth {setup["depth"]}, passive sampling.
 
@@ -397,7 +415,7 @@ and PostgreSQL {setup["postgres"]} (fsync on), all on one {setup["cores"]}-core 
 {chr(10).join(rows)}
 
 Statuses in the window: {", ".join(f"{k}: {v}" for k, v in sorted(result["statuses"].items()))}.
-Cores busy during the window: {", ".join(f"{k} {v}" for k, v in result["cores_used"].items())}; load
+Cores busy during the window: {", ".join(f"{k} {v}" for k, v in result["cores_used"].items() if v)}; load
 average (1, 5, 15 min) when the run started: {load_start_text}{load_end_text}.
 SQL queries: the usual count per request (the most seen, when a request also tops up the queue of draws).
 
@@ -411,8 +429,9 @@ def main() -> None:
     parser.add_argument("--assessors", type=int, default=50)
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
-    # One process per core plus one, two threads each: more threads per process only fight over
-    # the GIL (measured: 5 x 4 gave 95 judgments/s where 3 x 2 gave 129 on two cores).
+    # config/gunicorn.py's choice: one process per core plus one, two threads each (15 s runs
+    # flat out on two cores, workers x threads: 3 x 2 398 judgments/s, 4 x 2 395, 3 x 4 373,
+    # 2 x 4 276, 6 x 1 243; noisy, but more threads per process only fight over the GIL).
     parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) + 1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--topics", type=int, default=100)
@@ -432,6 +451,11 @@ def main() -> None:
     parser.add_argument(
         "--rate", type=float, default=0.0, help="offer this many judgments/s in all (0: as fast as served)"
     )
+    parser.add_argument(
+        "--redis",
+        action="store_true",
+        help="as in production: Redis for cache and broker, and a real Celery worker refitting the campaign",
+    )
     parser.add_argument("--name", default="http", help="result file names: NAME.json and NAME.md")
     parser.add_argument("--wsgi", default="config.wsgi", help="WSGI application gunicorn serves")
     parser.add_argument("--output", type=Path, default=RESULTS_DIR)
@@ -441,7 +465,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-http-") as tmp:
         workdir = Path(tmp)
         os.chmod(workdir, 0o755)
-        with postgres_server(workdir) as database_url:
+        with contextlib.ExitStack() as servers:
+            database_url = servers.enter_context(postgres_server(workdir))
             env = {
                 **os.environ,
                 "DATABASE_URL": database_url,
@@ -458,8 +483,12 @@ def main() -> None:
             }
             if args.queue_target is not None:
                 env["LABELING_QUEUE_TARGET"] = str(args.queue_target)
+            if args.redis:
+                env["REDIS_URL"] = servers.enter_context(redis_server())
             manage(env, "migrate", "--noinput")
             manage(env, "createsuperuser", "--noinput")
+            if args.redis:
+                servers.enter_context(celery_worker(env, workdir))
             with gunicorn_server(env, args.workers, args.threads, workdir, args.wsgi) as port:
                 print(f"building the campaign ({args.topics} topics, depth {args.depth}) ...", flush=True)
                 campaign, tokens = build_campaign(port, env, args.assessors, args.topics, args.depth)
@@ -489,6 +518,7 @@ def main() -> None:
             "think_s": args.think,
             "combined": args.combined,
             "rate": args.rate,
+            "redis": args.redis,
             # Other work on the machine competes for the same two cores: say how busy it was.
             "load_average_at_start": [round(value, 2) for value in load_at_start],
             "load_average_at_end": [round(value, 2) for value in os.getloadavg()],

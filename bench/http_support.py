@@ -166,6 +166,34 @@ def gunicorn_server(
         log.close()
 
 
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A throwaway Redis server on a free loopback port (the test suite's); yields its URL."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from tests.servers import redis_server as throwaway_redis
+
+    with throwaway_redis() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def celery_worker(env: dict[str, str], workdir: Path) -> Iterator[None]:
+    """A real Celery worker on the benchmark's broker, as production runs one beside gunicorn."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from config.celery import worker_argv
+
+    log = open(workdir / "celery.log", "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(worker_argv(), cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
+
+
 def manage(env: dict[str, str], *args: str) -> None:
     """Run a manage.py command against the benchmark database."""
     subprocess.run(

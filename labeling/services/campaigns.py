@@ -193,10 +193,10 @@ def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:
     changed), top up the draws, store an estimate snapshot (when anything changed), record the
     progress, and mark the campaign done once every pool item is judged. Idempotent."""
     from labeling.services.estimates import snapshot_record
-    from labeling.services.judging import refresh_coalesce_release
+    from labeling.services.judging import refresh_started
     from labeling.services.sampling_state import sampling_state_refresh
 
-    refresh_coalesce_release(campaign_id)
+    refresh_started(campaign_id)
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return None

@@ -63,3 +63,24 @@ def test_it_keeps_judging_when_the_broker_is_down(
         assert services.task_next(campaign=campaign, assessor=assessor) is not None
     finally:
         use_broker("memory://")
+
+
+def test_it_spaces_refreshes_out_and_still_follows_every_judgment(
+    worker: Path, campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    # The fixture spaces refreshes 2 s apart: the first judgment is refreshed at once, the four
+    # that follow within a second share one refresh that waits out the rest of the 2 s.
+    first = services.task_next(campaign=campaign, assessor=assessor)
+    services.task_answer(task=first, assessor=assessor, grade=1, seconds=2.0)
+    _wait_for(lambda: CampaignProgress.objects.get(campaign=campaign).judgments == 1, 60, worker)
+    for _ in range(4):
+        task = services.task_next(campaign=campaign, assessor=assessor)
+        services.task_answer(task=task, assessor=assessor, grade=0, seconds=2.0)
+    _wait_for(lambda: CampaignProgress.objects.get(campaign=campaign).judgments == 5, 60, worker)
+    snapshots = list(EstimateSnapshot.objects.filter(campaign=campaign).order_by("id"))
+    assert [snapshot.judgments for snapshot in snapshots][-1] == 5
+    assert len(snapshots) <= 3, [snapshot.judgments for snapshot in snapshots]
+    gaps = [
+        (b.created_at - a.created_at).total_seconds() for a, b in zip(snapshots, snapshots[1:], strict=False)
+    ]
+    assert all(gap >= 1.5 for gap in gaps), gaps

@@ -7,11 +7,13 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
 from labeling import selectors, services
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
+from labeling.services.judging import campaign_refresh_enqueue, refresh_countdown, refresh_started
 from tests.labeling.conftest import RUN_A, upload
 
 
@@ -310,3 +312,18 @@ def test_it_renews_the_lease_when_an_assessor_comes_back_to_their_task(
     assert again.lease_expires_at == later + timedelta(seconds=campaign.lease_seconds)
     judgment, created = services.task_answer(task=again, assessor=assessor, grade=1, seconds=1.0, now=later)
     assert created and judgment.task_id == task.pk
+
+
+def test_it_counts_down_to_the_next_refresh_from_the_last_start() -> None:
+    assert refresh_countdown(None, 100.0, 10) == 0.0
+    assert refresh_countdown(97.0, 100.0, 10) == 7.0
+    assert refresh_countdown(88.0, 100.0, 10) == 0.0
+
+
+def test_it_queues_one_refresh_at_a_time_and_the_next_once_one_starts(campaign: Campaign) -> None:
+    cache.clear()
+    assert campaign_refresh_enqueue(campaign.pk) is True
+    assert campaign_refresh_enqueue(campaign.pk) is False  # one is queued already
+    refresh_started(campaign.pk)
+    assert campaign_refresh_enqueue(campaign.pk) is True  # after the start, the next one queues
+    assert campaign_refresh_enqueue(campaign.pk) is False

@@ -56,6 +56,8 @@ class CeleryWorker:
             "REDIS_URL": self.redis_url,
             "VAR_DIR": str(self.folder / "var"),
             "PYTHONPATH": str(REPO_ROOT),
+            # The worker spaces refreshes as this process expects (see the fixture).
+            "LABELING_REFRESH_MIN_SECONDS": str(settings.LABELING_REFRESH_MIN_SECONDS),
         }
         with self.log.open("ab") as output:
             self.process = subprocess.Popen(
@@ -90,6 +92,7 @@ def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[
     settings.CACHES = {  # type: ignore[attr-defined]
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
     }
+    settings.LABELING_REFRESH_MIN_SECONDS = 2  # type: ignore[attr-defined]  # short waits in tests
     cache.clear()
     handle = CeleryWorker(redis_url, tmp_path)
     use_broker(redis_url)
