@@ -37,6 +37,23 @@
     page.showItem();
   }
 
+  // The progress bar follows the campaign at most every PROGRESS_EVERY_MS: /progress/ counts
+  // over the whole campaign, and fifty assessors asking after every item would keep the database
+  // busy for a bar that moves by a fraction of a percent. A call inside the interval schedules
+  // one trailing refresh, so the bar still ends up current.
+  const PROGRESS_EVERY_MS = 10000;
+  let progressAt = 0;
+  let progressTimer = null;
+  function refreshProgressSoon() {
+    if (progressTimer !== null) return;
+    const wait = Math.max(0, progressAt + PROGRESS_EVERY_MS - Date.now());
+    progressTimer = setTimeout(() => {
+      progressTimer = null;
+      progressAt = Date.now();
+      refreshProgress();
+    }, wait);
+  }
+
   async function refreshProgress() {
     const { status, data } = await api("GET", config.progress_url);
     if (status !== 200 || !data) return;
@@ -66,7 +83,7 @@
         renderEmpty("Something went wrong", "The server answered " + status + ".", true);
       }
     });
-    if (!away) refreshProgress();
+    if (!away) refreshProgressSoon();
   }
 
   // 204 means nothing is leasable for this assessor; the progress record says why.
@@ -108,7 +125,7 @@
       if (upcoming && upcoming.kind === "grade") {
         page.show(upcoming, 0);
         page.setAnswersEnabled(!page.state.paused);
-        refreshProgress();
+        refreshProgressSoon();
       } else {
         await loadNext();  // nothing left (null) or another kind of item: the usual path explains
       }
@@ -122,7 +139,7 @@
 
   function undo() {
     return page.undo((last) => config.undo_url.replace("{task}", last.task),
-      "Undone: judge this item again.", refreshProgress);
+      "Undone: judge this item again.", refreshProgressSoon);
   }
 
   function gradeName(value) {

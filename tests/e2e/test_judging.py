@@ -145,6 +145,13 @@ def test_it_stores_three_keyboard_judgments_without_reloading(
     screenshot_dir: Path,
 ) -> None:
     page = browser_page
+    progress_calls: list[float] = []
+
+    def count_progress(request: Any) -> None:
+        if "/progress/" in request.url:
+            progress_calls.append(time.monotonic())
+
+    page.on("request", count_progress)
     log_in(page, live_server.url, "alice", "/judge/")
     assert page.url.endswith(f"/judge/{running_campaign.pk}/")
     wait_for_new_item(page, "")
@@ -186,6 +193,10 @@ def test_it_stores_three_keyboard_judgments_without_reloading(
     assert all(seconds is not None and seconds > 0.2 for _, seconds in stored.values())
     assert stored[second][1] < second_wall - 0.8, "the paused second is not counted"
     page.wait_for_function("document.getElementById('progress-text').textContent.startsWith('3 judgments')")
+    # The bar follows the campaign at most every 10 s (one trailing call), not after every item.
+    assert 2 <= len(progress_calls) <= 3, progress_calls
+    gaps = [later - earlier for earlier, later in zip(progress_calls, progress_calls[1:], strict=False)]
+    assert all(gap >= 9.0 for gap in gaps), gaps
 
     # The coordinator's view of the same campaign, for the screenshot.
     page.context.clear_cookies()
