@@ -285,8 +285,18 @@ def test_it_lets_a_coordinator_create_a_campaign_and_upload_runs(
     poor = tmp_path / "poor.run"
     poor.write_text(_run("poor", [d for d, _, _ in DOCUMENTS][::-1]).getvalue().decode())
     page.set_input_files("#upload-runs", [str(good), str(poor)])
-    page.click("form:has(#upload-runs) button[type=submit]")
-    page.wait_for_load_state()
+    # Keep the first submit from leaving the page: meanwhile the form says what it is doing and
+    # cannot be sent twice. Then send it for real.
+    form = "form:has(#upload-runs)"
+    page.evaluate(f"document.querySelector('{form}').addEventListener('submit', e => e.preventDefault())")
+    page.click(f"{form} button[type=submit]")
+    status = page.locator(f"{form} .upload-status")
+    status.wait_for(state="visible")
+    assert "Uploading 2 files" in status.inner_text() and "checking every line" in status.inner_text()
+    page.wait_for_function(f"document.querySelector('{form} button[type=submit]').disabled")
+    page.screenshot(path=str(screenshot_dir / "upload.png"))
+    with page.expect_navigation():
+        page.evaluate(f"document.querySelector('{form}').submit()")
     assert page.locator(".messages .success").is_visible()
     systems = dict(System.objects.filter(campaign=campaign).values_list("name", "filename"))
     assert sorted(systems) == ["good", "poor"]
