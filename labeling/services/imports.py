@@ -20,7 +20,7 @@ from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import iter_documents_jsonl
 from labeling.formats.runs import iter_run_bounded
 from labeling.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
-from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, System, Topic
+from labeling.models import Campaign, Document, Draw, Judgment, PoolItem, RankingEntry, System, Topic
 from labeling.selectors import ranking_positions
 
 BATCH_SIZE = 2000
@@ -212,6 +212,11 @@ def runs_import(
     (`labeling.services.evaluation`): they are not pooled and the sampling ignores them.
     """
     topic_cache = dict(Topic.objects.filter(campaign=campaign).values_list("qid", "id"))
+    # Once draws were made, the pool's topics are what they were drawn from (the estimators
+    # weigh each topic 1/m): a pooled run may add documents to them, not new topics.
+    pooled_qids: set[str] | None = None
+    if not evaluation_only and Draw.objects.filter(campaign=campaign).exists():
+        pooled_qids = set(PoolItem.objects.filter(campaign=campaign).values_list("topic__qid", flat=True))
 
     def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
         system: System | None = None
@@ -251,6 +256,13 @@ def runs_import(
                 )
                 report.systems.append(system.name)
                 report.created += 1
+            if pooled_qids is not None and run_line.qid not in pooled_qids:
+                reason = (
+                    f"topic {run_line.qid!r} is not in the pool, and this campaign has drawn from the "
+                    "pool already: a new topic would change the topic weights the draws were made "
+                    "with. Import the run for evaluation only, or start a new campaign"
+                )
+                raise InputFileError(name, run_line.line, reason)
             pending.append(run_line)
             if len(pending) >= BATCH_SIZE:
                 flush()

@@ -157,3 +157,20 @@ def test_it_reports_every_bad_file_of_a_multi_file_upload(draft_campaign: Campai
 def test_it_refuses_a_second_run_with_the_same_tag(draft_campaign: Campaign) -> None:
     with pytest.raises(services.ImportFailed, match="already in this campaign"):
         services.runs_import(campaign=draft_campaign, files=[upload("again.run", "1 Q0 d1-1 1 1.0 alpha\n")])
+
+
+def test_it_refuses_a_pooled_run_with_new_topics_once_draws_were_made(campaign: Campaign) -> None:
+    # The running toy campaign has drawn from topics 1-3; topic 4 would change their 1/m weights.
+    assert campaign.draws.exists()
+    run = "1 Q0 d1-9 1 3.0 gamma\n4 Q0 d4-1 1 2.0 gamma\n"
+    with pytest.raises(services.ImportFailed) as failure:
+        services.runs_import(campaign=campaign, files=[upload("gamma.run", run)])
+    error = failure.value.errors[0]
+    assert (error.file, error.line) == ("gamma.run", 2) and "topic '4' is not in the pool" in error.reason
+    assert not System.objects.filter(campaign=campaign, name="gamma").exists(), "nothing half-imported"
+    assert not Topic.objects.filter(campaign=campaign, qid="4").exists()
+    # New documents for the pooled topics are fine, and new topics are fine for evaluation.
+    services.runs_import(campaign=campaign, files=[upload("delta.run", "1 Q0 d1-9 1 3.0 delta\n")])
+    assert PoolItem.objects.filter(campaign=campaign, document__docno="d1-9").exists()
+    services.runs_import(campaign=campaign, files=[upload("gamma.run", run)], evaluation_only=True)
+    assert System.objects.get(campaign=campaign, name="gamma").evaluation_only
