@@ -1,7 +1,10 @@
 """Django admin for every model, with list displays and filters."""
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from labeling import services
 from labeling.models import (
     Campaign,
     CampaignMember,
@@ -122,6 +125,15 @@ class JudgmentAdmin(admin.ModelAdmin):
     search_fields = ["topic__qid", "document__docno", "assessor__username"]
     raw_id_fields = ["topic", "document", "assessor", "task", "draw"]
     list_select_related = ["campaign", "topic", "document", "assessor"]
+
+    # Deleting a judgment here puts its item back to be judged (see services.judgment_discard):
+    # a bare delete would leave the item counted as drawn, never to be judged again.
+    def delete_model(self, request: HttpRequest, obj: Judgment) -> None:
+        services.judgment_discard(judgment=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Judgment]) -> None:
+        for judgment in queryset:
+            services.judgment_discard(judgment=judgment)
 
 
 @admin.register(CampaignProgress)

@@ -14,6 +14,7 @@ from labeling.services.campaigns import (
     grade_scale_normalize,
     user_create,
 )
+from labeling.services.corrections import judgment_discard
 from labeling.services.estimates import estimates_compute, estimates_current, snapshot_record
 from labeling.services.evaluation import evaluation_runs_import, run_evaluate
 from labeling.services.imports import (
@@ -65,6 +66,7 @@ __all__ = [
     "sampling_state_refresh",
     "snapshot_record",
     "grade_scale_normalize",
+    "judgment_discard",
     "judgment_undo",
     "pool_rebuild",
     "qrels_import",
