@@ -429,8 +429,8 @@ def main() -> None:
     parser.add_argument("--assessors", type=int, default=50)
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
-    # config/gunicorn.py's choice: one process per core plus one, two threads each (15 s runs
-    # flat out on two cores, workers x threads: 3 x 2 398 judgments/s, 4 x 2 395, 3 x 4 373,
+    # config/gunicorn.py's choice: one process per core plus one, two threads each (profiling
+    # runs of 15 s flat out on two cores, workers x threads: 3 x 2 398 judgments/s, 4 x 2 395, 3 x 4 373,
     # 2 x 4 276, 6 x 1 243; noisy, but more threads per process only fight over the GIL).
     parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) + 1)
     parser.add_argument("--threads", type=int, default=2)

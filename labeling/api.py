@@ -9,6 +9,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
+from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
@@ -246,14 +247,18 @@ def _next_item_schema() -> PolymorphicProxySerializer:
 
 
 def _api_token(request: HttpRequest) -> str | None:
-    """The key of an `Authorization: Token <key>` header; None without one, or when the request
-    also carries a session cookie (DRF would then try the session first)."""
+    """The key of an `Authorization: Token <key>` header, read as DRF's TokenAuthentication
+    reads it; None without one, or when the request also carries a session cookie (DRF would
+    then try the session first)."""
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         return None
-    words = request.headers.get("Authorization", "").split()
-    if len(words) != 2 or words[0].lower() != "token":
+    words = get_authorization_header(request).split()
+    if len(words) != 2 or words[0].lower() != TokenAuthentication.keyword.lower().encode():
         return None
-    return words[1]
+    try:
+        return words[1].decode()
+    except UnicodeError:
+        return None
 
 
 def _json_response(body: Any, status_code: int) -> HttpResponse:

@@ -79,9 +79,19 @@ def _may_judge() -> str:
                    WHERE ug.user_id = u.id AND g.name = %(admin)s))"""
 
 
-def _parameters(token: str, **values: object) -> dict[str, object]:
+@functools.cache
+def _role_parameters() -> dict[str, str]:
     roles = {f"judge_role_{index}": role for index, role in enumerate(member_roles_with(JUDGE))}
-    return {"token": token, "admin": ROLE_ADMIN, **roles, **values}
+    return {"admin": ROLE_ADMIN, **roles}
+
+
+def _parameters(token: str, **values: object) -> dict[str, object]:
+    return {"token": token, **_role_parameters(), **values}
+
+
+def _json(value: Any) -> Any:
+    # from_db skips the field converters the ORM applies: a JSON column may arrive as text.
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 def _campaign_columns() -> str:
@@ -94,10 +104,8 @@ def _user(user_id: int) -> AbstractBaseUser:
 
 
 def _campaign(values: tuple[Any, ...]) -> Campaign:
-    # from_db skips the field converters the ORM would apply: decode the grade scale here.
     fields = dict(zip(_CAMPAIGN_FIELDS, values, strict=True))
-    if isinstance(fields["grades"], str | bytes):
-        fields["grades"] = json.loads(fields["grades"])
+    fields["grades"] = _json(fields["grades"])
     return Campaign.from_db(connection.alias, list(fields), list(fields.values()))
 
 
@@ -153,8 +161,5 @@ def task_by_token(token: str, task_id: int) -> tuple[AbstractBaseUser, Task] | N
     task = Task.from_db(connection.alias, list(_TASK_FIELDS), row[1:task_end])
     task.campaign = _campaign(row[task_end + 2 :])
     task.document_length = row[task_end]  # type: ignore[attr-defined]
-    cost_model = row[task_end + 1]
-    task.sampling_cost_model = (  # type: ignore[attr-defined]
-        json.loads(cost_model) if isinstance(cost_model, str | bytes) else cost_model
-    )
+    task.sampling_cost_model = _json(row[task_end + 1])  # type: ignore[attr-defined]
     return _user(row[0]), task

@@ -61,8 +61,9 @@ UPLOADS: dict[str, dict[str, Any]] = {
 }
 
 
-def _campaign(request: HttpRequest, campaign_id: int, permission: str) -> Campaign:
-    """The campaign if the user may see it (else 404) and holds `permission` on it (else 403)."""
+def campaign_for_page(request: HttpRequest, campaign_id: int, permission: str) -> Campaign:
+    """The campaign if the user may see it (else 404) and holds `permission` on it (else 403); for
+    every HTML page about one campaign (the pairwise pages too)."""
     campaign = selectors.campaign_get_for_user(request.user, campaign_id)
     if campaign is None:
         raise Http404("No such campaign.")
@@ -108,7 +109,7 @@ def judge(request: HttpRequest) -> HttpResponse:
 @require_GET
 def judge_campaign(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The judging page; items come from and go to the REST API without reloading the page."""
-    campaign = _campaign(request, campaign_id, JUDGE)
+    campaign = campaign_for_page(request, campaign_id, JUDGE)
     if campaign.judging_mode != Campaign.JudgingMode.GRADED:
         return redirect("pairwise:judge", campaign_id=campaign.pk)
     grades = _grades(campaign)
@@ -191,7 +192,7 @@ def _detail_context(campaign: Campaign, **extra: Any) -> dict[str, Any]:
 @require_GET
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Progress, throughput, uploads, assessors, start/pause and exports of one campaign."""
-    campaign = _campaign(request, campaign_id, MANAGE)
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
     return render(request, "labeling/campaign_detail.html", _detail_context(campaign))
 
 
@@ -199,7 +200,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
     """Import topics, documents, runs or qrels; a malformed file is rejected whole."""
-    campaign = _campaign(request, campaign_id, MANAGE)
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
     spec = UPLOADS.get(kind)
     if spec is None:
         raise Http404("Unknown upload kind.")
@@ -241,7 +242,7 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
 @require_POST
 def campaign_assign(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Make existing users assessors of the campaign."""
-    campaign = _campaign(request, campaign_id, MANAGE)
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
     form = AssignForm(request.POST)
     if form.is_valid():
         try:
@@ -262,7 +263,7 @@ def campaign_assign(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def campaign_budget(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Raise or cut the budget (a cut drops queued items nobody holds)."""
-    campaign = _campaign(request, campaign_id, MANAGE)
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
     form = BudgetForm(request.POST)
     if form.is_valid():
         try:
@@ -281,7 +282,7 @@ def campaign_budget(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 
 def _status_change(request: HttpRequest, campaign_id: int, service: Any, done: str) -> HttpResponse:
-    campaign = _campaign(request, campaign_id, MANAGE)
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
     try:
         service(campaign=campaign)
     except ValueError as error:
@@ -310,7 +311,7 @@ def campaign_pause(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def campaign_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Live estimates, their history, the budget, the sampling distribution and throughput; the
     page polls the REST API (static/labeling/dashboard.js) and never reloads."""
-    campaign = _campaign(request, campaign_id, VIEW_RESULTS)
+    campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
     api = {
         name: reverse(f"api-{name}", args=[campaign.pk])
         for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
@@ -349,5 +350,5 @@ def campaign_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_GET
 def campaign_dashboard_model(request: HttpRequest, campaign_id: int) -> JsonResponse:
     """The strategy and the label and cost models of the last refit, for the dashboard."""
-    campaign = _campaign(request, campaign_id, VIEW_RESULTS)
+    campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
     return JsonResponse(dashboard.campaign_model_summary(campaign))

@@ -7,15 +7,14 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from labeling import selectors as labeling_selectors
 from labeling.models import Campaign
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
+from labeling.views import campaign_for_page
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
 
@@ -24,16 +23,6 @@ class PairwiseSettingsForm(forms.ModelForm):
     class Meta:
         model = PairwiseSettings
         fields = list(services.SETTING_FIELDS)
-
-
-def _campaign(request: HttpRequest, campaign_id: int, permission: str) -> Campaign:
-    """The campaign if the user may see it (else 404) and holds `permission` on it (else 403)."""
-    campaign = labeling_selectors.campaign_get_for_user(request.user, campaign_id)
-    if campaign is None:
-        raise Http404("No such campaign.")
-    if not request.user.has_perm(permission, campaign):
-        raise PermissionDenied("Your role in this campaign does not allow this page.")
-    return campaign
 
 
 def _pairwise(campaign: Campaign) -> PairwiseSettings:
@@ -47,7 +36,7 @@ def _pairwise(campaign: Campaign) -> PairwiseSettings:
 @require_GET
 def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Two documents side by side; pairs come from and go to the REST API without reloads."""
-    campaign = _campaign(request, campaign_id, JUDGE)
+    campaign = campaign_for_page(request, campaign_id, JUDGE)
     pairwise = _pairwise(campaign)
     config = {
         "campaign": campaign.pk,
@@ -75,7 +64,7 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Turn a campaign into a pairwise or top-k campaign, or change k and the improvements."""
-    campaign = _campaign(request, campaign_id, MANAGE)
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
     current = selectors.pairwise_settings_get(campaign) or PairwiseSettings(campaign=campaign)
     form = PairwiseSettingsForm(request.POST or None, instance=current)
     if request.method == "POST" and form.is_valid():
@@ -95,7 +84,7 @@ def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_GET
 def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The coordinator's view: top-k per topic and assessor, merged orders, kappa metrics, agreement."""
-    campaign = _campaign(request, campaign_id, VIEW_RESULTS)
+    campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
     pairwise = _pairwise(campaign)
     data = selectors.pairwise_results(campaign, pairwise)
     exports = []
@@ -121,7 +110,7 @@ def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_http_methods(["POST"])
 def heap_release(request: HttpRequest, campaign_id: int, heap_id: int) -> HttpResponse:
     """Release an unfinished top-k list from its assessor (a button on the results page)."""
-    campaign = _campaign(request, campaign_id, MANAGE)
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
     _pairwise(campaign)
     try:
         heap = services.heap_release(campaign=campaign, heap_id=heap_id)

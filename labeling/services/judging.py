@@ -75,6 +75,7 @@ def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -
     return candidates.filter(_not_held(campaign, assessor)).order_by("order", "slot", "id")
 
 
+@functools.cache
 def _field_names(model: type[models.Model]) -> list[str]:
     return [field.attname for field in model._meta.concrete_fields]
 

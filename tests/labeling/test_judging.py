@@ -14,6 +14,7 @@ from django.utils import timezone
 from labeling import selectors, services
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.services.judging import campaign_refresh_enqueue, refresh_countdown, refresh_started
+from tests.concurrency import at_once
 from tests.labeling.conftest import RUN_A, upload
 
 
@@ -207,27 +208,13 @@ def test_it_replays_the_same_draws_from_the_campaign_seed(coordinator: AbstractB
 def _claim_at_once(
     campaign_id: int, users: tuple[AbstractBaseUser, ...]
 ) -> tuple[list[int | None], list[BaseException]]:
-    """Each user asks for the next task in their own thread, released together by a barrier."""
-    barrier = threading.Barrier(len(users))
-    got: list[int | None] = [None] * len(users)
-    failures: list[BaseException] = []
+    """Each user asks for the next task at the same moment; the task ids they got."""
 
-    def claim(index: int, user: AbstractBaseUser) -> None:
-        try:
-            barrier.wait()
-            task = services.task_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
-            got[index] = None if task is None else task.pk
-        except BaseException as error:  # surfaced by the caller's assertion
-            failures.append(error)
-        finally:
-            connection.close()
+    def claim(user: AbstractBaseUser) -> int | None:
+        task = services.task_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
+        return None if task is None else task.pk
 
-    threads = [threading.Thread(target=claim, args=(index, user)) for index, user in enumerate(users)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return got, failures
+    return at_once(users, claim)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -3,42 +3,27 @@
 from __future__ import annotations
 
 import io
-import threading
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection
 
 from labeling import services as labeling_services
 from labeling.models import Campaign
 from pairwise import services
 from pairwise.models import TopKHeap
+from tests.concurrency import at_once
 
 
 def _next_at_once(
     campaign_id: int, users: tuple[AbstractBaseUser, ...]
 ) -> tuple[list[int | None], list[BaseException]]:
-    """Each user asks for a pair in their own thread, released together by a barrier."""
-    barrier = threading.Barrier(len(users))
-    heaps: list[int | None] = [None] * len(users)
-    failures: list[BaseException] = []
+    """Each user asks for a pair at the same moment; the heaps their pairs came from."""
 
-    def ask(index: int, user: AbstractBaseUser) -> None:
-        try:
-            barrier.wait()
-            task = services.pair_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
-            heaps[index] = None if task is None else task.heap_id
-        except BaseException as error:  # surfaced by the caller's assertion
-            failures.append(error)
-        finally:
-            connection.close()
+    def ask(user: AbstractBaseUser) -> int | None:
+        task = services.pair_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
+        return None if task is None else task.heap_id
 
-    threads = [threading.Thread(target=ask, args=(index, user)) for index, user in enumerate(users)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return heaps, failures
+    return at_once(users, ask)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -12,6 +12,7 @@ from labeling.models import Campaign
 from pairwise import services
 from pairwise.models import Comparison, TopKHeap
 from tests.labeling.conftest import PASSWORD
+from tests.pairwise.conftest import true_relevance
 from tests.pairwise.test_services import answer_pending
 
 pytestmark = pytest.mark.django_db
@@ -51,17 +52,11 @@ def test_it_lets_the_next_assessor_continue_a_released_heap(
     heap.refresh_from_db()
     assert heap.done and heap.assessor_id == carol.pk
     # The finished list is the true top-3 (the oracle answered for both assessors).
-    truth = sorted(heap.state["documents"], key=lambda docno: oracle_rank(docno), reverse=True)[:3]
+    truth = sorted(heap.state["documents"], key=true_relevance, reverse=True)[:3]
     assert heap.order == truth
     answered_by = set(Comparison.objects.filter(heap_id=heap.pk).values_list("assessor__username", flat=True))
     assert answered_by == {"alice", "carol"}
     assert services.pair_next(campaign=topk_campaign, assessor=assessor) is None
-
-
-def oracle_rank(docno: str) -> float:
-    from tests.pairwise.conftest import true_relevance
-
-    return true_relevance(docno)
 
 
 def test_it_refuses_to_release_a_finished_or_unheld_heap(
