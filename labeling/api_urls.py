@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from labeling import api
+from labeling.modes import every_export
 
 
 def _api(view):  # type: ignore[no-untyped-def]
@@ -32,26 +33,6 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/next/", _api(api.NextTaskApi.as_view()), name="api-next"),
     path("campaigns/<int:campaign_id>/undo/", _api(api.UndoApi.as_view()), name="api-undo"),
     path("campaigns/<int:campaign_id>/progress/", _api(api.ProgressApi.as_view()), name="api-progress"),
-    path(
-        "campaigns/<int:campaign_id>/export/qrels/",
-        _api(api.ExportQrelsApi.as_view()),
-        name="api-export-qrels",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/export/judgments.csv",
-        _api(api.ExportJudgmentsCsvApi.as_view()),
-        name="api-export-judgments-csv",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/export/judgments.jsonl",
-        _api(api.ExportJudgmentsJsonlApi.as_view()),
-        name="api-export-judgments-jsonl",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/export/config.json",
-        _api(api.ExportConfigApi.as_view()),
-        name="api-export-config",
-    ),
     path("campaigns/<int:campaign_id>/labels/", _api(api.LabelsImportApi.as_view()), name="api-labels"),
     path("campaigns/<int:campaign_id>/estimates/", _api(api.EstimatesApi.as_view()), name="api-estimates"),
     path(
@@ -62,25 +43,15 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/sampling/", _api(api.SamplingApi.as_view()), name="api-sampling"),
     path("campaigns/<int:campaign_id>/throughput/", _api(api.ThroughputApi.as_view()), name="api-throughput"),
     path("campaigns/<int:campaign_id>/evaluate/", _api(api.EvaluateRunApi.as_view()), name="api-evaluate"),
-    path(
-        "campaigns/<int:campaign_id>/export/draws.csv",
-        _api(api.ExportDrawsCsvApi.as_view()),
-        name="api-export-draws-csv",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/export/estimates.csv",
-        _api(api.ExportEstimatesCsvApi.as_view()),
-        name="api-export-estimates-csv",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/export/estimates.json",
-        _api(api.ExportEstimatesJsonApi.as_view()),
-        name="api-export-estimates-json",
-    ),
-    path(
-        "campaigns/<int:campaign_id>/export/offline.zip",
-        _api(api.ExportOfflineApi.as_view()),
-        name="api-export-offline",
-    ),
     path("tasks/<int:task_id>/answer/", _api(api.AnswerApi.as_view()), name="api-answer"),
+]
+
+# Every download of every judging mode, from the export registry (labeling.modes).
+urlpatterns += [
+    path(
+        f"campaigns/<int:campaign_id>/{export.path}",
+        _api(api.ExportApi.as_view(export=export)),
+        name=export.name,
+    )
+    for export in every_export()
 ]

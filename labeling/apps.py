@@ -10,4 +10,22 @@ class LabelingConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the PostgreSQL connection set-up (labeling.db) before any connection opens.
-        from labeling import db  # noqa: F401
+        from labeling import (
+            db,  # noqa: F401
+            exports,
+        )
+        from labeling.graded import GradedMode
+        from labeling.modes import Export, register, register_export
+
+        register(GradedMode())
+        register_export(
+            Export(
+                "api-export-config",
+                "export/config.json",
+                "-config.json",
+                "Configuration (JSON)",
+                "application/json",
+                exports.campaign_config_json,
+                stream=False,
+            )
+        )

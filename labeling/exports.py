@@ -16,6 +16,7 @@ from itertools import groupby
 from typing import Any
 
 from labeling.models import Campaign, Draw, EstimateSnapshot, Judgment, RankingEntry, SamplingState, System
+from labeling.modes import mode_of
 from labeling.selectors import campaign_assessors, campaign_counts
 
 CHUNK_ROWS = 2000
@@ -146,6 +147,7 @@ def campaign_config(campaign: Campaign) -> dict[str, Any]:
         "metric": campaign.metric,
         "grades": campaign.grades,
         "judging_mode": campaign.judging_mode,
+        "mode_settings": mode_of(campaign).settings_of(campaign),
         "goal": campaign.goal,
         "goal_k": campaign.goal_k,
         "strategy": campaign.strategy,

@@ -9,6 +9,7 @@ from django import forms
 
 from estimation.metric_spec import Metric
 from labeling.models import Campaign
+from labeling.modes import mode_choices
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
 _GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
@@ -70,8 +71,8 @@ class CampaignCreateForm(forms.Form):
 
     judging_mode = forms.ChoiceField(
         label="Judging",
-        choices=Campaign.JudgingMode.choices,
-        initial=Campaign.JudgingMode.GRADED,
+        choices=mode_choices,
+        initial="graded",
         required=False,
         help_text="Graded items, or pairs of documents: pairwise preferences or a top-k per topic.",
     )
@@ -101,7 +102,10 @@ class CampaignCreateForm(forms.Form):
         data = super().clean() or {}
         if data.get("goal") == Campaign.Goal.LEADERBOARD and not data.get("goal_k"):
             self.add_error("goal_k", "a leaderboard needs k")
-        data["judging_mode"] = data.get("judging_mode") or Campaign.JudgingMode.GRADED
+        data["judging_mode"] = data.get("judging_mode") or "graded"
+        # k is the top-k mode's own setting (labeling.modes), not a campaign field.
+        k = data.pop("topk_k", None)
+        data["mode_settings"] = {"k": k} if k else {}
         return data
 
 

@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from labeling.modes import mode_choices, mode_of
+
 
 def _random_seed() -> int:
     return secrets.randbits(62)
@@ -22,11 +24,6 @@ def default_grades() -> list[dict[str, str]]:
 
 class Campaign(models.Model):
     """A judging campaign: what to estimate, how to judge, how much to spend."""
-
-    class JudgingMode(models.TextChoices):
-        GRADED = "graded", "Graded judgments"
-        PAIRWISE = "pairwise", "Pairwise preferences"
-        TOPK = "topk", "HeapSort top-k by pairwise preferences"
 
     class Goal(models.TextChoices):
         ONE = "one", "Evaluate one system"
@@ -55,10 +52,8 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200)
     metric = models.CharField(max_length=32, default="DCG@10", help_text="e.g. DCG@10, nDCG@10, ERR@10")
     grades = models.JSONField(default=default_grades, help_text="[{name, key}], lowest grade first")
-    judging_mode = models.CharField(max_length=16, choices=JudgingMode.choices, default=JudgingMode.GRADED)
-    topk_k = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text="top-k mode: how many documents to select and order (default 10)"
-    )
+    # The one place the mode is stored; its settings live in the mode's own tables (labeling.modes).
+    judging_mode = models.CharField(max_length=16, choices=mode_choices, default="graded")
     goal = models.CharField(max_length=16, choices=Goal.choices, default=Goal.ONE)
     goal_k = models.PositiveIntegerField(null=True, blank=True, help_text="k for a leaderboard goal")
     strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.PASSIVE)
@@ -108,6 +103,12 @@ class Campaign(models.Model):
     def grade_count(self) -> int:
         """Number of grades on the scale."""
         return len(self.grades)
+
+    @property
+    def judging_summary(self) -> str:
+        """What the campaign measures and how it is judged, in one line (its mode says)."""
+        mode = mode_of(self)
+        return f"{mode.label} · {mode.describe(self)}"
 
     @property
     def metric_cutoff(self) -> int:

@@ -125,11 +125,14 @@ def campaign_state(campaign: Campaign, open_tasks: int) -> str:
 
 
 def campaign_progress(campaign: Campaign) -> Progress:
-    """Judgments, budget, spent and remaining for a campaign, and its state."""
-    if campaign.judging_mode != Campaign.JudgingMode.GRADED:
-        from pairwise.selectors import pair_progress  # pairwise builds on labeling, not back
+    """Judgments, budget, spent and remaining for a campaign, and its state (its mode counts)."""
+    from labeling.modes import mode_of
 
-        return pair_progress(campaign)
+    return mode_of(campaign).progress(campaign)
+
+
+def graded_progress(campaign: Campaign) -> Progress:
+    """`campaign_progress` of a graded campaign: assessor judgments, pool items, draws, tasks."""
     count, spent = campaign_spent(campaign)
     open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
     pool = PoolItem.objects.filter(campaign=campaign).aggregate(

@@ -17,15 +17,14 @@ class CampaignInputSerializer(serializers.Serializer):
     grades = serializers.ListField(
         child=serializers.JSONField(), required=False, help_text="grade names lowest first, or [{name, key}]"
     )
-    judging_mode = serializers.ChoiceField(Campaign.JudgingMode.choices, default=Campaign.JudgingMode.GRADED)
-    mode = serializers.ChoiceField(
-        Campaign.JudgingMode.choices,
-        source="judging_mode",
-        required=False,
-        help_text="graded (default), pairwise or topk",
+    judging_mode = serializers.CharField(
+        max_length=16, default="graded", help_text="graded (default), pairwise or topk: a registered mode"
+    )
+    mode = serializers.CharField(
+        max_length=16, source="judging_mode", required=False, help_text="as judging_mode"
     )
     k = serializers.IntegerField(
-        source="topk_k", min_value=1, required=False, allow_null=True, help_text="top-k mode: k (default 10)"
+        min_value=1, required=False, allow_null=True, help_text="top-k mode: k (default 10)"
     )
     goal = serializers.ChoiceField(Campaign.Goal.choices, default=Campaign.Goal.ONE)
     goal_k = serializers.IntegerField(min_value=1, required=False, allow_null=True)
@@ -39,6 +38,13 @@ class CampaignInputSerializer(serializers.Serializer):
     focus_systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
     prior_strength = serializers.FloatField(min_value=0.0, default=20.0)
 
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        # `k` is a setting of the judging mode, stored by the mode (labeling.modes), not the campaign.
+        k = data.pop("k", None)
+        if k is not None:
+            data["mode_settings"] = {"k": k}
+        return data
+
 
 class CampaignUpdateSerializer(CampaignInputSerializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -50,7 +56,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     grades = serializers.SerializerMethodField()
     grade_scale = serializers.JSONField(source="grades")
     mode = serializers.CharField(source="judging_mode", read_only=True)
-    k = serializers.IntegerField(source="topk_k", read_only=True, allow_null=True)
+    k = serializers.SerializerMethodField(help_text="top-k mode: k; null in other modes")
 
     class Meta:
         model = Campaign
@@ -80,6 +86,11 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
 
     def get_grades(self, campaign: Campaign) -> list[str]:
         return [grade["name"] for grade in campaign.grades]
+
+    def get_k(self, campaign: Campaign) -> int | None:
+        from labeling.modes import mode_of
+
+        return mode_of(campaign).settings_of(campaign).get("k")
 
 
 class UserInputSerializer(serializers.Serializer):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -18,13 +17,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from labeling import dashboard, selectors, services
+from labeling.access import campaign_for_page
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, UploadForm
 from labeling.models import Campaign
+from labeling.modes import exports_of, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_coordinator
-from pairwise import dashboard as pairwise_dashboard
-
-# How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
-DASHBOARD_POLL_SECONDS = 5
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
 UPLOADS: dict[str, dict[str, Any]] = {
@@ -61,24 +58,6 @@ UPLOADS: dict[str, dict[str, Any]] = {
 }
 
 
-def campaign_for_page(request: HttpRequest, campaign_id: int, permission: str) -> Campaign:
-    """The campaign if the user may see it (else 404) and holds `permission` on it (else 403); for
-    every HTML page about one campaign (the pairwise pages too)."""
-    campaign = selectors.campaign_get_for_user(request.user, campaign_id)
-    if campaign is None:
-        raise Http404("No such campaign.")
-    if not request.user.has_perm(permission, campaign):
-        raise PermissionDenied("Your role in this campaign does not allow this page.")
-    return campaign
-
-
-def _grades(campaign: Campaign) -> list[dict[str, Any]]:
-    return [
-        {"value": value, "name": grade["name"], "key": grade["key"]}
-        for value, grade in enumerate(campaign.grades)
-    ]
-
-
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
@@ -108,35 +87,10 @@ def judge(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def judge_campaign(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """The judging page; items come from and go to the REST API without reloading the page."""
+    """The judging page of the campaign's mode; items come from and go to the REST API without
+    reloading the page."""
     campaign = campaign_for_page(request, campaign_id, JUDGE)
-    if campaign.judging_mode != Campaign.JudgingMode.GRADED:
-        return redirect("pairwise:judge", campaign_id=campaign.pk)
-    grades = _grades(campaign)
-    undo_seconds = settings.LABELING_UNDO_SECONDS
-    config = {
-        "campaign": campaign.pk,
-        "grades": grades,
-        "undo_window_seconds": undo_seconds,
-        "next_url": reverse("api-next", args=[campaign.pk]),
-        "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
-        "undo_url": reverse("api-undo", args=[campaign.pk]),
-        "progress_url": reverse("api-progress", args=[campaign.pk]),
-        "login_url": reverse("login"),
-    }
-    return render(
-        request,
-        "labeling/judge.html",
-        {
-            "campaign": campaign,
-            "grades": grades,
-            "undo_window_seconds": undo_seconds,
-            "judge_config": config,
-            # Words of the shared judging chrome (labeling/_judge_chrome.html).
-            "judge_unit": "item",
-            "judge_answer": "judgment",
-        },
-    )
+    return mode_of(campaign).judge_page(request, campaign)
 
 
 @login_required
@@ -160,30 +114,31 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
     return render(request, "labeling/campaign_form.html", {"form": form}, status=400 if form.errors else 200)
 
 
-def _detail_context(campaign: Campaign, **extra: Any) -> dict[str, Any]:
+def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> dict[str, Any]:
+    mode = mode_of(campaign)
     progress = selectors.campaign_progress(campaign)
-    counts = selectors.campaign_counts(campaign)
+    downloads = [
+        {"label": export.label, "url": reverse(export.name, args=[campaign.pk]), "note": export.note}
+        for export in exports_of(campaign)
+        if export.place == "campaign"
+    ]
     return {
         "campaign": campaign,
-        "grades": _grades(campaign),
+        "mode": mode,
+        "mode_summary": mode.describe(campaign),
         "progress": progress,
         "progress_percent": 100.0 * progress.fraction,
-        "pool": counts,
+        "pool": selectors.campaign_counts(campaign),
         "throughput": dashboard.campaign_throughput(campaign),
-        "pairwise_section": pairwise_dashboard.dashboard_section(campaign),
+        "mode_section": mode.campaign_section(request, campaign),
         "assessors": [member.user.get_username() for member in selectors.campaign_assessors(campaign)],
         "assign_form": extra.pop("assign_form", None) or AssignForm(),
         "budget_form": extra.pop("budget_form", None) or BudgetForm(initial={"budget": campaign.budget}),
         "uploads": [
-            {"kind": kind, **{k: v for k, v in spec.items() if k != "service"}}
-            for kind, spec in UPLOADS.items()
+            {"kind": kind, **{k: v for k, v in UPLOADS[kind].items() if k != "service"}}
+            for kind in mode.uploads
         ],
-        "exports": {
-            "qrels": reverse("api-export-qrels", args=[campaign.pk]),
-            "csv": reverse("api-export-judgments-csv", args=[campaign.pk]),
-            "jsonl": reverse("api-export-judgments-jsonl", args=[campaign.pk]),
-            "config": reverse("api-export-config", args=[campaign.pk]),
-        },
+        "exports": downloads if request.user.has_perm(EXPORT, campaign) else [],
         **extra,
     }
 
@@ -193,7 +148,7 @@ def _detail_context(campaign: Campaign, **extra: Any) -> dict[str, Any]:
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Progress, throughput, uploads, assessors, start/pause and exports of one campaign."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    return render(request, "labeling/campaign_detail.html", _detail_context(campaign))
+    return render(request, "labeling/campaign_detail.html", _detail_context(request, campaign))
 
 
 @login_required
@@ -201,7 +156,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
     """Import topics, documents, runs or qrels; a malformed file is rejected whole."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    spec = UPLOADS.get(kind)
+    spec = UPLOADS.get(kind) if kind in mode_of(campaign).uploads else None
     if spec is None:
         raise Http404("Unknown upload kind.")
     form = UploadForm(request.POST, request.FILES, multiple=spec["multiple"])
@@ -210,7 +165,7 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
         return render(
             request,
             "labeling/campaign_detail.html",
-            _detail_context(campaign, import_errors=errors),
+            _detail_context(request, campaign, import_errors=errors),
             status=400,
         )
     files = [(upload.name, upload) for upload in form.cleaned_data["files"]]
@@ -226,7 +181,7 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
         return render(
             request,
             "labeling/campaign_detail.html",
-            _detail_context(campaign, import_errors=errors),
+            _detail_context(request, campaign, import_errors=errors),
             status=400,
         )
     systems = f" Systems: {', '.join(report.systems)}." if report.systems else ""
@@ -255,7 +210,10 @@ def campaign_assign(request: HttpRequest, campaign_id: int) -> HttpResponse:
             messages.success(request, f"Assigned {', '.join(user.get_username() for user in users)}.")
             return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
     return render(
-        request, "labeling/campaign_detail.html", _detail_context(campaign, assign_form=form), status=400
+        request,
+        "labeling/campaign_detail.html",
+        _detail_context(request, campaign, assign_form=form),
+        status=400,
     )
 
 
@@ -277,7 +235,10 @@ def campaign_budget(request: HttpRequest, campaign_id: int) -> HttpResponse:
             )
             return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
     return render(
-        request, "labeling/campaign_detail.html", _detail_context(campaign, budget_form=form), status=400
+        request,
+        "labeling/campaign_detail.html",
+        _detail_context(request, campaign, budget_form=form),
+        status=400,
     )
 
 
@@ -309,41 +270,11 @@ def campaign_pause(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def campaign_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Live estimates, their history, the budget, the sampling distribution and throughput; the
-    page polls the REST API (static/labeling/dashboard.js) and never reloads."""
+    """The campaign's live dashboard, as its judging mode draws it (graded: estimates, their
+    history, the budget, the sampling distribution and throughput; pairs: lists, kappa metrics,
+    agreement); the page polls the REST API and never reloads."""
     campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
-    api = {
-        name: reverse(f"api-{name}", args=[campaign.pk])
-        for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
-    }
-    exports = (
-        {
-            "draws_csv": reverse("api-export-draws-csv", args=[campaign.pk]),
-            "estimates_csv": reverse("api-export-estimates-csv", args=[campaign.pk]),
-            "estimates_json": reverse("api-export-estimates-json", args=[campaign.pk]),
-            "offline_zip": reverse("api-export-offline", args=[campaign.pk]),
-        }
-        if request.user.has_perm(EXPORT, campaign)
-        else {}
-    )
-    config = {
-        "campaign": campaign.pk,
-        "metric": campaign.metric,
-        "urls": {**api, "model": reverse("labeling:campaign_dashboard_model", args=[campaign.pk])},
-        "poll_seconds": DASHBOARD_POLL_SECONDS,
-        "can_evaluate": request.user.has_perm(MANAGE, campaign),
-    }
-    return render(
-        request,
-        "labeling/dashboard.html",
-        {
-            "campaign": campaign,
-            "model": dashboard.campaign_model_summary(campaign),
-            "exports": exports,
-            "dashboard_config": config,
-            "can_manage": request.user.has_perm(MANAGE, campaign),
-        },
-    )
+    return mode_of(campaign).dashboard_page(request, campaign)
 
 
 @login_required

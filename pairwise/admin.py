@@ -5,7 +5,7 @@ from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 
 @admin.register(PairwiseSettings)
 class PairwiseSettingsAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "mode", "k", "documents_per_topic", "use_prior_order", "prepared_at"]
+    list_display = ["campaign", "k", "documents_per_topic", "use_prior_order", "prepared_at"]
 
 
 @admin.register(TopKHeap)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
@@ -12,10 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling.api import campaign_for
+from labeling.access import campaign_for
 from labeling.models import Campaign
-from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
-from pairwise import exports, selectors, services
+from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
+from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
 from pairwise.serializers import (
     AgreementSerializer,
@@ -52,8 +49,10 @@ class PairwiseSettingsApi(APIView):
         campaign = campaign_for(request, campaign_id, MANAGE)
         data = PairwiseSettingsSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        mode = fields.pop("campaign", {}).get("judging_mode")
         try:
-            pairwise = services.pairwise_configure(campaign=campaign, **data.validated_data)
+            pairwise = services.pairwise_configure(campaign=campaign, mode=mode, **fields)
         except ValueError as error:
             return _detail(str(error), status.HTTP_400_BAD_REQUEST)
         return Response(PairwiseSettingsSerializer(pairwise).data)
@@ -184,85 +183,8 @@ class AgreementApi(APIView):
         return Response(AgreementSerializer(selectors.campaign_agreement(campaign)).data)
 
 
-class ExportAgreementApi(APIView):
-    """Agreement tables as a JSON download (any campaign: graded ones give inferred preferences)."""
-
-    @extend_schema(responses={200: AgreementSerializer})
-    def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, EXPORT)
-        response = Response(AgreementSerializer(selectors.campaign_agreement(campaign)).data)
-        response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-agreement.json"'
-        return response
-
-
-def _download(chunks: Any, content_type: str, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(chunks, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-class _ExportApi(APIView):
-    content_type = "text/plain"
-    suffix = ""
-
-    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
-        raise NotImplementedError
-
-    @extend_schema(responses={(200, "text/plain"): OpenApiResponse(description="a file download")})
-    def get(self, request: Request, campaign_id: int) -> StreamingHttpResponse:
-        campaign = campaign_for(request, campaign_id, EXPORT)
-        pairwise = _settings_for(campaign)
-        return _download(
-            self.chunks(campaign, pairwise), self.content_type, f"campaign-{campaign.pk}-{self.suffix}"
-        )
-
-
-class ExportPreferencesCsvApi(_ExportApi):
-    """Preferences as CSV: topic, document_a, document_b, outcome, assessor, seconds, side."""
-
-    content_type = "text/csv"
-    suffix = "preferences.csv"
-
-    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
-        return exports.preferences_csv(campaign)
-
-
-class ExportPreferencesJsonlApi(_ExportApi):
-    """Preferences as JSON lines (the CSV's columns)."""
-
-    content_type = "application/x-ndjson"
-    suffix = "preferences.jsonl"
-
-    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
-        return exports.preferences_jsonl(campaign)
-
-
-class ExportTopKApi(_ExportApi):
-    """Top-k orders as JSON lines: topic, assessor, slot, order, judgments, done."""
-
-    content_type = "application/x-ndjson"
-    suffix = "topk.jsonl"
-
-    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
-        return exports.topk_jsonl(campaign)
-
-
-class ExportTopKQrelsApi(_ExportApi):
-    """Position-aware labels (k + 1 - position, 0 for the rest) as TREC qrels."""
-
-    suffix = "topk.qrels"
-
-    def chunks(self, campaign: Campaign, pairwise: PairwiseSettings) -> Any:
-        return exports.topk_qrels(campaign, pairwise.k)
-
-
 __all__ = [
     "AgreementApi",
-    "ExportAgreementApi",
-    "ExportPreferencesCsvApi",
-    "ExportPreferencesJsonlApi",
-    "ExportTopKApi",
-    "ExportTopKQrelsApi",
     "PairAnswerApi",
     "PairNextApi",
     "PairUndoApi",

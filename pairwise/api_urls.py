@@ -1,4 +1,5 @@
-"""Pairwise REST routes, mounted under /api/ beside labeling's."""
+"""Pairwise REST routes, mounted under /api/ beside labeling's (downloads come from the export
+registry, routed by labeling.api_urls)."""
 
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
@@ -30,23 +31,4 @@ urlpatterns = [
     ),
     path(PREFIX + "results/", _api(api.ResultsApi.as_view()), name="api-pairwise-results"),
     path(PREFIX + "agreement/", _api(api.AgreementApi.as_view()), name="api-pairwise-agreement"),
-    path(
-        PREFIX + "export/preferences.csv",
-        _api(api.ExportPreferencesCsvApi.as_view()),
-        name="api-pairwise-export-preferences-csv",
-    ),
-    path(
-        PREFIX + "export/preferences.jsonl",
-        _api(api.ExportPreferencesJsonlApi.as_view()),
-        name="api-pairwise-export-preferences-jsonl",
-    ),
-    path(
-        PREFIX + "export/agreement.json",
-        _api(api.ExportAgreementApi.as_view()),
-        name="api-pairwise-export-agreement",
-    ),
-    path(PREFIX + "export/topk.jsonl", _api(api.ExportTopKApi.as_view()), name="api-pairwise-export-topk"),
-    path(
-        PREFIX + "export/topk.qrels", _api(api.ExportTopKQrelsApi.as_view()), name="api-pairwise-export-qrels"
-    ),
 ]

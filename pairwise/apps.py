@@ -5,3 +5,12 @@ class PairwiseConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "pairwise"
     verbose_name = "Pairwise judging and top-k"
+
+    def ready(self) -> None:
+        # The pair judging modes plug into the core's mode seam (labeling.modes).
+        from labeling.modes import register, register_export
+        from pairwise.modes import AGREEMENT_EXPORT, PairwiseMode, TopKMode
+
+        register(PairwiseMode())
+        register(TopKMode())
+        register_export(AGREEMENT_EXPORT)

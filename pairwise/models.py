@@ -13,12 +13,8 @@ from labeling.models import Campaign, Document, Topic
 class PairwiseSettings(models.Model):
     """How a campaign judges in pairs: free pairs, or the HeapSort top-k with its improvements."""
 
-    class Mode(models.TextChoices):
-        PAIRWISE = "pairwise", "Pairwise preferences"
-        TOPK = "topk", "HeapSort top-k"
-
+    # The mode itself (pairwise or topk) is the campaign's `judging_mode`; these are its settings.
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="pairwise_settings")
-    mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.TOPK)
     k = models.PositiveSmallIntegerField(
         default=10, help_text="top-k: how many documents to select and order"
     )
@@ -44,7 +40,7 @@ class PairwiseSettings(models.Model):
         verbose_name_plural = "pairwise settings"
 
     def __str__(self) -> str:
-        return f"{self.mode} settings of campaign {self.campaign_id}"
+        return f"pairwise settings of campaign {self.campaign_id}"
 
 
 class TopKHeap(models.Model):

@@ -6,7 +6,6 @@ lists built here.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -18,15 +17,10 @@ from django.db.models import Count, Q, Sum
 
 from estimation.bradley_terry import merge_preferences
 from estimation.kappa_metrics import position_labels, summarize_run_kappa
-from estimation.preferences import (
-    Agreement,
-    Preference,
-    agreement_between,
-    agreement_pooled,
-    preferences_from_grades,
-)
+from estimation.preferences import Preference
 from estimation.topk import fused_prior_order
-from labeling.models import Campaign, Judgment, RankingEntry, System
+from labeling.agreement import agreement_of, grade_agreement
+from labeling.models import Campaign, RankingEntry, System
 from labeling.selectors import Progress
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 
@@ -44,6 +38,16 @@ PREFERENCE_OF_OUTCOME: dict[str, str] = {
 def pairwise_settings_get(campaign: Campaign) -> PairwiseSettings | None:
     """The campaign's pairwise settings, or None for a graded campaign."""
     return PairwiseSettings.objects.filter(campaign=campaign).first()
+
+
+def pairwise_settings(campaign: Campaign) -> PairwiseSettings:
+    """The pair campaign's settings (the defaults, unsaved, if none were stored)."""
+    return pairwise_settings_get(campaign) or PairwiseSettings(campaign=campaign)
+
+
+def is_topk(campaign: Campaign) -> bool:
+    """True for the HeapSort top-k mode, False for free pairs."""
+    return campaign.judging_mode == "topk"
 
 
 def run_rankings(campaign: Campaign, *, pooled_only: bool = True) -> dict[str, dict[str, list[str]]]:
@@ -163,54 +167,11 @@ def topic_documents(campaign: Campaign) -> dict[str, list[str]]:
     return documents
 
 
-def _finite(value: float) -> float | None:
-    return None if value is None or not math.isfinite(value) else float(value)
-
-
-def agreement_data(agreement: Agreement) -> dict[str, Any]:
-    """An `Agreement` as JSON types (NaN as null)."""
-    table = agreement.row_normalised
-    return {
-        "labels": ["A>B", "A~B", "A<B"],
-        "counts": agreement.counts.tolist(),
-        "row_normalised": [[_finite(value) for value in row] for row in table],
-        "overall": _finite(agreement.overall),
-        "ignoring_ties": _finite(agreement.ignoring_ties),
-        "kappa": _finite(agreement.kappa),
-        "kappa_kind": agreement.kappa_kind,
-        "n_pairs": agreement.n_pairs,
-    }
-
-
-def _agreement_of(preferences: list[Preference]) -> dict[str, Any] | None:
-    """Pooled agreement plus Cohen's kappa for every two assessors with pairs in common."""
-    try:
-        pooled = agreement_pooled(preferences)
-    except ValueError:
-        return None
-    assessors = sorted({preference.assessor for preference in preferences})
-    pairs = []
-    for i, first in enumerate(assessors):
-        for second in assessors[i + 1 :]:
-            try:
-                between = agreement_between(preferences, first, second)
-            except ValueError:
-                continue
-            pairs.append({"first": first, "second": second, **agreement_data(between)})
-    return {"pooled": agreement_data(pooled), "between": pairs}
-
-
 def campaign_agreement(campaign: Campaign) -> dict[str, Any]:
     """Agreement on preferences (pair judging) and on preferences inferred from grades."""
-    graded = [
-        (qid, docno, grade, assessor)
-        for qid, docno, grade, assessor in Judgment.objects.filter(
-            campaign=campaign, source=Judgment.Source.ASSESSOR, assessor__isnull=False
-        ).values_list("topic__qid", "document__docno", "grade", "assessor__username")
-    ]
     return {
-        "preferences": _agreement_of(campaign_preferences(campaign)),
-        "inferred_from_grades": _agreement_of(preferences_from_grades(graded)) if graded else None,
+        "preferences": agreement_of(campaign_preferences(campaign)),
+        "inferred_from_grades": grade_agreement(campaign),
     }
 
 
@@ -281,7 +242,7 @@ def position_label_rows(campaign: Campaign, k: int) -> list[tuple[str, str, int]
 def pairwise_results(campaign: Campaign, pairwise: PairwiseSettings) -> dict[str, Any]:
     """Everything the results page and the dashboard section show."""
     return {
-        "mode": pairwise.mode,
+        "mode": campaign.judging_mode,
         "k": pairwise.k,
         "topk": [asdict(heap) for heap in topk_results(campaign)],
         "kappa": kappa_metrics(campaign, pairwise.k),
@@ -300,7 +261,7 @@ def pair_progress(campaign: Campaign) -> Progress:
     if campaign.budget_unit == Campaign.BudgetUnit.HOURS:
         spent = float(answers["seconds"] or 0.0) / 3600.0
     pairwise = pairwise_settings_get(campaign)
-    if pairwise is not None and pairwise.mode == PairwiseSettings.Mode.TOPK:
+    if is_topk(campaign):
         units = TopKHeap.objects.filter(campaign=campaign).aggregate(
             size=Count("id"),
             started=Count("id", filter=Q(assessor__isnull=False) | Q(done=True)),

@@ -13,9 +13,15 @@ from pairwise.services.setup import SETTING_FIELDS
 
 
 class PairwiseSettingsSerializer(serializers.ModelSerializer):
+    mode = serializers.CharField(
+        source="campaign.judging_mode",
+        required=False,
+        help_text="pairwise or topk: the campaign's judging mode",
+    )
+
     class Meta:
         model = PairwiseSettings
-        fields = [*SETTING_FIELDS, "prepared_at"]
+        fields = ["mode", *SETTING_FIELDS, "prepared_at"]
         read_only_fields = ["prepared_at"]
 
 
@@ -47,7 +53,7 @@ class PairOutputSerializer(serializers.Serializer):
                 "k": task.heap.state["k"],
             }
         task.kind = "pair"  # type: ignore[attr-defined]
-        task.mode = pairwise.mode  # type: ignore[attr-defined]
+        task.mode = task.campaign.judging_mode  # type: ignore[attr-defined]
         task.allow_bad_shortcut = pairwise.allow_bad_shortcut  # type: ignore[attr-defined]
         task.progress = progress  # type: ignore[attr-defined]
         return PairOutputSerializer(task).data

@@ -12,9 +12,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from labeling.access import campaign_for_page
 from labeling.models import Campaign
+from labeling.modes import exports_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
-from labeling.views import campaign_for_page
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
 
@@ -23,6 +24,24 @@ class PairwiseSettingsForm(forms.ModelForm):
     class Meta:
         model = PairwiseSettings
         fields = list(services.SETTING_FIELDS)
+        labels = {
+            "k": "k: documents to find and order (top-k mode)",
+            "documents_per_topic": "Documents compared per topic (n)",
+            "pairs_per_topic": "Random pairs per topic (pairwise mode)",
+            "use_prior_order": "Insert documents in the runs' order",
+            "reuse_answers": "Never ask a pair twice",
+            "use_transitivity": "Infer pairs from earlier answers (transitivity)",
+            "allow_bad_shortcut": "Offer the clearly-irrelevant shortcut",
+        }
+        help_texts = {
+            "k": "How many documents the top-k list holds, best first.",
+            "documents_per_topic": "The best n documents of the fused runs (reciprocal rank) are compared.",
+            "pairs_per_topic": "Each pair is judged as many times as the campaign's overlap.",
+            "use_prior_order": "Otherwise in random order; the runs' order needs fewer comparisons.",
+            "reuse_answers": "An answer given once for a pair is used again instead of asking.",
+            "use_transitivity": "A pair whose order follows from earlier answers is not asked.",
+            "allow_bad_shortcut": "One click marks a document clearly irrelevant; it is never shown again.",
+        }
 
 
 def _pairwise(campaign: Campaign) -> PairwiseSettings:
@@ -35,12 +54,16 @@ def _pairwise(campaign: Campaign) -> PairwiseSettings:
 @login_required
 @require_GET
 def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The pair judging page at its own address (the campaign's /judge/ page shows the same)."""
+    return judge_page(request, campaign_for_page(request, campaign_id, JUDGE))
+
+
+def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Two documents side by side; pairs come from and go to the REST API without reloads."""
-    campaign = campaign_for_page(request, campaign_id, JUDGE)
     pairwise = _pairwise(campaign)
     config = {
         "campaign": campaign.pk,
-        "mode": pairwise.mode,
+        "mode": campaign.judging_mode,
         "allow_bad_shortcut": pairwise.allow_bad_shortcut,
         "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
         "next_url": reverse("api-pairwise-next", args=[campaign.pk]),
@@ -63,9 +86,9 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Turn a campaign into a pairwise or top-k campaign, or change k and the improvements."""
+    """Change a pair campaign's k, n and the improvements (until the first pair is answered)."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    current = selectors.pairwise_settings_get(campaign) or PairwiseSettings(campaign=campaign)
+    current = _pairwise(campaign)
     form = PairwiseSettingsForm(request.POST or None, instance=current)
     if request.method == "POST" and form.is_valid():
         try:
@@ -76,7 +99,7 @@ def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
             form.add_error(None, str(error))
         else:
             messages.success(request, "Pairwise settings saved.")
-            return redirect("pairwise:results", campaign_id=campaign.pk)
+            return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
     return render(request, "pairwise/settings.html", {"campaign": campaign, "form": form})
 
 
@@ -84,17 +107,18 @@ def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_GET
 def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The coordinator's view: top-k per topic and assessor, merged orders, kappa metrics, agreement."""
-    campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
+    return dashboard_page(request, campaign_for_page(request, campaign_id, VIEW_RESULTS))
+
+
+def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """A pair campaign's results: top-k per topic and assessor, merged orders, kappa metrics,
+    agreement and downloads (the caller checked the right to view results)."""
     pairwise = _pairwise(campaign)
     data = selectors.pairwise_results(campaign, pairwise)
     exports = []
     if request.user.has_perm(EXPORT, campaign):
         exports = [
-            ("Preferences (CSV)", reverse("api-pairwise-export-preferences-csv", args=[campaign.pk])),
-            ("Preferences (JSONL)", reverse("api-pairwise-export-preferences-jsonl", args=[campaign.pk])),
-            ("Top-k orders (JSONL)", reverse("api-pairwise-export-topk", args=[campaign.pk])),
-            ("Position-aware labels (TREC qrels)", reverse("api-pairwise-export-qrels", args=[campaign.pk])),
-            ("Assessor agreement (JSON)", reverse("api-pairwise-export-agreement", args=[campaign.pk])),
+            (export.label, reverse(export.name, args=[campaign.pk])) for export in exports_of(campaign)
         ]
     context = {
         "campaign": campaign,

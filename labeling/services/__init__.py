@@ -3,10 +3,12 @@
 Names follow `<entity>_<action>`; each write runs in a transaction.
 """
 
+from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.services.campaigns import (
     campaign_assessor_remove,
     campaign_assessors_assign,
     campaign_create,
+    campaign_mode_set,
     campaign_pause,
     campaign_refresh,
     campaign_start,
@@ -28,8 +30,6 @@ from labeling.services.imports import (
     topics_import,
 )
 from labeling.services.judging import (
-    LeaseConflict,
-    UndoNotAllowed,
     campaign_refresh_enqueue,
     judgment_undo,
     task_answer,
@@ -50,6 +50,7 @@ __all__ = [
     "campaign_assessor_remove",
     "campaign_assessors_assign",
     "campaign_create",
+    "campaign_mode_set",
     "campaign_pause",
     "campaign_refresh",
     "campaign_refresh_enqueue",

@@ -14,6 +14,7 @@ from django.db import transaction
 
 from estimation.metric_spec import Metric
 from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task
+from labeling.modes import mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
 from labeling.selectors import campaign_progress
 from labeling.services.sampling import BLOCKED_EXHAUSTED, STRATEGIES, draws_top_up, tasks_trim_to_budget
@@ -86,32 +87,53 @@ def _validate(campaign: Campaign) -> None:
 
 @transaction.atomic
 def campaign_create(
-    *, creator: AbstractBaseUser, name: str, grades: Sequence[Any] | None = None, **fields: Any
+    *,
+    creator: AbstractBaseUser,
+    name: str,
+    grades: Sequence[Any] | None = None,
+    mode_settings: dict[str, Any] | None = None,
+    **fields: Any,
 ) -> Campaign:
-    """Create a draft campaign; its creator becomes its coordinator."""
+    """Create a draft campaign; its creator becomes its coordinator. `mode_settings` go to the
+    judging mode (e.g. {"k": 10} for top-k), which stores them itself."""
     campaign = Campaign(name=name, created_by=creator, **fields)
     if grades is not None:
         campaign.grades = grade_scale_normalize(grades)
+    mode = mode_named(campaign.judging_mode)
     _validate(campaign)
     campaign.save()
     CampaignMember.objects.create(campaign=campaign, user=creator, role=CampaignMember.Role.COORDINATOR)
     CampaignProgress.objects.create(campaign=campaign)
-    _pairwise_sync(campaign)
+    mode.configure(campaign, mode_settings or {})
     return campaign
 
 
-def _pairwise_sync(campaign: Campaign) -> None:
-    """Pair campaigns (pairwise, topk) keep their procedure's settings in the pairwise app."""
-    if campaign.judging_mode != Campaign.JudgingMode.GRADED:
-        from pairwise.services import pairwise_configure
-
-        pairwise_configure(campaign=campaign, mode=campaign.judging_mode, k=campaign.topk_k or 10)
+@transaction.atomic
+def campaign_mode_set(
+    *, campaign: Campaign, mode_name: str, settings: dict[str, Any] | None = None
+) -> Campaign:
+    """Switch a campaign to another judging mode (with that mode's settings) before anything was
+    judged or drawn; ValueError otherwise."""
+    mode = mode_named(mode_name)
+    if campaign.judging_mode != mode_name:
+        started = Task.objects.filter(campaign=campaign).exists() or campaign_progress(campaign).judgments > 0
+        if started:
+            raise ValueError("the judging mode cannot change once items were drawn or judged")
+        Campaign.objects.filter(pk=campaign.pk).update(judging_mode=mode_name)
+        campaign.judging_mode = mode_name
+    mode.configure(campaign, settings or {})
+    return campaign
 
 
 @transaction.atomic
 def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     """Change a campaign's settings (budget, overlap, ...); a budget cut drops idle queued tasks."""
     campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+    mode_name, mode_settings = fields.pop("judging_mode", None), fields.pop("mode_settings", None)
+    if mode_name is not None or mode_settings is not None:
+        campaign_mode_set(
+            campaign=campaign, mode_name=mode_name or campaign.judging_mode, settings=mode_settings
+        )
     if "grades" in fields:
         if Task.objects.filter(campaign=campaign).exists():
             raise ValueError("the grade scale cannot change once items were drawn")
@@ -122,8 +144,6 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     if "budget" in fields:
         campaign.blocked = ""
     campaign.save()
-    if {"judging_mode", "topk_k"} & set(fields):
-        _pairwise_sync(campaign)
     tasks_trim_to_budget(campaign_id=campaign.pk)
     planning = {"strategy", "goal", "goal_k", "focus_systems", "mix", "prior_strength", "metric"}
     if planning & set(fields) and PoolItem.objects.filter(campaign=campaign).exists():
@@ -141,15 +161,14 @@ def campaign_start(*, campaign: Campaign) -> Campaign:
     campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
     if campaign.status == Campaign.Status.DONE:
         raise ValueError("the campaign is done")
-    if not PoolItem.objects.filter(campaign=campaign).exists():
-        raise ValueError("import runs first: the pool is empty")
-    pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
-    if campaign.goal in (Campaign.Goal.DIFFERENCE, Campaign.Goal.RELATIVE) and pooled < 2:
-        raise ValueError(f"a {campaign.goal} goal needs at least two pooled systems (runs)")
+    mode = mode_of(campaign)
+    problem = mode.start_problem(campaign)
+    if problem is not None:
+        raise ValueError(problem)
     campaign.status = Campaign.Status.RUNNING
     campaign.blocked = ""
     campaign.save(update_fields=["status", "blocked", "updated_at"])
-    draws_top_up(campaign_id=campaign.pk)
+    mode.started(campaign)
     return campaign
 
 
@@ -200,7 +219,7 @@ def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return None
-    if PoolItem.objects.filter(campaign=campaign).exists():
+    if mode_of(campaign).uses_sampling and PoolItem.objects.filter(campaign=campaign).exists():
         # Fitting runs outside any transaction: a judgment never waits for it.
         sampling_state_refresh(campaign)
         draws_top_up(campaign_id=campaign_id)

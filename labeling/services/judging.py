@@ -25,6 +25,7 @@ from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
 from labeling.db import prepared_cursor
+from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Document, Judgment, Task, Topic
 from labeling.selectors import task_active_for_assessor
 from labeling.services.sampling import draws_top_up
@@ -35,14 +36,6 @@ logger = logging.getLogger(__name__)
 MAX_SECONDS = 24 * 3600.0
 # How long a queued refresh suppresses further enqueues for the same campaign.
 REFRESH_COALESCE_SECONDS = 30
-
-
-class LeaseConflict(Exception):
-    """The task's lease expired or belongs to someone else (HTTP 409)."""
-
-
-class UndoNotAllowed(Exception):
-    """Nothing to undo: not the assessor's judgment, or the undo window has passed (HTTP 409)."""
 
 
 def _claimable(now: datetime) -> Q:

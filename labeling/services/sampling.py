@@ -23,6 +23,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from labeling.models import Campaign, Draw, PoolItem, Task
+from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
 from labeling.services.label_model import item_cost_units, item_seconds
 from labeling.services.pool_arrays import PoolArrays, pool_arrays_for
@@ -120,8 +121,8 @@ def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
     """Draw until `target` tasks are open, the budget stops it or every item is covered; returns
     the number of draws made (including free repeats)."""
     campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign_id)
-    # Pair campaigns (pairwise, topk) judge pairs from the pairwise app, never graded draws.
-    if campaign.status != Campaign.Status.RUNNING or campaign.judging_mode != Campaign.JudgingMode.GRADED:
+    # Only modes that sample (graded) draw; the others choose their units themselves.
+    if campaign.status != Campaign.Status.RUNNING or not mode_of(campaign).uses_sampling:
         return 0
     target = settings.LABELING_QUEUE_TARGET if target is None else target
     wanted = target - tasks_open_count(campaign)

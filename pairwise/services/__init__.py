@@ -1,6 +1,6 @@
 """Writes: every state change of pairwise judging goes through one of these functions."""
 
-from labeling.services import LeaseConflict, UndoNotAllowed
+from labeling.leases import LeaseConflict, UndoNotAllowed
 from pairwise.services.judging import (
     MAX_SECONDS,
     OUTCOMES,

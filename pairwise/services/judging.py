@@ -25,10 +25,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from estimation.topk import Pair, TopKState, answer, mark_bad, next_pair, result, undo
+from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Document
-from labeling.services import LeaseConflict, UndoNotAllowed
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
-from pairwise.selectors import heap_active_for_assessor
+from pairwise.selectors import heap_active_for_assessor, is_topk
 from pairwise.services.setup import pairwise_prepare, seed_for
 
 MAX_SECONDS = 24 * 3600.0
@@ -192,10 +192,9 @@ def pair_next(
 ) -> PairTask | None:
     """Lease the assessor's next pair (their pending one first); None when nothing is left."""
     now = now or timezone.now()
-    pairwise = PairwiseSettings.objects.filter(campaign=campaign).first()
-    if pairwise is None:
+    if not PairwiseSettings.objects.filter(campaign=campaign).exists():
         raise ValueError("this campaign has no pairwise settings")
-    if pairwise.mode == PairwiseSettings.Mode.TOPK:
+    if is_topk(campaign):
         task = _topk_next(campaign, assessor, now)
     else:
         task = _pairwise_next(campaign, assessor, now)

@@ -13,10 +13,9 @@ from django.utils import timezone
 from estimation.topk import result, start_topk
 from labeling.models import Campaign, Document, Topic
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
-from pairwise.selectors import topic_candidates
+from pairwise.selectors import is_topk, topic_candidates
 
 SETTING_FIELDS = (
-    "mode",
     "k",
     "documents_per_topic",
     "pairs_per_topic",
@@ -28,8 +27,14 @@ SETTING_FIELDS = (
 
 
 @transaction.atomic
-def pairwise_configure(*, campaign: Campaign, **fields: Any) -> PairwiseSettings:
-    """Create or change the campaign's pairwise settings; refused once pairs were answered."""
+def pairwise_configure(*, campaign: Campaign, mode: str | None = None, **fields: Any) -> PairwiseSettings:
+    """Create or change the campaign's pairwise settings; refused once pairs were answered.
+    With `mode`, the campaign first switches to that judging mode (which configures it)."""
+    if mode is not None and mode != campaign.judging_mode:
+        from labeling.services import campaign_mode_set
+
+        campaign_mode_set(campaign=campaign, mode_name=mode, settings=fields)
+        return PairwiseSettings.objects.get(campaign=campaign)
     unknown = set(fields) - set(SETTING_FIELDS)
     if unknown:
         raise ValueError(f"unknown pairwise setting(s): {', '.join(sorted(unknown))}")
@@ -39,10 +44,6 @@ def pairwise_configure(*, campaign: Campaign, **fields: Any) -> PairwiseSettings
         raise ValueError("pairwise settings cannot change once pairs were judged")
     for name, value in changed.items():
         setattr(pairwise, name, value)
-    if pairwise.mode not in PairwiseSettings.Mode.values:
-        raise ValueError(
-            f"mode must be one of {', '.join(PairwiseSettings.Mode.values)}, got {pairwise.mode!r}"
-        )
     if pairwise.k < 1:
         raise ValueError(f"k must be at least 1, got {pairwise.k}")
     if pairwise.documents_per_topic < 2:
@@ -55,9 +56,6 @@ def pairwise_configure(*, campaign: Campaign, **fields: Any) -> PairwiseSettings
         PairTask.objects.filter(campaign=campaign).delete()
         pairwise.prepared_at = None
     pairwise.save()
-    # The campaign's own mode and k (what the app's API shows) follow these settings.
-    Campaign.objects.filter(pk=campaign.pk).update(judging_mode=pairwise.mode, topk_k=pairwise.k)
-    campaign.judging_mode, campaign.topk_k = pairwise.mode, pairwise.k
     return pairwise
 
 
@@ -82,7 +80,7 @@ def pairwise_prepare(*, campaign: Campaign, now: datetime | None = None) -> int:
     candidates = topic_candidates(campaign, pairwise.documents_per_topic)
     overlap = max(1, campaign.overlap)
     made: list[Any] = []
-    if pairwise.mode == PairwiseSettings.Mode.TOPK:
+    if is_topk(campaign):
         for qid, docnos in candidates.items():
             for slot in range(overlap):
                 state = start_topk(

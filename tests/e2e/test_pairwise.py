@@ -45,7 +45,7 @@ def topk_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         budget=50,
         budget_unit="judgments",
         judging_mode="topk",
-        topk_k=3,
+        mode_settings={"k": 3},
     )
     services.topics_import(
         campaign=campaign, files=[("topics.jsonl", io.BytesIO(json.dumps(TOPIC).encode()))]
@@ -99,9 +99,10 @@ def test_it_completes_a_top_3_of_6_with_the_keyboard_and_shows_the_order(
     screenshot_dir: Path,
 ) -> None:
     page = browser_page
-    # The app's judging URL sends a top-k campaign to the pairwise page.
+    # The app's judging URL shows the campaign's own mode: the pair page, with no redirect.
     log_in(page, live_server.url, "alice", f"/judge/{topk_campaign.pk}/")
-    assert page.url.endswith(f"/pairwise/{topk_campaign.pk}/judge/")
+    assert page.url.endswith(f"/judge/{topk_campaign.pk}/")
+    assert page.locator("#left-doc").count() == 1, "the top-k campaign's judge page shows pairs"
     wait_for_pair_other_than(page, "")
     page.evaluate("window.stillTheSamePage = 42")
     assert "solar panel recycling" in page.locator("#topic-title").text_content()

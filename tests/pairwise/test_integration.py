@@ -39,7 +39,7 @@ def created(api: Client, coordinator: AbstractBaseUser, assessor: AbstractBaseUs
 
 def test_it_creates_a_top_k_campaign_with_its_pairwise_settings(created: Campaign) -> None:
     pairwise = PairwiseSettings.objects.get(campaign=created)
-    assert (pairwise.mode, pairwise.k) == ("topk", 3)
+    assert (created.judging_mode, pairwise.k) == ("topk", 3)
     assert created.judging_mode == "topk"
     assert not created.tasks.exists(), "a pair campaign draws no graded items"
 
@@ -112,7 +112,7 @@ def test_it_creates_a_top_k_campaign_from_the_html_form(coordinator: AbstractBas
     }
     assert client.post("/campaigns/new/", form).status_code == 302
     pairwise = PairwiseSettings.objects.get(campaign__name="form top-k")
-    assert (pairwise.mode, pairwise.k) == ("topk", 4)
+    assert (pairwise.campaign.judging_mode, pairwise.k) == ("topk", 4)
 
 
 def test_it_keeps_the_campaign_mode_in_step_with_the_pairwise_settings(

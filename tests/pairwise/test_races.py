@@ -37,7 +37,7 @@ def test_it_gives_the_only_heap_to_one_of_two_racing_assessors(
             metric="DCG@4",
             budget=5,
             judging_mode="topk",
-            topk_k=2,
+            mode_settings={"k": 2},
         )
         run = "".join(f"7 Q0 R-{number} {number} {10 - number}.0 only\n" for number in range(1, 5))
         labeling_services.runs_import(campaign=campaign, files=[("only.run", io.BytesIO(run.encode()))])

@@ -1,0 +1,51 @@
+"""The REST API: one APIView per operation, each calling one selector or service; split by
+concern (campaigns, imports, judging, estimates, downloads)."""
+
+from labeling.api.campaigns import (
+    AssessorsApi,
+    CampaignDetailApi,
+    CampaignListCreateApi,
+    CampaignPauseApi,
+    CampaignStartApi,
+    UserCreateApi,
+)
+from labeling.api.downloads import ExportApi
+from labeling.api.estimates import (
+    EstimatesApi,
+    EstimatesHistoryApi,
+    EvaluateRunApi,
+    SamplingApi,
+    ThroughputApi,
+)
+from labeling.api.imports import (
+    DocumentsImportApi,
+    LabelsImportApi,
+    QrelsImportApi,
+    RunsImportApi,
+    TopicsImportApi,
+)
+from labeling.api.judging import AnswerApi, NextTaskApi, ProgressApi, UndoApi
+
+__all__ = [
+    "AnswerApi",
+    "AssessorsApi",
+    "CampaignDetailApi",
+    "CampaignListCreateApi",
+    "CampaignPauseApi",
+    "CampaignStartApi",
+    "DocumentsImportApi",
+    "EstimatesApi",
+    "EstimatesHistoryApi",
+    "EvaluateRunApi",
+    "ExportApi",
+    "LabelsImportApi",
+    "NextTaskApi",
+    "ProgressApi",
+    "QrelsImportApi",
+    "RunsImportApi",
+    "SamplingApi",
+    "ThroughputApi",
+    "TopicsImportApi",
+    "UndoApi",
+    "UserCreateApi",
+]

@@ -1,0 +1,130 @@
+"""Users and campaigns: create, read, change, assign assessors, start and pause."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling import selectors, services
+from labeling.access import campaign_for
+from labeling.api.common import bad_request, conflict
+from labeling.permissions import MANAGE, is_coordinator, user_role
+from labeling.serializers import (
+    CampaignInputSerializer,
+    CampaignOutputSerializer,
+    CampaignUpdateSerializer,
+    UserInputSerializer,
+    UsernamesSerializer,
+    UserOutputSerializer,
+)
+
+
+class UserCreateApi(APIView):
+    """Create a user with a global role (coordinators and admins; only admins create admins)."""
+
+    @extend_schema(request=UserInputSerializer, responses={201: UserOutputSerializer})
+    def post(self, request: Request) -> Response:
+        if not is_coordinator(request.user):
+            raise PermissionDenied("Only coordinators and admins create users.")
+        data = UserInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            user = services.user_create(creator=request.user, **data.validated_data)
+        except PermissionError as error:
+            raise PermissionDenied(str(error)) from None
+        except ValueError as error:
+            return bad_request(str(error))
+        output = {"id": user.pk, "username": user.get_username(), "role": user_role(user)}
+        return Response(UserOutputSerializer(output).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignListCreateApi(APIView):
+    """List the campaigns you can see; create one (coordinators and admins)."""
+
+    @extend_schema(responses={200: CampaignOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        campaigns = selectors.campaign_list_for_user(request.user)
+        return Response(CampaignOutputSerializer(campaigns, many=True).data)
+
+    @extend_schema(request=CampaignInputSerializer, responses={201: CampaignOutputSerializer})
+    def post(self, request: Request) -> Response:
+        if not is_coordinator(request.user):
+            raise PermissionDenied("Only coordinators and admins create campaigns.")
+        data = CampaignInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            campaign = services.campaign_create(creator=request.user, **data.validated_data)
+        except ValueError as error:
+            return bad_request(str(error))
+        return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignDetailApi(APIView):
+    """Read a campaign (members); change its settings (coordinators)."""
+
+    @extend_schema(responses={200: CampaignOutputSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        return Response(CampaignOutputSerializer(campaign_for(request, campaign_id, None)).data)
+
+    @extend_schema(request=CampaignUpdateSerializer, responses={200: CampaignOutputSerializer})
+    def patch(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        data = CampaignUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            campaign = services.campaign_update(campaign=campaign, **data.validated_data)
+        except ValueError as error:
+            return bad_request(str(error))
+        return Response(CampaignOutputSerializer(campaign).data)
+
+
+class AssessorsApi(APIView):
+    """List the campaign's assessors, or assign existing users as assessors."""
+
+    @extend_schema(responses={200: UsernamesSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        usernames = [member.user.get_username() for member in selectors.campaign_assessors(campaign)]
+        return Response({"usernames": usernames})
+
+    @extend_schema(request=UsernamesSerializer, responses={200: UsernamesSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        data = UsernamesSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.campaign_assessors_assign(campaign=campaign, usernames=data.validated_data["usernames"])
+        except ValueError as error:
+            return bad_request(str(error))
+        usernames = [member.user.get_username() for member in selectors.campaign_assessors(campaign)]
+        return Response({"usernames": usernames})
+
+
+class CampaignStartApi(APIView):
+    """Start or resume judging."""
+
+    @extend_schema(request=None, responses={200: CampaignOutputSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        try:
+            campaign = services.campaign_start(campaign=campaign)
+        except ValueError as error:
+            return conflict(str(error))
+        return Response(CampaignOutputSerializer(campaign).data)
+
+
+class CampaignPauseApi(APIView):
+    """Pause judging."""
+
+    @extend_schema(request=None, responses={200: CampaignOutputSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        try:
+            campaign = services.campaign_pause(campaign=campaign)
+        except ValueError as error:
+            return conflict(str(error))
+        return Response(CampaignOutputSerializer(campaign).data)

@@ -1,0 +1,101 @@
+"""What graded sampling estimates: current estimates, their history, the sampling distribution,
+throughput and new runs evaluated on the stored draws."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling import exports, selectors, services
+from labeling.access import campaign_for
+from labeling.api.common import bad_request, import_failed, upload_errors
+from labeling.permissions import MANAGE, VIEW_RESULTS
+from labeling.serializers import (
+    ErrorsSerializer,
+    EstimatesSerializer,
+    RunEvaluationSerializer,
+    SamplingTopicSerializer,
+    SnapshotSerializer,
+    ThroughputSerializer,
+    UploadSerializer,
+)
+
+
+class EstimatesApi(APIView):
+    """The current estimate of every pooled system and metric, the goal's difference, spent and budget."""
+
+    @extend_schema(responses={200: EstimatesSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        result = services.estimates_current(campaign)
+        result.pop("fingerprint", None)
+        return Response(result)
+
+
+class EstimatesHistoryApi(APIView):
+    """The stored estimate snapshots, oldest first (estimates against budget spent); with
+    `?after=<id>` only the snapshots newer than that one, so a dashboard fetches what is new."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="only snapshots with a larger id")],
+        responses={200: SnapshotSerializer(many=True)},
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        after = request.query_params.get("after")
+        if after is not None and not after.isdigit():
+            return bad_request(f"after must be a snapshot id (a whole number), got {after!r}")
+        return Response(exports.estimates_history(campaign, after=None if after is None else int(after)))
+
+
+class SamplingApi(APIView):
+    """The current sampling distribution per topic: q, query cost (mean 1) and expected metric."""
+
+    @extend_schema(responses={200: SamplingTopicSerializer(many=True)})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        return Response(selectors.sampling_per_topic(campaign))
+
+
+class ThroughputApi(APIView):
+    """Assessor throughput: judgments, median and mean seconds per judgment, judgments per hour."""
+
+    @extend_schema(responses={200: ThroughputSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        return Response(selectors.campaign_throughput_summary(campaign))
+
+
+class EvaluateRunApi(APIView):
+    """Evaluate new runs on the stored draws (GET: every evaluation-only run; POST: upload one)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses={200: RunEvaluationSerializer(many=True)})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        systems = campaign.systems.filter(evaluation_only=True).order_by("id")
+        return Response([services.run_evaluate(campaign, system) for system in systems])
+
+    @extend_schema(
+        request={"multipart/form-data": UploadSerializer},
+        responses={201: RunEvaluationSerializer(many=True), 400: OpenApiResponse(ErrorsSerializer)},
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        uploads = request.FILES.getlist("file")
+        if not uploads:
+            return upload_errors("upload a run in the field 'file'")
+        try:
+            systems = services.evaluation_runs_import(
+                campaign=campaign, files=[(upload.name, upload) for upload in uploads]
+            )
+        except services.ImportFailed as failure:
+            return import_failed(failure)
+        return Response(
+            [services.run_evaluate(campaign, system) for system in systems], status=status.HTTP_201_CREATED
+        )

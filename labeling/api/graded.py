@@ -1,0 +1,100 @@
+"""The graded mode's judging endpoints: lease an item, grade it, undo; and the short way for API
+tokens (one statement for token, role and campaign or task, no DRF machinery)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from rest_framework import status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from labeling import selectors, services, token_access
+from labeling.api.common import bad_request, conflict, json_response
+from labeling.models import Campaign, Task
+from labeling.permissions import JUDGE
+from labeling.serializers import AnswerInputSerializer, JudgmentOutputSerializer, TaskOutputSerializer
+
+
+def wants_next(query: Any) -> bool:
+    """`?next=1`: answer and lease the next item in one round trip."""
+    return query.get("next") in ("1", "true")
+
+
+def _next_response(task: Task | None) -> HttpResponse:
+    if task is None:
+        return HttpResponse(status=status.HTTP_204_NO_CONTENT)
+    return json_response(TaskOutputSerializer.of(task), status.HTTP_200_OK)
+
+
+def _answer(
+    task: Task, user: Any, grade: int, seconds: float | None, want_next: bool
+) -> tuple[dict[str, Any], int]:
+    """Store the answer: (body, 201) stored, (body, 200) a repeat, ({"detail"}, 409) an expired or
+    foreign lease; with want_next, `next` is the next task or null. ValueError on a bad grade or
+    seconds."""
+    try:
+        judgment, created = services.task_answer(task=task, assessor=user, grade=grade, seconds=seconds)
+    except services.LeaseConflict as lease_conflict:
+        return {"detail": str(lease_conflict)}, status.HTTP_409_CONFLICT
+    body = JudgmentOutputSerializer.of(judgment)
+    if want_next:
+        upcoming = services.task_next(campaign=task.campaign, assessor=user)
+        body["next"] = None if upcoming is None else TaskOutputSerializer.of(upcoming)
+    return body, status.HTTP_201_CREATED if created else status.HTTP_200_OK
+
+
+def next_response(request: Request, campaign: Campaign) -> HttpResponse:
+    return _next_response(services.task_next(campaign=campaign, assessor=request.user))
+
+
+def answer_response(request: Request, task_id: int) -> Response:
+    task = selectors.task_get_for_assessor(task_id, request.user)
+    if task is None or not selectors.campaign_visible(request.user, task.campaign):
+        raise NotFound("No such task.")
+    if not request.user.has_perm(JUDGE, task.campaign):
+        raise PermissionDenied("You do not judge this campaign.")
+    data = AnswerInputSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    grade, seconds = data.validated_data["grade"], data.validated_data.get("seconds")
+    try:
+        body, status_code = _answer(task, request.user, grade, seconds, wants_next(request.query_params))
+    except ValueError as error:
+        return bad_request(str(error))
+    return Response(body, status=status_code)
+
+
+def undo_response(request: Request, campaign: Campaign) -> Response:
+    try:
+        task = services.judgment_undo(campaign=campaign, assessor=request.user)
+    except services.UndoNotAllowed as refusal:
+        return conflict(str(refusal))
+    return Response(TaskOutputSerializer.of(task))
+
+
+def token_next(judge: token_access.TokenJudge) -> HttpResponse:
+    """/next/ for a token holder already known to judge this campaign."""
+    return _next_response(services.task_next(campaign=judge.campaign, assessor=judge.user))
+
+
+def token_answer(
+    request: HttpRequest, token: str, task_id: int, payload: dict[str, Any]
+) -> HttpResponse | None:
+    """A plain `{"grade", "seconds"}` answer of a token holder; None for anything the short way does
+    not take (another body, a task the token may not answer, an error to word)."""
+    if not payload.keys() <= {"grade", "seconds"}:
+        return None
+    grade, seconds = payload.get("grade"), payload.get("seconds")
+    if type(grade) is not int or not (seconds is None or type(seconds) in (int, float)):
+        return None
+    found = token_access.task_by_token(token, task_id)
+    if found is None:
+        return None
+    user, task = found
+    try:
+        body, status_code = _answer(task, user, grade, seconds, want_next=wants_next(request.GET))
+    except ValueError:
+        return None  # out of range: the full way words the error as for every other client
+    return json_response(body, status_code)

@@ -1,0 +1,50 @@
+"""Uploads: topics, documents, runs, qrels and prior label probabilities (multipart)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labeling import services
+from labeling.api.common import ImportApi
+from labeling.models import Campaign
+
+
+class TopicsImportApi(ImportApi):
+    """Import topics: TREC topic files or JSONL ({id, title, description, narrative})."""
+
+    def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
+        return services.topics_import(campaign=campaign, files=files, file_format=file_format)
+
+
+class DocumentsImportApi(ImportApi):
+    """Import documents: JSONL ({docno, title, text, url, length})."""
+
+    def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
+        return services.documents_import(campaign=campaign, files=files, file_format=file_format)
+
+
+class RunsImportApi(ImportApi):
+    """Import TREC runs (several files at once, plain or gzip); one system per file."""
+
+    many_files = True
+
+    def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
+        return services.runs_import(campaign=campaign, files=files)
+
+
+class QrelsImportApi(ImportApi):
+    """Import TREC qrels (`qid 0 docno grade`), counted as already judged."""
+
+    many_files = True
+
+    def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
+        return services.qrels_import(campaign=campaign, files=files)
+
+
+class LabelsImportApi(ImportApi):
+    """Import prior grade probabilities (`qid docno p_0 .. p_ymax`) for the label model."""
+
+    many_files = True
+
+    def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
+        return services.labels_import(campaign=campaign, files=files)

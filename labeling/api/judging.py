@@ -1,0 +1,126 @@
+"""Judging endpoints every mode shares: next item, answer, undo and progress. Each asks the
+campaign's judging mode (labeling.modes) to serve the request."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from rest_framework.authentication import TokenAuthentication, get_authorization_header
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling import selectors, token_access
+from labeling.access import campaign_for
+from labeling.api.common import bad_request
+from labeling.modes import all_modes, mode_for_answer, mode_of
+from labeling.permissions import JUDGE
+from labeling.serializers import ProgressSerializer
+
+
+def _api_token(request: HttpRequest) -> str | None:
+    """The key of an `Authorization: Token <key>` header, read as DRF's TokenAuthentication
+    reads it; None without one, or when the request also carries a session cookie (DRF would
+    then try the session first)."""
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return None
+    words = get_authorization_header(request).split()
+    if len(words) != 2 or words[0].lower() != TokenAuthentication.keyword.lower().encode():
+        return None
+    try:
+        return words[1].decode()
+    except UnicodeError:
+        return None
+
+
+def _next_item_schema() -> PolymorphicProxySerializer:
+    return PolymorphicProxySerializer(
+        component_name="NextItem",
+        serializers={mode.task_kind: mode.item_serializer() for mode in all_modes()},
+        resource_type_field_name="kind",
+    )
+
+
+def _answer_schema() -> PolymorphicProxySerializer:
+    serializers = {mode.answer_field: mode.answer_serializer() for mode in all_modes()}
+    return PolymorphicProxySerializer(
+        component_name="Answer", serializers=list(serializers.values()), resource_type_field_name=None
+    )
+
+
+class NextTaskApi(APIView):
+    """Lease your next item: 200 with it (`kind` "grade", or "pair" with `left` and `right` in
+    pairwise and top-k campaigns), 204 when nothing is left for you."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # The request every assessor makes for every item: a token holder who may judge is
+        # served by the mode's short way (one statement for token, role and campaign, none of
+        # DRF's machinery) where the mode has one; everything else goes the full way.
+        token = _api_token(request) if request.method == "GET" else None
+        judge = None if token is None else token_access.judge_by_token(token, kwargs["campaign_id"])
+        served = None if judge is None else mode_of(judge.campaign).token_next(judge)
+        return served if served is not None else super().dispatch(request, *args, **kwargs)
+
+    @extend_schema(responses={200: _next_item_schema(), 204: None})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, JUDGE)
+        return mode_of(campaign).next_response(request, campaign)
+
+
+class AnswerApi(APIView):
+    """Answer a leased item. Graded: `{"grade", "seconds"}`; 201 stored, 200 already stored
+    (repeat), 409 lease expired or foreign. A pair takes `{"outcome": "left" | "tie" | "right" |
+    "left_bad" | "right_bad", "seconds"}` and answers 409 when the pair is not the pending one.
+    The body's answer field says which mode's item the id names."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # As for NextTaskApi: a token holder's plain answer goes the mode's short way when it
+        # has one; anything else (another body, a session, an error to word) goes the full way.
+        served = self._token_answer(request, kwargs["task_id"]) if request.method == "POST" else None
+        return served if served is not None else super().dispatch(request, *args, **kwargs)
+
+    @staticmethod
+    def _token_answer(request: HttpRequest, task_id: int) -> HttpResponse | None:
+        token = _api_token(request)
+        if token is None or request.content_type != "application/json":
+            return None
+        try:
+            payload = json.loads(request.body)
+        except ValueError:
+            return None
+        mode = mode_for_answer(payload)
+        return None if mode is None else mode.token_answer(request, token, task_id, payload)
+
+    @extend_schema(
+        request=_answer_schema(),
+        responses={201: OpenApiResponse(), 200: OpenApiResponse(), 409: OpenApiResponse()},
+    )
+    def post(self, request: Request, task_id: int) -> Response:
+        mode = mode_for_answer(request.data)
+        if mode is None:
+            fields = " or ".join(f"{other.answer_field} ({other.label.lower()})" for other in all_modes())
+            return bad_request(f"an answer carries {fields}")
+        return mode.answer_response(request, task_id)
+
+
+class UndoApi(APIView):
+    """Take back your last answer within the undo window; returns its item, leased to you again."""
+
+    @extend_schema(request=None, responses={200: _next_item_schema(), 409: OpenApiResponse()})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, JUDGE)
+        return mode_of(campaign).undo_response(request, campaign)
+
+
+class ProgressApi(APIView):
+    """Judgments, budget, spent and remaining (budget units), and the state assessors see
+    ("running", "paused", "done", "budget_spent") with a message."""
+
+    @extend_schema(responses={200: ProgressSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, None)
+        return Response(ProgressSerializer.of(selectors.campaign_progress(campaign)))

@@ -1,0 +1,223 @@
+"""The graded judging mode: assessors grade (topic, document) items that a sampling strategy
+draws, and the dashboard estimates DCG/ERR of the runs from them.
+
+Everything graded-specific that the core asks of a mode is wired here (labeling.modes); the
+work itself lives in the services, selectors and API modules it names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+
+from labeling import dashboard, exports
+from labeling.agreement import grade_agreement
+from labeling.api import graded as graded_api
+from labeling.models import Campaign, PoolItem, System
+from labeling.modes import Export, JudgingMode
+from labeling.permissions import EXPORT, MANAGE
+from labeling.selectors import Progress, graded_progress
+from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
+from labeling.token_access import TokenJudge
+
+# How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
+DASHBOARD_POLL_SECONDS = 5
+
+GRADED_EXPORTS = (
+    Export(
+        "api-export-qrels",
+        "export/qrels/",
+        ".qrels",
+        "Qrels (TREC format)",
+        "text/plain; charset=utf-8",
+        exports.qrels_trec,
+    ),
+    Export(
+        "api-export-judgments-csv",
+        "export/judgments.csv",
+        "-judgments.csv",
+        "Judgments (CSV)",
+        "text/csv; charset=utf-8",
+        exports.judgments_csv,
+        note="with assessor, seconds, draw order and propensity",
+    ),
+    Export(
+        "api-export-judgments-jsonl",
+        "export/judgments.jsonl",
+        "-judgments.jsonl",
+        "Judgments (JSON Lines)",
+        "application/jsonl; charset=utf-8",
+        exports.judgments_jsonl,
+    ),
+    Export(
+        "api-export-draws-csv",
+        "export/draws.csv",
+        "-draws.csv",
+        "Draws with propensities (CSV)",
+        "text/csv; charset=utf-8",
+        exports.draws_csv,
+        place="dashboard",
+    ),
+    Export(
+        "api-export-estimates-csv",
+        "export/estimates.csv",
+        "-estimates.csv",
+        "Estimate history (CSV)",
+        "text/csv; charset=utf-8",
+        exports.estimates_history_csv,
+        place="dashboard",
+    ),
+    Export(
+        "api-export-estimates-json",
+        "export/estimates.json",
+        "-estimates.json",
+        "Estimate history (JSON)",
+        "application/json",
+        exports.estimates_history_json,
+        stream=False,
+        place="dashboard",
+    ),
+    Export(
+        "api-export-offline",
+        "export/offline.zip",
+        "-offline.zip",
+        "Everything to recompute offline (zip)",
+        "application/zip",
+        exports.offline_bundle,
+        stream=False,
+        place="dashboard",
+    ),
+)
+
+
+def grade_scale(campaign: Campaign) -> list[dict[str, Any]]:
+    """The campaign's grades with their values and keys, lowest first."""
+    return [
+        {"value": value, "name": grade["name"], "key": grade["key"]}
+        for value, grade in enumerate(campaign.grades)
+    ]
+
+
+class GradedMode(JudgingMode):
+    name = "graded"
+    label = "Graded judgments"
+    task_kind = "grade"
+    answer_field = "grade"
+    uses_sampling = True
+    uploads = ("topics", "documents", "runs", "qrels")
+    exports = GRADED_EXPORTS
+
+    def settings_of(self, campaign: Campaign) -> dict[str, Any]:
+        return {"k": None}
+
+    def describe(self, campaign: Campaign) -> str:
+        goal = campaign.get_goal_display().lower()
+        return f"{campaign.metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
+
+    def start_problem(self, campaign: Campaign) -> str | None:
+        if not PoolItem.objects.filter(campaign=campaign).exists():
+            return "import runs first: the pool is empty"
+        pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
+        if campaign.goal in (Campaign.Goal.DIFFERENCE, Campaign.Goal.RELATIVE) and pooled < 2:
+            return f"a {campaign.goal} goal needs at least two pooled systems (runs)"
+        return None
+
+    def started(self, campaign: Campaign) -> None:
+        from labeling.services.sampling import draws_top_up
+
+        draws_top_up(campaign_id=campaign.pk)
+
+    def progress(self, campaign: Campaign) -> Progress:
+        return graded_progress(campaign)
+
+    def next_response(self, request: Request, campaign: Campaign) -> HttpResponse:
+        return graded_api.next_response(request, campaign)
+
+    def answer_response(self, request: Request, task_id: int) -> Response:
+        return graded_api.answer_response(request, task_id)
+
+    def undo_response(self, request: Request, campaign: Campaign) -> Response:
+        return graded_api.undo_response(request, campaign)
+
+    def token_next(self, judge: TokenJudge) -> HttpResponse | None:
+        return graded_api.token_next(judge)
+
+    def token_answer(
+        self, request: HttpRequest, token: str, task_id: int, payload: dict[str, Any]
+    ) -> HttpResponse | None:
+        return graded_api.token_answer(request, token, task_id, payload)
+
+    def item_serializer(self) -> type[Serializer]:
+        return TaskOutputSerializer
+
+    def answer_serializer(self) -> type[Serializer]:
+        return AnswerInputSerializer
+
+    def judge_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        grades = grade_scale(campaign)
+        undo_seconds = settings.LABELING_UNDO_SECONDS
+        config = {
+            "campaign": campaign.pk,
+            "grades": grades,
+            "undo_window_seconds": undo_seconds,
+            "next_url": reverse("api-next", args=[campaign.pk]),
+            "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
+            "undo_url": reverse("api-undo", args=[campaign.pk]),
+            "progress_url": reverse("api-progress", args=[campaign.pk]),
+            "login_url": reverse("login"),
+        }
+        context = {
+            "campaign": campaign,
+            "grades": grades,
+            "undo_window_seconds": undo_seconds,
+            "judge_config": config,
+            # Words of the shared judging chrome (labeling/_judge_chrome.html).
+            "judge_unit": "item",
+            "judge_answer": "judgment",
+        }
+        return render(request, "labeling/judge.html", context)
+
+    def dashboard_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        api = {
+            name: reverse(f"api-{name}", args=[campaign.pk])
+            for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
+        }
+        downloads = (
+            {
+                "draws_csv": reverse("api-export-draws-csv", args=[campaign.pk]),
+                "estimates_csv": reverse("api-export-estimates-csv", args=[campaign.pk]),
+                "estimates_json": reverse("api-export-estimates-json", args=[campaign.pk]),
+                "offline_zip": reverse("api-export-offline", args=[campaign.pk]),
+            }
+            if request.user.has_perm(EXPORT, campaign)
+            else {}
+        )
+        config = {
+            "campaign": campaign.pk,
+            "metric": campaign.metric,
+            "urls": {**api, "model": reverse("labeling:campaign_dashboard_model", args=[campaign.pk])},
+            "poll_seconds": DASHBOARD_POLL_SECONDS,
+            "can_evaluate": request.user.has_perm(MANAGE, campaign),
+        }
+        context = {
+            "campaign": campaign,
+            "model": dashboard.campaign_model_summary(campaign),
+            "exports": downloads,
+            "dashboard_config": config,
+            "can_manage": request.user.has_perm(MANAGE, campaign),
+        }
+        return render(request, "labeling/dashboard.html", context)
+
+    def campaign_section(self, request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
+        return {
+            "template": "labeling/_graded_section.html",
+            "grades": grade_scale(campaign),
+            "agreement": grade_agreement(campaign),
+        }

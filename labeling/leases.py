@@ -1,0 +1,82 @@
+"""One lease primitive for every unit an assessor holds: graded tasks, pair tasks, top-k heaps.
+
+A lease is the triple (assessor, leased_at, lease_expires_at) on a row. It is claimed with a
+conditional UPDATE that only one claimant can win (``filter(pk, condition).update(...) == 1``),
+renewed by its holder, returned to the pool, and expires by time: an expired lease is
+claimable again where the unit's own condition says so (a heap with answers stays its
+assessor's). The PostgreSQL fast path of graded tasks (``labeling.services.judging``) claims
+with one hand-written statement under the same rules.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import models
+from django.db.models import Q
+
+
+class LeaseConflict(Exception):
+    """The unit's lease expired or belongs to someone else (HTTP 409)."""
+
+
+class UndoNotAllowed(Exception):
+    """Nothing to undo: not the assessor's answer, or the undo window has passed (HTTP 409)."""
+
+
+def lease_expiry(now: datetime, seconds: int) -> datetime:
+    """When a lease taken or renewed at `now` for `seconds` runs out."""
+    return now + timedelta(seconds=seconds)
+
+
+def unanswered_claimable(now: datetime) -> Q:
+    """Unanswered, and held by nobody or by a lease that ran out (tasks and pair tasks)."""
+    return Q(answered_at__isnull=True) & (Q(assessor__isnull=True) | Q(lease_expires_at__lt=now))
+
+
+def lease_claim(
+    model: type[models.Model],
+    pk: int,
+    assessor: AbstractBaseUser,
+    now: datetime,
+    seconds: int,
+    claimable: Q,
+    **also: object,
+) -> bool:
+    """Lease row `pk` to the assessor if it still meets `claimable`; True for the one winner."""
+    fields = {"assessor": assessor, "leased_at": now, "lease_expires_at": lease_expiry(now, seconds)}
+    return model._default_manager.filter(pk=pk).filter(claimable).update(**fields, **also) == 1
+
+
+def lease_renew(
+    model: type[models.Model], pk: int, now: datetime, seconds: int, held: Q | None = None
+) -> bool:
+    """Extend the lease of row `pk` from `now` (its holder came back); `held` narrows which rows."""
+    rows = model._default_manager.filter(pk=pk)
+    if held is not None:
+        rows = rows.filter(held)
+    return rows.update(leased_at=now, lease_expires_at=lease_expiry(now, seconds)) == 1
+
+
+def lease_return(model: type[models.Model], pk: int) -> None:
+    """Give row `pk` back to the pool: nobody holds it any more."""
+    model._default_manager.filter(pk=pk).update(assessor=None, leased_at=None, lease_expires_at=None)
+
+
+def lease_reopen(
+    model: type[models.Model],
+    pk: int,
+    assessor: AbstractBaseUser,
+    now: datetime,
+    seconds: int,
+    **also: object,
+) -> None:
+    """Undo: the answered row is unanswered again and leased to the assessor who took it back."""
+    model._default_manager.filter(pk=pk).update(
+        assessor=assessor,
+        answered_at=None,
+        leased_at=now,
+        lease_expires_at=lease_expiry(now, seconds),
+        **also,
+    )

@@ -1,0 +1,205 @@
+"""Judging modes: the seam between the core and the ways of judging.
+
+The core (`labeling`: campaigns, imports, access checks, leases, progress, the pages' frame and
+the REST routes) never branches on a campaign's mode and never imports a mode's package. A
+mode (graded items in `labeling.graded`; pairwise preferences and HeapSort top-k in
+`pairwise.modes`) is one class that registers an instance here from its app's `ready()` and
+provides what differs: its own settings, the start check, next / answer / undo for an
+assessor, progress, the judge page, its section of the campaign page, its dashboard and its
+exports. The campaign stores only the mode's name (`Campaign.judging_mode`); a mode keeps
+its own settings in its own tables.
+
+How to add a mode: docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponse
+    from rest_framework.request import Request
+    from rest_framework.response import Response
+    from rest_framework.serializers import Serializer
+
+    from labeling.models import Campaign
+    from labeling.selectors import Progress
+    from labeling.token_access import TokenJudge
+
+
+@dataclass(frozen=True)
+class Export:
+    """A file a campaign can be downloaded as: one entry feeds the URL, the API view and the links.
+
+    `path` is relative to ``/api/campaigns/<id>/``; `produce(campaign)` returns the body (bytes
+    or str) or, when `stream` is true, an iterable of chunks.
+    """
+
+    name: str  # the URL name, e.g. "api-export-judgments-csv"
+    path: str
+    suffix: str  # the file is called campaign-<id><suffix>
+    label: str
+    content_type: str
+    produce: Callable[[Campaign], Any]
+    stream: bool = True
+    place: str = "campaign"  # where the link shows: "campaign" page or "dashboard"
+    note: str = ""
+
+    def filename(self, campaign: Campaign) -> str:
+        """The download's file name."""
+        return f"campaign-{campaign.pk}{self.suffix}"
+
+
+class JudgingMode:
+    """What a judging mode provides; subclasses override what they do differently."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    # The `kind` of the items /next/ serves, and the field that marks an answer to one of them
+    # (POST /api/tasks/{id}/answer/ serves every mode and tells them apart by it).
+    task_kind: ClassVar[str]
+    answer_field: ClassVar[str]
+    # Modes that draw with a sampling strategy and estimate metrics (graded) set this; the
+    # sampling services leave the others alone.
+    uses_sampling: ClassVar[bool] = False
+    # The campaign page's upload boxes (kinds of labeling.views.UPLOADS) this mode needs.
+    uploads: ClassVar[tuple[str, ...]] = ("topics", "documents", "runs")
+    # The mode's own settings that the campaign API takes and shows (e.g. "k" of top-k).
+    setting_names: ClassVar[tuple[str, ...]] = ()
+    exports: ClassVar[tuple[Export, ...]] = ()
+
+    # -- settings and life cycle ---------------------------------------------------------------
+    def configure(self, campaign: Campaign, settings: Mapping[str, Any]) -> None:
+        """Create or change the mode's own settings of a saved campaign; ValueError if invalid."""
+        unknown = set(settings) - set(self.setting_names)
+        if unknown:
+            raise ValueError(f"the {self.name} mode has no setting(s) {', '.join(sorted(unknown))}")
+
+    def settings_of(self, campaign: Campaign) -> dict[str, Any]:
+        """The mode's settings as the campaign API shows them (every name of `setting_names`)."""
+        return {}
+
+    def describe(self, campaign: Campaign) -> str:
+        """One line saying what the campaign measures, for lists and the campaign page."""
+        return self.label
+
+    def start_problem(self, campaign: Campaign) -> str | None:
+        """Why the campaign cannot start yet (e.g. nothing imported), or None."""
+        return None
+
+    def started(self, campaign: Campaign) -> None:
+        """Set-up once the campaign runs (inside the start transaction)."""
+
+    # -- judging -------------------------------------------------------------------------------
+    def progress(self, campaign: Campaign) -> Progress:
+        raise NotImplementedError
+
+    def next_response(self, request: Request, campaign: Campaign) -> Response:
+        """200 with the assessor's next item (`kind` = task_kind), 204 when nothing is left."""
+        raise NotImplementedError
+
+    def answer_response(self, request: Request, task_id: int) -> Response:
+        """Store an answer to one of this mode's items."""
+        raise NotImplementedError
+
+    def undo_response(self, request: Request, campaign: Campaign) -> Response:
+        """Take back the assessor's last answer; 200 with its item again, 409 if not allowed."""
+        raise NotImplementedError
+
+    def token_next(self, judge: TokenJudge) -> HttpResponse | None:
+        """/next/ the short way for an API token holder who may judge (see labeling.token_access);
+        None sends the request the full DRF way."""
+        return None
+
+    def token_answer(
+        self, request: HttpRequest, token: str, task_id: int, payload: dict[str, Any]
+    ) -> HttpResponse | None:
+        """An answer the short way for an API token holder; None sends it the full DRF way."""
+        return None
+
+    def item_serializer(self) -> type[Serializer]:
+        """The shape of one item /next/ serves (for the API schema)."""
+        raise NotImplementedError
+
+    def answer_serializer(self) -> type[Serializer]:
+        """The shape of an answer (for the API schema)."""
+        raise NotImplementedError
+
+    # -- pages -----------------------------------------------------------------------------------
+    def judge_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        raise NotImplementedError
+
+    def dashboard_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        raise NotImplementedError
+
+    def campaign_section(self, request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
+        """The mode's part of the campaign page: ``{"template": ..., **context}``, or None."""
+        return None
+
+
+_MODES: dict[str, JudgingMode] = {}
+CORE_EXPORTS: list[Export] = []
+
+
+def register(mode: JudgingMode) -> JudgingMode:
+    """Make a mode available (called from its app's ready()); a name registers once."""
+    existing = _MODES.get(mode.name)
+    if existing is not None and type(existing) is not type(mode):
+        raise ValueError(f"two judging modes are called {mode.name!r}")
+    _MODES[mode.name] = mode
+    return mode
+
+
+def register_export(export: Export) -> Export:
+    """A download every campaign offers whatever its mode (the configuration, say)."""
+    if all(known.name != export.name for known in CORE_EXPORTS):
+        CORE_EXPORTS.append(export)
+    return export
+
+
+def all_modes() -> list[JudgingMode]:
+    """Every registered mode, in registration order."""
+    return list(_MODES.values())
+
+
+def mode_named(name: str) -> JudgingMode:
+    """The mode called `name`; ValueError naming the known ones otherwise."""
+    try:
+        return _MODES[name]
+    except KeyError:
+        known = ", ".join(_MODES) or "none registered"
+        raise ValueError(f"unknown judging mode {name!r}; available: {known}") from None
+
+
+def mode_of(campaign: Campaign) -> JudgingMode:
+    """The campaign's judging mode."""
+    return mode_named(campaign.judging_mode)
+
+
+def mode_choices() -> list[tuple[str, str]]:
+    """(name, label) of every mode, for model fields, forms and serializers."""
+    return [(mode.name, mode.label) for mode in _MODES.values()]
+
+
+def mode_for_answer(body: object) -> JudgingMode | None:
+    """The mode an answer body is for: the one whose `answer_field` it carries."""
+    if not isinstance(body, Mapping):
+        return None
+    matching = [mode for mode in _MODES.values() if mode.answer_field in body]
+    return matching[0] if matching else None
+
+
+def exports_of(campaign: Campaign) -> list[Export]:
+    """The downloads a campaign offers: those of every mode, then its mode's own."""
+    return [*CORE_EXPORTS, *mode_of(campaign).exports]
+
+
+def every_export() -> Iterable[Export]:
+    """Every registered download once (for the URL table), core ones first."""
+    seen: set[str] = set()
+    for export in [*CORE_EXPORTS, *(export for mode in _MODES.values() for export in mode.exports)]:
+        if export.name not in seen:
+            seen.add(export.name)
+            yield export
