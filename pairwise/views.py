@@ -1,5 +1,5 @@
 """HTML pages: the pairwise judging page (runs against the REST API), the coordinator's
-pairwise settings form and the results page."""
+pairwise settings form, the pair campaign's dashboard and the results page."""
 
 from __future__ import annotations
 
@@ -10,13 +10,18 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods
 
 from labeling.models import Campaign
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
 from labeling.views import campaign_for_page
+from pairwise import dashboard as pair_dashboard
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
+
+# How often the dashboard reloads its body: as often as labeling's dashboard polls its API.
+DASHBOARD_POLL_SECONDS = 5
 
 
 class PairwiseSettingsForm(forms.ModelForm):
@@ -80,6 +85,47 @@ def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return render(request, "pairwise/settings.html", {"campaign": campaign, "form": form})
 
 
+def _exports(request: HttpRequest, campaign: Campaign) -> list[tuple[str, str]]:
+    """(label, URL) of the downloads, for users who may export."""
+    if not request.user.has_perm(EXPORT, campaign):
+        return []
+    return [(label, reverse(name, args=[campaign.pk])) for label, name in pair_dashboard.EXPORTS]
+
+
+def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """A pair campaign's dashboard; the caller has checked that the user may view results.
+
+    With ?fragment=1 only the body, which the page's script fetches every few seconds to stay
+    current without a reload.
+    """
+    pairwise = _pairwise(campaign)
+    can_manage = request.user.has_perm(MANAGE, campaign)
+    context = {
+        "campaign": campaign,
+        "pairwise": pairwise,
+        "data": pair_dashboard.dashboard_data(campaign, pairwise),
+        "exports": _exports(request, campaign),
+        "can_manage": can_manage,
+        "can_judge": request.user.has_perm(JUDGE, campaign),
+        # The Release buttons come back here, wherever this page is mounted.
+        "here": request.path,
+        "dashboard_config": {
+            "fragment_url": f"{request.path}?fragment=1",
+            "poll_seconds": DASHBOARD_POLL_SECONDS,
+        },
+    }
+    if request.GET.get("fragment") == "1":
+        return render(request, "pairwise/_dashboard_body.html", context)
+    return render(request, "pairwise/dashboard.html", context)
+
+
+@login_required
+@require_GET
+def dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The pair campaign's dashboard at its own address (until labeling routes to it)."""
+    return dashboard_page(request, campaign_for_page(request, campaign_id, VIEW_RESULTS))
+
+
 @login_required
 @require_GET
 def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
@@ -87,20 +133,11 @@ def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
     pairwise = _pairwise(campaign)
     data = selectors.pairwise_results(campaign, pairwise)
-    exports = []
-    if request.user.has_perm(EXPORT, campaign):
-        exports = [
-            ("Preferences (CSV)", reverse("api-pairwise-export-preferences-csv", args=[campaign.pk])),
-            ("Preferences (JSONL)", reverse("api-pairwise-export-preferences-jsonl", args=[campaign.pk])),
-            ("Top-k orders (JSONL)", reverse("api-pairwise-export-topk", args=[campaign.pk])),
-            ("Position-aware labels (TREC qrels)", reverse("api-pairwise-export-qrels", args=[campaign.pk])),
-            ("Assessor agreement (JSON)", reverse("api-pairwise-export-agreement", args=[campaign.pk])),
-        ]
     context = {
         "campaign": campaign,
         "pairwise": pairwise,
         "data": data,
-        "exports": exports,
+        "exports": _exports(request, campaign),
         "can_manage": request.user.has_perm(MANAGE, campaign),
     }
     return render(request, "pairwise/results.html", context)
@@ -109,7 +146,8 @@ def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_http_methods(["POST"])
 def heap_release(request: HttpRequest, campaign_id: int, heap_id: int) -> HttpResponse:
-    """Release an unfinished top-k list from its assessor (a button on the results page)."""
+    """Release an unfinished top-k list from its assessor (a button on the results page and the
+    dashboard; `next` says where to go back to)."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     _pairwise(campaign)
     try:
@@ -122,4 +160,9 @@ def heap_release(request: HttpRequest, campaign_id: int, heap_id: int) -> HttpRe
         messages.success(
             request, f"Topic {heap.topic.qid}: released; the next assessor continues this top-k list."
         )
+    back = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(back)
     return redirect("pairwise:results", campaign_id=campaign.pk)
