@@ -25,9 +25,31 @@ DASHBOARD_POLL_SECONDS = 5
 
 
 class PairwiseSettingsForm(forms.ModelForm):
+    """The procedure's settings in plain words; the mode is chosen when the campaign is created."""
+
     class Meta:
         model = PairwiseSettings
-        fields = list(services.SETTING_FIELDS)
+        fields = [name for name in services.SETTING_FIELDS if name != "mode"]
+        labels = {
+            "k": "Documents to select and order (k)",
+            "documents_per_topic": "Documents per topic (n)",
+            "pairs_per_topic": "Pairs per topic",
+            "use_prior_order": "Insert in the runs' order",
+            "reuse_answers": "Reuse answers",
+            "use_transitivity": "Use transitivity",
+            "allow_bad_shortcut": "Clearly-irrelevant shortcut",
+        }
+        help_texts = {
+            "k": "Top-k: each list ends with the best k documents of a topic, best first.",
+            "documents_per_topic": "The best n documents of the imported runs, fused by reciprocal rank, "
+            "are compared per topic.",
+            "pairs_per_topic": "Pairwise mode: random pairs drawn per topic; each is judged by as many "
+            "assessors as the campaign's overlap.",
+            "use_prior_order": "Insert documents in the order of the fused runs; off: in random order.",
+            "reuse_answers": "Never ask the same pair twice in one list.",
+            "use_transitivity": "Never ask a pair whose order follows from earlier answers.",
+            "allow_bad_shortcut": "Offer a one-click “clearly irrelevant” answer for each side.",
+        }
 
 
 def _pairwise(campaign: Campaign) -> PairwiseSettings:
@@ -68,21 +90,21 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Turn a campaign into a pairwise or top-k campaign, or change k and the improvements."""
+    """Change k, n and the improvements of a pair campaign (its mode is chosen at creation)."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    current = selectors.pairwise_settings_get(campaign) or PairwiseSettings(campaign=campaign)
-    form = PairwiseSettingsForm(request.POST or None, instance=current)
+    form = PairwiseSettingsForm(request.POST or None, instance=_pairwise(campaign))
     if request.method == "POST" and form.is_valid():
         try:
             services.pairwise_configure(
-                campaign=campaign, **{name: form.cleaned_data[name] for name in services.SETTING_FIELDS}
+                campaign=campaign, **{name: form.cleaned_data[name] for name in form.Meta.fields}
             )
         except ValueError as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, "Pairwise settings saved.")
-            return redirect("pairwise:results", campaign_id=campaign.pk)
-    return render(request, "pairwise/settings.html", {"campaign": campaign, "form": form})
+            return redirect("pairwise:dashboard", campaign_id=campaign.pk)
+    topk = campaign.judging_mode == Campaign.JudgingMode.TOPK
+    return render(request, "pairwise/settings.html", {"campaign": campaign, "form": form, "topk": topk})
 
 
 def _exports(request: HttpRequest, campaign: Campaign) -> list[tuple[str, str]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
@@ -63,3 +65,25 @@ def test_it_saves_the_settings_form_for_coordinators(
         False,
         False,
     )
+
+
+def test_it_labels_the_settings_form_in_plain_words(
+    topk_campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    html = client_for(coordinator).get(f"/pairwise/{topk_campaign.pk}/settings/").content.decode()
+    assert "Documents per topic (n)" in html and "Clearly-irrelevant shortcut" in html
+    assert "`" not in html and "ALLOW" not in html and "_SHORTCUT" not in html
+    assert 'name="mode"' not in html and 'name="k"' in html
+
+
+def test_it_keeps_the_mode_chosen_at_creation(
+    make_campaign: Callable[..., Campaign], campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    pairs = make_campaign(mode="pairwise")
+    form = {"k": "5", "documents_per_topic": "6", "pairs_per_topic": "4", "mode": "topk"}
+    response = client_for(coordinator).post(f"/pairwise/{pairs.pk}/settings/", form)
+    assert response.status_code == 302 and response["Location"] == f"/pairwise/{pairs.pk}/dashboard/"
+    pairs.refresh_from_db()
+    assert pairs.judging_mode == "pairwise" and PairwiseSettings.objects.get(campaign=pairs).k == 5
+    graded = client_for(coordinator).get(f"/pairwise/{campaign.pk}/settings/")
+    assert graded.status_code == 404, "a graded campaign does not become a pair campaign here"
