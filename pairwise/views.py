@@ -67,12 +67,13 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     pairwise = _pairwise(campaign)
     config = {
         "campaign": campaign.pk,
-        "mode": pairwise.mode,
+        "mode": campaign.judging_mode,
         "allow_bad_shortcut": pairwise.allow_bad_shortcut,
         "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
         "next_url": reverse("api-pairwise-next", args=[campaign.pk]),
         "answer_url": reverse("api-pairwise-answer", args=[campaign.pk, 0]).replace("/0/", "/{task}/"),
         "undo_url": reverse("api-pairwise-undo", args=[campaign.pk]),
+        "progress_url": reverse("api-progress", args=[campaign.pk]),
     }
     context = {
         "campaign": campaign,

@@ -87,3 +87,11 @@ def test_it_keeps_the_mode_chosen_at_creation(
     assert pairs.judging_mode == "pairwise" and PairwiseSettings.objects.get(campaign=pairs).k == 5
     graded = client_for(coordinator).get(f"/pairwise/{campaign.pk}/settings/")
     assert graded.status_code == 404, "a graded campaign does not become a pair campaign here"
+
+
+def test_it_gives_the_judging_page_the_progress_address(
+    topk_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    html = client_for(assessor).get(f"/pairwise/{topk_campaign.pk}/judge/").content.decode()
+    assert f'"progress_url": "/api/campaigns/{topk_campaign.pk}/progress/"' in html
+    assert 'id="progress-bar"' in html and 'id="campaign-progress-text"' in html
