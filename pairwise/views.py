@@ -3,6 +3,8 @@ pairwise settings form, the pair campaign's dashboard and the results page."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -43,13 +45,30 @@ class PairwiseSettingsForm(forms.ModelForm):
             "k": "Top-k: each list ends with the best k documents of a topic, best first.",
             "documents_per_topic": "The best n documents of the imported runs, fused by reciprocal rank, "
             "are compared per topic.",
-            "pairs_per_topic": "Pairwise mode: random pairs drawn per topic; each is judged by as many "
-            "assessors as the campaign's overlap.",
+            "pairs_per_topic": "Random pairs drawn per topic; each is judged by as many assessors as "
+            "the campaign's overlap.",
             "use_prior_order": "Insert documents in the order of the fused runs; off: in random order.",
             "reuse_answers": "Never ask the same pair twice in one list.",
             "use_transitivity": "Never ask a pair whose order follows from earlier answers.",
             "allow_bad_shortcut": "Offer a one-click “clearly irrelevant” answer for each side.",
         }
+
+    # Settings only one mode uses: the other mode's form leaves them out (and as they are).
+    MODE_ONLY = {
+        "pairs_per_topic": Campaign.JudgingMode.PAIRWISE,
+        "use_prior_order": Campaign.JudgingMode.TOPK,
+        "reuse_answers": Campaign.JudgingMode.TOPK,
+        "use_transitivity": Campaign.JudgingMode.TOPK,
+    }
+
+    def __init__(self, *args: Any, mode: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, only in self.MODE_ONLY.items():
+            if only != mode:
+                del self.fields[name]
+        if mode == Campaign.JudgingMode.PAIRWISE:
+            self.fields["k"].label = "Documents shown per merged order (k)"
+            self.fields["k"].help_text = "How many documents the Bradley-Terry order of each topic shows."
 
 
 def _pairwise(campaign: Campaign) -> PairwiseSettings:
@@ -93,11 +112,13 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Change k, n and the improvements of a pair campaign (its mode is chosen at creation)."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    form = PairwiseSettingsForm(request.POST or None, instance=_pairwise(campaign))
+    form = PairwiseSettingsForm(
+        request.POST or None, instance=_pairwise(campaign), mode=campaign.judging_mode
+    )
     if request.method == "POST" and form.is_valid():
         try:
             services.pairwise_configure(
-                campaign=campaign, **{name: form.cleaned_data[name] for name in form.Meta.fields}
+                campaign=campaign, **{name: form.cleaned_data[name] for name in form.fields}
             )
         except ValueError as error:
             form.add_error(None, str(error))

@@ -74,6 +74,7 @@ def test_it_labels_the_settings_form_in_plain_words(
     assert "Documents per topic (n)" in html and "Clearly-irrelevant shortcut" in html
     assert "`" not in html and "ALLOW" not in html and "_SHORTCUT" not in html
     assert 'name="mode"' not in html and 'name="k"' in html
+    assert 'name="use_transitivity"' in html and 'name="pairs_per_topic"' not in html, "top-k's own"
 
 
 def test_it_keeps_the_mode_chosen_at_creation(
@@ -84,7 +85,9 @@ def test_it_keeps_the_mode_chosen_at_creation(
     response = client_for(coordinator).post(f"/pairwise/{pairs.pk}/settings/", form)
     assert response.status_code == 302 and response["Location"] == f"/pairwise/{pairs.pk}/dashboard/"
     pairs.refresh_from_db()
-    assert pairs.judging_mode == "pairwise" and PairwiseSettings.objects.get(campaign=pairs).k == 5
+    saved = PairwiseSettings.objects.get(campaign=pairs)
+    assert pairs.judging_mode == "pairwise" and (saved.k, saved.pairs_per_topic) == (5, 4)
+    assert saved.use_transitivity, "a top-k improvement the pairwise form does not show stays as it was"
     graded = client_for(coordinator).get(f"/pairwise/{campaign.pk}/settings/")
     assert graded.status_code == 404, "a graded campaign does not become a pair campaign here"
 
