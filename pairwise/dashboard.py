@@ -43,13 +43,13 @@ def dashboard_section(campaign: Campaign) -> dict[str, Any] | None:
     }
 
 
-# The downloads of a pair campaign: (label, URL name).
+# The downloads of a pair campaign: (label, URL name, top-k mode only).
 EXPORTS = (
-    ("Preferences (CSV)", "api-pairwise-export-preferences-csv"),
-    ("Preferences (JSONL)", "api-pairwise-export-preferences-jsonl"),
-    ("Top-k orders (JSONL)", "api-pairwise-export-topk"),
-    ("Position-aware labels (TREC qrels)", "api-pairwise-export-qrels"),
-    ("Assessor agreement (JSON)", "api-pairwise-export-agreement"),
+    ("Preferences (CSV)", "api-pairwise-export-preferences-csv", False),
+    ("Preferences (JSONL)", "api-pairwise-export-preferences-jsonl", False),
+    ("Top-k orders (JSONL)", "api-pairwise-export-topk", True),
+    ("Position-aware labels (TREC qrels)", "api-pairwise-export-qrels", True),
+    ("Assessor agreement (JSON)", "api-pairwise-export-agreement", False),
 )
 
 

@@ -130,10 +130,15 @@ def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 
 def _exports(request: HttpRequest, campaign: Campaign) -> list[tuple[str, str]]:
-    """(label, URL) of the downloads, for users who may export."""
+    """(label, URL) of the downloads that have something in them, for users who may export."""
     if not request.user.has_perm(EXPORT, campaign):
         return []
-    return [(label, reverse(name, args=[campaign.pk])) for label, name in pair_dashboard.EXPORTS]
+    topk = campaign.judging_mode == Campaign.JudgingMode.TOPK
+    return [
+        (label, reverse(name, args=[campaign.pk]))
+        for label, name, topk_only in pair_dashboard.EXPORTS
+        if topk or not topk_only
+    ]
 
 
 def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
