@@ -6,6 +6,7 @@ lists built here.
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -18,7 +19,7 @@ from django.db.models import Count, Q, Sum
 from estimation.bradley_terry import merge_preferences
 from estimation.kappa_metrics import position_labels, summarize_run_kappa
 from estimation.preferences import Preference
-from estimation.topk import fused_prior_order
+from estimation.topk import TopKState, fused_prior_order, result
 from labeling.agreement import agreement_of, grade_agreement
 from labeling.models import Campaign, RankingEntry, System
 from labeling.selectors import Progress
@@ -148,6 +149,15 @@ def topk_results(campaign: Campaign) -> list[HeapResult]:
         HeapResult(pk, qid, slot, assessor, list(order), judgments, done, len(state["documents"]), updated)
         for pk, qid, slot, assessor, order, judgments, done, state, updated in rows
     ]
+
+
+def topk_ruled_out(campaign: Campaign) -> dict[int, int]:
+    """heap id -> documents already known to be outside the top-k, for the unfinished heaps
+    someone is working on (replays each one's log, so only those)."""
+    states = TopKHeap.objects.filter(campaign=campaign, done=False, assessor__isnull=False).values_list(
+        "pk", "state"
+    )
+    return {pk: len(result(TopKState.from_json(state)).rest) for pk, state in states}
 
 
 def topk_orders(campaign: Campaign) -> dict[str, list[str]]:
@@ -292,3 +302,93 @@ def pair_progress(campaign: Campaign) -> Progress:
         open_tasks=units["open"] or 0,
         draws=units["started"] or 0,
     )
+
+
+@dataclass(frozen=True)
+class ComparisonCount:
+    """Answers about one topic (or by one assessor): how many, ties, clearly-irrelevant marks,
+    and how many assessors answered about the topic (or topics the assessor answered about)."""
+
+    name: str
+    comparisons: int
+    ties: int
+    bad_marks: int
+    spread: int
+
+
+def _counts(campaign: Campaign, by: str, other: str) -> list[ComparisonCount]:
+    rows = (
+        Comparison.objects.filter(campaign=campaign)
+        .values(by)
+        .annotate(
+            n=Count("id"),
+            ties=Count("id", filter=Q(outcome=Comparison.Outcome.TIE)),
+            bad=Count(
+                "id", filter=Q(outcome__in=[Comparison.Outcome.LEFT_BAD, Comparison.Outcome.RIGHT_BAD])
+            ),
+            spread=Count(other, distinct=True),
+        )
+        .order_by(by)
+    )
+    return [
+        ComparisonCount(row[by] or "(deleted user)", row["n"], row["ties"], row["bad"], row["spread"])
+        for row in rows
+    ]
+
+
+def comparison_counts(campaign: Campaign) -> dict[str, list[ComparisonCount]]:
+    """Answers per topic (`topics`, by qid) and per assessor (`assessors`, by username)."""
+    return {
+        "topics": _counts(campaign, "topic__qid", "assessor"),
+        "assessors": _counts(campaign, "assessor__username", "topic"),
+    }
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Comparisons, median seconds per comparison and comparisons per hour of judging time
+    (pauses excluded, as the page times them); `last` is the latest answer."""
+
+    name: str
+    comparisons: int
+    median_seconds: float | None
+    per_hour: float | None
+    last: datetime | None
+
+
+def _throughput(name: str, seconds: list[float], count: int, last: datetime | None) -> Throughput:
+    total = sum(seconds)
+    return Throughput(
+        name,
+        count,
+        statistics.median(seconds) if seconds else None,
+        3600.0 * len(seconds) / total if total > 0 else None,
+        last,
+    )
+
+
+def comparison_throughput(campaign: Campaign) -> dict[str, Any]:
+    """`overall` and per assessor (`assessors`, busiest first) throughput; the same definitions
+    as labeling's campaign_throughput_summary, for comparisons."""
+    seconds_by: dict[str, list[float]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    last: dict[str, datetime] = {}
+    rows = (
+        Comparison.objects.filter(campaign=campaign)
+        .order_by("created_at", "id")
+        .values_list("assessor__username", "seconds", "created_at")
+    )
+    for username, seconds, created in rows.iterator(chunk_size=5000):
+        name = username or "(deleted user)"
+        counts[name] += 1
+        last[name] = created
+        if seconds is not None:
+            seconds_by[name].append(float(seconds))
+    everything = [value for values in seconds_by.values() for value in values]
+    return {
+        "overall": _throughput("", everything, sum(counts.values()), max(last.values(), default=None)),
+        "assessors": [
+            _throughput(name, seconds_by[name], count, last[name])
+            for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        ],
+    }

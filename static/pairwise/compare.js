@@ -18,6 +18,9 @@
     onEmpty: () => { page.els.progressText.textContent = ""; },
   });
   const renderEmpty = page.renderEmpty;
+  const progressBar = $("progress-bar");
+  const campaignProgress = $("campaign-progress-text");
+  const UNITS = config.mode === "topk" ? "lists" : "pairs";
 
   // ---------- Rendering ----------
   function renderDocument(side, doc, terms) {
@@ -34,14 +37,57 @@
     renderDocument("right", pair.right || {}, terms);
     const progress = pair.progress;
     page.els.progressText.textContent = progress
-      ? "Top " + progress.k + " of " + progress.documents + " documents · " + progress.judgments + " comparisons so far"
+      ? "This topic: your top " + progress.k + " of " + progress.documents + " documents, " +
+        progress.judgments + " comparisons so far"
       : "Pairwise preferences";
     page.els.item.dataset.task = String(pair.task);
     page.showItem();
   }
 
+  // The campaign's progress, at most every PROGRESS_EVERY_MS as on the graded page: /progress/
+  // counts over the whole campaign, and many assessors asking after every answer would keep the
+  // database busy for a bar that barely moves. A call inside the interval schedules one
+  // trailing refresh, so the bar still ends up current.
+  const PROGRESS_EVERY_MS = 10000;
+  let progressAt = 0;
+  let progressTimer = null;
+  function refreshProgressSoon() {
+    if (progressTimer !== null) return;
+    const wait = Math.max(0, progressAt + PROGRESS_EVERY_MS - Date.now());
+    progressTimer = setTimeout(() => {
+      progressTimer = null;
+      progressAt = Date.now();
+      refreshProgress();
+    }, wait);
+  }
+
+  async function refreshProgress() {
+    let result;
+    try {
+      result = await page.api("GET", config.progress_url);
+    } catch (error) {
+      return;  // the next answer tries again
+    }
+    const data = result.data;
+    if (result.status !== 200 || !data) return;
+    // For a pair campaign the units are the top-k lists (or the drawn pairs): pool_size of
+    // them, open_tasks not done yet.
+    const total = Number(data.pool_size) || 0;
+    const done = Math.max(0, total - (Number(data.open_tasks) || 0));
+    const share = total > 0 ? done / total : 0;
+    progressBar.style.width = (100 * share).toFixed(1) + "%";
+    progressBar.parentElement.setAttribute("aria-valuenow", (100 * share).toFixed(0));
+    let text = data.judgments + " comparisons";
+    if (total > 0) text += " · " + done + " of " + total + " " + UNITS + " done";
+    if (data.budget_unit === "judgments" && data.budget > 0) {
+      text += " · " + Math.round(100 * Math.min(1, data.spent / data.budget)) + "% of the budget used";
+    }
+    campaignProgress.textContent = text;
+  }
+
   // ---------- Actions ----------
   function loadNext() {
+    refreshProgressSoon();
     return page.load(config.next_url, ({ status, data }) => {
       if (status === 204) {
         renderEmpty("Nothing left for you right now",
@@ -74,7 +120,7 @@
   }
 
   function undo() {
-    return page.undo(() => config.undo_url, "Undone: compare this pair again.");
+    return page.undo(() => config.undo_url, "Undone: compare this pair again.", refreshProgressSoon);
   }
 
   page.start({

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
@@ -63,3 +65,36 @@ def test_it_saves_the_settings_form_for_coordinators(
         False,
         False,
     )
+
+
+def test_it_labels_the_settings_form_in_plain_words(
+    topk_campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    html = client_for(coordinator).get(f"/pairwise/{topk_campaign.pk}/settings/").content.decode()
+    assert "Documents per topic (n)" in html and "Clearly-irrelevant shortcut" in html
+    assert "`" not in html and "ALLOW" not in html and "_SHORTCUT" not in html
+    assert 'name="mode"' not in html and 'name="k"' in html
+    assert 'name="use_transitivity"' in html and 'name="pairs_per_topic"' not in html, "top-k's own"
+
+
+def test_it_keeps_the_mode_chosen_at_creation(
+    make_campaign: Callable[..., Campaign], campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    pairs = make_campaign(mode="pairwise")
+    form = {"k": "5", "documents_per_topic": "6", "pairs_per_topic": "4", "mode": "topk"}
+    response = client_for(coordinator).post(f"/pairwise/{pairs.pk}/settings/", form)
+    assert response.status_code == 302 and response["Location"] == f"/campaigns/{pairs.pk}/"
+    pairs.refresh_from_db()
+    saved = PairwiseSettings.objects.get(campaign=pairs)
+    assert pairs.judging_mode == "pairwise" and (saved.k, saved.pairs_per_topic) == (5, 4)
+    assert saved.use_transitivity, "a top-k improvement the pairwise form does not show stays as it was"
+    graded = client_for(coordinator).get(f"/pairwise/{campaign.pk}/settings/")
+    assert graded.status_code == 404, "a graded campaign does not become a pair campaign here"
+
+
+def test_it_gives_the_judging_page_the_progress_address(
+    topk_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    html = client_for(assessor).get(f"/pairwise/{topk_campaign.pk}/judge/").content.decode()
+    assert f'"progress_url": "/api/campaigns/{topk_campaign.pk}/progress/"' in html
+    assert 'id="progress-bar"' in html and 'id="campaign-progress-text"' in html
