@@ -22,15 +22,16 @@ import numpy as np
 import pytest
 import redis
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 
+from config.celery import app as celery_app
 from labeling import services
 from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, Judgment
+from labeling.services import refresh
 from tests.conftest import REPO_ROOT
 from tests.labeling.conftest import upload
 from tests.labeling.workers import CeleryWorker
 from tests.servers import redis_server
-
-pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
 
 TOPICS, DOCUMENTS = 12, 25  # a pool of 300 items, one topic drawn at a time
 PER_ASSESSOR = 100
@@ -68,6 +69,7 @@ def _worker(redis_url: str | None, folder: Path, settings: object) -> Iterator[C
     handle = CeleryWorker(redis_url, folder)
     handle.start()
     try:
+        handle.wait_caught_up()
         yield handle
     finally:
         handle.stop()
@@ -147,6 +149,56 @@ def _snapshot_counting_all(campaign: Campaign, last_judgment_at: float, worker: 
     )
 
 
+def _queued_refreshes() -> list[list[int]]:
+    """The arguments of the campaign_refresh messages on the in-memory broker (taken off it)."""
+    found = []
+    with celery_app.connection_for_write() as connection:
+        queue = connection.SimpleQueue("celery")
+        while queue.qsize():
+            message = queue.get(timeout=1)
+            assert message.headers["task"] == "labeling.tasks.campaign_refresh"
+            found.append(message.decode()[0])
+            message.ack()
+    return found
+
+
+def test_it_takes_a_marker_its_own_unseen_earlier_attempt_set_for_its_own(campaign: Campaign) -> None:
+    _queued_refreshes()
+    queued_key = f"labeling:campaign-refresh:{campaign.pk}"
+    # An earlier attempt's add reached the cache but its reply timed out: the marker holds its token.
+    assert cache.add(queued_key, "first-attempt")
+    assert refresh._refresh_queue_once(campaign.pk, "first-attempt") is True  # so it queues now
+    assert refresh._refresh_queue_once(campaign.pk, "someone-else") is False  # theirs is queued
+    assert _queued_refreshes() == [[campaign.pk]]
+
+
+def test_it_queues_in_the_background_and_coalesces_until_a_refresh_starts(campaign: Campaign) -> None:
+    _queued_refreshes()
+    for _ in range(3):
+        refresh.refresh_request(campaign.pk)
+    assert refresh.refresh_requests_wait(timeout=10) is True
+    assert _queued_refreshes() == [[campaign.pk]]  # one queued refresh covers all three
+    refresh.refresh_started(campaign.pk)
+    refresh.refresh_request(campaign.pk)
+    assert refresh.refresh_requests_wait(timeout=10) is True
+    assert _queued_refreshes() == [[campaign.pk]]
+
+
+def test_it_gives_a_forked_child_a_queue_of_its_own(campaign: Campaign) -> None:
+    refresh.refresh_request(campaign.pk)
+    assert refresh.refresh_requests_wait(timeout=10) is True
+    parent = refresh._refresh_queue()
+    child = os.fork()
+    if child == 0:  # the child: exit status 0 if its queue is a new one, with no thread yet
+        fresh = refresh._refresh_queue()
+        os._exit(0 if fresh is not parent and fresh._thread is None else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert refresh._refresh_queue() is parent
+
+
+@pytest.mark.servers
+@pytest.mark.django_db(transaction=True)
 def test_it_refreshes_after_a_burst_in_the_embedded_default(
     embedded_worker: CeleryWorker, big_campaign: Campaign
 ) -> None:
@@ -162,6 +214,8 @@ def test_it_refreshes_after_a_burst_in_the_embedded_default(
     print(f"embedded: snapshot {delay:.1f} s after the last judgment")
 
 
+@pytest.mark.servers
+@pytest.mark.django_db(transaction=True)
 def test_it_refreshes_after_a_burst_over_redis(redis_worker: CeleryWorker, big_campaign: Campaign) -> None:
     reports = _burst(redis_worker, big_campaign)
     assert all(report["flushed"] for report in reports)
@@ -169,6 +223,8 @@ def test_it_refreshes_after_a_burst_over_redis(redis_worker: CeleryWorker, big_c
     print(f"redis: snapshot {delay:.1f} s after the last judgment")
 
 
+@pytest.mark.servers
+@pytest.mark.django_db(transaction=True)
 def test_it_keeps_judging_while_redis_hangs_and_refreshes_once_it_is_back(
     own_redis: str, tmp_path: Path, settings: object, big_campaign: Campaign
 ) -> None:

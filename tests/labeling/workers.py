@@ -4,8 +4,10 @@ filesystem broker and file cache), as fixtures."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,6 +81,18 @@ class CeleryWorker:
                 stderr=subprocess.STDOUT,
             )
 
+    def wait_caught_up(self, seconds: float = 60.0) -> None:
+        """Wait until the worker has run its start-up catch-up, so a test's own refreshes do not
+        race with it (the catch-up refreshes every running campaign without spacing)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            text = self.log.read_text(errors="replace") if self.log.exists() else ""
+            if re.search(r"campaigns_catch_up\[[^\]]*\] succeeded", text):
+                return
+            assert self.process is not None and self.process.poll() is None, text[-3000:]
+            time.sleep(0.1)
+        raise AssertionError(f"the worker did not catch up in {seconds:.0f} s:\n{text[-3000:]}")
+
     def kill(self) -> None:
         """SIGKILL: no shutdown, no acknowledgement of the task in hand."""
         assert self.process is not None
@@ -114,6 +128,7 @@ def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[
     use_broker(redis_url)
     handle.start()
     try:
+        handle.wait_caught_up()
         yield handle
     finally:
         handle.stop()
