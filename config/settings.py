@@ -192,10 +192,30 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
+# The cache holds the refresh markers (labeling.services.refresh), which the web processes set and
+# the worker clears, so every process must see the same cache: Redis, or else files under VAR_DIR
+# (a per-process memory cache would keep each web process's marker out of the worker's reach).
+CACHE_TIMEOUT_SECONDS = 0.05
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A hung or unreachable Redis costs a caller at most this, never the whole outage
+            # (redis-py's default is to wait forever). Callers treat a timeout as "unavailable".
+            "OPTIONS": {
+                "socket_connect_timeout": CACHE_TIMEOUT_SECONDS,
+                "socket_timeout": CACHE_TIMEOUT_SECONDS,
+            },
+        }
+    }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
 
 # Celery: Redis when REDIS_URL is set, otherwise kombu's filesystem transport (no server needed).
 CELERY_QUEUE_DIR = VAR_DIR / "celery"

@@ -2,7 +2,7 @@
 
 `campaign_refresh` is the recompute pipeline (`labeling.services.campaigns.campaign_refresh`):
 refit the label model and costs, recompute the sampling distribution, top up the draws, store
-an estimate snapshot. It is coalesced per campaign (see `campaign_refresh_enqueue`),
+an estimate snapshot. It is coalesced per campaign (see `labeling.services.refresh`),
 acknowledged late (a worker killed mid-task leaves it to be redelivered) and retried on
 transient database errors. When a worker starts, it queues a refresh of every running
 campaign: whatever was judged while no worker ran (or whose refresh died with a killed

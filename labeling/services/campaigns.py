@@ -212,7 +212,7 @@ def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:
     changed), top up the draws, store an estimate snapshot (when anything changed), record the
     progress, and mark the campaign done once every pool item is judged. Idempotent."""
     from labeling.services.estimates import snapshot_record
-    from labeling.services.judging import refresh_started
+    from labeling.services.refresh import refresh_started
     from labeling.services.sampling_state import sampling_state_refresh
 
     refresh_started(campaign_id)

@@ -3,39 +3,31 @@
 A lease is claimed atomically: on PostgreSQL with SELECT ... FOR UPDATE SKIP LOCKED, elsewhere
 with a conditional UPDATE that only one claimant can win (``filter(...).update(...) == 1``).
 Expired leases are claimable again. A judgment is unique per task, so a double submit stores
-one. After each judgment the campaign's refresh is enqueued once the transaction commits;
-a broker that is down is logged and never fails the request.
+one. After each judgment commits, the campaign's refresh is requested (`labeling.services.refresh`):
+a background thread queues it, so the request never waits on the cache or the broker.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import math
-import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
-from kombu.exceptions import KombuError
-from redis.exceptions import RedisError
 
 from labeling.db import prepared_cursor
 from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Document, Judgment, Task, Topic
 from labeling.selectors import task_active_for_assessor
+from labeling.services.refresh import campaign_refresh_enqueue, refresh_request  # noqa: F401 (re-exported)
 from labeling.services.sampling import draws_top_up
-
-logger = logging.getLogger(__name__)
 
 # Seconds above which a judgment time is rejected as a client error (a tab left open a day).
 MAX_SECONDS = 24 * 3600.0
-# How long a queued refresh suppresses further enqueues for the same campaign.
-REFRESH_COALESCE_SECONDS = 30
 
 
 def _claimable(now: datetime) -> Q:
@@ -280,7 +272,7 @@ def task_answer(
             raise LeaseConflict("this task was answered by another assessor")
         return existing, False
     campaign_id = campaign.pk
-    transaction.on_commit(lambda: campaign_refresh_enqueue(campaign_id))
+    transaction.on_commit(lambda: refresh_request(campaign_id))
     return judgment, True
 
 
@@ -380,56 +372,3 @@ def judgment_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: dateti
         lease_expires_at=now + timedelta(seconds=campaign.lease_seconds),
     )
     return Task.objects.select_related("topic", "document", "draw").get(pk=task_id)
-
-
-def _refresh_keys(campaign_id: int) -> tuple[str, str]:
-    return f"labeling:campaign-refresh:{campaign_id}", f"labeling:campaign-refresh-started:{campaign_id}"
-
-
-def refresh_countdown(last_started: float | None, now: float, min_seconds: float) -> float:
-    """Seconds to wait before the next refresh: none, unless the last one started less than
-    `min_seconds` ago."""
-    if last_started is None:
-        return 0.0
-    return max(0.0, last_started + min_seconds - now)
-
-
-def campaign_refresh_enqueue(campaign_id: int) -> bool:
-    """Queue `campaign_refresh` unless one is already queued; never raises on a broker failure.
-
-    Refreshes of one campaign start at least LABELING_REFRESH_MIN_SECONDS apart: queued right
-    after one started, the next waits out the rest (a countdown), so a busy campaign is refitted
-    every few seconds instead of back to back (a worker refitting without pause took 0.4 of the
-    2 cores the web server needed), and every judgment is still followed by a refresh.
-    """
-    queued_key, started_key = _refresh_keys(campaign_id)
-    min_seconds = settings.LABELING_REFRESH_MIN_SECONDS
-    try:
-        if not cache.add(queued_key, 1, timeout=REFRESH_COALESCE_SECONDS + min_seconds):
-            return False
-        from labeling.tasks import campaign_refresh
-
-        countdown = refresh_countdown(cache.get(started_key), time.time(), min_seconds)
-        campaign_refresh.apply_async((campaign_id,), countdown=countdown or None)
-        return True
-    except (KombuError, OSError, RedisError):
-        # Judging must go on with the broker down: the next item is drawn inline instead.
-        logger.exception("could not enqueue campaign_refresh(%s); judging continues", campaign_id)
-        try:
-            cache.delete(queued_key)
-        except (OSError, RedisError):
-            pass
-        return False
-
-
-def refresh_started(campaign_id: int) -> None:
-    """A refresh starts: the next judgment queues another one again (it will wait out the
-    minimum interval from now)."""
-    queued_key, started_key = _refresh_keys(campaign_id)
-    try:
-        cache.delete(queued_key)
-        min_seconds = settings.LABELING_REFRESH_MIN_SECONDS
-        if min_seconds > 0:
-            cache.set(started_key, time.time(), timeout=min_seconds)
-    except (OSError, RedisError):
-        logger.warning("cache unavailable; refresh coalescing for campaign %s resets on expiry", campaign_id)

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from labeling import selectors, services
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
-from labeling.services.judging import campaign_refresh_enqueue, refresh_countdown, refresh_started
+from labeling.services.refresh import campaign_refresh_enqueue, refresh_countdown, refresh_started
 from tests.concurrency import at_once
 from tests.labeling.conftest import RUN_A, upload
 

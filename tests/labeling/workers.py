@@ -1,10 +1,13 @@
-"""A Celery worker process on the test database and a throwaway Redis, as fixtures."""
+"""A Celery worker process on the test database (and a throwaway Redis, or the embedded
+filesystem broker and file cache), as fixtures."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,32 +44,54 @@ def use_broker(url: str) -> None:
 
 
 class CeleryWorker:
-    """A `celery -A config worker` process on the test database and a Redis broker."""
+    """A `celery -A config worker` process on the test database and a Redis broker, or, with
+    `redis_url=None`, the embedded default: kombu's filesystem broker and the file cache under
+    `folder`/var, shared with any process started with `env()`."""
 
-    def __init__(self, redis_url: str, folder: Path) -> None:
+    def __init__(self, redis_url: str | None, folder: Path) -> None:
         self.redis_url = redis_url
         self.folder = folder
         self.log = folder / "worker.log"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def env(self) -> dict[str, str]:
+        """The environment of a process that shares this worker's database, broker and cache."""
         env = {
             **os.environ,
             "DATABASE_URL": _database_url(),
-            "REDIS_URL": self.redis_url,
             "VAR_DIR": str(self.folder / "var"),
             "PYTHONPATH": str(REPO_ROOT),
             # The worker spaces refreshes as this process expects (see the fixture).
             "LABELING_REFRESH_MIN_SECONDS": str(settings.LABELING_REFRESH_MIN_SECONDS),
         }
+        env.pop("CELERY_BROKER_URL", None)
+        if self.redis_url is None:
+            env.pop("REDIS_URL", None)
+        else:
+            env["REDIS_URL"] = self.redis_url
+        return env
+
+    def start(self) -> None:
         with self.log.open("ab") as output:
             self.process = subprocess.Popen(
                 worker_argv("--without-heartbeat"),
                 cwd=REPO_ROOT,
-                env=env,
+                env=self.env(),
                 stdout=output,
                 stderr=subprocess.STDOUT,
             )
+
+    def wait_caught_up(self, seconds: float = 60.0) -> None:
+        """Wait until the worker has run its start-up catch-up, so a test's own refreshes do not
+        race with it (the catch-up refreshes every running campaign without spacing)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            text = self.log.read_text(errors="replace") if self.log.exists() else ""
+            if re.search(r"campaigns_catch_up\[[^\]]*\] succeeded", text):
+                return
+            assert self.process is not None and self.process.poll() is None, text[-3000:]
+            time.sleep(0.1)
+        raise AssertionError(f"the worker did not catch up in {seconds:.0f} s:\n{text[-3000:]}")
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no acknowledgement of the task in hand."""
@@ -89,8 +114,13 @@ class CeleryWorker:
 def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[CeleryWorker]:
     """A started worker (see `CeleryWorker`); this process publishes to the same Redis and
     shares its cache, as the web server does in production (refresh coalescing keys)."""
+    timeout = settings.CACHE_TIMEOUT_SECONDS  # type: ignore[attr-defined]
     settings.CACHES = {  # type: ignore[attr-defined]
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis_url,
+            "OPTIONS": {"socket_connect_timeout": timeout, "socket_timeout": timeout},
+        }
     }
     settings.LABELING_REFRESH_MIN_SECONDS = 2  # type: ignore[attr-defined]  # short waits in tests
     cache.clear()
@@ -98,6 +128,7 @@ def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[
     use_broker(redis_url)
     handle.start()
     try:
+        handle.wait_caught_up()
         yield handle
     finally:
         handle.stop()
