@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,19 @@ def shared_data() -> Path:
             pytest.fail(f"shared data folder {SHARED_DATA} is missing in CI")
         pytest.skip(f"shared data folder {SHARED_DATA} not found (set SHARED_DATA_DIR)")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
+    """Each test gets its own file cache (the embedded default), so no refresh marker outlives
+    its test; refreshes a test requested are queued before the next test starts."""
+    from labeling.services.refresh import refresh_requests_wait
+
+    settings.CACHES = {  # type: ignore[attr-defined]
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(tmp_path / "cache"),  # type: ignore[operator]
+        }
+    }
+    yield
+    refresh_requests_wait(timeout=5)

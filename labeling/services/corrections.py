@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from labeling.models import Judgment, PoolItem, Task
-from labeling.services.judging import campaign_refresh_enqueue
+from labeling.services.refresh import refresh_request
 
 
 @transaction.atomic
@@ -30,4 +30,4 @@ def judgment_discard(*, judgment: Judgment) -> None:
         pair = {"campaign_id": campaign_id, "topic_id": topic_id, "document_id": document_id}
         if not Judgment.objects.filter(source=Judgment.Source.QRELS, **pair).exists():
             PoolItem.objects.filter(**pair).update(prejudged=False)
-    transaction.on_commit(lambda: campaign_refresh_enqueue(campaign_id))
+    transaction.on_commit(lambda: refresh_request(campaign_id))

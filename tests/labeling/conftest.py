@@ -132,19 +132,3 @@ def pool_array_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None
     settings.VAR_DIR = tmp_path  # type: ignore[attr-defined]
     yield
     pool_arrays_forget()
-
-
-@pytest.fixture(autouse=True)
-def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
-    """Each test gets its own file cache (the embedded default), so no refresh marker outlives
-    its test; refreshes a test requested are queued before the next test starts."""
-    from labeling.services.refresh import refresh_requests_wait
-
-    settings.CACHES = {  # type: ignore[attr-defined]
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(tmp_path / "cache"),  # type: ignore[operator]
-        }
-    }
-    yield
-    refresh_requests_wait(timeout=5)
