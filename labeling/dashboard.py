@@ -2,49 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Avg, Count, Max, QuerySet, Sum
+from django.db.models import QuerySet
 
 from labeling.models import Campaign, CampaignMember, SamplingState
 from labeling.permissions import is_admin
-from labeling.selectors import assessor_judgments, campaign_list_for_user
+from labeling.selectors import campaign_list_for_user
 from labeling.services.strategies import strategy_for
-
-
-@dataclass(frozen=True)
-class AssessorThroughput:
-    """One assessor's work in a campaign."""
-
-    assessor: str
-    judgments: int
-    mean_seconds: float | None
-    per_hour: float | None
-    last: datetime | None
-
-
-def campaign_throughput(campaign: Campaign) -> list[AssessorThroughput]:
-    """Per assessor: judgments, mean seconds, judgments per hour of judging time, last judgment."""
-    rows = (
-        assessor_judgments(campaign)
-        .values("assessor__username")
-        .annotate(n=Count("id"), mean=Avg("seconds"), total=Sum("seconds"), last=Max("created_at"))
-        .order_by("-n", "assessor__username")
-    )
-    return [
-        AssessorThroughput(
-            assessor=row["assessor__username"] or "(deleted user)",
-            judgments=row["n"],
-            mean_seconds=row["mean"],
-            # Judging time is the sum of measured seconds, pauses excluded.
-            per_hour=3600.0 * row["n"] / row["total"] if row["total"] else None,
-            last=row["last"],
-        )
-        for row in rows
-    ]
 
 
 def campaigns_to_judge(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:

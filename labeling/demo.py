@@ -17,6 +17,8 @@ from labeling.models import Campaign
 from labeling.permissions import ROLE_ADMIN, ROLE_ASSESSOR, ROLE_COORDINATOR, role_group
 
 DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
+# The same collection judged in pairs: each assessor finds the ordered top 5 of a topic's best 12.
+DEMO_TOPK_CAMPAIGN = "Demo: sustainable cities, top-5 by pairwise preferences"
 DEMO_PASSWORD = "labeling-demo"
 DEMO_USERS = (
     ("demo-admin", ROLE_ADMIN),
@@ -188,6 +190,7 @@ def demo_load() -> tuple[Campaign, bool]:
     campaign, created = _demo_campaign()
     if created:
         demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS)
+    _demo_topk_campaign()
     return campaign, created
 
 
@@ -216,7 +219,6 @@ def _demo_campaign() -> tuple[Campaign, bool]:
     existing = Campaign.objects.filter(name=DEMO_CAMPAIGN).first()
     if existing is not None:
         return existing, False
-    topics, documents, runs, _ = demo_collection()
     campaign = services.campaign_create(
         creator=users["demo-coordinator"],
         name=DEMO_CAMPAIGN,
@@ -236,6 +238,31 @@ def _demo_campaign() -> tuple[Campaign, bool]:
         budget_unit=Campaign.BudgetUnit.JUDGMENTS,
         seed=2024,
     )
+    return _demo_fill_and_start(campaign), True
+
+
+@transaction.atomic
+def _demo_topk_campaign() -> Campaign:
+    existing = Campaign.objects.filter(name=DEMO_TOPK_CAMPAIGN).first()
+    if existing is not None:
+        return existing
+    coordinator = get_user_model().objects.get(username="demo-coordinator")
+    campaign = services.campaign_create(
+        creator=coordinator,
+        name=DEMO_TOPK_CAMPAIGN,
+        judging_mode="topk",
+        mode_settings={"k": 5, "documents_per_topic": 12},
+        overlap=2,  # two lists per topic, so the dashboard can show agreement
+        budget=400,
+        budget_unit=Campaign.BudgetUnit.JUDGMENTS,
+        seed=2025,
+    )
+    return _demo_fill_and_start(campaign)
+
+
+def _demo_fill_and_start(campaign: Campaign) -> Campaign:
+    """Import the demo collection, assign the demo assessors and start judging."""
+    topics, documents, runs, _ = demo_collection()
     services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
     services.documents_import(campaign=campaign, files=[("documents.jsonl", _jsonl(documents))])
     services.runs_import(
@@ -244,7 +271,7 @@ def _demo_campaign() -> tuple[Campaign, bool]:
     services.campaign_assessors_assign(
         campaign=campaign, usernames=[name for name, role in DEMO_USERS if role == ROLE_ASSESSOR]
     )
-    return services.campaign_start(campaign=campaign), True
+    return services.campaign_start(campaign=campaign)
 
 
 def demo_logins() -> str:

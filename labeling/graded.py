@@ -23,7 +23,7 @@ from labeling.api import graded as graded_api
 from labeling.models import Campaign, PoolItem, System
 from labeling.modes import Export, JudgingMode
 from labeling.permissions import EXPORT, MANAGE
-from labeling.selectors import Progress, graded_progress
+from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
 from labeling.token_access import TokenJudge
 
@@ -119,6 +119,8 @@ class GradedMode(JudgingMode):
 
     def describe(self, campaign: Campaign) -> str:
         goal = campaign.get_goal_display().lower()
+        if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:
+            goal = f"leaderboard of {campaign.goal_k} systems"
         return f"{campaign.metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
 
     def start_problem(self, campaign: Campaign) -> str | None:
@@ -136,6 +138,9 @@ class GradedMode(JudgingMode):
 
     def progress(self, campaign: Campaign) -> Progress:
         return graded_progress(campaign)
+
+    def throughput(self, campaign: Campaign) -> list[Throughput]:
+        return graded_throughput(campaign)[1]
 
     def next_response(self, request: Request, campaign: Campaign) -> HttpResponse:
         return graded_api.next_response(request, campaign)

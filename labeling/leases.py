@@ -59,9 +59,23 @@ def lease_renew(
     return rows.update(leased_at=now, lease_expires_at=lease_expiry(now, seconds)) == 1
 
 
-def lease_return(model: type[models.Model], pk: int) -> None:
-    """Give row `pk` back to the pool: nobody holds it any more."""
-    model._default_manager.filter(pk=pk).update(assessor=None, leased_at=None, lease_expires_at=None)
+def lease_close(model: type[models.Model], pk: int, assessor: AbstractBaseUser, now: datetime) -> bool:
+    """The holder answers: close an unexpired lease (True), or nothing matches (False: expired,
+    someone else's, or answered already, which is what makes a double submit store once)."""
+    rows = model._default_manager.filter(
+        pk=pk, assessor_id=assessor.pk, answered_at__isnull=True, lease_expires_at__gte=now
+    )
+    return rows.update(answered_at=now) == 1
+
+
+def leases_return(rows: models.QuerySet, **also: object) -> int:
+    """Give these rows back to the pool: nobody holds them any more; returns how many."""
+    return rows.update(assessor=None, leased_at=None, lease_expires_at=None, **also)
+
+
+def lease_return(model: type[models.Model], pk: int, **also: object) -> None:
+    """Give row `pk` back to the pool (`also`: further fields to set, e.g. answered_at=None)."""
+    leases_return(model._default_manager.filter(pk=pk), **also)
 
 
 def lease_reopen(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rest_framework.serializers import Serializer
 
     from labeling.models import Campaign
-    from labeling.selectors import Progress
+    from labeling.selectors import Progress, Throughput
     from labeling.token_access import TokenJudge
 
 
@@ -93,7 +93,14 @@ class JudgingMode:
         """Set-up once the campaign runs (inside the start transaction)."""
 
     # -- judging -------------------------------------------------------------------------------
+    # What one answer is called on the pages ("judgments", "comparisons").
+    judgments_word: ClassVar[str] = "judgments"
+
     def progress(self, campaign: Campaign) -> Progress:
+        raise NotImplementedError
+
+    def throughput(self, campaign: Campaign) -> list[Throughput]:
+        """Each assessor's pace (labeling.selectors.throughput_of over the mode's answers)."""
         raise NotImplementedError
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:

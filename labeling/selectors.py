@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquery, Sum, Window
@@ -234,41 +238,83 @@ def campaign_counts(campaign: Campaign) -> dict[str, int]:
     }
 
 
+@dataclass(frozen=True)
+class Throughput:
+    """One assessor's (or everyone's) pace: answers, median and mean seconds per answer, answers
+    per hour of judging time (measured seconds, pauses excluded), and the latest answer."""
+
+    assessor: str
+    judgments: int
+    median_seconds: float | None
+    mean_seconds: float | None
+    per_hour: float | None
+    last: datetime | None
+
+
+def _pace(assessor: str, seconds: list[float], count: int, last: datetime | None) -> Throughput:
+    total = sum(seconds)
+    return Throughput(
+        assessor,
+        count,
+        statistics.median(seconds) if seconds else None,
+        total / len(seconds) if seconds else None,
+        3600.0 * len(seconds) / total if total > 0 else None,
+        last,
+    )
+
+
+def throughput_of(
+    rows: Iterable[tuple[str | None, float | None, datetime]],
+) -> tuple[Throughput, list[Throughput]]:
+    """(everyone, per assessor busiest first) from (username, seconds, created) rows of answers,
+    oldest first; every judging mode reports its pace this way."""
+    seconds_by: dict[str, list[float]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    last: dict[str, datetime] = {}
+    for username, seconds, created in rows:
+        name = username or "(deleted user)"
+        counts[name] += 1
+        last[name] = created
+        if seconds is not None:
+            seconds_by[name].append(float(seconds))
+    everything = [value for values in seconds_by.values() for value in values]
+    overall = _pace("", everything, sum(counts.values()), max(last.values(), default=None))
+    per_assessor = [
+        _pace(name, seconds_by[name], count, last[name])
+        for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    return overall, per_assessor
+
+
+def graded_throughput(campaign: Campaign) -> tuple[Throughput, list[Throughput]]:
+    """`throughput_of` the campaign's assessor judgments."""
+    rows = (
+        assessor_judgments(campaign)
+        .order_by("created_at", "id")
+        .values_list("assessor__username", "seconds", "created_at")
+        .iterator(chunk_size=5000)
+    )
+    return throughput_of(rows)
+
+
 def campaign_throughput_summary(campaign: Campaign) -> dict[str, object]:
     """Assessor throughput: per assessor judgments, median and mean seconds, judgments per hour of
     judging time; overall the same, and the median seconds per judgment."""
-    import statistics
+    overall, assessors = graded_throughput(campaign)
 
-    seconds_by: dict[str, list[float]] = {}
-    counts: dict[str, int] = {}
-    last: dict[str, object] = {}
-    rows = (
-        assessor_judgments(campaign)
-        .order_by("created_at")
-        .values_list("assessor__username", "seconds", "created_at")
-    )
-    for username, seconds, created in rows.iterator(chunk_size=5000):
-        name = username or "(deleted user)"
-        counts[name] = counts.get(name, 0) + 1
-        last[name] = created
-        if seconds is not None:
-            seconds_by.setdefault(name, []).append(float(seconds))
-
-    def summary(values: list[float], count: int) -> dict[str, float | int | None]:
-        total = sum(values)
+    def summary(pace: Throughput) -> dict[str, float | int | None]:
         return {
-            "judgments": count,
-            "median_seconds": statistics.median(values) if values else None,
-            "mean_seconds": total / len(values) if values else None,
-            "per_hour": 3600.0 * len(values) / total if total > 0 else None,
+            "judgments": pace.judgments,
+            "median_seconds": pace.median_seconds,
+            "mean_seconds": pace.mean_seconds,
+            "per_hour": pace.per_hour,
         }
 
-    everything = [value for values in seconds_by.values() for value in values]
     return {
-        **summary(everything, sum(counts.values())),
+        **summary(overall),
         "assessors": [
-            {"assessor": name, **summary(seconds_by.get(name, []), count), "last": last[name].isoformat()}
-            for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+            {"assessor": pace.assessor, **summary(pace), "last": pace.last.isoformat()}  # type: ignore[union-attr]
+            for pace in assessors
         ],
     }
 

@@ -129,7 +129,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "progress": progress,
         "progress_percent": 100.0 * progress.fraction,
         "pool": selectors.campaign_counts(campaign),
-        "throughput": dashboard.campaign_throughput(campaign),
+        "throughput": mode.throughput(campaign),
         "mode_section": mode.campaign_section(request, campaign),
         "assessors": [member.user.get_username() for member in selectors.campaign_assessors(campaign)],
         "assign_form": extra.pop("assign_form", None) or AssignForm(),

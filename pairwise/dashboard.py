@@ -120,7 +120,7 @@ def dashboard_data(campaign: Campaign, pairwise: PairwiseSettings) -> dict[str, 
     lists = topk_lists(campaign, pairwise.k) if topk else {"rows": [], "topics": {}}
     by_topic = {count.name: count for count in counts["topics"]}
     throughput = comparison_throughput(campaign)
-    speed = {row.name: row for row in throughput["assessors"]}
+    speed = {row.assessor: row for row in throughput["assessors"]}
     topics = [
         {"topic": qid, "count": by_topic.get(qid), "lists": lists["topics"].get(qid)}
         for qid in sorted(set(by_topic) | set(lists["topics"]))

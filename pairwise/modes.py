@@ -18,7 +18,7 @@ from rest_framework.serializers import Serializer
 from labeling.models import Campaign, PoolItem
 from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
-from labeling.selectors import Progress
+from labeling.selectors import Progress, Throughput
 from pairwise import api, dashboard, exports, selectors, services, views
 from pairwise.serializers import AgreementSerializer, PairAnswerInputSerializer, PairOutputSerializer
 
@@ -88,6 +88,7 @@ class PairMode(JudgingMode):
     answer_field = "outcome"
     setting_names = tuple(services.SETTING_FIELDS)
     units_word = "pairs"
+    judgments_word = "comparisons"
 
     def configure(self, campaign: Campaign, settings: dict[str, Any]) -> None:  # type: ignore[override]
         super().configure(campaign, settings)
@@ -104,6 +105,9 @@ class PairMode(JudgingMode):
 
     def progress(self, campaign: Campaign) -> Progress:
         return selectors.pair_progress(campaign)
+
+    def throughput(self, campaign: Campaign) -> list[Throughput]:
+        return selectors.comparison_throughput(campaign)["assessors"]
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:
         return api.pair_next_response(request, campaign)
@@ -136,7 +140,6 @@ class PairMode(JudgingMode):
                 if request.user.has_perm(MANAGE, campaign)
                 else None
             ),
-            "judgments_word": "comparisons",
             "units_word": self.units_word,
         }
 

@@ -6,7 +6,6 @@ lists built here.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -22,7 +21,7 @@ from estimation.preferences import Preference
 from estimation.topk import TopKState, fused_prior_order, result
 from labeling.agreement import agreement_of, grade_agreement
 from labeling.models import Campaign, RankingEntry, System
-from labeling.selectors import Progress
+from labeling.selectors import Progress, throughput_of
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 
 # The preference an answer implies about the displayed pair: a side marked clearly
@@ -344,51 +343,14 @@ def comparison_counts(campaign: Campaign) -> dict[str, list[ComparisonCount]]:
     }
 
 
-@dataclass(frozen=True)
-class Throughput:
-    """Comparisons, median seconds per comparison and comparisons per hour of judging time
-    (pauses excluded, as the page times them); `last` is the latest answer."""
-
-    name: str
-    comparisons: int
-    median_seconds: float | None
-    per_hour: float | None
-    last: datetime | None
-
-
-def _throughput(name: str, seconds: list[float], count: int, last: datetime | None) -> Throughput:
-    total = sum(seconds)
-    return Throughput(
-        name,
-        count,
-        statistics.median(seconds) if seconds else None,
-        3600.0 * len(seconds) / total if total > 0 else None,
-        last,
-    )
-
-
 def comparison_throughput(campaign: Campaign) -> dict[str, Any]:
-    """`overall` and per assessor (`assessors`, busiest first) throughput; the same definitions
-    as labeling's campaign_throughput_summary, for comparisons."""
-    seconds_by: dict[str, list[float]] = defaultdict(list)
-    counts: dict[str, int] = defaultdict(int)
-    last: dict[str, datetime] = {}
+    """`overall` and per assessor (`assessors`, busiest first) pace of the comparisons, as the
+    core measures every mode's (labeling.selectors.throughput_of)."""
     rows = (
         Comparison.objects.filter(campaign=campaign)
         .order_by("created_at", "id")
         .values_list("assessor__username", "seconds", "created_at")
+        .iterator(chunk_size=5000)
     )
-    for username, seconds, created in rows.iterator(chunk_size=5000):
-        name = username or "(deleted user)"
-        counts[name] += 1
-        last[name] = created
-        if seconds is not None:
-            seconds_by[name].append(float(seconds))
-    everything = [value for values in seconds_by.values() for value in values]
-    return {
-        "overall": _throughput("", everything, sum(counts.values()), max(last.values(), default=None)),
-        "assessors": [
-            _throughput(name, seconds_by[name], count, last[name])
-            for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        ],
-    }
+    overall, assessors = throughput_of(rows)
+    return {"overall": overall, "assessors": assessors}

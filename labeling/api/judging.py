@@ -102,7 +102,8 @@ class AnswerApi(APIView):
     def post(self, request: Request, task_id: int) -> Response:
         mode = mode_for_answer(request.data)
         if mode is None:
-            fields = " or ".join(f"{other.answer_field} ({other.label.lower()})" for other in all_modes())
+            kinds = {other.answer_field: other.task_kind for other in all_modes()}
+            fields = " or ".join(f"{field} (to a {kind} item)" for field, kind in kinds.items())
             return bad_request(f"an answer carries {fields}")
         return mode.answer_response(request, task_id)
 

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from estimation.metric_spec import Metric
+from labeling.leases import leases_return
 from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task
 from labeling.modes import mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
@@ -202,9 +203,7 @@ def campaign_assessors_assign(*, campaign: Campaign, usernames: Sequence[str]) -
 def campaign_assessor_remove(*, campaign: Campaign, user: AbstractBaseUser) -> None:
     """Withdraw an assessor from the campaign; their open leases return to the pool."""
     CampaignMember.objects.filter(campaign=campaign, user=user, role=CampaignMember.Role.ASSESSOR).delete()
-    Task.objects.filter(campaign=campaign, assessor=user, answered_at__isnull=True).update(
-        assessor=None, leased_at=None, lease_expires_at=None
-    )
+    leases_return(Task.objects.filter(campaign=campaign, assessor=user, answered_at__isnull=True))
 
 
 def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from labeling.leases import lease_return
 from labeling.models import Judgment, PoolItem, Task
 from labeling.services.refresh import refresh_request
 
@@ -23,9 +24,7 @@ def judgment_discard(*, judgment: Judgment) -> None:
     task_id, source = judgment.task_id, judgment.source
     judgment.delete()
     if task_id is not None:
-        Task.objects.filter(pk=task_id).update(
-            assessor=None, answered_at=None, leased_at=None, lease_expires_at=None
-        )
+        lease_return(Task, task_id, answered_at=None)
     elif source == Judgment.Source.QRELS:
         pair = {"campaign_id": campaign_id, "topic_id": topic_id, "document_id": document_id}
         if not Judgment.objects.filter(source=Judgment.Source.QRELS, **pair).exists():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -20,7 +20,16 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from labeling.db import prepared_cursor
-from labeling.leases import LeaseConflict, UndoNotAllowed
+from labeling.leases import (
+    LeaseConflict,
+    UndoNotAllowed,
+    lease_claim,
+    lease_close,
+    lease_expiry,
+    lease_renew,
+    lease_reopen,
+    unanswered_claimable,
+)
 from labeling.models import Campaign, Document, Judgment, Task, Topic
 from labeling.selectors import task_active_for_assessor
 from labeling.services.refresh import campaign_refresh_enqueue, refresh_request  # noqa: F401 (re-exported)
@@ -28,18 +37,6 @@ from labeling.services.sampling import draws_top_up
 
 # Seconds above which a judgment time is rejected as a client error (a tab left open a day).
 MAX_SECONDS = 24 * 3600.0
-
-
-def _claimable(now: datetime) -> Q:
-    return Q(answered_at__isnull=True) & (Q(assessor__isnull=True) | Q(lease_expires_at__lt=now))
-
-
-def _lease(task_id: int, assessor: AbstractBaseUser, now: datetime, seconds: int) -> int:
-    return (
-        Task.objects.filter(pk=task_id)
-        .filter(_claimable(now))
-        .update(assessor=assessor, leased_at=now, lease_expires_at=now + timedelta(seconds=seconds))
-    )
 
 
 def _not_held(campaign: Campaign, assessor: AbstractBaseUser) -> Q:
@@ -56,7 +53,7 @@ def _not_held(campaign: Campaign, assessor: AbstractBaseUser) -> Q:
 
 
 def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> QuerySet[Task]:
-    candidates = Task.objects.filter(campaign_id=campaign.pk).filter(_claimable(now))
+    candidates = Task.objects.filter(campaign_id=campaign.pk).filter(unanswered_claimable(now))
     return candidates.filter(_not_held(campaign, assessor)).order_by("order", "slot", "id")
 
 
@@ -131,7 +128,7 @@ def _task_claim_locking(
     # commit may be asynchronous (see _claim_sql); inside a caller's transaction it may not.
     sql = _claim_sql(running, campaign.overlap > 1, standalone=not connection.in_atomic_block)
     task_names, topic_names, document_names = (_field_names(model) for model in (Task, Topic, Document))
-    expires = now + timedelta(seconds=campaign.lease_seconds)
+    expires = lease_expiry(now, campaign.lease_seconds)
     low_water = settings.LABELING_QUEUE_TARGET
     parameters = {
         "me": assessor.pk,
@@ -173,18 +170,16 @@ def _task_claim_conditional(
 ) -> Task | None:
     """Other databases: renew the assessor's own task, else win a conditional UPDATE."""
     current = task_active_for_assessor(campaign, assessor)
+    seconds = campaign.lease_seconds
     if current is not None:
-        expires = now + timedelta(seconds=campaign.lease_seconds)
-        renewed = Task.objects.filter(
-            pk=current.pk, assessor_id=assessor.pk, answered_at__isnull=True
-        ).update(leased_at=now, lease_expires_at=expires)
-        if renewed == 1:
-            current.leased_at, current.lease_expires_at = now, expires
+        held = Q(assessor_id=assessor.pk, answered_at__isnull=True)
+        if lease_renew(Task, current.pk, now, seconds, held):
+            current.leased_at, current.lease_expires_at = now, lease_expiry(now, seconds)
             return current
     if not running:
         return None
     for candidate_id in _candidates(campaign, assessor, now).values_list("pk", flat=True)[:20]:
-        if _lease(candidate_id, assessor, now, campaign.lease_seconds) == 1:
+        if lease_claim(Task, candidate_id, assessor, now, seconds, unanswered_claimable(now)):
             return Task.objects.select_related("topic", "document").get(pk=candidate_id)
     return None
 
@@ -261,7 +256,7 @@ def task_answer(
         stored = _judgment_store_if_leased(judgment, now)
     else:
         with transaction.atomic():
-            stored = _lease_close(task, assessor, now) == 1
+            stored = lease_close(Task, task.pk, assessor, now)
             if stored:
                 judgment.save(force_insert=True)
     if not stored:
@@ -274,12 +269,6 @@ def task_answer(
     campaign_id = campaign.pk
     transaction.on_commit(lambda: refresh_request(campaign_id))
     return judgment, True
-
-
-def _lease_close(task: Task, assessor: AbstractBaseUser, now: datetime) -> int:
-    return Task.objects.filter(
-        pk=task.pk, assessor_id=assessor.pk, answered_at__isnull=True, lease_expires_at__gte=now
-    ).update(answered_at=now)
 
 
 # The judgment's columns the answer statement writes.
@@ -365,10 +354,5 @@ def judgment_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: dateti
         raise UndoNotAllowed(f"judgments can only be undone within {settings.LABELING_UNDO_SECONDS} seconds")
     task_id = judgment.task_id
     judgment.delete()
-    Task.objects.filter(pk=task_id).update(
-        assessor=assessor,
-        answered_at=None,
-        leased_at=now,
-        lease_expires_at=now + timedelta(seconds=campaign.lease_seconds),
-    )
+    lease_reopen(Task, task_id, assessor, now, campaign.lease_seconds)
     return Task.objects.select_related("topic", "document", "draw").get(pk=task_id)

@@ -15,7 +15,7 @@ closed browser or a restarted server resumes exactly where the assessor stopped.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings as django_settings
@@ -25,7 +25,16 @@ from django.db.models import Q
 from django.utils import timezone
 
 from estimation.topk import Pair, TopKState, answer, mark_bad, next_pair, result, undo
-from labeling.leases import LeaseConflict, UndoNotAllowed
+from labeling.leases import (
+    LeaseConflict,
+    UndoNotAllowed,
+    lease_claim,
+    lease_expiry,
+    lease_renew,
+    lease_reopen,
+    lease_return,
+    unanswered_claimable,
+)
 from labeling.models import Campaign, Document
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 from pairwise.selectors import heap_active_for_assessor, is_topk
@@ -57,18 +66,21 @@ def _heap_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -
         .order_by("slot", "topic__qid", "id")
         .values_list("pk", flat=True)[:20]
     )
-    expires = now + timedelta(seconds=campaign.lease_seconds)
     for heap_id in list(candidates):
         try:
             with transaction.atomic():
-                claimed = (
-                    TopKHeap.objects.filter(pk=heap_id)
-                    .filter(_claimable_heap(now))
-                    .update(assessor=assessor, leased_at=now, lease_expires_at=expires, started_at=now)
+                claimed = lease_claim(
+                    TopKHeap,
+                    heap_id,
+                    assessor,
+                    now,
+                    campaign.lease_seconds,
+                    _claimable_heap(now),
+                    started_at=now,
                 )
         except IntegrityError:
             continue  # our own concurrent request took another slot of this topic
-        if claimed == 1:
+        if claimed:
             return TopKHeap.objects.get(pk=heap_id)
     return None
 
@@ -79,13 +91,13 @@ def _heap_pending_task(heap: TopKHeap, assessor: AbstractBaseUser, now: datetime
     pair = next_pair(state)
     if pair is None:
         return None
-    expires = now + timedelta(seconds=heap.campaign.lease_seconds)
+    seconds = heap.campaign.lease_seconds
     open_tasks = PairTask.objects.filter(heap=heap, answered_at__isnull=True, superseded=False)
     current = (
         open_tasks.filter(assessor_id=assessor.pk, step=heap.steps).select_related("left", "right").first()
     )
     if current is not None and {current.left.docno, current.right.docno} == {pair.left, pair.right}:
-        PairTask.objects.filter(pk=current.pk).update(leased_at=now, lease_expires_at=expires)
+        lease_renew(PairTask, current.pk, now, seconds)
         return current
     # Kept, not deleted, so a late answer to one of them is refused as not pending (409).
     open_tasks.update(superseded=True)
@@ -109,7 +121,7 @@ def _heap_pending_task(heap: TopKHeap, assessor: AbstractBaseUser, now: datetime
         swapped=swapped,
         assessor=assessor,
         leased_at=now,
-        lease_expires_at=expires,
+        lease_expires_at=lease_expiry(now, seconds),
     )
 
 
@@ -117,9 +129,7 @@ def _topk_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) ->
     for _ in range(5):
         heap = heap_active_for_assessor(campaign, assessor)
         if heap is not None:
-            TopKHeap.objects.filter(pk=heap.pk).update(
-                leased_at=now, lease_expires_at=now + timedelta(seconds=campaign.lease_seconds)
-            )
+            lease_renew(TopKHeap, heap.pk, now, campaign.lease_seconds)
         else:
             if campaign.status != Campaign.Status.RUNNING:
                 return None
@@ -151,23 +161,23 @@ def heap_release(*, campaign: Campaign, heap_id: int) -> TopKHeap:
     if heap.assessor_id is None:
         raise ValueError("nobody holds this top-k list")
     PairTask.objects.filter(heap=heap, answered_at__isnull=True, superseded=False).update(superseded=True)
-    heap.assessor, heap.leased_at, heap.lease_expires_at = None, None, None
-    heap.save(update_fields=["assessor", "leased_at", "lease_expires_at", "updated_at"])
+    lease_return(TopKHeap, heap.pk, updated_at=timezone.now())
+    heap.refresh_from_db()
     return heap
 
 
 def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> PairTask | None:
-    expires = now + timedelta(seconds=campaign.lease_seconds)
+    seconds = campaign.lease_seconds
     current = PairTask.objects.filter(
         campaign=campaign, heap__isnull=True, assessor_id=assessor.pk, answered_at__isnull=True
     ).first()
     if current is not None:
-        PairTask.objects.filter(pk=current.pk).update(leased_at=now, lease_expires_at=expires)
+        lease_renew(PairTask, current.pk, now, seconds)
         return current
     if campaign.status != Campaign.Status.RUNNING:
         return None
     pairwise_prepare(campaign=campaign, now=now)
-    claimable = Q(answered_at__isnull=True) & (Q(assessor__isnull=True) | Q(lease_expires_at__lt=now))
+    claimable = unanswered_claimable(now)
     # Overlap asks for different assessors per pair: skip pairs this assessor holds in another slot.
     held = PairTask.objects.filter(campaign=campaign, assessor_id=assessor.pk).values("order")
     candidates = (
@@ -178,11 +188,7 @@ def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime
         .values_list("pk", flat=True)[:20]
     )
     for task_id in list(candidates):
-        if (
-            PairTask.objects.filter(pk=task_id)
-            .filter(claimable)
-            .update(assessor=assessor, leased_at=now, lease_expires_at=expires)
-        ):
+        if lease_claim(PairTask, task_id, assessor, now, seconds, claimable):
             return PairTask.objects.get(pk=task_id)
     return None
 
@@ -226,7 +232,7 @@ def _heap_save(heap: TopKHeap, state: TopKState, now: datetime) -> None:
     heap.order = list(summary.order)
     heap.finished_at = now if summary.done else None
     heap.leased_at = now
-    heap.lease_expires_at = now + timedelta(seconds=heap.campaign.lease_seconds)
+    heap.lease_expires_at = lease_expiry(now, heap.campaign.lease_seconds)
     heap.save()
 
 
@@ -329,11 +335,5 @@ def pair_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime |
         PairTask.objects.filter(heap=heap, answered_at__isnull=True).update(superseded=True)
     task_id = comparison.task_id
     comparison.delete()
-    PairTask.objects.filter(pk=task_id).update(
-        assessor=assessor,
-        answered_at=None,
-        superseded=False,
-        leased_at=now,
-        lease_expires_at=now + timedelta(seconds=campaign.lease_seconds),
-    )
+    lease_reopen(PairTask, task_id, assessor, now, campaign.lease_seconds, superseded=False)
     return PairTask.objects.select_related("campaign", "topic", "left", "right", "heap").get(pk=task_id)

@@ -16,6 +16,7 @@ from labeling.demo import (
     DEMO_CAMPAIGN,
     DEMO_HISTORY_JUDGMENTS,
     DEMO_PASSWORD,
+    DEMO_TOPK_CAMPAIGN,
     DEMO_USERS,
     RUN_NOISE,
     demo_collection,
@@ -46,6 +47,11 @@ def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
         for j in history.select_related("topic", "document")
     )
     assert EstimateSnapshot.objects.filter(campaign=campaign).count() >= 2
+    # Beside it, a top-k campaign on the same collection, for trying pairwise judging.
+    topk = Campaign.objects.get(name=DEMO_TOPK_CAMPAIGN)
+    assert (topk.judging_mode, topk.status, topk.overlap) == ("topk", Campaign.Status.RUNNING, 2)
+    assert topk.topics.count() == campaign.topics.count()
+    assert Campaign.objects.filter(name=DEMO_TOPK_CAMPAIGN).count() == 1
     for username, role in DEMO_USERS:
         assert f"{username} / {DEMO_PASSWORD}" in out.getvalue()
         client = Client()

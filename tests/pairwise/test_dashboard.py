@@ -153,10 +153,10 @@ def test_it_measures_throughput_in_judging_time(
     Comparison.objects.filter(pk=Comparison.objects.latest("id").pk).update(seconds=None)
     throughput = selectors.comparison_throughput(topk_campaign)
     alice, bob = throughput["assessors"]
-    assert (alice.name, alice.comparisons, alice.median_seconds, alice.per_hour) == ("alice", 3, 4.0, 720.0)
-    assert (bob.name, bob.comparisons, bob.median_seconds, bob.per_hour) == ("bob", 2, 6.0, 600.0)
+    assert (alice.assessor, alice.judgments, alice.median_seconds, alice.per_hour) == ("alice", 3, 4.0, 720.0)
+    assert (bob.assessor, bob.judgments, bob.median_seconds, bob.per_hour) == ("bob", 2, 6.0, 600.0)
     overall = throughput["overall"]
-    assert (overall.comparisons, overall.median_seconds) == (5, 5.0)
+    assert (overall.judgments, overall.median_seconds, overall.mean_seconds) == (5, 5.0, 5.25)
     assert overall.per_hour == pytest.approx(3600 * 4 / 21)
     assert overall.last == Comparison.objects.latest("created_at").created_at
 

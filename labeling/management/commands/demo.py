@@ -8,7 +8,10 @@ from labeling.demo import demo_load, demo_logins
 
 
 class Command(BaseCommand):
-    help = "Create demo users (one per role) and a running demo campaign with three runs; idempotent."
+    help = (
+        "Create demo users (one per role), a running graded demo campaign with three runs and a "
+        "top-k campaign on the same collection; idempotent."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign, created = demo_load()

@@ -1,0 +1,122 @@
+"""The judging-mode seam as users meet it: each campaign's pages, lists, downloads and API
+answers are its own mode's; the registry names every mode once."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from labeling import services
+from labeling.models import Campaign
+from labeling.modes import all_modes, exports_of, mode_for_answer, mode_named, mode_of
+from pairwise.models import PairwiseSettings
+from tests.pairwise.test_views import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_registers_graded_pairwise_and_topk_once() -> None:
+    assert [mode.name for mode in all_modes()] == ["graded", "pairwise", "topk"]
+    assert {mode.task_kind for mode in all_modes()} == {"grade", "pair"}
+    with pytest.raises(ValueError, match="unknown judging mode 'sxs'; available: graded, pairwise, topk"):
+        mode_named("sxs")
+    assert mode_for_answer({"grade": 1}).name == "graded"
+    assert mode_for_answer({"outcome": "left"}).task_kind == "pair"
+    assert mode_for_answer({"seconds": 3}) is None and mode_for_answer([1]) is None
+
+
+def test_it_shows_a_top_k_campaign_page_without_graded_parts(
+    topk_campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    html = client_for(coordinator).get(f"/campaigns/{topk_campaign.pk}/").content.decode()
+    summary = html.split('id="mode-summary">', 1)[1].split("</div>", 1)[0]
+    assert "HeapSort top-k" in summary and "top 3 of the best 6 documents per topic" in summary
+    assert "DCG@5" not in summary and "strategy" not in summary and "grades" not in summary
+    assert 'data-upload="qrels"' not in html and 'data-upload="runs"' in html
+    assert f'href="/pairwise/{topk_campaign.pk}/settings/"' in html
+    assert "comparisons</span>" in html and "top-k lists</span>" in html
+    assert f"/api/campaigns/{topk_campaign.pk}/pairwise/export/topk.qrels" in html
+    assert f"/api/campaigns/{topk_campaign.pk}/export/judgments.csv" not in html
+
+
+def test_it_keeps_the_graded_campaign_page_graded(campaign: Campaign, coordinator: AbstractBaseUser) -> None:
+    html = client_for(coordinator).get(f"/campaigns/{campaign.pk}/").content.decode()
+    summary = html.split('id="mode-summary">', 1)[1].split("</div>", 1)[0]
+    assert "Graded judgments" in summary and campaign.metric in summary
+    assert 'data-upload="qrels"' in html and "/pairwise/" not in html.split('id="exports"')[0]
+    assert f"/api/campaigns/{campaign.pk}/export/judgments.csv" in html
+    assert f"/api/campaigns/{campaign.pk}/pairwise/export/preferences.csv" not in html
+
+
+def test_it_refuses_uploads_and_downloads_a_mode_does_not_have(
+    topk_campaign: Campaign, campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    client = client_for(coordinator)
+    qrels = io.BytesIO(b"401 0 D401-1 1\n")
+    qrels.name = "q.txt"
+    assert client.post(f"/campaigns/{topk_campaign.pk}/upload/qrels/", {"file": qrels}).status_code == 404
+    assert client.get(f"/api/campaigns/{campaign.pk}/pairwise/export/topk.qrels").status_code == 404
+    assert client.get(f"/api/campaigns/{topk_campaign.pk}/export/judgments.csv").status_code == 404
+    download = client.get(f"/api/campaigns/{topk_campaign.pk}/pairwise/export/preferences.csv")
+    assert download.status_code == 200
+    assert (
+        download["Content-Disposition"]
+        == f'attachment; filename="campaign-{topk_campaign.pk}-preferences.csv"'
+    )
+    names = [export.name for export in exports_of(topk_campaign)]
+    assert names[:2] == ["api-export-config", "api-pairwise-export-agreement"]
+
+
+def test_it_describes_each_campaign_by_its_mode_in_the_assessors_list(
+    topk_campaign: Campaign, campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    html = client_for(assessor).get("/").content.decode()
+    assert "HeapSort top-k by pairwise preferences · top 3 of the best 6 documents per topic" in html
+    assert f"Graded judgments · {campaign.metric}" in html
+
+
+def test_it_stores_the_mode_once_and_k_with_the_mode(
+    topk_campaign: Campaign, coordinator: AbstractBaseUser, api: object
+) -> None:
+    assert mode_of(topk_campaign).name == "topk"
+    assert not hasattr(PairwiseSettings, "mode") and not hasattr(Campaign, "topk_k")
+    shown = api(coordinator).get(f"/api/campaigns/{topk_campaign.pk}/").json()  # type: ignore[operator]
+    assert (shown["mode"], shown["k"]) == ("topk", 3)
+    services.campaign_update(campaign=topk_campaign, mode_settings={"k": 2})
+    assert PairwiseSettings.objects.get(campaign=topk_campaign).k == 2
+
+
+def test_it_refuses_a_mode_switch_once_pairs_were_answered(
+    topk_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    from pairwise.services import pair_answer, pair_next
+
+    pair_answer(
+        task=pair_next(campaign=topk_campaign, assessor=assessor),
+        assessor=assessor,
+        outcome="left",
+        seconds=1,
+    )
+    with pytest.raises(ValueError, match="cannot change once items were drawn or judged"):
+        services.campaign_mode_set(campaign=topk_campaign, mode_name="graded")
+
+
+def test_it_serves_the_campaigns_own_judge_page_and_dashboard(
+    topk_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
+) -> None:
+    judge = client_for(assessor).get(f"/judge/{topk_campaign.pk}/")
+    assert judge.status_code == 200 and 'id="left-doc"' in judge.content.decode()
+    board = client_for(coordinator).get(f"/campaigns/{topk_campaign.pk}/dashboard/").content.decode()
+    assert "Estimate" not in board and "Evaluate a new run" not in board and "kappa" in board.lower()
+
+
+def test_it_answers_an_unknown_answer_body_with_a_400_naming_the_fields(
+    topk_campaign: Campaign, assessor: AbstractBaseUser, api: object
+) -> None:
+    response = api(assessor).post("/api/tasks/1/answer/", {"seconds": 2}, format="json")  # type: ignore[operator]
+    assert response.status_code == 400
+    assert (
+        response.json()["detail"] == "an answer carries grade (to a grade item) or outcome (to a pair item)"
+    )

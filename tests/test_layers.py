@@ -1,0 +1,91 @@
+"""The layers of docs/architecture.md, read from the source: the core never imports a judging
+mode's package, and no two of our packages import each other (directly or in a ring)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+PACKAGES = ("config", "estimation", "labeling", "pairwise")
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level package names a module imports, at module level or inside functions."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted(path for path in (REPO_ROOT / package).rglob("*.py") if "migrations" not in path.parts)
+
+
+def package_imports() -> dict[str, set[str]]:
+    """package -> the other first-party packages its modules import."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for package in PACKAGES:
+        for path in _modules(package):
+            graph[package] |= {name for name in _imports(path) if name in PACKAGES and name != package}
+    return dict(graph)
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import ring of the graph, or None."""
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = "open"
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == "open":
+                return [*path[path.index(target) :], target] if target in path else [node, target]
+            if target not in state:
+                found = visit(target, [*path, target])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+def test_it_finds_a_ring_when_there_is_one() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_it_reads_function_level_imports_too(tmp_path: Path) -> None:
+    module = tmp_path / "late.py"
+    module.write_text(
+        "def f():\n    from pairwise.selectors import pair_progress\n    import labeling.models\n"
+    )
+    assert _imports(module) == {"pairwise", "labeling"}
+
+
+def test_it_keeps_every_labeling_module_free_of_pairwise_imports() -> None:
+    modules = _modules("labeling")
+    assert len(modules) > 30
+    offenders = sorted(str(path.relative_to(REPO_ROOT)) for path in modules if "pairwise" in _imports(path))
+    assert offenders == []
+
+
+def test_it_has_no_import_ring_between_packages() -> None:
+    graph = package_imports()
+    assert "labeling" in graph["pairwise"], "the pairwise modes build on the core"
+    assert _cycle(graph) is None, graph
+
+
+def test_it_keeps_the_numeric_core_at_the_bottom() -> None:
+    assert package_imports().get("estimation", set()) == set()
