@@ -7,7 +7,8 @@ frozen dataclasses out. The modules, in the order a campaign uses them:
 - ``trec``: streaming readers for runs, qrels, label and cost files (errors name file and line).
 - ``metric_spec`` / ``metrics``: ``Metric("DCG", 10)``; DCG, nDCG, ERR per query and per run.
 - ``pool`` / ``pool_build``: the shared array layout of queries, slots, rankings and theta.
-- ``label_model``: an ordinal label model theta fitted from judgments.
+- ``label_features`` / ``label_model``: item features from the rankings; an ordinal label model
+  theta fitted from judgments.
 - ``moments``: exact E[L], Var[L], Var[delta] under theta (Sawade et al. 2013, Thm 1-3).
 - ``costs``: c(z) = a + b log(1 + length), query costs, the fit of (a, b) from judging times.
 - ``sampling`` / ``item_sampling``: query-level q* (Sawade) and item-level Q* (Schnabel).
@@ -26,6 +27,7 @@ from estimation.item_estimators import (
     reuse_estimate,
 )
 from estimation.item_sampling import expected_utility, item_sampling_distribution, system_weights
+from estimation.label_features import default_item_priors, label_feature_names, label_features
 from estimation.label_model import OrdinalModel, default_prior, fit_ordinal_model, prior_model
 from estimation.metric_spec import Metric
 from estimation.metrics import RunEvaluation, dcg, err, evaluate_run, metric_values, ndcg, summarize_run
@@ -60,6 +62,7 @@ __all__ = [
     "SamplingDistribution",
     "build_pool",
     "dcg",
+    "default_item_priors",
     "default_prior",
     "difference_moments",
     "err",
@@ -73,6 +76,8 @@ __all__ = [
     "item_level_estimate",
     "item_level_weight_bound",
     "item_sampling_distribution",
+    "label_feature_names",
+    "label_features",
     "leaderboard_second_moment",
     "metric_values",
     "ndcg",
