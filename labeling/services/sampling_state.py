@@ -19,7 +19,7 @@ from django.db.models import Count, Max, Sum
 from estimation.pool import Pool
 from labeling.models import Campaign, Judgment, SamplingState
 from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
-from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for
+from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for, pool_from_arrays
 from labeling.services.strategies import item_weights, strategy_for
 
 
@@ -109,15 +109,7 @@ def campaign_pool(campaign: Campaign, arrays: PoolArrays) -> tuple[Pool, dict[st
     features = item_features(arrays, metric.cutoff)
     theta, label_parameters = label_model_fit(campaign, arrays, grades, features)
     item_cost, cost_parameters = cost_model_fit(campaign, arrays)
-    pool = Pool(
-        theta=theta,
-        slot_used=arrays.slot_used,
-        rankings=arrays.rankings,
-        item_cost=item_cost,
-        query_weight=np.ones(arrays.n_topics),
-        query_ids=arrays.topic_qids,
-        system_names=arrays.system_names,
-    )
+    pool = pool_from_arrays(arrays, theta, item_cost)
     return pool, label_parameters, cost_parameters
 
 
