@@ -14,10 +14,12 @@ frozen dataclasses out. The modules, in the order a campaign uses them:
 - ``sampling`` / ``item_sampling``: query-level q* (Sawade) and item-level Q* (Schnabel).
 - ``estimators`` / ``item_estimators`` / ``intervals``: unbiased estimates with CLT,
   Hoeffding and empirical-Bernstein intervals; reuse of stored draws for new systems.
+- ``draws``: the draw queue's seeded inverse-CDF draws with replacement, under a budget.
 - ``simulate`` / ``simulate_batch``: the budgeted sampling loop against an oracle.
 """
 
 from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
+from estimation.draws import DrawBatch, draw_batch, pair_unit_items, seeded_draw, topic_unit_items
 from estimation.estimators import query_level_estimate, unreachable_mass
 from estimation.item_estimators import (
     ReuseEstimate,
@@ -50,6 +52,7 @@ from estimation.trec import InputFileError, Run, read_costs, read_labels, read_q
 __all__ = [
     "DEFAULT_MIX",
     "CostModel",
+    "DrawBatch",
     "Estimate",
     "InputFileError",
     "Metric",
@@ -65,6 +68,7 @@ __all__ = [
     "default_item_priors",
     "default_prior",
     "difference_moments",
+    "draw_batch",
     "err",
     "err_cross_moment",
     "evaluate_run",
@@ -82,6 +86,7 @@ __all__ = [
     "metric_values",
     "ndcg",
     "optimal_query_distribution",
+    "pair_unit_items",
     "passive_distribution",
     "pool_difference_moments",
     "pool_moments",
@@ -94,11 +99,13 @@ __all__ = [
     "read_qrels",
     "read_run",
     "reuse_estimate",
+    "seeded_draw",
     "simulate_item_level",
     "simulate_item_level_batch",
     "simulate_query_level",
     "simulate_query_level_batch",
     "summarize_run",
     "system_weights",
+    "topic_unit_items",
     "unreachable_mass",
 ]
