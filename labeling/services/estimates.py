@@ -289,8 +289,9 @@ def estimates_fingerprint(campaign: Campaign) -> str:
 def estimates_compute(campaign: Campaign) -> dict[str, Any]:
     """The current estimates: {level, systems, difference, spent, budget, judgments, draws, fingerprint}."""
     judgments, spent = campaign_spent(campaign)
+    level = strategy_for(campaign).level
     result: dict[str, Any] = {
-        "level": strategy_for(campaign).level,
+        "level": level.name,
         "systems": [],
         "difference": None,
         "spent": spent,
@@ -304,8 +305,9 @@ def estimates_compute(campaign: Campaign) -> dict[str, Any]:
     if arrays.n_topics == 0 or not arrays.system_names:
         return result
     grades = judged_grades(campaign, arrays)
-    compute = item_level_rows if result["level"] == "item" else query_level_rows
-    result["systems"], result["difference"], result["draws"] = compute(campaign, arrays, grades, spent)
+    result["systems"], result["difference"], result["draws"] = level.estimate_rows(
+        campaign, arrays, grades, spent
+    )
     return result
 
 
