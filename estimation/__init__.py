@@ -7,16 +7,19 @@ frozen dataclasses out. The modules, in the order a campaign uses them:
 - ``trec``: streaming readers for runs, qrels, label and cost files (errors name file and line).
 - ``metric_spec`` / ``metrics``: ``Metric("DCG", 10)``; DCG, nDCG, ERR per query and per run.
 - ``pool`` / ``pool_build``: the shared array layout of queries, slots, rankings and theta.
-- ``label_model``: an ordinal label model theta fitted from judgments.
+- ``label_features`` / ``label_model``: item features from the rankings; an ordinal label model
+  theta fitted from judgments.
 - ``moments``: exact E[L], Var[L], Var[delta] under theta (Sawade et al. 2013, Thm 1-3).
 - ``costs``: c(z) = a + b log(1 + length), query costs, the fit of (a, b) from judging times.
 - ``sampling`` / ``item_sampling``: query-level q* (Sawade) and item-level Q* (Schnabel).
 - ``estimators`` / ``item_estimators`` / ``intervals``: unbiased estimates with CLT,
   Hoeffding and empirical-Bernstein intervals; reuse of stored draws for new systems.
+- ``draws``: the draw queue's seeded inverse-CDF draws with replacement, under a budget.
 - ``simulate`` / ``simulate_batch``: the budgeted sampling loop against an oracle.
 """
 
 from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
+from estimation.draws import DrawBatch, draw_batch, pair_unit_items, seeded_draw, topic_unit_items
 from estimation.estimators import query_level_estimate, unreachable_mass
 from estimation.item_estimators import (
     ReuseEstimate,
@@ -26,6 +29,7 @@ from estimation.item_estimators import (
     reuse_estimate,
 )
 from estimation.item_sampling import expected_utility, item_sampling_distribution, system_weights
+from estimation.label_features import default_item_priors, label_feature_names, label_features
 from estimation.label_model import OrdinalModel, default_prior, fit_ordinal_model, prior_model
 from estimation.metric_spec import Metric
 from estimation.metrics import RunEvaluation, dcg, err, evaluate_run, metric_values, ndcg, summarize_run
@@ -48,6 +52,7 @@ from estimation.trec import InputFileError, Run, read_costs, read_labels, read_q
 __all__ = [
     "DEFAULT_MIX",
     "CostModel",
+    "DrawBatch",
     "Estimate",
     "InputFileError",
     "Metric",
@@ -60,8 +65,10 @@ __all__ = [
     "SamplingDistribution",
     "build_pool",
     "dcg",
+    "default_item_priors",
     "default_prior",
     "difference_moments",
+    "draw_batch",
     "err",
     "err_cross_moment",
     "evaluate_run",
@@ -73,10 +80,13 @@ __all__ = [
     "item_level_estimate",
     "item_level_weight_bound",
     "item_sampling_distribution",
+    "label_feature_names",
+    "label_features",
     "leaderboard_second_moment",
     "metric_values",
     "ndcg",
     "optimal_query_distribution",
+    "pair_unit_items",
     "passive_distribution",
     "pool_difference_moments",
     "pool_moments",
@@ -89,11 +99,13 @@ __all__ = [
     "read_qrels",
     "read_run",
     "reuse_estimate",
+    "seeded_draw",
     "simulate_item_level",
     "simulate_item_level_batch",
     "simulate_query_level",
     "simulate_query_level_batch",
     "summarize_run",
     "system_weights",
+    "topic_unit_items",
     "unreachable_mass",
 ]

@@ -40,7 +40,7 @@ def campaign_model_summary(campaign: Campaign) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "strategy": campaign.strategy,
         "strategy_label": campaign.get_strategy_display(),
-        "level": strategy_for(campaign).level,
+        "level": strategy_for(campaign).level.name,
         "goal": campaign.goal,
         "goal_label": campaign.get_goal_display(),
         "focus_systems": list(campaign.focus_systems or []),

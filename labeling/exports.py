@@ -316,6 +316,7 @@ def sampling_csv(campaign: Campaign) -> str:
     """The current sampling distribution: per topic (query level) or per pair (item level)."""
     from labeling.services.pool_arrays import pool_arrays_for
     from labeling.services.sampling_state import state_load
+    from labeling.services.strategies import level_named
 
     record = SamplingState.objects.filter(campaign=campaign).first()
     buffer = io.StringIO()
@@ -325,24 +326,7 @@ def sampling_csv(campaign: Campaign) -> str:
         return buffer.getvalue()
     state = state_load(record)
     arrays = pool_arrays_for(campaign)
-    if state.level == "query" and state.q.shape == (arrays.n_topics,):
-        writer.writerow(["topic", "q", "cost", "expected"])
-        for index, qid in enumerate(arrays.topic_qids):
-            writer.writerow(
-                [
-                    qid,
-                    repr(float(state.q[index])),
-                    repr(float(state.query_cost[index])),
-                    repr(float(state.expected[index])),
-                ]
-            )
-    elif state.q.shape == arrays.slot_used.shape:
-        writer.writerow(["topic", "docno", "q", "cost"])
-        for index, qid in enumerate(arrays.topic_qids):
-            for slot, docno in enumerate(arrays.docnos[index]):
-                writer.writerow(
-                    [qid, docno, repr(float(state.q[index, slot])), repr(float(state.item_cost[index, slot]))]
-                )
+    writer.writerows(level_named(state.level).sampling_rows(state, arrays))
     return buffer.getvalue()
 
 

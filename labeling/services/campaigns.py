@@ -18,7 +18,8 @@ from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem
 from labeling.modes import mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
 from labeling.selectors import campaign_progress
-from labeling.services.sampling import BLOCKED_EXHAUSTED, STRATEGIES, draws_top_up, tasks_trim_to_budget
+from labeling.services.sampling import BLOCKED_EXHAUSTED, draws_top_up, tasks_trim_to_budget
+from labeling.services.strategies import strategy_for
 
 # Keys offered when a grade scale comes as bare names: the grade's own digit.
 _DEFAULT_KEYS = string.digits
@@ -50,10 +51,7 @@ def grade_scale_normalize(grades: Sequence[Any]) -> list[dict[str, str]]:
 
 def _validate(campaign: Campaign) -> None:
     Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
-    if campaign.strategy not in STRATEGIES:
-        raise ValueError(
-            f"unknown strategy {campaign.strategy!r}; available: {', '.join(sorted(STRATEGIES))}"
-        )
+    strategy = strategy_for(campaign)
     if campaign.budget < 0:
         raise ValueError("budget must be >= 0")
     if campaign.overlap < 1:
@@ -61,11 +59,7 @@ def _validate(campaign: Campaign) -> None:
     if campaign.goal == Campaign.Goal.LEADERBOARD and not campaign.goal_k:
         raise ValueError("a leaderboard goal needs k (goal_k)")
     metric = Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
-    if campaign.strategy == Campaign.Strategy.ITEMS and metric.name != "DCG":
-        raise ValueError(
-            f"the 'items' strategy (item-level importance sampling) estimates DCG only; {metric} is not "
-            "linear in the item labels: choose a query-level strategy (passive, active, ...) or DCG@K"
-        )
+    strategy.validate(metric)
     if not 0.0 <= float(campaign.mix) <= 1.0:
         raise ValueError("mix must lie in [0, 1]")
     if float(campaign.prior_strength) < 0:

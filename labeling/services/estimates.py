@@ -30,12 +30,17 @@ from estimation.item_estimators import item_level_difference_estimate, item_leve
 from estimation.item_sampling import system_weights
 from estimation.metric_spec import Metric
 from estimation.metrics import metric_values
-from estimation.pool import Pool
 from estimation.results import Estimate
 from labeling.models import Campaign, Draw, EstimateSnapshot, SamplingState, Task
 from labeling.selectors import campaign_spent
 from labeling.services.label_model import judged_grades
-from labeling.services.pool_arrays import EMPTY, PoolArrays, campaign_metric, pool_arrays_for
+from labeling.services.pool_arrays import (
+    EMPTY,
+    PoolArrays,
+    campaign_metric,
+    pool_arrays_for,
+    pool_from_arrays,
+)
 from labeling.services.sampling_state import focus_indices, judgments_fingerprint
 from labeling.services.strategies import strategy_for
 
@@ -225,7 +230,7 @@ def item_level_rows(
     gains = metric.gain_table()
     top_gain = float(gains.max())
     labels = gains[grades[topic, slot]] / top_gain if topic.size else np.zeros(0)
-    pool = _weights_pool(arrays)
+    pool = pool_from_arrays(arrays)
     state = SamplingState.objects.filter(campaign=campaign).first()
     bounds = dict(state.weight_bounds) if state is not None else {}
     n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
@@ -272,20 +277,6 @@ def item_level_rows(
     return rows, difference, int(topic.size)
 
 
-def _weights_pool(arrays: PoolArrays) -> Pool:
-    """A pool with a placeholder theta: system_weights only reads rankings and p(x)."""
-    m, n = arrays.slot_used.shape
-    theta = np.zeros((m, n, 2))
-    theta[:, :, 0] = 1.0
-    return Pool(
-        theta=theta,
-        slot_used=arrays.slot_used,
-        rankings=arrays.rankings,
-        item_cost=np.zeros((m, n)),
-        query_weight=np.ones(m),
-    )
-
-
 def estimates_fingerprint(campaign: Campaign) -> str:
     """Changes whenever a judgment, a draw or the strategy changes."""
     draws = Draw.objects.filter(campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
@@ -298,8 +289,9 @@ def estimates_fingerprint(campaign: Campaign) -> str:
 def estimates_compute(campaign: Campaign) -> dict[str, Any]:
     """The current estimates: {level, systems, difference, spent, budget, judgments, draws, fingerprint}."""
     judgments, spent = campaign_spent(campaign)
+    level = strategy_for(campaign).level
     result: dict[str, Any] = {
-        "level": strategy_for(campaign).level,
+        "level": level.name,
         "systems": [],
         "difference": None,
         "spent": spent,
@@ -313,8 +305,9 @@ def estimates_compute(campaign: Campaign) -> dict[str, Any]:
     if arrays.n_topics == 0 or not arrays.system_names:
         return result
     grades = judged_grades(campaign, arrays)
-    compute = item_level_rows if result["level"] == "item" else query_level_rows
-    result["systems"], result["difference"], result["draws"] = compute(campaign, arrays, grades, spent)
+    result["systems"], result["difference"], result["draws"] = level.estimate_rows(
+        campaign, arrays, grades, spent
+    )
     return result
 
 

@@ -16,6 +16,7 @@ reuses the campaign's draws with their stored propensities:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,13 +25,14 @@ from django.db.models.functions import RowNumber
 
 from estimation.estimators import query_level_estimate, unreachable_mass
 from estimation.item_estimators import reuse_estimate
+from estimation.metric_spec import Metric
 from estimation.metrics import metric_values
 from labeling.models import Campaign, Judgment, RankingEntry, System
 from labeling.selectors import campaign_spent
 from labeling.services.estimates import counted_query_draws, item_draws
 from labeling.services.imports import UploadedFile, runs_import
 from labeling.services.label_model import judged_grades
-from labeling.services.pool_arrays import EMPTY, PoolArrays, campaign_metric, pool_arrays_for
+from labeling.services.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
 from labeling.services.strategies import strategy_for
 
 WARNING_SHARE = 0.0
@@ -65,20 +67,32 @@ def _run_positions(
     return topic[keep], rows[keep, 1] - 1, rows[keep, 2]
 
 
+@dataclass(frozen=True, eq=False)
+class RunLayout:
+    """A new run's top K laid over the pool: its positions, their slots and known grades."""
+
+    topic: np.ndarray  # (r,) topic index of each of the run's positions
+    position: np.ndarray  # (r,) 0-based rank
+    in_pool: np.ndarray  # (r,) bool: the document is a pool item
+    slot: np.ndarray  # (r,) its slot, -1 outside the pool
+    grades: np.ndarray  # (m, K) grade per topic and rank; EMPTY unranked, below EMPTY never judged
+    ranked: np.ndarray  # (m, K) bool
+    judged: np.ndarray  # (m, K) bool
+    discount: np.ndarray  # (1, K) p(x) d(rank)
+
+
 def run_evaluate(campaign: Campaign, system: System) -> dict[str, Any]:
     """The run's estimate of the campaign's metric from the stored draws, and the share of its
     weight the draws could not reach (with a warning text when it is not 0)."""
     arrays = pool_arrays_for(campaign)
-    metric = campaign_metric(campaign)
     level = strategy_for(campaign).level
-    if level == "item":
-        metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    metric = level.evaluation_metric(campaign)
     cutoff = metric.cutoff
     topic, position, document = _run_positions(system, arrays, cutoff)
     result: dict[str, Any] = {
         "system": system.name,
         "metric": str(metric),
-        "level": level,
+        "level": level.name,
         "value": None,
         "se": None,
         "low": None,
@@ -109,32 +123,34 @@ def run_evaluate(campaign: Campaign, system: System) -> dict[str, Any]:
             run_grades[t, i] = grades_of[(len(grades_of) - 1) // 2] if grades_of else EMPTY - 1
     ranked = np.zeros((arrays.n_topics, cutoff), dtype=bool)
     ranked[topic, position] = True
-    judged = ranked & (run_grades >= 0)
-    unjudged = ranked & ~judged
-    discount = metric.discount_table(cutoff)[None, :] / arrays.n_topics
-    if level == "query":
-        return _query_level(campaign, arrays, grades, metric, run_grades, ranked, judged, discount, result)
-    return _item_level(
-        campaign, arrays, metric, topic, position, in_pool, slot, grades, discount, unjudged, result
+    run = RunLayout(
+        topic=topic,
+        position=position,
+        in_pool=in_pool,
+        slot=slot,
+        grades=run_grades,
+        ranked=ranked,
+        judged=ranked & (run_grades >= 0),
+        discount=metric.discount_table(cutoff)[None, :] / arrays.n_topics,
     )
+    return level.run_estimate(campaign, arrays, grades, metric, run, result)
 
 
-def _query_level(
+def query_level_run_estimate(
     campaign: Campaign,
     arrays: PoolArrays,
     grades: np.ndarray,
-    metric: Any,
-    run_grades: np.ndarray,
-    ranked: np.ndarray,
-    judged: np.ndarray,
-    discount: np.ndarray,
+    metric: Metric,
+    run: RunLayout,
     result: dict[str, Any],
 ) -> dict[str, Any]:
+    """Query level: L_new(x) of every counted query draw (module docstring)."""
+    ranked, judged, discount = run.ranked, run.judged, run.discount
     topics, propensities = counted_query_draws(campaign, arrays, grades)
     if topics.size == 0:
         result["warning"] = "no drawn topic is fully judged yet"
         return result
-    matrix = np.where(ranked & ~judged, 0, run_grades)
+    matrix = np.where(ranked & ~judged, 0, run.grades)
     matrix = np.where(ranked, matrix, EMPTY)
     ideal = np.where(arrays.slot_used & (grades >= 0), grades, EMPTY) if metric.name == "nDCG" else None
     values = metric_values(matrix, metric, ideal_grade_matrix=ideal)
@@ -153,19 +169,16 @@ def _query_level(
     return _finish(result, estimate, mass, total)
 
 
-def _item_level(
+def item_level_run_estimate(
     campaign: Campaign,
     arrays: PoolArrays,
-    metric: Any,
-    topic: np.ndarray,
-    position: np.ndarray,
-    in_pool: np.ndarray,
-    slot: np.ndarray,
     grades: np.ndarray,
-    discount: np.ndarray,
-    unjudged: np.ndarray,
+    metric: Metric,
+    run: RunLayout,
     result: dict[str, Any],
 ) -> dict[str, Any]:
+    """Item level: `estimation.reuse_estimate` with the run's weights (module docstring)."""
+    topic, position, in_pool, slot, discount = run.topic, run.position, run.in_pool, run.slot, run.discount
     m, n = arrays.slot_used.shape
     cutoff = metric.cutoff
     # P(x, z; S_new) over the pool's slots, and over the run's own positions (for the mass).

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from estimation.costs import fit_cost_model
+from estimation.label_features import default_item_priors, label_feature_names, label_features
 from estimation.label_model import fit_ordinal_model
 from labeling.models import Campaign, Judgment
 from labeling.services.pool_arrays import EMPTY, PoolArrays
@@ -38,48 +39,14 @@ MIN_RELATIVE_COST = 0.05
 
 def feature_names(arrays: PoolArrays) -> list[str]:
     """Names of the columns `item_features` returns, in order."""
-    names = []
-    for name in arrays.system_names:
-        names += [f"discount[{name}]", f"score_z[{name}]"]
-    names += ["systems_in_top_k", "log_length"]
-    if arrays.priors is not None:
-        names.append("prior_expected_grade")
-    return names
+    return label_feature_names(arrays.system_names, with_priors=arrays.priors is not None)
 
 
 def item_features(arrays: PoolArrays, cutoff: int) -> np.ndarray:
     """Feature vector of every slot, shape (m, n, d) (module docstring; 0 on unused slots)."""
-    n_systems, m, depth = arrays.rankings.shape
-    n = arrays.n_slots
-    columns: list[np.ndarray] = []
-    in_top_k = np.zeros((m, n))
-    rows = np.broadcast_to(np.arange(m)[:, None], (m, depth))
-    position_discount = 1.0 / np.log2(np.arange(depth) + 2.0)
-    for s in range(n_systems):
-        ranking = arrays.rankings[s]
-        filled = ranking >= 0
-        discount = np.zeros((m, n))
-        discount[rows[filled], ranking[filled]] = np.broadcast_to(position_discount, (m, depth))[filled]
-        top = np.zeros((m, n))
-        top_filled = filled[:, :cutoff]
-        top[rows[:, :cutoff][top_filled], ranking[:, :cutoff][top_filled]] = 1.0
-        in_top_k += top
-        scores = arrays.scores[s]
-        ranked = np.isfinite(scores)
-        count = np.maximum(ranked.sum(axis=1, keepdims=True), 1)
-        mean = np.where(ranked, scores, 0.0).sum(axis=1, keepdims=True) / count
-        spread = np.sqrt(np.where(ranked, (scores - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / count)
-        z = np.where(
-            ranked & (spread > 0), (np.nan_to_num(scores) - mean) / np.where(spread > 0, spread, 1.0), 0.0
-        )
-        columns += [discount, z]
-    columns += [in_top_k, np.where(np.isfinite(arrays.lengths), np.log1p(np.nan_to_num(arrays.lengths)), 0.0)]
-    if arrays.priors is not None:
-        grades = np.arange(arrays.priors.shape[2], dtype=float)
-        expected = arrays.priors @ grades
-        columns.append(np.where(np.isfinite(expected), expected, 0.0))
-    features = np.stack(columns, axis=-1)
-    return np.where(arrays.slot_used[:, :, None], features, 0.0)
+    return label_features(
+        arrays.rankings, arrays.scores, arrays.lengths, arrays.slot_used, cutoff, priors=arrays.priors
+    )
 
 
 def judged_grades(campaign: Campaign, arrays: PoolArrays) -> np.ndarray:
@@ -105,11 +72,7 @@ def judged_grades(campaign: Campaign, arrays: PoolArrays) -> np.ndarray:
 
 def default_priors(arrays: PoolArrays, n_grades: int) -> np.ndarray:
     """Each slot's default prior, shape (m, n, G): its imported prior, else uniform."""
-    uniform = np.full(arrays.slot_used.shape + (n_grades,), 1.0 / n_grades)
-    if arrays.priors is None:
-        return uniform
-    known = np.all(np.isfinite(arrays.priors), axis=-1, keepdims=True)
-    return np.where(known, arrays.priors, uniform)
+    return default_item_priors(arrays.priors, arrays.slot_used, n_grades)
 
 
 def label_model_fit(

@@ -24,6 +24,7 @@ import numpy as np
 from django.conf import settings
 
 from estimation.metric_spec import Metric
+from estimation.pool import Pool
 from labeling.models import Campaign, PoolItem, RankingEntry, System
 from labeling.selectors import ranking_positions
 
@@ -73,6 +74,29 @@ class PoolArrays:
         topic = np.where(hit, flat // self.n_slots, -1)
         slot = np.where(hit, flat % self.n_slots, -1)
         return topic.astype(np.int64), slot.astype(np.int64)
+
+
+def pool_from_arrays(
+    arrays: PoolArrays, theta: np.ndarray | None = None, item_cost: np.ndarray | None = None
+) -> Pool:
+    """The `estimation.pool.Pool` of these arrays, p(x) uniform over the topics.
+
+    Without `theta` and `item_cost` the pool carries placeholders (grade 0 certain, zero costs):
+    enough for what reads only the rankings and p(x), such as `system_weights`.
+    """
+    m, n = arrays.slot_used.shape
+    if theta is None:
+        theta = np.zeros((m, n, 2))
+        theta[:, :, 0] = 1.0
+    return Pool(
+        theta=theta,
+        slot_used=arrays.slot_used,
+        rankings=arrays.rankings,
+        item_cost=np.zeros((m, n)) if item_cost is None else item_cost,
+        query_weight=np.ones(m),
+        query_ids=arrays.topic_qids,
+        system_names=arrays.system_names,
+    )
 
 
 def pool_depth_of(campaign: Campaign) -> int:

@@ -5,7 +5,9 @@ computed inline when none is stored, so judging goes on without a worker) until 
 are open. A query draw creates one task per pool item of the topic that has neither a
 judgment nor an open task (times the overlap); an item draw, one for its item if needed. A
 draw of a unit already judged or queued creates nothing and costs nothing, but is recorded: it
-counts in the estimator. Each draw stores the propensity in force when it was drawn.
+counts in the estimator. Each draw stores the propensity in force when it was drawn. The
+seeded inverse-CDF loop is `estimation.draws.draw_batch`; the strategy's level says what a unit
+is (a topic or an item); this module reads coverage and costs and stores draws and tasks.
 
 Budget (Sawade et al. 2013, Algorithm 1): drawing stops when the next draw's predicted cost
 would exceed what is left (the budget minus what was spent minus the predicted cost of the
@@ -22,6 +24,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from estimation.draws import STOP_BUDGET, STOP_EXHAUSTED, draw_batch
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
@@ -43,8 +46,8 @@ __all__ = [
 
 # Repeated draws of labelled units cost nothing; this bounds one top-up's loop.
 MAX_DRAWS_PER_TOP_UP = 5000
-BLOCKED_BUDGET = "budget"
-BLOCKED_EXHAUSTED = "exhausted"
+BLOCKED_BUDGET = STOP_BUDGET
+BLOCKED_EXHAUSTED = STOP_EXHAUSTED
 
 
 def tasks_open_count(campaign: Campaign, now: datetime | None = None) -> int:
@@ -111,10 +114,6 @@ class _Coverage:
             self.rows[topic] = row
         return self.rows[topic]
 
-    def cover(self, topic: int, slots: np.ndarray) -> None:
-        self.row(topic)[slots] = True
-        self.uncovered -= int(np.size(slots))
-
 
 @transaction.atomic
 def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
@@ -135,55 +134,47 @@ def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
     _, spent = campaign_spent(campaign)
     left = campaign.budget - spent - outstanding_cost(campaign, state)
     coverage = _Coverage(campaign, arrays)
-    q = state.q.ravel()
-    cumulative = np.cumsum(q)
-    level = state.level
+    strategy = strategy_for(campaign)
+    level = strategy.level
     next_order = (Draw.objects.filter(campaign=campaign).aggregate(top=Max("order"))["top"] or 0) + 1
-    strategy_name = strategy_for(campaign).name
-    blocked = ""
+    # Seeded by the campaign and the draw's order: the same q gives the same draws however the
+    # top-ups are split between the worker and inline requests.
+    batch = draw_batch(
+        state.q,
+        arrays.slot_used,
+        level.unit_items,
+        seed=campaign.seed,
+        first_order=next_order,
+        covered_row=coverage.row,
+        uncovered=coverage.uncovered,
+        cost=lambda topic, slots: draw_cost(campaign, state, arrays.lengths[topic, slots]),
+        budget_left=left,
+        items_wanted=wanted,
+        copies=campaign.overlap,
+        max_draws=MAX_DRAWS_PER_TOP_UP,
+    )
     draws: list[Draw] = []
-    new_slots: list[list[tuple[int, int]]] = []
-    created_tasks = 0
-    for _ in range(MAX_DRAWS_PER_TOP_UP):
-        if coverage.uncovered == 0:
-            blocked = BLOCKED_EXHAUSTED
-            break
-        # Seeded by the campaign and the draw's order: the same q gives the same draws however
-        # the top-ups are split between the worker and inline requests.
-        uniform = np.random.default_rng([campaign.seed, next_order + len(draws)]).random()
-        unit = int(np.searchsorted(cumulative, uniform * cumulative[-1], side="right"))
-        unit = min(unit, q.size - 1)
-        if level == "query":
-            topic, slots = unit, np.flatnonzero(arrays.slot_used[unit] & ~coverage.row(unit))
-        else:
-            topic, slot = divmod(unit, arrays.n_slots)
-            free = arrays.slot_used[topic, slot] and not coverage.row(topic)[slot]
-            slots = np.array([slot] if free else [], dtype=int)
-        cost = draw_cost(campaign, state, arrays.lengths[topic, slots])
-        if cost > left + 1e-9:
-            blocked = BLOCKED_BUDGET
-            break
-        left -= cost
-        coverage.cover(topic, slots)
-        item_slot = None if level == "query" else int(unit % arrays.n_slots)
+    for index, (unit, topic) in enumerate(zip(batch.units.tolist(), batch.topics.tolist(), strict=True)):
+        item_slot = level.item_slot(unit, arrays.n_slots)
         draws.append(
             Draw(
                 campaign=campaign,
-                kind=Draw.Kind.QUERY if level == "query" else Draw.Kind.ITEM,
+                kind=level.draw_kind,
                 topic_id=int(arrays.topic_ids[topic]),
                 pool_item_id=None if item_slot is None else int(arrays.item_ids[topic, item_slot]),
                 document_id=None if item_slot is None else int(arrays.document_ids[topic, item_slot]),
-                order=next_order + len(draws),
-                propensity=float(q[unit] / cumulative[-1]),
-                strategy=strategy_name,
-                cost=cost,
+                order=next_order + index,
+                propensity=float(batch.propensities[index]),
+                strategy=strategy.name,
+                cost=float(batch.costs[index]),
                 sampling_version=state.record.version,
             )
         )
-        new_slots.append([(topic, int(slot)) for slot in slots])
-        created_tasks += slots.size * campaign.overlap
-        if created_tasks >= wanted:
-            break
+    new_slots = [
+        [(topic, int(slot)) for slot in slots]
+        for topic, slots in zip(batch.topics.tolist(), batch.new_slots, strict=True)
+    ]
+    blocked = batch.stopped
     if draws:
         Draw.objects.bulk_create(draws)
         tasks = [

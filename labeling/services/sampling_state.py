@@ -19,8 +19,8 @@ from django.db.models import Count, Max, Sum
 from estimation.pool import Pool
 from labeling.models import Campaign, Judgment, SamplingState
 from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
-from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for
-from labeling.services.strategies import item_weights, strategy_for
+from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for, pool_from_arrays
+from labeling.services.strategies import strategy_for
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,15 +109,7 @@ def campaign_pool(campaign: Campaign, arrays: PoolArrays) -> tuple[Pool, dict[st
     features = item_features(arrays, metric.cutoff)
     theta, label_parameters = label_model_fit(campaign, arrays, grades, features)
     item_cost, cost_parameters = cost_model_fit(campaign, arrays)
-    pool = Pool(
-        theta=theta,
-        slot_used=arrays.slot_used,
-        rankings=arrays.rankings,
-        item_cost=item_cost,
-        query_weight=np.ones(arrays.n_topics),
-        query_ids=arrays.topic_qids,
-        system_names=arrays.system_names,
-    )
+    pool = pool_from_arrays(arrays, theta, item_cost)
     return pool, label_parameters, cost_parameters
 
 
@@ -138,15 +130,7 @@ def sampling_state_refresh(campaign: Campaign, *, force: bool = False) -> Loaded
     query_cost = np.where(arrays.slot_used, pool.item_cost, 0.0).sum(axis=1)
     query_cost = query_cost / query_cost.mean()
     bounds: dict[str, float] = dict(stored.weight_bounds) if stored is not None else {}
-    if strategy.level == "item":
-        weights = item_weights(pool, metric)
-        for index, name in enumerate(arrays.system_names):
-            weighted = weights[index] > 0
-            current = (
-                float(np.max(weights[index][weighted] / distribution.q[weighted])) if weighted.any() else 0.0
-            )
-            # Every draw so far came from some stored q: the largest P/Q over them bounds each term.
-            bounds[name] = max(bounds.get(name, 0.0), current)
+    bounds = strategy.level.weight_bounds(pool, metric, distribution.q, bounds)
     payload = _encode(
         q=np.asarray(distribution.q, dtype=float),
         query_cost=query_cost,
@@ -162,7 +146,7 @@ def sampling_state_refresh(campaign: Campaign, *, force: bool = False) -> Loaded
         record.version += 1
         record.pool_version = campaign.pool_version
         record.fingerprint = fingerprint
-        record.level = strategy.level
+        record.level = strategy.level.name
         record.arrays = payload
         record.label_model = {**label_parameters, "focus_systems": [arrays.system_names[i] for i in focus]}
         record.cost_model = cost_parameters
@@ -175,6 +159,6 @@ def sampling_state_current(campaign: Campaign) -> LoadedState | None:
     """The stored state if it matches the pool version and strategy, else a fresh one."""
     stored = SamplingState.objects.filter(campaign=campaign).first()
     level = strategy_for(campaign).level
-    if stored is not None and stored.pool_version == campaign.pool_version and stored.level == level:
+    if stored is not None and stored.pool_version == campaign.pool_version and stored.level == level.name:
         return state_load(stored)
     return sampling_state_refresh(campaign)

@@ -15,32 +15,230 @@ Item level (one unit = a (topic, document) pair), with replacement (Schnabel et 
   (leaderboard: absolute), ``u~ sqrt(sum (P_S - mean P)^2)`` (relative), mixed with the
   uniform distribution over pairs any pooled system ranks in its top K. DCG only.
 
-A strategy only computes distributions; `labeling.services.sampling.draws_top_up` draws.
+A strategy computes the distribution; its `Level` says what a draw is (a topic or an item)
+and how the draws become estimates, new-run evaluations and exports. Callers ask
+`strategy_for(campaign)` and call methods: no other module switches on the level's name. A new
+strategy is one class here, registered in `STRATEGIES` (and a `Campaign.Strategy` choice).
+`labeling.services.sampling.draws_top_up` draws.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from estimation.costs import query_costs
+from estimation.draws import pair_unit_items, topic_unit_items
+from estimation.item_estimators import item_level_weight_bound
 from estimation.item_sampling import item_sampling_distribution, system_weights
 from estimation.metric_spec import Metric
 from estimation.moments import ranking_moments
 from estimation.pool import Pool
 from estimation.results import SamplingDistribution
 from estimation.sampling import optimal_query_distribution, passive_distribution
-from labeling.models import Campaign
+from labeling.models import Campaign, Draw
+from labeling.services.pool_arrays import PoolArrays, campaign_metric
+
+if TYPE_CHECKING:
+    from labeling.services.evaluation import RunLayout
+    from labeling.services.sampling_state import LoadedState
+
+# The levels' estimates and evaluations live in `estimates` and `evaluation`, which ask this
+# module for the campaign's strategy: the levels import them when called, not at import time.
+
+
+class Level(ABC):
+    """What one draw is (a topic or an item) and how draws become estimates and exports."""
+
+    name: ClassVar[str]  # stored in SamplingState.level and EstimateSnapshot.level
+    draw_kind: ClassVar[str]  # Draw.kind of its draws
+
+    @abstractmethod
+    def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
+        """The topic and candidate slots of a flat unit of q."""
+
+    @abstractmethod
+    def item_slot(self, unit: int, n_slots: int) -> int | None:
+        """The slot an item draw names (stored on the Draw); None when a draw is a whole topic."""
+
+    @abstractmethod
+    def check_metric(self, strategy_name: str, metric: Metric) -> None:
+        """ValueError when the level cannot estimate the campaign's metric."""
+
+    def weight_bounds(
+        self, pool: Pool, metric: Metric, q: np.ndarray, bounds: dict[str, float]
+    ) -> dict[str, float]:
+        """The stored per-system weight bounds after a new q (unchanged unless the level uses them)."""
+        return bounds
+
+    @abstractmethod
+    def estimate_rows(
+        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+    ) -> tuple[list[dict], dict | None, int]:
+        """Per system and metric rows, the difference row, and the number of draws counted."""
+
+    @abstractmethod
+    def evaluation_metric(self, campaign: Campaign) -> Metric:
+        """The metric a new run is evaluated with."""
+
+    @abstractmethod
+    def run_estimate(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        metric: Metric,
+        run: RunLayout,
+        result: dict[str, Any],
+    ) -> dict[str, Any]:
+        """A new run's estimate from the stored draws, filled into `result`."""
+
+    @abstractmethod
+    def sampling_rows(self, state: LoadedState, arrays: PoolArrays) -> list[list[str]]:
+        """The sampling-distribution export: a header and one row per unit (none when the stored
+        q no longer fits the pool)."""
+
+
+class QueryLevel(Level):
+    """One draw = a topic, labelled in full (Sawade et al. 2013)."""
+
+    name = "query"
+    draw_kind = Draw.Kind.QUERY
+
+    def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
+        return topic_unit_items(unit, slot_used)
+
+    def item_slot(self, unit: int, n_slots: int) -> int | None:
+        return None
+
+    def check_metric(self, strategy_name: str, metric: Metric) -> None:
+        """Every metric: a drawn topic is labelled in full, so L(x) is known for any metric."""
+
+    def estimate_rows(
+        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+    ) -> tuple[list[dict], dict | None, int]:
+        from labeling.services.estimates import query_level_rows
+
+        return query_level_rows(campaign, arrays, grades, spent)
+
+    def evaluation_metric(self, campaign: Campaign) -> Metric:
+        return campaign_metric(campaign)
+
+    def run_estimate(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        metric: Metric,
+        run: RunLayout,
+        result: dict[str, Any],
+    ) -> dict[str, Any]:
+        from labeling.services.evaluation import query_level_run_estimate
+
+        return query_level_run_estimate(campaign, arrays, grades, metric, run, result)
+
+    def sampling_rows(self, state: LoadedState, arrays: PoolArrays) -> list[list[str]]:
+        if state.q.shape != (arrays.n_topics,):
+            return []
+        return [["topic", "q", "cost", "expected"]] + [
+            [
+                qid,
+                repr(float(state.q[index])),
+                repr(float(state.query_cost[index])),
+                repr(float(state.expected[index])),
+            ]
+            for index, qid in enumerate(arrays.topic_qids)
+        ]
+
+
+class ItemLevel(Level):
+    """One draw = a (topic, document) pair (Schnabel et al. 2016); DCG only."""
+
+    name = "item"
+    draw_kind = Draw.Kind.ITEM
+
+    def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
+        return pair_unit_items(unit, slot_used)
+
+    def item_slot(self, unit: int, n_slots: int) -> int | None:
+        return int(unit % n_slots)
+
+    def check_metric(self, strategy_name: str, metric: Metric) -> None:
+        if metric.name != "DCG":
+            raise ValueError(
+                f"the {strategy_name!r} strategy (item-level importance sampling) estimates DCG only; "
+                f"{metric} is not linear in the item labels: choose a query-level strategy (passive, "
+                "active, ...) or DCG@K"
+            )
+
+    def weight_bounds(
+        self, pool: Pool, metric: Metric, q: np.ndarray, bounds: dict[str, float]
+    ) -> dict[str, float]:
+        bounds = dict(bounds)
+        weights = item_weights(pool, metric)
+        for index, name in enumerate(pool.system_names):
+            # Every draw so far came from some stored q: the largest P/Q over them bounds each term.
+            bounds[name] = max(bounds.get(name, 0.0), item_level_weight_bound(weights[index], q))
+        return bounds
+
+    def estimate_rows(
+        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+    ) -> tuple[list[dict], dict | None, int]:
+        from labeling.services.estimates import item_level_rows
+
+        return item_level_rows(campaign, arrays, grades, spent)
+
+    def evaluation_metric(self, campaign: Campaign) -> Metric:
+        return campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+
+    def run_estimate(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        metric: Metric,
+        run: RunLayout,
+        result: dict[str, Any],
+    ) -> dict[str, Any]:
+        from labeling.services.evaluation import item_level_run_estimate
+
+        return item_level_run_estimate(campaign, arrays, grades, metric, run, result)
+
+    def sampling_rows(self, state: LoadedState, arrays: PoolArrays) -> list[list[str]]:
+        if state.q.shape != arrays.slot_used.shape:
+            return []
+        return [["topic", "docno", "q", "cost"]] + [
+            [qid, docno, repr(float(state.q[index, slot])), repr(float(state.item_cost[index, slot]))]
+            for index, qid in enumerate(arrays.topic_qids)
+            for slot, docno in enumerate(arrays.docnos[index])
+        ]
+
+
+QUERY_LEVEL = QueryLevel()
+ITEM_LEVEL = ItemLevel()
+LEVELS: dict[str, Level] = {level.name: level for level in (QUERY_LEVEL, ITEM_LEVEL)}
+
+
+def level_named(name: str) -> Level:
+    """The level a stored state or snapshot names ("query", "item")."""
+    try:
+        return LEVELS[name]
+    except KeyError:
+        raise ValueError(f"unknown sampling level {name!r}") from None
 
 
 class SamplingStrategy(ABC):
     """Computes a campaign's sampling distribution over topics (query level) or pairs (item level)."""
 
     name: ClassVar[str]
-    level: ClassVar[str]
+    level: ClassVar[Level]
+
+    def validate(self, metric: Metric) -> None:
+        """ValueError when the campaign's settings do not suit the strategy."""
+        self.level.check_metric(self.name, metric)
 
     @abstractmethod
     def distribution(
@@ -62,7 +260,7 @@ def focus_expected(pool: Pool, metric: Metric, focus: Sequence[int]) -> np.ndarr
 
 
 class QueryStrategy(SamplingStrategy):
-    level = "query"
+    level = QUERY_LEVEL
     uniform_labels: ClassVar[bool] = False
     unit_costs: ClassVar[bool] = False
 
@@ -125,7 +323,7 @@ class ItemStrategy(SamplingStrategy):
     """Item-level importance sampling of (topic, document) pairs for DCG (Schnabel et al.)."""
 
     name = "items"
-    level = "item"
+    level = ITEM_LEVEL
 
     def distribution(
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
@@ -164,11 +362,13 @@ STRATEGIES: dict[str, SamplingStrategy] = {
 
 
 def strategy_for(campaign: Campaign) -> SamplingStrategy:
-    """The campaign's strategy object; ValueError for an unknown name."""
+    """The campaign's strategy object; ValueError naming the available ones for an unknown name."""
     try:
         return STRATEGIES[campaign.strategy]
     except KeyError:
-        raise ValueError(f"unknown sampling strategy {campaign.strategy!r}") from None
+        raise ValueError(
+            f"unknown strategy {campaign.strategy!r}; available: {', '.join(sorted(STRATEGIES))}"
+        ) from None
 
 
 def item_weights(pool: Pool, metric: Metric) -> np.ndarray:
