@@ -104,27 +104,28 @@ class AssessorsApi(APIView):
         return Response({"usernames": usernames})
 
 
-class CampaignStartApi(APIView):
+class _StatusChangeApi(APIView):
+    """POST: one service that changes the campaign's status; 409 when the status does not allow it."""
+
+    change: staticmethod
+
+    @extend_schema(request=None, responses={200: CampaignOutputSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        try:
+            campaign = type(self).change(campaign=campaign)
+        except ValueError as error:
+            return conflict(str(error))
+        return Response(CampaignOutputSerializer(campaign).data)
+
+
+class CampaignStartApi(_StatusChangeApi):
     """Start or resume judging."""
 
-    @extend_schema(request=None, responses={200: CampaignOutputSerializer})
-    def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, MANAGE)
-        try:
-            campaign = services.campaign_start(campaign=campaign)
-        except ValueError as error:
-            return conflict(str(error))
-        return Response(CampaignOutputSerializer(campaign).data)
+    change = staticmethod(services.campaign_start)
 
 
-class CampaignPauseApi(APIView):
+class CampaignPauseApi(_StatusChangeApi):
     """Pause judging."""
 
-    @extend_schema(request=None, responses={200: CampaignOutputSerializer})
-    def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, MANAGE)
-        try:
-            campaign = services.campaign_pause(campaign=campaign)
-        except ValueError as error:
-            return conflict(str(error))
-        return Response(CampaignOutputSerializer(campaign).data)
+    change = staticmethod(services.campaign_pause)

@@ -37,22 +37,7 @@
     page.showItem();
   }
 
-  // The progress bar follows the campaign at most every PROGRESS_EVERY_MS: /progress/ counts
-  // over the whole campaign, and fifty assessors asking after every item would keep the database
-  // busy for a bar that moves by a fraction of a percent. A call inside the interval schedules
-  // one trailing refresh, so the bar still ends up current.
-  const PROGRESS_EVERY_MS = 10000;
-  let progressAt = 0;
-  let progressTimer = null;
-  function refreshProgressSoon() {
-    if (progressTimer !== null) return;
-    const wait = Math.max(0, progressAt + PROGRESS_EVERY_MS - Date.now());
-    progressTimer = setTimeout(() => {
-      progressTimer = null;
-      progressAt = Date.now();
-      refreshProgress();
-    }, wait);
-  }
+  const refreshProgressSoon = common.throttledProgress(refreshProgress);
 
   async function refreshProgress() {
     const { status, data } = await api("GET", config.progress_url);

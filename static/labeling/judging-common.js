@@ -356,8 +356,29 @@ window.JudgingCommon = (function () {
     };
   }
 
+  // ---------- Campaign progress ----------
+  // The progress bar follows the campaign at most every PROGRESS_EVERY_MS: /progress/ counts
+  // over the whole campaign, and fifty assessors asking after every item would keep the database
+  // busy for a bar that moves by a fraction of a percent. A call inside the interval schedules
+  // one trailing refresh, so the bar still ends up current. Returns the "refresh soon" function.
+  const PROGRESS_EVERY_MS = 10000;
+  function throttledProgress(refresh) {
+    let refreshedAt = 0;
+    let timer = null;
+    return function refreshSoon() {
+      if (timer !== null) return;
+      const wait = Math.max(0, refreshedAt + PROGRESS_EVERY_MS - Date.now());
+      timer = setTimeout(() => {
+        timer = null;
+        refreshedAt = Date.now();
+        refresh();
+      }, wait);
+    };
+  }
+
   return {
     $: $, makeApi: makeApi, queryTerms: queryTerms, highlighted: highlighted,
     renderDocument: renderDocument, formatSeconds: formatSeconds, session: session,
+    throttledProgress: throttledProgress,
   };
 })();

@@ -44,22 +44,7 @@
     page.showItem();
   }
 
-  // The campaign's progress, at most every PROGRESS_EVERY_MS as on the graded page: /progress/
-  // counts over the whole campaign, and many assessors asking after every answer would keep the
-  // database busy for a bar that barely moves. A call inside the interval schedules one
-  // trailing refresh, so the bar still ends up current.
-  const PROGRESS_EVERY_MS = 10000;
-  let progressAt = 0;
-  let progressTimer = null;
-  function refreshProgressSoon() {
-    if (progressTimer !== null) return;
-    const wait = Math.max(0, progressAt + PROGRESS_EVERY_MS - Date.now());
-    progressTimer = setTimeout(() => {
-      progressTimer = null;
-      progressAt = Date.now();
-      refreshProgress();
-    }, wait);
-  }
+  const refreshProgressSoon = common.throttledProgress(refreshProgress);
 
   async function refreshProgress() {
     let result;

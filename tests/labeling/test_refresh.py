@@ -15,7 +15,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,7 @@ from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, Judgme
 from labeling.services import refresh
 from tests.conftest import REPO_ROOT
 from tests.labeling.conftest import upload
-from tests.labeling.workers import CeleryWorker
+from tests.labeling.workers import CeleryWorker, running_worker
 from tests.servers import redis_server
 
 TOPICS, DOCUMENTS = 12, 25  # a pool of 300 items, one topic drawn at a time
@@ -63,22 +62,10 @@ def big_campaign(
     return services.campaign_start(campaign=campaign)
 
 
-@contextmanager
-def _worker(redis_url: str | None, folder: Path, settings: object) -> Iterator[CeleryWorker]:
-    settings.LABELING_REFRESH_MIN_SECONDS = 2  # type: ignore[attr-defined]  # short waits in tests
-    handle = CeleryWorker(redis_url, folder)
-    handle.start()
-    try:
-        handle.wait_caught_up()
-        yield handle
-    finally:
-        handle.stop()
-
-
 @pytest.fixture
 def embedded_worker(tmp_path: Path, settings: object) -> Iterator[CeleryWorker]:
     """A worker on the embedded default: filesystem broker and file cache under tmp_path/var."""
-    with _worker(None, tmp_path, settings) as handle:
+    with running_worker(None, tmp_path, settings) as handle:
         yield handle
 
 
@@ -86,7 +73,7 @@ def embedded_worker(tmp_path: Path, settings: object) -> Iterator[CeleryWorker]:
 def redis_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[CeleryWorker]:
     """A worker whose broker and cache are the session's Redis."""
     redis.Redis.from_url(redis_url).flushdb()  # no marker of an earlier test
-    with _worker(redis_url, tmp_path, settings) as handle:
+    with running_worker(redis_url, tmp_path, settings) as handle:
         yield handle
 
 
@@ -244,7 +231,7 @@ def test_it_keeps_judging_while_redis_hangs_and_refreshes_once_it_is_back(
             os.kill(pid, signal.SIGCONT)
         hang.append(time.time())
 
-    with _worker(own_redis, tmp_path, settings) as worker:
+    with running_worker(own_redis, tmp_path, settings) as worker:
         reports = _burst(worker, big_campaign, during=hang_redis_early_in_the_burst)
         assert all(report["flushed"] for report in reports)
         last = _last_judgment_at(reports)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,20 @@ class CeleryWorker:
             self.process.wait()
 
 
+@contextmanager
+def running_worker(redis_url: str | None, folder: Path, settings: object) -> Iterator[CeleryWorker]:
+    """A started worker that has caught up (refreshes spaced 2 s apart, as the tests expect);
+    stopped on exit."""
+    settings.LABELING_REFRESH_MIN_SECONDS = 2  # type: ignore[attr-defined]  # short waits in tests
+    handle = CeleryWorker(redis_url, folder)
+    handle.start()
+    try:
+        handle.wait_caught_up()
+        yield handle
+    finally:
+        handle.stop()
+
+
 @pytest.fixture
 def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[CeleryWorker]:
     """A started worker (see `CeleryWorker`); this process publishes to the same Redis and
@@ -122,16 +137,12 @@ def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[
             "OPTIONS": {"socket_connect_timeout": timeout, "socket_timeout": timeout},
         }
     }
-    settings.LABELING_REFRESH_MIN_SECONDS = 2  # type: ignore[attr-defined]  # short waits in tests
     cache.clear()
-    handle = CeleryWorker(redis_url, tmp_path)
     use_broker(redis_url)
-    handle.start()
     try:
-        handle.wait_caught_up()
-        yield handle
+        with running_worker(redis_url, tmp_path, settings) as handle:
+            yield handle
     finally:
-        handle.stop()
         use_broker("memory://")
 
 
