@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from django.utils.module_loading import import_string
 
 from estimation.costs import query_costs
 from estimation.draws import pair_unit_items, topic_unit_items
@@ -45,9 +46,6 @@ from labeling.services.pool_arrays import PoolArrays, campaign_metric
 if TYPE_CHECKING:
     from labeling.services.evaluation import RunLayout
     from labeling.services.sampling_state import LoadedState
-
-# The levels' estimates and evaluations live in `estimates` and `evaluation`, which ask this
-# module for the campaign's strategy: the levels import them when called, not at import time.
 
 
 class Level(ABC):
@@ -74,17 +72,22 @@ class Level(ABC):
         """The stored per-system weight bounds after a new q (unchanged unless the level uses them)."""
         return bounds
 
-    @abstractmethod
+    # The functions that turn this level's draws into numbers, as "module.function": they live
+    # in `estimates` and `evaluation`, which ask this module for the strategy, so they are
+    # imported when first called.
+    estimates_function: ClassVar[str]
+    run_estimate_function: ClassVar[str]
+
     def estimate_rows(
         self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
     ) -> tuple[list[dict], dict | None, int]:
         """Per system and metric rows, the difference row, and the number of draws counted."""
+        return import_string(self.estimates_function)(campaign, arrays, grades, spent)
 
     @abstractmethod
     def evaluation_metric(self, campaign: Campaign) -> Metric:
         """The metric a new run is evaluated with."""
 
-    @abstractmethod
     def run_estimate(
         self,
         campaign: Campaign,
@@ -95,6 +98,7 @@ class Level(ABC):
         result: dict[str, Any],
     ) -> dict[str, Any]:
         """A new run's estimate from the stored draws, filled into `result`."""
+        return import_string(self.run_estimate_function)(campaign, arrays, grades, metric, run, result)
 
     @abstractmethod
     def sampling_rows(self, state: LoadedState, arrays: PoolArrays) -> list[list[str]]:
@@ -107,6 +111,8 @@ class QueryLevel(Level):
 
     name = "query"
     draw_kind = Draw.Kind.QUERY
+    estimates_function = "labeling.services.estimates.query_level_rows"
+    run_estimate_function = "labeling.services.evaluation.query_level_run_estimate"
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return topic_unit_items(unit, slot_used)
@@ -117,28 +123,8 @@ class QueryLevel(Level):
     def check_metric(self, strategy_name: str, metric: Metric) -> None:
         """Every metric: a drawn topic is labelled in full, so L(x) is known for any metric."""
 
-    def estimate_rows(
-        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
-    ) -> tuple[list[dict], dict | None, int]:
-        from labeling.services.estimates import query_level_rows
-
-        return query_level_rows(campaign, arrays, grades, spent)
-
     def evaluation_metric(self, campaign: Campaign) -> Metric:
         return campaign_metric(campaign)
-
-    def run_estimate(
-        self,
-        campaign: Campaign,
-        arrays: PoolArrays,
-        grades: np.ndarray,
-        metric: Metric,
-        run: RunLayout,
-        result: dict[str, Any],
-    ) -> dict[str, Any]:
-        from labeling.services.evaluation import query_level_run_estimate
-
-        return query_level_run_estimate(campaign, arrays, grades, metric, run, result)
 
     def sampling_rows(self, state: LoadedState, arrays: PoolArrays) -> list[list[str]]:
         if state.q.shape != (arrays.n_topics,):
@@ -159,6 +145,8 @@ class ItemLevel(Level):
 
     name = "item"
     draw_kind = Draw.Kind.ITEM
+    estimates_function = "labeling.services.estimates.item_level_rows"
+    run_estimate_function = "labeling.services.evaluation.item_level_run_estimate"
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return pair_unit_items(unit, slot_used)
@@ -184,28 +172,8 @@ class ItemLevel(Level):
             bounds[name] = max(bounds.get(name, 0.0), item_level_weight_bound(weights[index], q))
         return bounds
 
-    def estimate_rows(
-        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
-    ) -> tuple[list[dict], dict | None, int]:
-        from labeling.services.estimates import item_level_rows
-
-        return item_level_rows(campaign, arrays, grades, spent)
-
     def evaluation_metric(self, campaign: Campaign) -> Metric:
         return campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
-
-    def run_estimate(
-        self,
-        campaign: Campaign,
-        arrays: PoolArrays,
-        grades: np.ndarray,
-        metric: Metric,
-        run: RunLayout,
-        result: dict[str, Any],
-    ) -> dict[str, Any]:
-        from labeling.services.evaluation import item_level_run_estimate
-
-        return item_level_run_estimate(campaign, arrays, grades, metric, run, result)
 
     def sampling_rows(self, state: LoadedState, arrays: PoolArrays) -> list[list[str]]:
         if state.q.shape != arrays.slot_used.shape:
