@@ -274,11 +274,6 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
-    # Two choice sets share the field name "mode": the campaign's and the pairwise settings'.
-    "ENUM_NAME_OVERRIDES": {
-        "JudgingModeEnum": "labeling.models.Campaign.JudgingMode",
-        "PairwiseModeEnum": "pairwise.models.PairwiseSettings.Mode",
-    },
 }
 
 # Judging settings: how long a leased item stays reserved, how long an undo is allowed.

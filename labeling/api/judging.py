@@ -37,18 +37,23 @@ def _api_token(request: HttpRequest) -> str | None:
         return None
 
 
+# The schema lists every registered mode's shapes; the lambdas defer that to when the schema is
+# generated, since this module is imported while the modes are still registering.
 def _next_item_schema() -> PolymorphicProxySerializer:
     return PolymorphicProxySerializer(
         component_name="NextItem",
-        serializers={mode.task_kind: mode.item_serializer() for mode in all_modes()},
+        serializers=lambda: {mode.task_kind: mode.item_serializer() for mode in all_modes()},
         resource_type_field_name="kind",
     )
 
 
 def _answer_schema() -> PolymorphicProxySerializer:
-    serializers = {mode.answer_field: mode.answer_serializer() for mode in all_modes()}
     return PolymorphicProxySerializer(
-        component_name="Answer", serializers=list(serializers.values()), resource_type_field_name=None
+        component_name="Answer",
+        serializers=lambda: list(
+            {mode.answer_field: mode.answer_serializer() for mode in all_modes()}.values()
+        ),
+        resource_type_field_name=None,
     )
 
 

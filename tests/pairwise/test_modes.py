@@ -120,3 +120,13 @@ def test_it_answers_an_unknown_answer_body_with_a_400_naming_the_fields(
     assert (
         response.json()["detail"] == "an answer carries grade (to a grade item) or outcome (to a pair item)"
     )
+
+
+def test_it_documents_every_modes_items_and_answers_in_the_schema(
+    coordinator: AbstractBaseUser, api: object
+) -> None:
+    response = api(coordinator).get("/api/schema/", HTTP_ACCEPT="application/json")  # type: ignore[operator]
+    components = response.json()["components"]["schemas"]
+    assert set(components["NextItem"]["discriminator"]["mapping"]) == {"grade", "pair"}
+    answers = {entry["$ref"].rsplit("/", 1)[1] for entry in components["AnswerRequest"]["oneOf"]}
+    assert answers == {"AnswerInputRequest", "PairAnswerInputRequest"}
