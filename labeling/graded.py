@@ -111,7 +111,7 @@ class GradedMode(JudgingMode):
     task_kind = "grade"
     answer_field = "grade"
     uses_sampling = True
-    uploads = ("topics", "documents", "runs", "qrels")
+    uploads = ("topics", "documents", "runs", "qrels", "labels")
     exports = GRADED_EXPORTS
 
     def settings_of(self, campaign: Campaign) -> dict[str, Any]:

@@ -137,6 +137,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "uploads": [
             {"kind": kind, **{k: v for k, v in UPLOADS[kind].items() if k != "service"}}
             for kind in mode.uploads
+            if kind in UPLOADS  # the page offers files; prior labels come through the API only
         ],
         "exports": downloads if request.user.has_perm(EXPORT, campaign) else [],
         **extra,

@@ -7,6 +7,7 @@ from typing import Any
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 from labeling import services
 from labeling.access import campaign_for
 from labeling.models import Campaign
+from labeling.modes import mode_of
 from labeling.permissions import MANAGE
 from labeling.serializers import ErrorsSerializer, ImportReportSerializer, UploadSerializer
 
@@ -60,6 +62,7 @@ class ImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
     many_files = False
+    kind = ""  # the upload kind the campaign's mode must take (JudgingMode.uploads)
 
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
         raise NotImplementedError
@@ -70,6 +73,8 @@ class ImportApi(APIView):
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_for(request, campaign_id, MANAGE)
+        if self.kind not in mode_of(campaign).uploads:
+            raise NotFound(f"A {campaign.judging_mode} campaign takes no {self.kind} upload.")
         uploads = request.FILES.getlist("file")
         if not uploads:
             return upload_errors("upload a file in the field 'file'")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +14,8 @@ from rest_framework.views import APIView
 from labeling import exports, selectors, services
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, import_failed, upload_errors
+from labeling.models import Campaign
+from labeling.modes import mode_of
 from labeling.permissions import MANAGE, VIEW_RESULTS
 from labeling.serializers import (
     ErrorsSerializer,
@@ -25,12 +28,21 @@ from labeling.serializers import (
 )
 
 
+def sampling_campaign_for(request: Request, campaign_id: int, permission: str) -> Campaign:
+    """`campaign_for`, and 404 when the campaign's judging mode does not sample and estimate
+    (pairwise, top-k: their results are on their own dashboard and endpoints)."""
+    campaign = campaign_for(request, campaign_id, permission)
+    if not mode_of(campaign).uses_sampling:
+        raise NotFound("This campaign's judging mode does not sample or estimate metrics.")
+    return campaign
+
+
 class EstimatesApi(APIView):
     """The current estimate of every pooled system and metric, the goal's difference, spent and budget."""
 
     @extend_schema(responses={200: EstimatesSerializer})
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         result = services.estimates_current(campaign)
         result.pop("fingerprint", None)
         return Response(result)
@@ -45,7 +57,7 @@ class EstimatesHistoryApi(APIView):
         responses={200: SnapshotSerializer(many=True)},
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         after = request.query_params.get("after")
         if after is not None and not after.isdigit():
             return bad_request(f"after must be a snapshot id (a whole number), got {after!r}")
@@ -57,7 +69,7 @@ class SamplingApi(APIView):
 
     @extend_schema(responses={200: SamplingTopicSerializer(many=True)})
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         return Response(selectors.sampling_per_topic(campaign))
 
 
@@ -66,7 +78,7 @@ class ThroughputApi(APIView):
 
     @extend_schema(responses={200: ThroughputSerializer})
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         return Response(selectors.campaign_throughput_summary(campaign))
 
 
@@ -77,7 +89,7 @@ class EvaluateRunApi(APIView):
 
     @extend_schema(responses={200: RunEvaluationSerializer(many=True)})
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         systems = campaign.systems.filter(evaluation_only=True).order_by("id")
         return Response([services.run_evaluate(campaign, system) for system in systems])
 
@@ -86,7 +98,7 @@ class EvaluateRunApi(APIView):
         responses={201: RunEvaluationSerializer(many=True), 400: OpenApiResponse(ErrorsSerializer)},
     )
     def post(self, request: Request, campaign_id: int) -> Response:
-        campaign = campaign_for(request, campaign_id, MANAGE)
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
         uploads = request.FILES.getlist("file")
         if not uploads:
             return upload_errors("upload a run in the field 'file'")

@@ -12,6 +12,8 @@ from labeling.models import Campaign
 class TopicsImportApi(ImportApi):
     """Import topics: TREC topic files or JSONL ({id, title, description, narrative})."""
 
+    kind = "topics"
+
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
         return services.topics_import(campaign=campaign, files=files, file_format=file_format)
 
@@ -19,12 +21,16 @@ class TopicsImportApi(ImportApi):
 class DocumentsImportApi(ImportApi):
     """Import documents: JSONL ({docno, title, text, url, length})."""
 
+    kind = "documents"
+
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
         return services.documents_import(campaign=campaign, files=files, file_format=file_format)
 
 
 class RunsImportApi(ImportApi):
     """Import TREC runs (several files at once, plain or gzip); one system per file."""
+
+    kind = "runs"
 
     many_files = True
 
@@ -35,6 +41,8 @@ class RunsImportApi(ImportApi):
 class QrelsImportApi(ImportApi):
     """Import TREC qrels (`qid 0 docno grade`), counted as already judged."""
 
+    kind = "qrels"
+
     many_files = True
 
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
@@ -43,6 +51,8 @@ class QrelsImportApi(ImportApi):
 
 class LabelsImportApi(ImportApi):
     """Import prior grade probabilities (`qid docno p_0 .. p_ymax`) for the label model."""
+
+    kind = "labels"
 
     many_files = True
 

@@ -130,3 +130,24 @@ def test_it_documents_every_modes_items_and_answers_in_the_schema(
     assert set(components["NextItem"]["discriminator"]["mapping"]) == {"grade", "pair"}
     answers = {entry["$ref"].rsplit("/", 1)[1] for entry in components["AnswerRequest"]["oneOf"]}
     assert answers == {"AnswerInputRequest", "PairAnswerInputRequest"}
+
+
+@pytest.mark.parametrize(
+    "path", ["estimates/", "estimates/history/", "sampling/", "throughput/", "evaluate/"]
+)
+def test_it_has_no_estimates_for_a_mode_that_does_not_sample(
+    topk_campaign: Campaign, campaign: Campaign, coordinator: AbstractBaseUser, api: object, path: str
+) -> None:
+    client = api(coordinator)  # type: ignore[operator]
+    assert client.get(f"/api/campaigns/{topk_campaign.pk}/{path}").status_code == 404
+    assert client.get(f"/api/campaigns/{campaign.pk}/{path}").status_code == 200
+
+
+def test_it_refuses_a_qrels_upload_over_the_api_where_the_mode_takes_none(
+    topk_campaign: Campaign, coordinator: AbstractBaseUser, api: object
+) -> None:
+    qrels = io.BytesIO(b"401 0 D401-1 1\n")
+    qrels.name = "q.txt"
+    url = f"/api/campaigns/{topk_campaign.pk}/qrels/"
+    response = api(coordinator).post(url, {"file": qrels}, format="multipart")  # type: ignore[operator]
+    assert response.status_code == 404 and "takes no qrels upload" in response.json()["detail"]
