@@ -9,7 +9,7 @@ from django import forms
 
 from estimation.metric_spec import Metric
 from labeling.models import Campaign
-from labeling.modes import mode_choices
+from labeling.modes import mode_choices, mode_named
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
 _GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
@@ -103,9 +103,19 @@ class CampaignCreateForm(forms.Form):
         if data.get("goal") == Campaign.Goal.LEADERBOARD and not data.get("goal_k"):
             self.add_error("goal_k", "a leaderboard needs k")
         data["judging_mode"] = data.get("judging_mode") or "graded"
-        # k is the top-k mode's own setting (labeling.modes), not a campaign field.
+        # k is a setting of the top-k mode (labeling.modes), not a campaign field.
         k = data.pop("topk_k", None)
-        data["mode_settings"] = {"k": k} if k else {}
+        data["mode_settings"] = {}
+        if k:
+            try:
+                mode = mode_named(data["judging_mode"])
+            except ValueError as error:
+                self.add_error("judging_mode", str(error))
+                return data
+            if "k" in mode.setting_names:
+                data["mode_settings"] = {"k": k}
+            else:
+                self.add_error("topk_k", f"{mode.label} take no k; leave it empty.")
         return data
 
 

@@ -21,7 +21,7 @@ from labeling import dashboard, exports
 from labeling.agreement import grade_agreement
 from labeling.api import graded as graded_api
 from labeling.models import Campaign, PoolItem, System
-from labeling.modes import Export, JudgingMode
+from labeling.modes import Export, JudgingMode, exports_of
 from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
@@ -88,7 +88,7 @@ GRADED_EXPORTS = (
         "api-export-offline",
         "export/offline.zip",
         "-offline.zip",
-        "Everything to recompute offline (zip)",
+        "Everything to recompute this page offline (zip)",
         "application/zip",
         exports.offline_bundle,
         stream=False,
@@ -194,16 +194,11 @@ class GradedMode(JudgingMode):
             name: reverse(f"api-{name}", args=[campaign.pk])
             for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
         }
-        downloads = (
-            {
-                "draws_csv": reverse("api-export-draws-csv", args=[campaign.pk]),
-                "estimates_csv": reverse("api-export-estimates-csv", args=[campaign.pk]),
-                "estimates_json": reverse("api-export-estimates-json", args=[campaign.pk]),
-                "offline_zip": reverse("api-export-offline", args=[campaign.pk]),
-            }
-            if request.user.has_perm(EXPORT, campaign)
-            else {}
-        )
+        downloads = [
+            {"label": export.label, "url": reverse(export.name, args=[campaign.pk])}
+            for export in exports_of(campaign)
+            if export.place == "dashboard" and request.user.has_perm(EXPORT, campaign)
+        ]
         config = {
             "campaign": campaign.pk,
             "metric": campaign.metric,

@@ -191,11 +191,14 @@ def mode_choices() -> list[tuple[str, str]]:
 
 
 def mode_for_answer(body: object) -> JudgingMode | None:
-    """The mode an answer body is for: the one whose `answer_field` it carries."""
+    """The mode an answer body is for: the one whose `answer_field` it carries; None when it
+    carries none, or the fields of two kinds of item (which item would it answer?)."""
     if not isinstance(body, Mapping):
         return None
     matching = [mode for mode in _MODES.values() if mode.answer_field in body]
-    return matching[0] if matching else None
+    if len({mode.answer_field for mode in matching}) != 1:
+        return None
+    return matching[0]
 
 
 def exports_of(campaign: Campaign) -> list[Export]:

@@ -281,6 +281,9 @@ def campaign_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def campaign_dashboard_model(request: HttpRequest, campaign_id: int) -> JsonResponse:
-    """The strategy and the label and cost models of the last refit, for the dashboard."""
+    """The strategy and the label and cost models of the last refit, for the dashboard (404 for a
+    campaign whose mode does not sample)."""
     campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
+    if not mode_of(campaign).uses_sampling:
+        raise Http404("This campaign's judging mode does not sample.")
     return JsonResponse(dashboard.campaign_model_summary(campaign))

@@ -51,6 +51,8 @@ class PairwiseSettingsApi(APIView):
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         mode = fields.pop("campaign", {}).get("judging_mode")
+        if mode is None:
+            _settings_for(campaign)  # only a pair campaign has pair settings to change
         try:
             pairwise = services.pairwise_configure(campaign=campaign, mode=mode, **fields)
         except ValueError as error:

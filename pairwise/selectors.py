@@ -35,8 +35,20 @@ PREFERENCE_OF_OUTCOME: dict[str, str] = {
 }
 
 
+# The judging modes this app registers (pairwise.modes).
+PAIR_MODES = ("pairwise", "topk")
+
+
+def is_pair_campaign(campaign: Campaign) -> bool:
+    """True when the campaign judges in pairs (free pairs or a HeapSort top-k)."""
+    return campaign.judging_mode in PAIR_MODES
+
+
 def pairwise_settings_get(campaign: Campaign) -> PairwiseSettings | None:
-    """The campaign's pairwise settings, or None for a graded campaign."""
+    """The pair campaign's settings; None for a campaign of another mode (even if settings of an
+    earlier pair mode are stored)."""
+    if not is_pair_campaign(campaign):
+        return None
     return PairwiseSettings.objects.filter(campaign=campaign).first()
 
 

@@ -190,6 +190,7 @@ def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "data": data,
         "exports": _exports(request, campaign),
         "can_manage": request.user.has_perm(MANAGE, campaign),
+        "can_judge": request.user.has_perm(JUDGE, campaign),
     }
     return render(request, "pairwise/results.html", context)
 

@@ -109,7 +109,7 @@ class AnswerApi(APIView):
         if mode is None:
             kinds = {other.answer_field: other.task_kind for other in all_modes()}
             fields = " or ".join(f"{field} (to a {kind} item)" for field, kind in kinds.items())
-            return bad_request(f"an answer carries {fields}")
+            return bad_request(f"an answer carries exactly one of {fields}")
         return mode.answer_response(request, task_id)
 
 

@@ -107,13 +107,12 @@ def campaign_create(
 def campaign_mode_set(
     *, campaign: Campaign, mode_name: str, settings: dict[str, Any] | None = None
 ) -> Campaign:
-    """Switch a campaign to another judging mode (with that mode's settings) before anything was
-    judged or drawn; ValueError otherwise."""
+    """Switch a draft campaign to another judging mode (with that mode's settings); ValueError
+    once it started: the old mode's draws, heaps or answers would not fit the new one."""
     mode = mode_named(mode_name)
     if campaign.judging_mode != mode_name:
-        started = Task.objects.filter(campaign=campaign).exists() or campaign_progress(campaign).judgments > 0
-        if started:
-            raise ValueError("the judging mode cannot change once items were drawn or judged")
+        if campaign.status != Campaign.Status.DRAFT:
+            raise ValueError("the judging mode can only change before the campaign starts")
         Campaign.objects.filter(pk=campaign.pk).update(judging_mode=mode_name)
         campaign.judging_mode = mode_name
     mode.configure(campaign, settings or {})

@@ -37,7 +37,7 @@ from labeling.leases import (
 )
 from labeling.models import Campaign, Document
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
-from pairwise.selectors import heap_active_for_assessor, is_topk
+from pairwise.selectors import heap_active_for_assessor, is_topk, pairwise_settings_get
 from pairwise.services.setup import pairwise_prepare, seed_for
 
 MAX_SECONDS = 24 * 3600.0
@@ -50,6 +50,11 @@ class PairNotPending(Exception):
 
 # ---------------------------------------------------------------------------------------------
 # Leasing
+
+
+def _held_by(assessor: AbstractBaseUser) -> Q:
+    """A pair task this assessor holds and has not answered (a renewal never extends another's)."""
+    return Q(assessor_id=assessor.pk, answered_at__isnull=True)
 
 
 def _claimable_heap(now: datetime) -> Q:
@@ -97,8 +102,8 @@ def _heap_pending_task(heap: TopKHeap, assessor: AbstractBaseUser, now: datetime
         open_tasks.filter(assessor_id=assessor.pk, step=heap.steps).select_related("left", "right").first()
     )
     if current is not None and {current.left.docno, current.right.docno} == {pair.left, pair.right}:
-        lease_renew(PairTask, current.pk, now, seconds)
-        return current
+        if lease_renew(PairTask, current.pk, now, seconds, _held_by(assessor)):
+            return current
     # Kept, not deleted, so a late answer to one of them is refused as not pending (409).
     open_tasks.update(superseded=True)
     documents = {
@@ -128,9 +133,10 @@ def _heap_pending_task(heap: TopKHeap, assessor: AbstractBaseUser, now: datetime
 def _topk_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> PairTask | None:
     for _ in range(5):
         heap = heap_active_for_assessor(campaign, assessor)
-        if heap is not None:
-            lease_renew(TopKHeap, heap.pk, now, campaign.lease_seconds)
-        else:
+        held = Q(assessor_id=assessor.pk)
+        if heap is not None and not lease_renew(TopKHeap, heap.pk, now, campaign.lease_seconds, held):
+            continue  # claimed by someone else since it was read (an untouched, expired heap)
+        if heap is None:
             if campaign.status != Campaign.Status.RUNNING:
                 return None
             pairwise_prepare(campaign=campaign, now=now)
@@ -171,8 +177,7 @@ def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime
     current = PairTask.objects.filter(
         campaign=campaign, heap__isnull=True, assessor_id=assessor.pk, answered_at__isnull=True
     ).first()
-    if current is not None:
-        lease_renew(PairTask, current.pk, now, seconds)
+    if current is not None and lease_renew(PairTask, current.pk, now, seconds, _held_by(assessor)):
         return current
     if campaign.status != Campaign.Status.RUNNING:
         return None
@@ -198,8 +203,8 @@ def pair_next(
 ) -> PairTask | None:
     """Lease the assessor's next pair (their pending one first); None when nothing is left."""
     now = now or timezone.now()
-    if not PairwiseSettings.objects.filter(campaign=campaign).exists():
-        raise ValueError("this campaign has no pairwise settings")
+    if pairwise_settings_get(campaign) is None:
+        raise ValueError("this campaign does not judge in pairs")
     if is_topk(campaign):
         task = _topk_next(campaign, assessor, now)
     else:

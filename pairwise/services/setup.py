@@ -13,7 +13,7 @@ from django.utils import timezone
 from estimation.topk import result, start_topk
 from labeling.models import Campaign, Document, Topic
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
-from pairwise.selectors import is_topk, topic_candidates
+from pairwise.selectors import is_pair_campaign, is_topk, topic_candidates
 
 SETTING_FIELDS = (
     "k",
@@ -35,6 +35,10 @@ def pairwise_configure(*, campaign: Campaign, mode: str | None = None, **fields:
 
         campaign_mode_set(campaign=campaign, mode_name=mode, settings=fields)
         return PairwiseSettings.objects.get(campaign=campaign)
+    if not is_pair_campaign(campaign):
+        raise ValueError(
+            f"a {campaign.judging_mode} campaign does not judge in pairs: choose a pair mode first"
+        )
     unknown = set(fields) - set(SETTING_FIELDS)
     if unknown:
         raise ValueError(f"unknown pairwise setting(s): {', '.join(sorted(unknown))}")

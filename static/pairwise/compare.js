@@ -72,7 +72,8 @@
 
   // ---------- Actions ----------
   function loadNext() {
-    refreshProgressSoon();
+    // Progress after the item: the first /next/ of a campaign makes its lists, which the
+    // progress line counts.
     return page.load(config.next_url, ({ status, data }) => {
       if (status === 204) {
         renderEmpty("Nothing left for you right now",
@@ -83,7 +84,7 @@
       } else {
         renderEmpty("Something went wrong", "The server answered " + status + ".", true);
       }
-    });
+    }).finally(refreshProgressSoon);
   }
 
   async function submit(outcome) {

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
 from django.utils import timezone
 
 from labeling.leases import (
@@ -68,3 +69,18 @@ def test_it_renews_returns_and_reopens(campaign: Campaign, assessor: AbstractBas
     assert task.answered_at is None and task.assessor_id == assessor.pk
     assert leases_return(Task.objects.filter(pk=task.pk)) == 1
     assert Task.objects.filter(pk=task.pk).filter(unanswered_claimable(now)).exists()
+
+
+def test_it_renews_only_a_lease_its_holder_still_holds(
+    campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    # Alice read her task, her lease ran out and Bob took it: her late renewal must not extend
+    # Bob's lease (the pair and heap services renew with the same condition).
+    task, now = _open_task(campaign), timezone.now()
+    lease_claim(Task, task.pk, assessor, now, 60, unanswered_claimable(now))
+    later = now + timedelta(seconds=61)
+    lease_claim(Task, task.pk, second_assessor, later, 60, unanswered_claimable(later))
+    alices = Q(assessor_id=assessor.pk, answered_at__isnull=True)
+    assert not lease_renew(Task, task.pk, later + timedelta(seconds=5), 60, alices)
+    task.refresh_from_db()
+    assert task.assessor_id == second_assessor.pk and task.lease_expires_at == later + timedelta(seconds=60)

@@ -25,6 +25,7 @@ def test_it_registers_graded_pairwise_and_topk_once() -> None:
     assert mode_for_answer({"grade": 1}).name == "graded"
     assert mode_for_answer({"outcome": "left"}).task_kind == "pair"
     assert mode_for_answer({"seconds": 3}) is None and mode_for_answer([1]) is None
+    assert mode_for_answer({"grade": 1, "outcome": "left"}) is None, "which item would it answer?"
 
 
 def test_it_shows_a_top_k_campaign_page_without_graded_parts(
@@ -88,19 +89,17 @@ def test_it_stores_the_mode_once_and_k_with_the_mode(
     assert PairwiseSettings.objects.get(campaign=topk_campaign).k == 2
 
 
-def test_it_refuses_a_mode_switch_once_pairs_were_answered(
+def test_it_refuses_a_mode_switch_once_the_campaign_started(
     topk_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    from pairwise.services import pair_answer, pair_next
+    from pairwise.services import pair_next
 
-    pair_answer(
-        task=pair_next(campaign=topk_campaign, assessor=assessor),
-        assessor=assessor,
-        outcome="left",
-        seconds=1,
-    )
-    with pytest.raises(ValueError, match="cannot change once items were drawn or judged"):
-        services.campaign_mode_set(campaign=topk_campaign, mode_name="graded")
+    pair_next(campaign=topk_campaign, assessor=assessor)  # the heaps are made and one is leased
+    for other in ("graded", "pairwise"):
+        with pytest.raises(ValueError, match="can only change before the campaign starts"):
+            services.campaign_mode_set(campaign=topk_campaign, mode_name=other)
+    topk_campaign.refresh_from_db()
+    assert topk_campaign.judging_mode == "topk"
 
 
 def test_it_serves_the_campaigns_own_judge_page_and_dashboard(
@@ -117,9 +116,10 @@ def test_it_answers_an_unknown_answer_body_with_a_400_naming_the_fields(
 ) -> None:
     response = api(assessor).post("/api/tasks/1/answer/", {"seconds": 2}, format="json")  # type: ignore[operator]
     assert response.status_code == 400
-    assert (
-        response.json()["detail"] == "an answer carries grade (to a grade item) or outcome (to a pair item)"
-    )
+    expected = "an answer carries exactly one of grade (to a grade item) or outcome (to a pair item)"
+    assert response.json()["detail"] == expected
+    both = {"grade": 1, "outcome": "left"}
+    assert api(assessor).post("/api/tasks/1/answer/", both, format="json").status_code == 400  # type: ignore[operator]
 
 
 def test_it_documents_every_modes_items_and_answers_in_the_schema(
@@ -151,3 +151,43 @@ def test_it_refuses_a_qrels_upload_over_the_api_where_the_mode_takes_none(
     url = f"/api/campaigns/{topk_campaign.pk}/qrels/"
     response = api(coordinator).post(url, {"file": qrels}, format="multipart")  # type: ignore[operator]
     assert response.status_code == 404 and "takes no qrels upload" in response.json()["detail"]
+
+
+def test_it_never_turns_a_graded_campaign_into_a_pair_campaign_by_its_settings(
+    campaign: Campaign, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, api: object
+) -> None:
+    from pairwise.services import pair_next
+
+    url = f"/api/campaigns/{campaign.pk}/pairwise/settings/"
+    assert api(coordinator).put(url, {"pairs_per_topic": 3}, format="json").status_code == 404  # type: ignore[operator]
+    assert not PairwiseSettings.objects.filter(campaign=campaign).exists()
+    assert api(assessor).get(f"/api/campaigns/{campaign.pk}/pairwise/next/").status_code == 404  # type: ignore[operator]
+    with pytest.raises(ValueError, match="does not judge in pairs"):
+        pair_next(campaign=campaign, assessor=assessor)
+    assert client_for(coordinator).get(f"/pairwise/{campaign.pk}/settings/").status_code == 404
+
+
+def test_it_has_no_sampling_model_for_a_pair_campaign(
+    topk_campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    response = client_for(coordinator).get(f"/campaigns/{topk_campaign.pk}/dashboard/model.json")
+    assert response.status_code == 404
+
+
+def test_it_asks_for_k_only_in_modes_that_take_it(coordinator: AbstractBaseUser) -> None:
+    form = {
+        "name": "graded with k",
+        "metric": "DCG@10",
+        "goal": "one",
+        "strategy": "passive",
+        "grades": "Bad\nGood",
+        "budget": "10",
+        "budget_unit": "judgments",
+        "overlap": "1",
+        "judging_mode": "graded",
+        "topk_k": "4",
+    }
+    response = client_for(coordinator).post("/campaigns/new/", form)
+    assert response.status_code == 400
+    assert "Graded judgments take no k; leave it empty." in response.content.decode()
+    assert not Campaign.objects.filter(name="graded with k").exists()

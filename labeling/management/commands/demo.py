@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from labeling.demo import demo_load, demo_logins
+from labeling.demo import DEMO_TOPK_CAMPAIGN, demo_load, demo_logins
+from labeling.models import Campaign
 
 
 class Command(BaseCommand):
@@ -17,4 +18,6 @@ class Command(BaseCommand):
         campaign, created = demo_load()
         verb = "Created" if created else "Kept existing"
         self.stdout.write(self.style.SUCCESS(f"{verb} demo campaign {campaign.name!r} (id {campaign.pk})."))
+        topk = Campaign.objects.get(name=DEMO_TOPK_CAMPAIGN)
+        self.stdout.write(self.style.SUCCESS(f"Pairwise judging: {topk.name!r} (id {topk.pk})."))
         self.stdout.write("Demo logins:\n" + demo_logins())
