@@ -7,6 +7,7 @@ top-k exports."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -90,7 +91,7 @@ class PairMode(JudgingMode):
     units_word = "pairs"
     judgments_word = "comparisons"
 
-    def configure(self, campaign: Campaign, settings: dict[str, Any]) -> None:  # type: ignore[override]
+    def configure(self, campaign: Campaign, settings: Mapping[str, Any]) -> None:
         super().configure(campaign, settings)
         services.pairwise_configure(campaign=campaign, **settings)
 
