@@ -170,7 +170,7 @@ def simulate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
     out.write("\t".join(COLUMNS) + "\n")
     for row in rows:
         numbers = (row.budget, row.truth, row.mean, row.bias_se, row.rmse, row.coverage, row.mean_width)
-        fields = [row.strategy, *(f"{value:.6g}" for value in numbers), f"{row.topics_judged:.4g}"]
+        fields = [row.strategy, *(f"{value:.8g}" for value in numbers), f"{row.topics_judged:.4g}"]
         out.write("\t".join(fields) + "\n")
     used = " minus ".join(run.tag for run in runs[:needed])
     err.write(
