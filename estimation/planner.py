@@ -290,22 +290,27 @@ def budget_needed(
     """The budget at which ``strategy``'s ``quantity`` (``"rmse"`` or ``"mean_width"``) falls to ``target``.
 
     Interpolates log(quantity) against log(budget) between the two budgets whose values
-    bracket the target (the first such pair from the smallest budget: errors fall roughly as
-    1/sqrt(budget), a straight line in log-log). Outside the budgets simulated, the nearest
-    segment's line is extended and ``extrapolated`` is set. nan when fewer than two budgets
-    have a finite positive value, or the curve does not fall.
+    bracket the target (errors fall roughly as 1/sqrt(budget), a straight line in log-log),
+    searching from the largest budget down: at tiny budgets the curves are noisy. Rows where
+    some campaign could not afford a first draw are left out (their error is over the lucky
+    campaigns only). Outside the budgets simulated, the nearest segment's line is extended and
+    ``extrapolated`` is set. nan when fewer than two budgets have a finite positive value, or
+    the curve does not fall.
     """
     points = sorted(
         (row.budget, getattr(row, quantity))
         for row in rows
-        if row.strategy == strategy and np.isfinite(getattr(row, quantity)) and getattr(row, quantity) > 0
+        if row.strategy == strategy
+        and row.n_without_estimate == 0
+        and np.isfinite(getattr(row, quantity))
+        and getattr(row, quantity) > 0
     )
     if len(points) < 2 or not target > 0:
         return BudgetNeed(float("nan"), True)
     log_budget = np.log([budget for budget, _ in points])
     log_value = np.log([value for _, value in points])
     log_target = np.log(target)
-    for i in range(len(points) - 1):
+    for i in reversed(range(len(points) - 1)):
         low, high = sorted((log_value[i], log_value[i + 1]))
         if low <= log_target <= high and log_value[i] != log_value[i + 1]:
             return BudgetNeed(float(np.exp(_line(log_value, log_budget, i, log_target))), False)
