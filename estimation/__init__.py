@@ -16,6 +16,7 @@ frozen dataclasses out. The modules, in the order a campaign uses them:
   Hoeffding and empirical-Bernstein intervals; reuse of stored draws for new systems.
 - ``draws``: the draw queue's seeded inverse-CDF draws with replacement, under a budget.
 - ``simulate`` / ``simulate_batch``: the budgeted sampling loop against an oracle.
+- ``planner``: campaigns replayed with qrels as the oracle, per strategy and budget.
 """
 
 from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
@@ -41,6 +42,7 @@ from estimation.moments import (
     pool_moments,
     ranking_moments,
 )
+from estimation.planner import PlannerRow, budget_needed, plan_budgets, prepare_replay
 from estimation.pool import Pool
 from estimation.pool_build import build_pool
 from estimation.results import Estimate, Moments, SamplingDistribution
@@ -58,11 +60,13 @@ __all__ = [
     "Metric",
     "Moments",
     "OrdinalModel",
+    "PlannerRow",
     "Pool",
     "ReuseEstimate",
     "Run",
     "RunEvaluation",
     "SamplingDistribution",
+    "budget_needed",
     "build_pool",
     "dcg",
     "default_item_priors",
@@ -88,8 +92,10 @@ __all__ = [
     "optimal_query_distribution",
     "pair_unit_items",
     "passive_distribution",
+    "plan_budgets",
     "pool_difference_moments",
     "pool_moments",
+    "prepare_replay",
     "prior_model",
     "query_costs",
     "query_level_estimate",
