@@ -43,6 +43,7 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/sampling/", _api(api.SamplingApi.as_view()), name="api-sampling"),
     path("campaigns/<int:campaign_id>/throughput/", _api(api.ThroughputApi.as_view()), name="api-throughput"),
     path("campaigns/<int:campaign_id>/evaluate/", _api(api.EvaluateRunApi.as_view()), name="api-evaluate"),
+    path("campaigns/<int:campaign_id>/plan/", _api(api.CampaignPlanApi.as_view()), name="api-plan"),
     path("tasks/<int:task_id>/answer/", _api(api.AnswerApi.as_view()), name="api-answer"),
 ]
 

@@ -54,7 +54,13 @@ class CampaignCreateForm(forms.Form):
         required=False,
         help_text="Only for a leaderboard: how many top systems must be ordered.",
     )
-    strategy = forms.ChoiceField(choices=Campaign.Strategy.choices, initial=Campaign.Strategy.PASSIVE)
+    strategy = forms.ChoiceField(
+        choices=Campaign.Strategy.choices,
+        initial=Campaign.Strategy.PASSIVE,
+        help_text="What to judge next. Not sure? Create the campaign, upload the runs and press "
+        "“Plan the budget” on its page: it replays campaigns on your runs and recommends one. "
+        "Passive and active: Sawade et al. 2013; single documents: Schnabel et al. 2016.",
+    )
     grades = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}),
         initial="Not relevant\nSomewhat relevant\nRelevant\nHighly relevant",

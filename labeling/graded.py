@@ -216,8 +216,12 @@ class GradedMode(JudgingMode):
         return render(request, "labeling/dashboard.html", context)
 
     def campaign_section(self, request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
+        can_plan = (
+            request.user.has_perm(MANAGE, campaign) and PoolItem.objects.filter(campaign=campaign).exists()
+        )
         return {
             "template": "labeling/_graded_section.html",
             "grades": grade_scale(campaign),
             "agreement": grade_agreement(campaign),
+            "plan_url": reverse("api-plan", args=[campaign.pk]) if can_plan else None,
         }

@@ -32,11 +32,18 @@ class Campaign(models.Model):
         RELATIVE = "relative", "k systems relative to their mean"
 
     class Strategy(models.TextChoices):
-        PASSIVE = "passive", "Passive (topics uniformly, with replacement)"
-        ACTIVE = "active", "Active, query level (Sawade et al.)"
-        ITEMS = "items", "Item-level importance sampling (Schnabel et al.; DCG only)"
-        ACTIVE_UNIFORM_LABELS = "active_uniform_labels", "Active with a uniform label model (comparison)"
-        ACTIVE_UNIFORM_COSTS = "active_uniform_costs", "Active with unit costs (comparison)"
+        # Plain words here; the papers are named in the form's help and the planner's tooltips.
+        PASSIVE = "passive", "Topics at random (passive)"
+        ACTIVE = "active", "Uncertain topics first (active)"
+        ITEMS = "items", "Single documents where they matter most (items; DCG only)"
+        ACTIVE_UNIFORM_LABELS = (
+            "active_uniform_labels",
+            "Uncertain topics, labels assumed uniform (comparison)",
+        )
+        ACTIVE_UNIFORM_COSTS = (
+            "active_uniform_costs",
+            "Uncertain topics, every topic costing the same (comparison)",
+        )
 
     class BudgetUnit(models.TextChoices):
         COST = "cost", "Cost units"

@@ -25,6 +25,7 @@ from labeling.api.imports import (
     TopicsImportApi,
 )
 from labeling.api.judging import AnswerApi, NextTaskApi, ProgressApi, UndoApi
+from labeling.api.planning import CampaignPlanApi
 
 __all__ = [
     "AnswerApi",
@@ -32,6 +33,7 @@ __all__ = [
     "CampaignDetailApi",
     "CampaignListCreateApi",
     "CampaignPauseApi",
+    "CampaignPlanApi",
     "CampaignStartApi",
     "DocumentsImportApi",
     "EstimatesApi",

@@ -210,3 +210,19 @@ def test_it_shows_finite_sample_intervals_for_item_level_sampling(
     assert page.locator("#difference").is_hidden()
     assert int(page.locator("#history-chart").get_attribute("data-points") or 0) >= len(SYSTEMS)
     page.screenshot(path=str(screenshot_dir / "dashboard-items.png"), full_page=True)
+
+
+def test_it_plans_the_budget_from_the_campaign_page(
+    browser_page: Any, live_server: Any, active_campaign: Campaign, screenshot_dir: Path
+) -> None:
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{active_campaign.pk}/")
+    page.get_by_role("button", name="Plan the budget").click()
+    advice = page.locator("#plan .plan-advice")
+    advice.wait_for(timeout=30_000)
+    assert "budget" in advice.text_content() or "random" in advice.text_content()
+    assert "et al." in (advice.get_attribute("title") or ""), "the papers are named in the tooltip"
+    strategies = {row.get_attribute("data-strategy") for row in page.locator("#plan tr[data-strategy]").all()}
+    assert strategies == {"passive", "active", "items"}
+    assert page.locator("#plan tr[data-strategy]").count() == 12  # three strategies x four budgets
+    page.screenshot(path=str(screenshot_dir / "plan.png"), full_page=True)

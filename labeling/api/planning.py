@@ -1,0 +1,67 @@
+"""The budget planner for graded campaigns: expected error and interval width per strategy."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling.api.common import bad_request
+from labeling.api.estimates import sampling_campaign_for
+from labeling.permissions import MANAGE
+from labeling.services.planning import campaign_plan
+
+
+class PlanInputSerializer(serializers.Serializer):
+    budgets = serializers.ListField(
+        child=serializers.FloatField(min_value=1.0),
+        required=False,
+        min_length=1,
+        max_length=8,
+        help_text="budgets in judgments; default a quarter, half, once and twice the campaign's budget",
+    )
+    repetitions = serializers.IntegerField(min_value=20, max_value=2000, required=False)
+
+
+class PlanRowSerializer(serializers.Serializer):
+    strategy = serializers.CharField()
+    budget = serializers.FloatField()
+    rmse = serializers.FloatField(allow_null=True)
+    coverage = serializers.FloatField(allow_null=True)
+    mean_width = serializers.FloatField(allow_null=True)
+    topics_judged = serializers.FloatField(allow_null=True)
+
+
+class PlanSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    goal = serializers.CharField()
+    systems = serializers.ListField(child=serializers.CharField())
+    unit = serializers.CharField()
+    repetitions = serializers.IntegerField()
+    budget = serializers.FloatField(help_text="the budget the recommendation and savings refer to")
+    assumption = serializers.CharField()
+    rows = PlanRowSerializer(many=True)
+    budget_for_width = serializers.JSONField(help_text="{width, budgets: {strategy: judgments or null}}")
+    savings = serializers.JSONField(help_text="{strategy: share of the budget saved against passive}")
+    recommendation = serializers.JSONField(help_text="{strategy, text, paper}")
+    strategies = serializers.JSONField(help_text="{strategy: {label, help, paper}}")
+
+
+class CampaignPlanApi(APIView):
+    """Replay campaigns on this campaign's runs (the truth drawn from its label model, judged
+    documents at their grades) and report, per strategy and budget, the expected error, the
+    coverage and width of the 95 % interval, the budget each strategy needs for passive's width,
+    and the strategy to use, in plain words."""
+
+    @extend_schema(request=PlanInputSerializer, responses={200: PlanSerializer, 400: OpenApiResponse()})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
+        data = PlanInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            plan = campaign_plan(campaign, **data.validated_data)
+        except ValueError as error:
+            return bad_request(str(error))
+        return Response(PlanSerializer(plan).data)
