@@ -242,3 +242,37 @@ def test_it_needs_item_costs_for_an_item_budget() -> None:
     labels, q, targets = item_pool()
     with pytest.raises(ValueError, match="item_cost"):
         simulate_item_level(labels, q, targets, np.random.default_rng(0), budget=1.0)
+
+
+@pytest.mark.parametrize("budget", [1, 5, 50])
+def test_it_buys_exactly_n_equal_cost_queries_with_a_budget_of_n(budget: int) -> None:
+    # Repro: equal costs normalised to 1.0000000000000002, so a budget of 5 on 50 queries
+    # bought 4 and a budget of one query bought none (nan, 0 topics).
+    from estimation.costs import query_costs
+    from estimation.pool import Pool
+
+    m = 50
+    pool = Pool(
+        np.full((m, 1, 2), 0.5),
+        np.ones((m, 1), dtype=bool),
+        np.zeros((1, m, 1), dtype=np.int64),
+        np.full((m, 1), 5.0),
+        np.full(m, 1.0 / m),
+    )
+    cost = query_costs(pool)
+    passive = np.full(m, 1.0 / m)
+    values = np.arange(m, dtype=float)
+    for seed in range(5):
+        run = simulate_query_level(values, cost, passive, passive, budget, np.random.default_rng(seed))
+        assert run.n_judged == budget
+        assert np.isfinite(run.estimate.value)
+
+
+def test_it_takes_a_draw_whose_cost_matches_the_budget_up_to_rounding() -> None:
+    # Ten queries of cost 0.1 sum to 0.9999999999999999 or 1.0000000000000002 depending on
+    # the order; a budget of 1 buys all ten either way.
+    cost = np.full(10, 0.1)
+    passive = np.full(10, 0.1)
+    run = simulate_query_level(np.ones(10), cost, passive, passive, 1.0, np.random.default_rng(3))
+    assert run.n_judged == 10
+    assert run.stop_reason == "pool_exhausted"
