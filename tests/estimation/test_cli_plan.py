@@ -224,3 +224,15 @@ def test_it_refuses_a_query_that_costs_nothing(
     assert status == 2
     assert rows == []
     assert "query '1' costs 0" in err
+
+
+def test_it_plans_with_label_rows_written_with_six_decimals(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Repro: rows rounded to 6 decimals (three grades of 1/3 sum to 0.999999) were refused.
+    labels = tmp_path / "six.tsv"
+    labels.write_text("1\ta\t0.333333\t0.333333\t0.333333\n1\tb\t0.2\t0.3\t0.5\n")
+    argv = [files["a"], "--labels", str(labels), "--metric", "DCG@2", "--goal", "one"]
+    status, rows, _ = _plan(argv, capsys)
+    assert status == 0
+    assert _columns(rows)["q"].sum() == pytest.approx(1.0)
