@@ -261,7 +261,7 @@ def simulate_item_level(
                 run.propensities,
                 confidence=confidence,
                 interval=interval,
-                weight_bound=bound if bound > 0 else None,
+                weight_bound=bound,
                 n_judged=run.n_judged,
                 budget_spent=spent,
             )

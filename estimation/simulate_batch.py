@@ -130,6 +130,9 @@ class ItemBatchResult:
         else:
             variance = np.nan_to_num(self.sample_variances, nan=0.0)
             halfwidth = empirical_bernstein_halfwidth(variance, self.value_ranges, n_draws, self.confidence)
+        # A target with range 0 weights no pair: its value is 0 with certainty, as in
+        # `estimation.item_estimators` (even Bernstein's one-draw infinity does not apply).
+        halfwidth = np.where(self.value_ranges == 0, 0.0, halfwidth)
         return _unknown_where_empty(self.estimates, self.estimates - halfwidth, self.estimates + halfwidth)
 
     def covers(self, truth: np.ndarray, kind: str = "clt") -> np.ndarray:

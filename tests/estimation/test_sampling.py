@@ -250,3 +250,27 @@ def test_it_plans_real_runs_with_every_query_reachable(shared_data: Path) -> Non
         delta = pool.query_weight @ plan.expected
         assert plan.expected[same] == pytest.approx(0.0, abs=1e-12)
         assert plan.second_moment[same] == pytest.approx(np.full(same.sum(), delta**2))
+
+
+def test_it_falls_back_to_p_for_an_err_difference_of_identical_rankings() -> None:
+    # Repro: ERR's second moment of delta for identical rankings came out as rounding noise
+    # (about 2e-16), and q/p ranged from 0.10 to 4.98 instead of falling back to p as DCG does.
+    rng = np.random.default_rng(11)
+    m, n = 40, 5
+    theta = rng.dirichlet(np.ones(3), (m, n))
+    ranking = np.stack([rng.permutation(n) for _ in range(m)])
+    pool = Pool(theta, np.ones((m, n), dtype=bool), np.stack([ranking, ranking]), np.ones((m, n)), np.full(m, 1 / m))
+    err5 = Metric("ERR", 5, y_max=2)
+    plan = optimal_query_distribution(pool, err5, "difference", (0, 1), mix=0.0)
+    assert np.all(plan.second_moment == 0.0)
+    assert np.array_equal(plan.optimal, pool.query_weight)
+
+
+def test_it_gives_certain_err_labels_a_variance_of_exactly_zero() -> None:
+    from estimation.moments import ranking_moments
+
+    rng = np.random.default_rng(5)
+    grades = rng.integers(0, 3, (30, 4))
+    theta = np.eye(3)[grades]  # every label certain
+    ranking = np.tile(np.arange(4), (30, 1))
+    assert np.all(ranking_moments(theta, ranking, Metric("ERR", 4, y_max=2)).variance == 0.0)

@@ -276,3 +276,16 @@ def test_it_takes_a_draw_whose_cost_matches_the_budget_up_to_rounding() -> None:
     run = simulate_query_level(np.ones(10), cost, passive, passive, 1.0, np.random.default_rng(3))
     assert run.n_judged == 10
     assert run.stop_reason == "pool_exhausted"
+
+
+@pytest.mark.parametrize("interval", ["clt", "hoeffding", "bernstein"])
+def test_it_estimates_a_target_without_weight_as_exactly_zero(interval: str) -> None:
+    # Repro: with interval="hoeffding" a target whose weights are all 0 (e.g. a run that
+    # misses every topic of the pool) raised instead of estimating 0.
+    labels, q, weights = item_pool()
+    targets = np.stack([weights[0], np.zeros_like(weights[0])])
+    result = simulate_item_level(labels, q, targets, np.random.default_rng(0), n_draws=40, interval=interval)
+    empty = result.estimates[1]
+    assert result.weight_bounds[1] == 0.0
+    assert (empty.value, empty.low, empty.high) == (0.0, 0.0, 0.0)
+    assert np.isfinite(result.estimates[0].high)
