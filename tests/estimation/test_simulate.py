@@ -10,6 +10,7 @@ from estimation.estimators import query_level_estimate
 from estimation.item_estimators import item_level_estimate
 from estimation.results import SamplingDistribution
 from estimation.simulate import LoopState, simulate_item_level, simulate_query_level
+from estimation.simulate_batch import simulate_query_level_batch
 
 
 def small_pool(seed: int = 0, n_queries: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -179,7 +180,7 @@ def test_it_rejects_mismatched_pool_arrays() -> None:
     with pytest.raises(ValueError, match="query_weight must have shape"):
         simulate_query_level(values, costs, q, p[:-1], 3.0, np.random.default_rng(0))
     with pytest.raises(ValueError, match="query cost"):
-        simulate_query_level(values, np.zeros_like(costs), q, p, 3.0, np.random.default_rng(0))
+        simulate_query_level(values, -costs, q, p, 3.0, np.random.default_rng(0))
 
 
 def test_it_never_draws_a_unit_with_zero_probability() -> None:
@@ -289,3 +290,17 @@ def test_it_estimates_a_target_without_weight_as_exactly_zero(interval: str) -> 
     assert result.weight_bounds[1] == 0.0
     assert (empty.value, empty.low, empty.high) == (0.0, 0.0, 0.0)
     assert np.isfinite(result.estimates[0].high)
+
+
+def test_it_simulates_a_run_that_misses_some_topics() -> None:
+    # Repro: "every query cost must be > 0". Topics 3 and 4 have nothing to label: they are
+    # free, known (0), and the budget buys the other three.
+    values = np.array([1.0, 2.0, 3.0, 0.0, 0.0])
+    cost = np.array([1.0, 1.0, 1.0, 0.0, 0.0])
+    passive = np.full(5, 0.2)
+    run = simulate_query_level(values, cost, passive, passive, 3.0, np.random.default_rng(0))
+    assert run.stop_reason == "pool_exhausted"
+    assert run.n_judged == 5 and run.spent == 3.0
+    batch = simulate_query_level_batch(values, cost, passive, passive, 3.0, 200, np.random.default_rng(1))
+    assert np.all(batch.n_judged == 5)
+    assert np.mean(batch.estimates) == pytest.approx(values.mean(), rel=0.05)
