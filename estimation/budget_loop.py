@@ -12,9 +12,10 @@ which reproduce it draw for draw):
    further draws would be free repeats.
 3. Draw ``x_j ~ q_j``. A unit drawn before costs nothing (its label is reused) but still
    counts as a draw. If the new cost would take the spending above the budget (compared by
-   `estimation.costs.fits_budget`, which forgives rounding), that draw is *not* taken and the loop ends (``"budget"``). Sawade et al. continue "until the budget is
-   exhausted"; skipping an unaffordable draw and continuing would instead favour cheap
-   units and bias the sample, so the loop ends at the first unaffordable draw.
+   `estimation.costs.fits_budget`, which forgives rounding), that draw is *not* taken and
+   the loop ends (``"budget"``). Sawade et al. continue "until the budget is exhausted";
+   skipping an unaffordable draw and continuing would instead favour cheap units and bias
+   the sample, so the loop ends at the first unaffordable draw.
 
 Hence ``spent <= budget`` always (up to rounding), and the number of draws is a stopping time.
 """

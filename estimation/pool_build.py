@@ -99,7 +99,9 @@ def build_pool(
     extra = dict(extra_items or {})
     if topics is not None:
         wanted = {str(qid) for qid in topics}
-        named = [(name, {qid: docs for qid, docs in ranking.items() if qid in wanted}) for name, ranking in named]
+        named = [
+            (name, {qid: docs for qid, docs in ranking.items() if qid in wanted}) for name, ranking in named
+        ]
         extra = {qid: docs for qid, docs in extra.items() if qid in wanted}
         query_ids = _sorted_query_ids(wanted)
     else:

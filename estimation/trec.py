@@ -47,7 +47,6 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-
 RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "grade")
 _GZIP_MAGIC = b"\x1f\x8b"

@@ -247,7 +247,17 @@ def test_it_plans_over_the_qrels_topics_and_states_the_estimand(
     # free, and stderr states the rule and the counts.
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("1 0 a 1\n2 0 c 0\n3 0 z 1\n")
-    argv = [files["a"], "--labels", files["labels"], "--metric", "DCG@2", "--goal", "one", "--qrels", str(qrels)]
+    argv = [
+        files["a"],
+        "--labels",
+        files["labels"],
+        "--metric",
+        "DCG@2",
+        "--goal",
+        "one",
+        "--qrels",
+        str(qrels),
+    ]
     status, rows, err = _plan(argv, capsys)
     assert status == 0
     plan = _columns(rows)

@@ -164,9 +164,19 @@ def test_it_knows_the_difference_of_two_identical_systems_is_exactly_zero(kind: 
     assert bound == 0.0
     x, z = rng.integers(0, 4, n_draws), rng.integers(0, 3, n_draws)
     difference = item_level_difference_estimate(
-        rng.random(n_draws), pool_weights[x, z], pool_weights[x, z], q[x, z], interval=kind, weight_bound=bound
+        rng.random(n_draws),
+        pool_weights[x, z],
+        pool_weights[x, z],
+        q[x, z],
+        interval=kind,
+        weight_bound=bound,
     )
-    assert (difference.value, difference.standard_error, difference.low, difference.high) == (0.0, 0.0, 0.0, 0.0)
+    assert (difference.value, difference.standard_error, difference.low, difference.high) == (
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+    )
     assert difference.interval == kind and difference.n_draws == n_draws
 
 

@@ -275,7 +275,9 @@ def test_it_falls_back_to_p_for_an_err_difference_of_identical_rankings() -> Non
     m, n = 40, 5
     theta = rng.dirichlet(np.ones(3), (m, n))
     ranking = np.stack([rng.permutation(n) for _ in range(m)])
-    pool = Pool(theta, np.ones((m, n), dtype=bool), np.stack([ranking, ranking]), np.ones((m, n)), np.full(m, 1 / m))
+    pool = Pool(
+        theta, np.ones((m, n), dtype=bool), np.stack([ranking, ranking]), np.ones((m, n)), np.full(m, 1 / m)
+    )
     err5 = Metric("ERR", 5, y_max=2)
     plan = optimal_query_distribution(pool, err5, "difference", (0, 1), mix=0.0)
     assert np.all(plan.second_moment == 0.0)

@@ -215,7 +215,13 @@ def test_it_buys_exactly_n_equal_cost_queries_in_the_batch_path_too() -> None:
     passive = np.full(m, 1.0 / m)
     for unit_cost in (costs, costs_drifted):
         batch = simulate_query_level_batch(
-            np.arange(m, dtype=float), unit_cost, passive, passive, np.array([1.0, 5.0]), 20, np.random.default_rng(0)
+            np.arange(m, dtype=float),
+            unit_cost,
+            passive,
+            passive,
+            np.array([1.0, 5.0]),
+            20,
+            np.random.default_rng(0),
         )
         assert batch.n_judged[0].tolist() == [1] * 20
         assert batch.n_judged[1].tolist() == [5] * 20
