@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from estimation.budget_loop import draw_units
+from estimation.costs import fits_budget
 
 # Repetitions are processed in chunks so that one chunk's (rows, draws, quantities) array
 # stays near this many elements.
@@ -58,7 +59,7 @@ def stop_counts(
     cumulative_cost = np.cumsum(np.where(first, unit_cost[draws], 0.0), axis=1)
     limit = np.full(n_rows, n_columns + 1, dtype=np.int64)
     if np.isfinite(budget):
-        over = cumulative_cost > budget
+        over = ~fits_budget(cumulative_cost, budget)
         limit = np.where(over.any(axis=1), over.argmax(axis=1), limit)
         exhausted = np.cumsum(first, axis=1) >= n_drawable
         limit = np.minimum(limit, np.where(exhausted.any(axis=1), exhausted.argmax(axis=1) + 1, limit))

@@ -11,12 +11,13 @@ which reproduce it draw for draw):
    labelled, stop (``"pool_exhausted"``): the remaining budget cannot buy anything, and
    further draws would be free repeats.
 3. Draw ``x_j ~ q_j``. A unit drawn before costs nothing (its label is reused) but still
-   counts as a draw. If the new cost would take the spending above the budget, that draw is
-   *not* taken and the loop ends (``"budget"``). Sawade et al. continue "until the budget is
-   exhausted"; skipping an unaffordable draw and continuing would instead favour cheap
-   units and bias the sample, so the loop ends at the first unaffordable draw.
+   counts as a draw. If the new cost would take the spending above the budget (compared by
+   `estimation.costs.fits_budget`, which forgives rounding), that draw is *not* taken and
+   the loop ends (``"budget"``). Sawade et al. continue "until the budget is exhausted";
+   skipping an unaffordable draw and continuing would instead favour cheap units and bias
+   the sample, so the loop ends at the first unaffordable draw.
 
-Hence ``spent <= budget`` always, and the number of draws is a stopping time.
+Hence ``spent <= budget`` always (up to rounding), and the number of draws is a stopping time.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimation._checks import PROBABILITY_TOLERANCE, check_budget
+from estimation.costs import fits_budget
 from estimation.results import SamplingDistribution
 
 StopReason = str  # "budget", "pool_exhausted" or "max_draws"
@@ -134,7 +136,7 @@ def budget_loop(
             break
         unit = int(draw_units(q, rng.random()))
         new_cost = 0.0 if judged[unit] else float(unit_cost[unit])
-        if budget is not None and spent + new_cost > budget:
+        if budget is not None and not fits_budget(spent + new_cost, budget):
             stop_reason = "budget"
             break
         if not judged[unit]:

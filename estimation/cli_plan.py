@@ -16,10 +16,12 @@ import argparse
 import sys
 from typing import TextIO
 
+import numpy as np
+
 from estimation.metric_spec import Metric
-from estimation.pool_build import build_pool
+from estimation.pool_build import ESTIMAND_RULE, build_pool
 from estimation.sampling import DEFAULT_MIX, optimal_query_distribution
-from estimation.trec import read_costs, read_labels, read_run
+from estimation.trec import read_costs, read_labels, read_qrels, read_run
 
 DESCRIPTION = f"""\
 Plan a query-level judging campaign (Sawade et al. 2013): print, for every query of the
@@ -74,6 +76,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--goal", required=True, choices=tuple(GOAL_RUNS), help="what the campaign estimates")
     parser.add_argument("--costs", metavar="COSTS", help="docno cost per line (default: 1 per document)")
     parser.add_argument(
+        "--qrels",
+        metavar="QRELS",
+        help="the estimand's topics are the qrels topics, as evaluate averages over them (a topic "
+        "no run ranks counts 0 and costs nothing; run topics without qrels are dropped); "
+        "default: the runs' topics",
+    )
+    parser.add_argument(
         "--mix",
         type=float,
         default=DEFAULT_MIX,
@@ -118,7 +127,8 @@ def plan_command(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     if costs is not None:
         _check_costs_cover_runs(costs, runs, metric.cutoff, args.costs)
 
-    pool = build_pool(runs, metric.cutoff, y_max=y_max, labels=labels, item_cost=costs)
+    topics = sorted(read_qrels(args.qrels)) if args.qrels else None
+    pool = build_pool(runs, metric.cutoff, y_max=y_max, labels=labels, item_cost=costs, topics=topics)
     systems = tuple(range(pool.n_systems))
     raw_cost = pool.item_cost.sum(axis=1)  # every slot comes from some run's top K
     plan = optimal_query_distribution(pool, metric, args.goal, systems, query_cost=raw_cost, mix=args.mix)
@@ -134,6 +144,12 @@ def plan_command(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         f"plan: {pool.n_queries} queries, {pool.n_systems} run(s), {metric} (y_max {y_max}), "
         f"goal {args.goal}, mix {plan.mix:g}; {labelled} of {len(pairs)} (query, document) pairs "
         "have a label distribution, the others are uniform over the grades\n"
+    )
+    unranked = int(np.count_nonzero(~pool.slot_used.any(axis=1)))
+    source = "qrels" if args.qrels else "runs'"
+    err.write(
+        f"plan: estimand over {pool.n_queries} topics (the {source} topics); {unranked} of them no run "
+        f"ranks (known: 0, cost 0). Rule: {ESTIMAND_RULE}\n"
     )
     return 0
 

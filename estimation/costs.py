@@ -7,6 +7,7 @@ labelled for it; the cost unit is chosen so that the average query costs one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,6 +18,34 @@ from estimation.pool import EMPTY, Pool
 
 SECONDS_PER_HOUR = 3600.0
 MIN_POINTS_FOR_FIT = 3
+BUDGET_RTOL = 1e-9
+"""Relative tolerance of `fits_budget`: far above the rounding of a sum of costs (about
+1e-16 per addition), far below any cost a campaign can buy."""
+
+
+def fits_budget(cost: float | np.ndarray, budget: float | np.ndarray) -> bool | np.ndarray:
+    """Whether spending ``cost`` stays within ``budget``, up to floating-point rounding.
+
+    Costs are sums of floats (normalised query costs, hours from a cost model), so a budget
+    of exactly N units of cost can compare as a hair smaller than the N costs it should buy.
+    Every comparison of a budget with a sum of costs goes through this function:
+    ``cost <= budget + BUDGET_RTOL * max(|budget|, |cost|, 1)``.
+
+    Parameters
+    ----------
+    cost, budget : float or ndarray
+        Broadcast together; ``budget`` may be ``inf`` (no budget).
+
+    Returns
+    -------
+    bool or ndarray of bool
+    """
+    cost_array = np.asarray(cost, dtype=float)
+    budget_array = np.asarray(budget, dtype=float)
+    with np.errstate(invalid="ignore"):
+        scale = np.maximum(np.maximum(np.abs(budget_array), np.abs(cost_array)), 1.0)
+        fits = cost_array <= budget_array + BUDGET_RTOL * scale
+    return bool(fits) if fits.ndim == 0 else fits
 
 
 def item_costs_from_lengths(
@@ -82,8 +111,9 @@ def query_costs(
         ``sum_x p(x) lambda(x)``, so that a query drawn from the test distribution p costs one
         unit on average (the papers' cost unit; with uniform p this is the plain mean over the
         pool's queries). Only the scale changes: ratios between queries, and hence every
-        sampling distribution, stay the same. If False, return the raw sums in the item-cost
-        unit.
+        sampling distribution, stay the same. Equal costs normalise to exactly 1.0 (not
+        1.0000000000000002), so that a budget of N buys N such queries. If False, return the
+        raw sums in the item-cost unit.
 
     Returns
     -------
@@ -102,7 +132,36 @@ def query_costs(
     raw = np.where(needed, pool.item_cost, 0.0).sum(axis=1)
     if not normalize:
         return raw
-    mean_cost = float(pool.query_weight @ raw)
+    return normalised_costs(raw, pool.query_weight)
+
+
+def normalised_costs(raw: np.ndarray, query_weight: np.ndarray) -> np.ndarray:
+    """Costs divided by their p-weighted mean ``sum_x p(x) raw(x) / sum_x p(x)``, without drift.
+
+    The mean of equal costs computed as ``p @ raw`` is off by an ulp (50 queries of cost 5
+    give 1.0000000000000002 each), and a budget of N then buys N - 1 queries. When every
+    query with ``p(x) > 0`` costs the same, that cost is the mean exactly; otherwise the mean
+    is summed exactly (`math.fsum`) before the one division.
+
+    Parameters
+    ----------
+    raw : ndarray, shape (m,)
+        Costs >= 0.
+    query_weight : ndarray, shape (m,)
+        p(x) >= 0, not all zero.
+
+    Raises
+    ------
+    ValueError
+        When every query with p(x) > 0 costs 0.
+    """
+    raw = np.asarray(raw, dtype=float)
+    weight = np.asarray(query_weight, dtype=float)
+    support = raw[weight > 0]
+    if support.size and np.all(support == support[0]):
+        mean_cost = float(support[0])
+    else:
+        mean_cost = math.fsum((weight * raw).tolist()) / math.fsum(weight.tolist())
     if mean_cost <= 0:
         raise ValueError("cannot normalise query costs: every query with p(x) > 0 costs 0")
     return raw / mean_cost

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimation.costs import fits_budget
+
 STOP_BUDGET = "budget"
 STOP_EXHAUSTED = "exhausted"
-# Tolerance of the budget test: a draw costing exactly what is left still fits.
-BUDGET_TOLERANCE = 1e-9
 
 UnitItems = Callable[[int, np.ndarray], tuple[int, np.ndarray]]
 
@@ -128,7 +128,8 @@ def draw_batch(
     cost : callable
         ``(topic, slots) -> float``: the predicted cost of labelling these new slots.
     budget_left : float
-        What the batch may spend.
+        What the batch may spend; a draw fits when the batch's spending stays within it up to
+        rounding (`estimation.costs.fits_budget`), so a draw costing exactly what is left fits.
     items_wanted : int
         Stop once the new slots times `copies` reach this.
     copies : int
@@ -150,6 +151,7 @@ def draw_batch(
     costs: list[float] = []
     stopped = ""
     created = 0
+    batch_spent = 0.0
     for _ in range(max_draws):
         if uncovered == 0:
             stopped = STOP_EXHAUSTED
@@ -160,10 +162,10 @@ def draw_batch(
             rows[topic] = np.array(covered_row(topic), dtype=bool)
         slots = candidates[~rows[topic][candidates]]
         draw_cost = cost(topic, slots)
-        if draw_cost > budget_left + BUDGET_TOLERANCE:
+        if not fits_budget(batch_spent + draw_cost, budget_left):
             stopped = STOP_BUDGET
             break
-        budget_left -= draw_cost
+        batch_spent += draw_cost
         rows[topic][slots] = True
         uncovered -= int(slots.size)
         units.append(unit)

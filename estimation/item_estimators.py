@@ -62,6 +62,8 @@ def item_level_estimate(
     weight_bound : float, optional
         ``R = max over all pairs of P / Q`` (see `item_level_weight_bound`), fixed *before*
         sampling; every term lies in ``[0, R]``. Required for ``hoeffding`` / ``bernstein``.
+        ``R = 0`` (a target that weights no pair) means the value is exactly 0 with
+        certainty: a zero-width interval at 0, whatever the kind.
     n_judged : int, optional
         Distinct pairs labelled; defaults to ``n_draws``.
     budget_spent : float
@@ -124,7 +126,10 @@ def item_level_difference_estimate(
     target_weights_a, target_weights_b : ndarray, shape (n_draws,)
         ``P(x_j, z_j; S_a)`` and ``P(x_j, z_j; S_b)``, >= 0.
     weight_bound : float, optional
-        ``B = max |P_a - P_b| / Q`` over all pairs, fixed before sampling.
+        ``B = max |P_a - P_b| / Q`` over all pairs, fixed before sampling. ``B = 0`` (two
+        systems that weight every pair alike, e.g. identical rankings) means the difference
+        is exactly 0 with certainty: the estimate is 0 with a zero-width interval of every
+        kind.
     Other parameters as in `item_level_estimate`.
     """
     weights_a = np.asarray(target_weights_a, dtype=float)
@@ -268,6 +273,20 @@ def _mean_estimate(
     if interval != "clt" and value_range is None:
         raise ValueError(f"a {interval} interval needs weight_bound (max P/Q, fixed before sampling)")
     n_draws = terms.size
+    if value_range == 0.0:
+        # Every term is 0 with certainty (the bound was fixed before sampling): the value is
+        # known exactly, and no interval kind has anything to cover.
+        return Estimate(
+            value=0.0,
+            standard_error=0.0,
+            low=0.0,
+            high=0.0,
+            confidence=confidence,
+            interval=interval,
+            n_draws=n_draws,
+            n_judged=n_draws if n_judged is None else int(n_judged),
+            budget_spent=float(budget_spent),
+        )
     value = float(terms.mean())
     sample_variance = float(terms.var(ddof=1)) if n_draws > 1 else float("nan")
     standard_error = float(np.sqrt(sample_variance / n_draws)) if n_draws > 1 else float("nan")
@@ -305,7 +324,8 @@ def _check_item_arrays(
 
 
 def _check_bound(weight_bound: float) -> float:
+    """A weight bound is >= 0; 0 means every term is 0 with certainty."""
     bound = float(weight_bound)
-    if np.isnan(bound) or bound <= 0:
-        raise ValueError(f"weight_bound must be > 0, got {weight_bound!r}")
+    if np.isnan(bound) or bound < 0:
+        raise ValueError(f"weight_bound must be >= 0, got {weight_bound!r}")
     return bound

@@ -35,6 +35,9 @@ from estimation.results import Moments
 # moment grid, (c, K1, K2); both sizes are in float64 cells. Measured in bench/bench_core.py.
 _GATHER_CELLS = 1 << 21
 _GRID_CELLS = 1 << 20
+MOMENT_RTOL = 1e-12
+"""Moments computed as differences of larger terms are rounding noise below this fraction of
+those terms (about 5,000 ulps); they are treated as exactly 0."""
 
 
 def ranking_moments(theta: np.ndarray, ranking: np.ndarray, metric: Metric) -> Moments:
@@ -77,7 +80,9 @@ def ranking_moments(theta: np.ndarray, ranking: np.ndarray, metric: Metric) -> M
             mean[rows] = expected_gain @ discount
             second[rows] = gain_variance @ discount**2
     if metric.name == "ERR":
-        return Moments(mean=mean, variance=np.maximum(second - mean**2, 0.0))
+        # Var = E[L^2] - E[L]^2 cancels to rounding noise when the labels are certain.
+        variance = second - mean**2
+        return Moments(mean=mean, variance=np.where(variance <= MOMENT_RTOL * second, 0.0, variance))
     return Moments(mean=mean, variance=second)
 
 
@@ -116,8 +121,11 @@ def difference_moments(
         second_a = moments_a.variance + moments_a.mean**2
         second_b = moments_b.variance + moments_b.mean**2
         variance = second_a + second_b - 2.0 * cross - mean**2
-        # Identical rankings cancel to rounding noise; a variance is never negative.
-        return Moments(mean=mean, variance=np.maximum(variance, 0.0))
+        # Identical rankings cancel to rounding noise (2e-16 where the exact value is 0), and
+        # a sampling distribution built from noise is arbitrary: a variance below a relative
+        # tolerance of the terms it was computed from is 0, and a variance is never negative.
+        noise = MOMENT_RTOL * (second_a + second_b + 2.0 * np.abs(cross))
+        return Moments(mean=mean, variance=np.where(variance <= noise, 0.0, variance))
     return _dcg_difference_moments(theta, ranking_a, ranking_b, metric)
 
 

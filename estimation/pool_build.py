@@ -15,6 +15,12 @@ import numpy as np
 
 from estimation.pool import EMPTY, Pool
 
+ESTIMAND_RULE = (
+    "the mean over every topic of the qrels (as evaluate averages), or over the runs' topics "
+    "when no qrels are given; a topic no run ranks counts 0 for every run and needs no label"
+)
+"""One rule for what the estimates target, stated wherever a pool is built and reported."""
+
 
 class RunLike(Protocol):
     """A system's run: its name and, per query id, its docnos best first (trec_eval order)."""
@@ -38,6 +44,7 @@ def build_pool(
     item_cost: Mapping[str, float] | None = None,
     query_weight: Mapping[str, float] | np.ndarray | None = None,
     extra_items: Mapping[str, Sequence[str]] | None = None,
+    topics: Sequence[str] | None = None,
 ) -> Pool:
     """Assemble the pool that the sampling distributions and estimators work on.
 
@@ -63,6 +70,11 @@ def build_pool(
     extra_items : mapping qid -> docnos, optional
         Documents to add as slots after the runs' documents (e.g. judged documents no run
         ranks in its top K). Queries only listed here are added to the pool.
+    topics : sequence of str, optional
+        The estimand's topics (`ESTIMAND_RULE`): the pool holds exactly these queries, in
+        the order below. A topic no run ranks gets a row without items (nothing to label,
+        cost 0, metric 0 for every run); run topics not listed are dropped. Default: the
+        union of the runs' (and extra items') queries.
 
     Returns
     -------
@@ -85,8 +97,15 @@ def build_pool(
     if not named:
         raise ValueError("build_pool needs at least one run")
     extra = dict(extra_items or {})
-
-    query_ids = _sorted_query_ids({qid for _, ranking in named for qid in ranking} | set(extra))
+    if topics is not None:
+        wanted = {str(qid) for qid in topics}
+        named = [
+            (name, {qid: docs for qid, docs in ranking.items() if qid in wanted}) for name, ranking in named
+        ]
+        extra = {qid: docs for qid, docs in extra.items() if qid in wanted}
+        query_ids = _sorted_query_ids(wanted)
+    else:
+        query_ids = _sorted_query_ids({qid for _, ranking in named for qid in ranking} | set(extra))
     query_index = {qid: index for index, qid in enumerate(query_ids)}
     m = len(query_ids)
     if m == 0:

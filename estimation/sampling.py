@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 
 from estimation._checks import check_costs, check_goal_arity, check_mix, check_systems
-from estimation.costs import query_costs
+from estimation.costs import needed_slots, query_costs
 from estimation.metric_spec import Metric
 from estimation.moments import difference_moments, ranking_moments
 from estimation.pool import Pool
@@ -58,7 +58,8 @@ def passive_distribution(pool: Pool, *, query_cost: np.ndarray | None = None) ->
         ``q = optimal = p(x)``, ``mix = 0``.
     """
     p = pool.query_weight
-    cost = None if query_cost is None else _check_query_cost(query_cost, pool)
+    known = ~needed_slots(pool, range(pool.n_systems)).any(axis=1)  # no system ranks it: free
+    cost = None if query_cost is None else _check_query_cost(query_cost, pool, known)
     return SamplingDistribution(q=p.copy(), optimal=p.copy(), mix=0.0, cost=cost)
 
 
@@ -100,7 +101,8 @@ def optimal_query_distribution(
         Indices into ``pool.rankings``: exactly one for ``"one"``, exactly two for
         ``"difference"`` (``delta = L_first - L_second``), at least one for ``"leaderboard"``.
     query_cost : ndarray, shape (m,), optional
-        lambda(x), > 0 wherever p(x) > 0. Default: `estimation.costs.query_costs` over the
+        lambda(x), > 0 wherever p(x) > 0 and the chosen systems rank an item (a topic none of
+        them ranks is known, metric 0, and may cost 0). Default: `estimation.costs.query_costs` over the
         union of the chosen systems' top K (K = the metric's cutoff), normalised to a
         p-weighted mean of 1. Scaling the costs does not change q.
     mix : float
@@ -124,7 +126,7 @@ def optimal_query_distribution(
     ------
     ValueError
         nDCG, an unknown goal, the wrong number of systems, a mix outside [0, 1], or a query
-        cost that is not > 0 where p(x) > 0.
+        cost that is not > 0 where p(x) > 0 and there is an item to label.
     """
     if metric.name == "nDCG":
         raise ValueError("nDCG is not used to build sampling distributions: plan with DCG@K or ERR@K")
@@ -132,15 +134,13 @@ def optimal_query_distribution(
     chosen = check_systems(pool.n_systems, systems)
     check_goal_arity(goal, len(chosen), SYSTEMS_PER_GOAL)
     p = pool.query_weight
+    # A topic none of the chosen systems ranks has nothing to label: its metric is known
+    # (0 for every system) and it costs nothing.
+    known = ~needed_slots(pool, chosen, cutoff=metric.cutoff).any(axis=1)
     if query_cost is None:
-        cost = query_costs(pool, chosen, cutoff=metric.cutoff)
-        if np.any(cost[p > 0] <= 0):
-            raise ValueError(
-                f"query {_first_free_query(cost, pool)} has no item to label in the chosen systems' "
-                "rankings (cost 0)"
-            )
+        cost = query_costs(pool, chosen, cutoff=metric.cutoff) if not np.all(known) else np.zeros(len(p))
     else:
-        cost = _check_query_cost(query_cost, pool)
+        cost = _check_query_cost(query_cost, pool, known)
 
     theta = np.full_like(pool.theta, 1.0 / pool.n_grades) if uniform_labels else pool.theta
     if goal == "difference":
@@ -157,7 +157,12 @@ def optimal_query_distribution(
     second_moment = np.clip(second_moment, 0.0, None)
 
     charged = np.ones_like(cost) if unit_costs else cost
-    safe_cost = np.where(p > 0, charged, 1.0)
+    # q* divides by sqrt(lambda); a known topic is free, and is charged in q like the cheapest
+    # topic with something to label, so that it keeps a finite, positive share wherever its
+    # (exactly known) metric lies away from R and the self-normalised estimate stays unbiased.
+    priced = charged[(p > 0) & (charged > 0)]
+    floor = float(priced.min()) if priced.size else 1.0
+    safe_cost = np.where((p > 0) & (charged > 0), charged, floor)
     score = np.where(p > 0, p * np.sqrt(second_moment) / np.sqrt(safe_cost), 0.0)
     total = score.sum()
     optimal = score / total if total > 0 else p.copy()
@@ -172,20 +177,24 @@ def optimal_query_distribution(
     )
 
 
-def _check_query_cost(query_cost: np.ndarray, pool: Pool) -> np.ndarray:
+def _check_query_cost(query_cost: np.ndarray, pool: Pool, known: np.ndarray | None = None) -> np.ndarray:
+    """Query costs >= 0, and > 0 wherever p(x) > 0 and the topic has something to label."""
     p = pool.query_weight
     cost = check_costs(np.asarray(query_cost, dtype=float), name="query costs")
     if cost.shape != p.shape:
         raise ValueError(f"query costs must have shape {p.shape}, got {cost.shape}")
-    if np.any(cost[p > 0] <= 0):
+    free = (cost <= 0) & (p > 0)
+    if known is not None:
+        free &= ~known
+    if np.any(free):
         raise ValueError(
-            f"query costs must be > 0 for every query with p(x) > 0 (lambda(x) >= eps > 0); "
-            f"query {_first_free_query(cost, pool)} costs 0"
+            f"query costs must be > 0 for every query with p(x) > 0 that has an item to label "
+            f"(lambda(x) >= eps > 0); query {_first_free_query(free, pool)} costs 0"
         )
     return cost
 
 
-def _first_free_query(cost: np.ndarray, pool: Pool) -> str:
-    """The id (or index) of the first query with p(x) > 0 that costs nothing, for messages."""
-    index = int(np.argmax((cost <= 0) & (pool.query_weight > 0)))
+def _first_free_query(free: np.ndarray, pool: Pool) -> str:
+    """The id (or index) of the first query flagged in `free`, for messages."""
+    index = int(np.argmax(free))
     return repr(pool.query_ids[index]) if pool.query_ids else f"#{index}"

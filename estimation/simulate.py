@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimation._checks import check_costs, check_positive_costs
+from estimation._checks import check_costs
 from estimation.budget_loop import (
     AdaptiveDistribution,
     DistributionLike,
@@ -126,7 +126,8 @@ def simulate_query_level(
         The oracle: ``L(x)`` (or ``delta(x)``) per query, or ``oracle(query_index) -> float``,
         called once per distinct query (a repeat reuses the label).
     query_cost : ndarray, shape (m,)
-        ``lambda(x) > 0``.
+        ``lambda(x) >= 0``; a topic with nothing to label costs 0 and is labelled for free
+        (its metric is known: 0 for every run that does not rank it).
     distribution : ndarray (m,), SamplingDistribution, or callable
         Fixed ``q`` (``SamplingDistribution.q`` is used), or ``distribution(state) -> q`` for
         adaptive sampling, called before every draw with a `LoopState`. Each draw records
@@ -150,7 +151,7 @@ def simulate_query_level(
     -------
     SimulationResult
     """
-    query_cost = check_positive_costs(query_cost)
+    query_cost = check_costs(query_cost, name="query costs")
     if query_cost.ndim != 1:
         raise ValueError(f"query_cost must have shape (m,), got {query_cost.shape}")
     n_queries = query_cost.size
@@ -261,7 +262,7 @@ def simulate_item_level(
                 run.propensities,
                 confidence=confidence,
                 interval=interval,
-                weight_bound=bound if bound > 0 else None,
+                weight_bound=bound,
                 n_judged=run.n_judged,
                 budget_spent=spent,
             )

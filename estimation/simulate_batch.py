@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimation._checks import check_budget, check_costs, check_positive_costs
+from estimation._checks import check_budget, check_costs
 from estimation.batch_kernels import mean_reduce, query_level_reduce, run_batches
 from estimation.budget_loop import checked_distribution
 from estimation.intervals import (
@@ -130,6 +130,9 @@ class ItemBatchResult:
         else:
             variance = np.nan_to_num(self.sample_variances, nan=0.0)
             halfwidth = empirical_bernstein_halfwidth(variance, self.value_ranges, n_draws, self.confidence)
+        # A target with range 0 weights no pair: its value is 0 with certainty, as in
+        # `estimation.item_estimators` (even Bernstein's one-draw infinity does not apply).
+        halfwidth = np.where(self.value_ranges == 0, 0.0, halfwidth)
         return _unknown_where_empty(self.estimates, self.estimates - halfwidth, self.estimates + halfwidth)
 
     def covers(self, truth: np.ndarray, kind: str = "clt") -> np.ndarray:
@@ -162,7 +165,8 @@ def simulate_query_level_batch(
         The oracle's ``L(x)``; several columns (e.g. ``L_a``, ``L_b``, ``L_a - L_b``) are
         estimated from the same draws at once.
     query_cost : ndarray, shape (m,)
-        ``lambda(x) > 0``.
+        ``lambda(x) >= 0``; a topic with nothing to label costs 0 and is labelled for free
+        (its metric is known: 0 for every run that does not rank it).
     distribution : ndarray (m,) or SamplingDistribution
         The fixed sampling distribution ``q``.
     query_weight : ndarray, shape (m,)
@@ -183,7 +187,7 @@ def simulate_query_level_batch(
     -------
     QueryBatchResult
     """
-    query_cost = check_positive_costs(query_cost)
+    query_cost = check_costs(query_cost, name="query costs")
     if query_cost.ndim != 1:
         raise ValueError(f"query_cost must have shape (m,), got {query_cost.shape}")
     n_queries = query_cost.size

@@ -47,11 +47,11 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from estimation._checks import PROBABILITY_TOLERANCE
-
 RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "grade")
 _GZIP_MAGIC = b"\x1f\x8b"
+LABEL_SUM_TOLERANCE = 1e-4
+"""How far a label row may sum from 1 and still be read (then rescaled to sum to 1)."""
 
 
 class InputFileError(ValueError):
@@ -329,8 +329,14 @@ def iter_labels(lines: Iterable[str | bytes], filename: str = "<labels>") -> Ite
     ------
     InputFileError
         Fewer than two probabilities, a row wider or narrower than the first, a value that
-        is not a finite non-negative number, a row not summing to 1 (within 1e-6), or a
-        (qid, docno) given twice.
+        is not a finite non-negative number, a row not summing to 1 within
+        `LABEL_SUM_TOLERANCE` (1e-4), or a (qid, docno) given twice.
+
+    Notes
+    -----
+    Files written with a few decimals do not sum to exactly 1 (three grades at 6 decimals
+    give 0.999999). A row within `LABEL_SUM_TOLERANCE` of 1 is divided by its sum, so the
+    yielded probabilities sum to 1 up to rounding and pass the core's 1e-6 check on theta.
     """
     width: int | None = None
     first_line_of: dict[tuple[str, str], int] = {}
@@ -354,8 +360,15 @@ def iter_labels(lines: Iterable[str | bytes], filename: str = "<labels>") -> Ite
         if negative:
             raise InputFileError(filename, number, f"probability {negative[0]!r} is negative")
         total = math.fsum(probabilities)
-        if abs(total - 1.0) > PROBABILITY_TOLERANCE:
-            raise InputFileError(filename, number, f"probabilities sum to {total:.9g}, not 1")
+        if abs(total - 1.0) > LABEL_SUM_TOLERANCE:
+            raise InputFileError(
+                filename,
+                number,
+                f"probabilities sum to {total:.9g}, not 1 (rows may be off by at most "
+                f"{LABEL_SUM_TOLERANCE:g}, e.g. from rounding to a few decimals; they are rescaled)",
+            )
+        if total != 1.0:
+            probabilities = tuple(p / total for p in probabilities)
         earlier = first_line_of.setdefault((qid, docno), number)
         if earlier != number:
             raise InputFileError(filename, number, _twice(f"document {docno!r} given", qid, earlier, number))

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from estimation.costs import fits_budget
 from estimation.draws import STOP_BUDGET, STOP_EXHAUSTED, draw_batch
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
@@ -208,20 +209,20 @@ def tasks_trim_to_budget(*, campaign_id: int) -> int:
     if state is None:
         return 0
     _, spent = campaign_spent(campaign)
-    excess = outstanding_cost(campaign, state) - (campaign.budget - spent)
+    outstanding = outstanding_cost(campaign, state)
     dropped = 0
     for draw in Draw.objects.filter(campaign=campaign).order_by("-order").prefetch_related("tasks"):
-        if excess <= 1e-9:
+        if fits_budget(spent + outstanding, campaign.budget):
             break
         tasks = list(draw.tasks.all())
         if any(task.assessor_id is not None or task.answered_at is not None for task in tasks):
             break
-        excess -= draw.cost
+        outstanding -= draw.cost
         dropped += len(tasks)
         PoolItem.objects.filter(pk__in=[task.pool_item_id for task in tasks if task.pool_item_id]).update(
             drawn=False
         )
         draw.delete()
-    if dropped or excess <= 1e-9:
+    if dropped or fits_budget(spent + outstanding, campaign.budget):
         Campaign.objects.filter(pk=campaign.pk).update(blocked="")
     return dropped

@@ -224,3 +224,49 @@ def test_it_refuses_a_query_that_costs_nothing(
     assert status == 2
     assert rows == []
     assert "query '1' costs 0" in err
+
+
+def test_it_plans_with_label_rows_written_with_six_decimals(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Repro: rows rounded to 6 decimals (three grades of 1/3 sum to 0.999999) were refused.
+    labels = tmp_path / "six.tsv"
+    labels.write_text("1\ta\t0.333333\t0.333333\t0.333333\n1\tb\t0.2\t0.3\t0.5\n")
+    argv = [files["a"], "--labels", str(labels), "--metric", "DCG@2", "--goal", "one"]
+    status, rows, _ = _plan(argv, capsys)
+    assert status == 0
+    assert _columns(rows)["q"].sum() == pytest.approx(1.0)
+
+
+def test_it_plans_over_the_qrels_topics_and_states_the_estimand(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Repro: the pool silently dropped topics no run ranks, while evaluate averages over all
+    # qrels topics (a factor m_qrels / m_pooled between the two targets). With --qrels the
+    # pool holds exactly the qrels topics: topic 3, which no run ranks, is known (0) and
+    # free, and stderr states the rule and the counts.
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n2 0 c 0\n3 0 z 1\n")
+    argv = [
+        files["a"],
+        "--labels",
+        files["labels"],
+        "--metric",
+        "DCG@2",
+        "--goal",
+        "one",
+        "--qrels",
+        str(qrels),
+    ]
+    status, rows, err = _plan(argv, capsys)
+    assert status == 0
+    plan = _columns(rows)
+    assert plan["qid"].tolist() == ["1", "2", "3"]
+    assert plan["cost"].tolist() == [2.0, 2.0, 0.0]
+    assert plan["expected"][2] == 0.0 and plan["q"][2] > 0
+    assert "estimand over 3 topics (the qrels topics); 1 of them no run ranks" in err
+    assert "a topic no run ranks counts 0" in err
+    # Without qrels the estimand is over the runs' topics, and says so.
+    status, rows, err = _plan(argv[:-2], capsys)
+    assert _columns(rows)["qid"].tolist() == ["1", "2"]
+    assert "estimand over 2 topics (the runs' topics); 0 of them" in err

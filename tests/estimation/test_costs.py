@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
+from estimation.costs import CostModel, fit_cost_model, fits_budget, item_costs_from_lengths, query_costs
 from estimation.pool import Pool
 
 
@@ -136,3 +136,36 @@ def test_it_refits_through_the_origin_when_the_intercept_is_negative() -> None:
 def test_it_refuses_fits_the_data_cannot_support(lengths: list, seconds: list, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         fit_cost_model(lengths, seconds)
+
+
+def _equal_cost_pool(n_queries: int = 50, item_cost: float = 5.0) -> Pool:
+    """Every query has one slot of the same cost, ranked by one system."""
+    theta = np.full((n_queries, 1, 2), 0.5)
+    slot_used = np.ones((n_queries, 1), dtype=bool)
+    rankings = np.zeros((1, n_queries, 1), dtype=np.int64)
+    costs = np.full((n_queries, 1), item_cost)
+    return Pool(theta, slot_used, rankings, costs, np.full(n_queries, 1.0 / n_queries))
+
+
+@pytest.mark.parametrize("item_cost", [1.0, 3.0, 5.0, math.log1p(7.0), 3 * math.log1p(1.0)])
+def test_it_normalises_equal_costs_to_exactly_one(item_cost: float) -> None:
+    # Repro: 50 queries of cost 5 used to normalise to 1.0000000000000002 each, so a budget
+    # of 5 bought 4 of them.
+    costs = query_costs(_equal_cost_pool(item_cost=item_cost))
+    assert np.all(costs == 1.0)
+
+
+def test_it_normalises_unequal_costs_to_a_mean_of_one() -> None:
+    costs = query_costs(_pool(), normalize=True)
+    assert costs == pytest.approx([7 / 7.5, 8 / 7.5])
+    assert float(np.mean(costs)) == pytest.approx(1.0, rel=1e-15)
+
+
+def test_it_forgives_rounding_but_not_a_real_overspend_when_comparing_with_a_budget() -> None:
+    assert fits_budget(5.000000000000001, 5.0)
+    assert fits_budget(sum([0.1] * 10), 1.0)  # 0.9999999999999999
+    assert fits_budget(1.0000000000000002, 1.0)
+    assert not fits_budget(5.001, 5.0)
+    assert fits_budget(0.0, 0.0) and not fits_budget(1e-3, 0.0)
+    assert fits_budget(np.array([0.5, 1.0 + 1e-15, 1.1]), 1.0).tolist() == [True, True, False]
+    assert fits_budget(1e12, np.inf)

@@ -134,3 +134,24 @@ def test_it_draws_units_in_proportion_to_q() -> None:
 
     share = np.mean(batch.units == 1)
     assert abs(share - 0.75) < 0.03  # 4000 draws: standard error 0.007
+
+
+def test_it_takes_draws_that_spend_exactly_the_budget_up_to_rounding() -> None:
+    # Ten draws of cost 0.1 against a budget of 1: the running sum reaches
+    # 0.9999999999999999, and the tenth draw must still fit.
+    slot_used = np.ones((10, 1), dtype=bool)
+    batch = draw_batch(
+        np.full(10, 0.1),
+        slot_used,
+        topic_unit_items,
+        seed=1,
+        first_order=1,
+        covered_row=lambda topic: np.zeros(1, dtype=bool),
+        uncovered=10,
+        cost=lambda topic, slots: 0.1 * slots.size,
+        budget_left=1.0,
+        items_wanted=1000,
+        max_draws=1000,
+    )
+    assert sum(slots.size for slots in batch.new_slots) == 10
+    assert batch.stopped == STOP_EXHAUSTED

@@ -149,3 +149,37 @@ def test_it_returns_the_estimate_and_the_mass_for_reuse() -> None:
 def test_it_rejects_mismatched_shapes_for_the_unreachable_mass() -> None:
     with pytest.raises(ValueError, match="differ"):
         unreachable_mass(np.ones((2, 2)), np.ones(4, dtype=bool))
+
+
+@pytest.mark.parametrize("kind", ["clt", "hoeffding", "bernstein"])
+@pytest.mark.parametrize("n_draws", [1, 2, 30])
+def test_it_knows_the_difference_of_two_identical_systems_is_exactly_zero(kind: str, n_draws: int) -> None:
+    # Repro: following the docstring's recipe (the bound of P_a - P_b) for two identical
+    # systems raised "weight_bound must be > 0, got 0.0" for every interval kind.
+    rng = np.random.default_rng(n_draws)
+    pool_weights = rng.random((4, 3))
+    q = rng.random((4, 3))
+    q /= q.sum()
+    bound = item_level_weight_bound(pool_weights - pool_weights, q)
+    assert bound == 0.0
+    x, z = rng.integers(0, 4, n_draws), rng.integers(0, 3, n_draws)
+    difference = item_level_difference_estimate(
+        rng.random(n_draws),
+        pool_weights[x, z],
+        pool_weights[x, z],
+        q[x, z],
+        interval=kind,
+        weight_bound=bound,
+    )
+    assert (difference.value, difference.standard_error, difference.low, difference.high) == (
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+    )
+    assert difference.interval == kind and difference.n_draws == n_draws
+
+
+def test_it_still_refuses_a_negative_weight_bound() -> None:
+    with pytest.raises(ValueError, match="weight_bound must be >= 0"):
+        item_level_estimate(LABELS, TARGET, PROPENSITIES, interval="hoeffding", weight_bound=-1.0)

@@ -134,3 +134,15 @@ def test_it_scales_to_thirty_thousand_queries() -> None:
         assert set(pool.item_ids[query]) == union
         assert _docs(pool, query, 1) == list(runs[1][1][str(query)])
     assert elapsed < 30.0  # a few seconds on a shared two-core machine
+
+
+def test_it_keeps_every_estimand_topic_even_when_no_run_ranks_it() -> None:
+    # Repro: topics no run ranks were dropped silently, so estimates targeted the mean over
+    # the pooled topics while evaluate averages over the qrels topics.
+    runs = [("A", {"1": ["a", "b"], "4": ["x"]}), ("B", {"1": ["b"]})]
+    pool = build_pool(runs, 2, y_max=1, topics=["1", "2", "10"])
+    assert pool.query_ids == ("1", "2", "10")  # run topic 4 is not in the estimand: dropped
+    assert pool.slot_used.any(axis=1).tolist() == [True, False, False]
+    assert np.all(pool.rankings[:, 1:] == -1)
+    assert pool.item_cost[1:].sum() == 0.0
+    assert pool.query_weight == pytest.approx([1 / 3] * 3)

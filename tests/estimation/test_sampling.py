@@ -221,7 +221,10 @@ def test_it_rejects_impossible_requests(
         optimal_query_distribution(_pool(), metric, goal, systems, **options)  # type: ignore[arg-type]
 
 
-def test_it_rejects_a_query_with_nothing_to_label() -> None:
+def test_it_plans_a_run_that_misses_a_topic() -> None:
+    # Repro: a run that misses topic 1 could not be planned ("query has no item to label
+    # (cost 0)"). Topic 1 is known (DCG 0) and free; it keeps a positive q, charged like the
+    # cheapest topic, so the self-normalised estimate still averages over both topics.
     pool = Pool(
         np.full((2, 2, 2), 0.5),
         np.ones((2, 2), dtype=bool),
@@ -229,8 +232,21 @@ def test_it_rejects_a_query_with_nothing_to_label() -> None:
         np.ones((2, 2)),
         np.full(2, 0.5),
     )
-    with pytest.raises(ValueError, match="no item to label"):
-        optimal_query_distribution(pool, DCG2, "one")
+    plan = optimal_query_distribution(pool, DCG2, "one", mix=0.0)
+    assert plan.cost.tolist() == [2.0, 0.0]  # normalised to a mean of 1
+    assert plan.expected[1] == 0.0
+    # Both topics sit at the same distance from R; topic 0 adds its own variance.
+    mean0 = 0.5 + 0.5 * D[1]
+    second = np.array([0.25 * (1 + D[1] ** 2) + (mean0 / 2) ** 2, (mean0 / 2) ** 2])
+    assert plan.q == pytest.approx(np.sqrt(second) / np.sqrt(second).sum())
+    assert plan.q[1] > 0
+    passive = passive_distribution(pool, query_cost=plan.cost)
+    assert passive.q.tolist() == [0.5, 0.5]
+
+
+def test_it_still_rejects_a_free_query_that_has_items_to_label() -> None:
+    with pytest.raises(ValueError, match="has an item to label"):
+        optimal_query_distribution(_pool(), DCG2, "one", query_cost=np.array([1.0, 0.0, 1.0]))
 
 
 def test_it_plans_real_runs_with_every_query_reachable(shared_data: Path) -> None:
@@ -250,3 +266,29 @@ def test_it_plans_real_runs_with_every_query_reachable(shared_data: Path) -> Non
         delta = pool.query_weight @ plan.expected
         assert plan.expected[same] == pytest.approx(0.0, abs=1e-12)
         assert plan.second_moment[same] == pytest.approx(np.full(same.sum(), delta**2))
+
+
+def test_it_falls_back_to_p_for_an_err_difference_of_identical_rankings() -> None:
+    # Repro: ERR's second moment of delta for identical rankings came out as rounding noise
+    # (about 2e-16), and q/p ranged from 0.10 to 4.98 instead of falling back to p as DCG does.
+    rng = np.random.default_rng(11)
+    m, n = 40, 5
+    theta = rng.dirichlet(np.ones(3), (m, n))
+    ranking = np.stack([rng.permutation(n) for _ in range(m)])
+    pool = Pool(
+        theta, np.ones((m, n), dtype=bool), np.stack([ranking, ranking]), np.ones((m, n)), np.full(m, 1 / m)
+    )
+    err5 = Metric("ERR", 5, y_max=2)
+    plan = optimal_query_distribution(pool, err5, "difference", (0, 1), mix=0.0)
+    assert np.all(plan.second_moment == 0.0)
+    assert np.array_equal(plan.optimal, pool.query_weight)
+
+
+def test_it_gives_certain_err_labels_a_variance_of_exactly_zero() -> None:
+    from estimation.moments import ranking_moments
+
+    rng = np.random.default_rng(5)
+    grades = rng.integers(0, 3, (30, 4))
+    theta = np.eye(3)[grades]  # every label certain
+    ranking = np.tile(np.arange(4), (30, 1))
+    assert np.all(ranking_moments(theta, ranking, Metric("ERR", 4, y_max=2)).variance == 0.0)

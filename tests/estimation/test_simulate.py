@@ -10,6 +10,7 @@ from estimation.estimators import query_level_estimate
 from estimation.item_estimators import item_level_estimate
 from estimation.results import SamplingDistribution
 from estimation.simulate import LoopState, simulate_item_level, simulate_query_level
+from estimation.simulate_batch import simulate_query_level_batch
 
 
 def small_pool(seed: int = 0, n_queries: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -179,7 +180,7 @@ def test_it_rejects_mismatched_pool_arrays() -> None:
     with pytest.raises(ValueError, match="query_weight must have shape"):
         simulate_query_level(values, costs, q, p[:-1], 3.0, np.random.default_rng(0))
     with pytest.raises(ValueError, match="query cost"):
-        simulate_query_level(values, np.zeros_like(costs), q, p, 3.0, np.random.default_rng(0))
+        simulate_query_level(values, -costs, q, p, 3.0, np.random.default_rng(0))
 
 
 def test_it_never_draws_a_unit_with_zero_probability() -> None:
@@ -242,3 +243,64 @@ def test_it_needs_item_costs_for_an_item_budget() -> None:
     labels, q, targets = item_pool()
     with pytest.raises(ValueError, match="item_cost"):
         simulate_item_level(labels, q, targets, np.random.default_rng(0), budget=1.0)
+
+
+@pytest.mark.parametrize("budget", [1, 5, 50])
+def test_it_buys_exactly_n_equal_cost_queries_with_a_budget_of_n(budget: int) -> None:
+    # Repro: equal costs normalised to 1.0000000000000002, so a budget of 5 on 50 queries
+    # bought 4 and a budget of one query bought none (nan, 0 topics).
+    from estimation.costs import query_costs
+    from estimation.pool import Pool
+
+    m = 50
+    pool = Pool(
+        np.full((m, 1, 2), 0.5),
+        np.ones((m, 1), dtype=bool),
+        np.zeros((1, m, 1), dtype=np.int64),
+        np.full((m, 1), 5.0),
+        np.full(m, 1.0 / m),
+    )
+    cost = query_costs(pool)
+    passive = np.full(m, 1.0 / m)
+    values = np.arange(m, dtype=float)
+    for seed in range(5):
+        run = simulate_query_level(values, cost, passive, passive, budget, np.random.default_rng(seed))
+        assert run.n_judged == budget
+        assert np.isfinite(run.estimate.value)
+
+
+def test_it_takes_a_draw_whose_cost_matches_the_budget_up_to_rounding() -> None:
+    # Ten queries of cost 0.1 sum to 0.9999999999999999 or 1.0000000000000002 depending on
+    # the order; a budget of 1 buys all ten either way.
+    cost = np.full(10, 0.1)
+    passive = np.full(10, 0.1)
+    run = simulate_query_level(np.ones(10), cost, passive, passive, 1.0, np.random.default_rng(3))
+    assert run.n_judged == 10
+    assert run.stop_reason == "pool_exhausted"
+
+
+@pytest.mark.parametrize("interval", ["clt", "hoeffding", "bernstein"])
+def test_it_estimates_a_target_without_weight_as_exactly_zero(interval: str) -> None:
+    # Repro: with interval="hoeffding" a target whose weights are all 0 (e.g. a run that
+    # misses every topic of the pool) raised instead of estimating 0.
+    labels, q, weights = item_pool()
+    targets = np.stack([weights[0], np.zeros_like(weights[0])])
+    result = simulate_item_level(labels, q, targets, np.random.default_rng(0), n_draws=40, interval=interval)
+    empty = result.estimates[1]
+    assert result.weight_bounds[1] == 0.0
+    assert (empty.value, empty.low, empty.high) == (0.0, 0.0, 0.0)
+    assert np.isfinite(result.estimates[0].high)
+
+
+def test_it_simulates_a_run_that_misses_some_topics() -> None:
+    # Repro: "every query cost must be > 0". Topics 3 and 4 have nothing to label: they are
+    # free, known (0), and the budget buys the other three.
+    values = np.array([1.0, 2.0, 3.0, 0.0, 0.0])
+    cost = np.array([1.0, 1.0, 1.0, 0.0, 0.0])
+    passive = np.full(5, 0.2)
+    run = simulate_query_level(values, cost, passive, passive, 3.0, np.random.default_rng(0))
+    assert run.stop_reason == "pool_exhausted"
+    assert run.n_judged == 5 and run.spent == 3.0
+    batch = simulate_query_level_batch(values, cost, passive, passive, 3.0, 200, np.random.default_rng(1))
+    assert np.all(batch.n_judged == 5)
+    assert np.mean(batch.estimates) == pytest.approx(values.mean(), rel=0.05)

@@ -206,3 +206,22 @@ def test_it_gives_runs_without_an_affordable_draw_an_unbounded_interval() -> Non
     assert np.all(batch.n_draws == 0) and np.all(np.isnan(batch.estimates))
     assert np.all(low == -np.inf) and np.all(high == np.inf)
     assert (loop.estimate.low, loop.estimate.high) == (-np.inf, np.inf)
+
+
+def test_it_buys_exactly_n_equal_cost_queries_in_the_batch_path_too() -> None:
+    m = 50
+    costs = np.full(m, 1.0)
+    costs_drifted = np.full(m, 1.0000000000000002)  # what the old normalisation produced
+    passive = np.full(m, 1.0 / m)
+    for unit_cost in (costs, costs_drifted):
+        batch = simulate_query_level_batch(
+            np.arange(m, dtype=float),
+            unit_cost,
+            passive,
+            passive,
+            np.array([1.0, 5.0]),
+            20,
+            np.random.default_rng(0),
+        )
+        assert batch.n_judged[0].tolist() == [1] * 20
+        assert batch.n_judged[1].tolist() == [5] * 20

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import math
 import pickle
 from pathlib import Path
 
@@ -209,7 +210,12 @@ def test_it_accepts_label_rows_summing_to_one_within_tolerance() -> None:
 
 
 LABEL_ERRORS = [
-    ("1 a 0.2 0.3 0.4\n", 1, "probabilities sum to 0.9, not 1"),
+    (
+        "1 a 0.2 0.3 0.4\n",
+        1,
+        "probabilities sum to 0.9, not 1 (rows may be off by at most 0.0001, e.g. from rounding "
+        "to a few decimals; they are rescaled)",
+    ),
     ("1 a 1.2 -0.2\n", 1, "probability -0.2 is negative"),
     ("1 a 0.5 nan\n", 1, "probability 'nan' is not finite"),
     ("1 a 0.5 half\n", 1, "probability 'half' is not a number"),
@@ -330,3 +336,20 @@ def test_it_loads_every_shared_run_and_qrels(shared_data: Path) -> None:
         assert {grade for grades in qrels.values() for grade in grades.values()} == {0, 1, 2}
     for path in sorted((shared_data / "core17_18").glob("*.txt")):
         assert len(read_qrels(path)) == 50
+
+
+def test_it_rescales_label_rows_written_with_six_decimals(tmp_path: Path) -> None:
+    # Repro: rows rounded to 6 decimals sum to 0.999999, which a 1e-6 tolerance refused.
+    path = write(tmp_path / "labels.tsv", "1 a 0.333333 0.333333 0.333333\n1 b 0.12345 0.5 0.37655\n")
+    labels = read_labels(path)
+    assert math.fsum(labels[("1", "a")]) == pytest.approx(1.0, abs=1e-15)
+    assert labels[("1", "a")] == pytest.approx((1 / 3, 1 / 3, 1 / 3), abs=1e-15)
+    assert labels[("1", "b")] == (0.12345, 0.5, 0.37655)  # sums to 1: kept as written
+
+
+def test_it_refuses_a_label_row_beyond_the_tolerance_naming_file_line_and_reason(tmp_path: Path) -> None:
+    path = write(tmp_path / "labels.tsv", "1 a 0.5 0.5 0\n1 b 0.333 0.333 0.333\n")
+    with pytest.raises(InputFileError) as raised:
+        read_labels(path)
+    assert raised.value.line == 2 and str(path) in str(raised.value)
+    assert "probabilities sum to 0.999, not 1" in raised.value.reason
