@@ -33,7 +33,6 @@ from estimation.intervals import (
 )
 from estimation.results import Estimate
 
-
 MIN_RELIABLE_TOPICS = 5
 """Below this many distinct judged topics no CLT-type interval (``clt``, ``t``, ``skew_t``) is
 trusted: with 2-4 skewed per-topic values even the skewness estimate is noise. The seeded
@@ -91,8 +90,8 @@ def query_level_estimate(
 
     Intervals (``interval``):
 
-    - ``skew_t`` (default for the self-normalised estimator): Hall's (1992) skewness-corrected t interval on the terms ``e_j``
-      (`estimation.intervals.skew_t_interval`); per-topic DCG and ERR are right-skewed, and
+    - ``skew_t`` (default for the self-normalised estimator): Hall's (1992)
+      skewness-corrected t interval on the terms ``e_j`` (`estimation.intervals.skew_t_interval`); per-topic DCG and ERR are right-skewed, and
       the symmetric intervals then miss the truth mostly on one side. Chosen over a
       studentised bootstrap because it is closed-form: deterministic (the dashboard shows
       the same interval on every refresh without storing a seed), vectorisable, and cheap.

@@ -25,7 +25,6 @@ from typing import Literal
 
 import numpy as np
 from scipy.stats import norm
-
 from scipy.stats import t as student_t
 
 IntervalKind = Literal["clt", "hoeffding", "bernstein"]
