@@ -91,7 +91,8 @@ def query_level_estimate(
     Intervals (``interval``):
 
     - ``skew_t`` (default for the self-normalised estimator): Hall's (1992)
-      skewness-corrected t interval on the terms ``e_j`` (`estimation.intervals.skew_t_interval`); per-topic DCG and ERR are right-skewed, and
+      skewness-corrected t interval on the terms ``e_j`` (`estimation.intervals.skew_t_interval`);
+      per-topic DCG and ERR are right-skewed, and
       the symmetric intervals then miss the truth mostly on one side. Chosen over a
       studentised bootstrap because it is closed-form: deterministic (the dashboard shows
       the same interval on every refresh without storing a seed), vectorisable, and cheap.
