@@ -191,7 +191,8 @@ def query_level_reduce(
             total = weights.sum(axis=1)[:, None]
             estimates = np.einsum("rn,rnk->rk", weights, values) / total
             residual = values - estimates[:, None, :]
-            variance = np.einsum("rn,rnk->rk", weights**2, residual**2) / total**2
+            # The delta-method variance times n / (n - 1), as in `query_level_estimate`.
+            variance = np.einsum("rn,rnk->rk", weights**2, residual**2) / total**2 * count / (count - 1.0)
         else:
             terms = weights[:, :, None] * values
             estimates = terms.sum(axis=1) / count

@@ -1,10 +1,15 @@
 """Two-sided confidence intervals for importance-sampling estimates.
 
-Three kinds, as in Schnabel et al. (2016), Section 6:
+The kinds, as in Schnabel et al. (2016), Section 6, plus two small-sample refinements:
 
 - ``clt``: the normal approximation ``value ± z_{alpha/2} * standard_error`` (eq. 16).
   Asymptotic: it holds as the number of draws grows, and may under-cover for small samples
   drawn with skewed importance weights.
+- ``t``: ``value ± t_{alpha/2, df} * standard_error``, Student's quantile with ``df`` degrees
+  of freedom (exact for normal terms, wider than ``clt`` for few draws).
+- ``skew_t``: Hall's (1992) skewness-corrected studentised interval (`skew_t_interval`): the
+  ``t`` interval made asymmetric by the sample skewness of the terms; it removes the
+  first-order (``n^{-1/2}``) coverage error that skewed per-topic values (DCG, ERR) cause.
 - ``hoeffding``: distribution-free and sample-independent (eq. 17); needs the range ``R`` of
   one importance-weighted term, known before sampling.
 - ``bernstein``: the empirical Bernstein bound of Maurer & Pontil (2009, Thm. 4); uses the
@@ -20,9 +25,12 @@ from typing import Literal
 
 import numpy as np
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 IntervalKind = Literal["clt", "hoeffding", "bernstein"]
 INTERVAL_KINDS: tuple[str, ...] = ("clt", "hoeffding", "bernstein")
+QueryIntervalKind = Literal["clt", "t", "skew_t", "hoeffding", "bernstein"]
+QUERY_INTERVAL_KINDS: tuple[str, ...] = ("clt", "t", "skew_t", "hoeffding", "bernstein")
 
 
 def check_confidence(confidence: float) -> float:
@@ -71,6 +79,126 @@ def clt_interval(
     if low.ndim == 0:
         return float(low), float(high)
     return low, high
+
+
+def student_quantile(confidence: float, df: float | np.ndarray) -> float | np.ndarray:
+    """t_{alpha/2, df}: the two-sided Student-t quantile; ``df < 1`` (or nan) gives inf."""
+    alpha = 1.0 - check_confidence(confidence)
+    df_array = np.asarray(df, dtype=float)
+    with np.errstate(invalid="ignore"):
+        safe = np.where(df_array >= 1, df_array, 1.0)
+        quantile = np.where(df_array >= 1, student_t.ppf(1.0 - alpha / 2.0, safe), np.inf)
+    return float(quantile) if quantile.ndim == 0 else quantile
+
+
+def t_interval(
+    value: float | np.ndarray,
+    standard_error: float | np.ndarray,
+    df: float | np.ndarray,
+    confidence: float = 0.95,
+) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """Student interval ``value ± t_{alpha/2, df} * standard_error``.
+
+    ``df`` is the degrees of freedom of the variance estimate (``n - 1`` for a mean of ``n``
+    independent terms). A nan standard error or ``df < 1`` gives ``(-inf, inf)``.
+    """
+    return skew_t_interval(value, standard_error, 0.0, 1, df, confidence)
+
+
+def skew_t_interval(
+    value: float | np.ndarray,
+    standard_error: float | np.ndarray,
+    skewness: float | np.ndarray,
+    n: int | np.ndarray,
+    df: float | np.ndarray,
+    confidence: float = 0.95,
+) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """Hall's (1992) skewness-corrected studentised interval for a mean.
+
+    Hall, P. (1992), "On the removal of skewness by transformation", JRSS B 54(1), 221-228;
+    the transformation refines Johnson's (1978) modified t (JASA 73, 536-544) into a
+    monotone, hence always invertible, one. For the studentised mean
+    ``T = (mean - mu) / se`` of ``n`` terms with sample skewness ``gamma``, Hall's
+    ``g(T) = T + a T^2 + a^2 T^3 / 3 + b`` with ``a = gamma / (3 sqrt n)``,
+    ``b = gamma / (6 sqrt n)`` is standard normal up to ``O(1/n)`` (the plain ``T`` only up
+    to ``O(n^{-1/2})``). Inverting ``g`` at the two quantiles gives
+
+    ``[value - g^{-1}(c) se, value - g^{-1}(-c) se]``,
+    ``g^{-1}(x) = ((1 + 3 a (x - b))^{1/3} - 1) / a``.
+
+    Right-skewed terms (``gamma > 0``) stretch the interval to the right. Here ``c`` is the
+    Student quantile ``t_{alpha/2, df}`` rather than Hall's ``z``: the same first-order
+    correction, slightly wider for small ``n`` (and exactly the t interval when
+    ``gamma = 0``).
+
+    Parameters
+    ----------
+    value, standard_error : float or ndarray
+        The mean and its standard error (nan: unknown, the interval is ``(-inf, inf)``).
+    skewness : float or ndarray
+        ``gamma = (1/n) sum (X_j - mean)^3 / s^3`` of the terms (nan is taken as 0).
+    n : int or ndarray
+        Number of terms.
+    df : float or ndarray
+        Degrees of freedom for the quantile.
+    confidence : float
+
+    Returns
+    -------
+    low, high : float or ndarray
+    """
+    quantile = np.asarray(student_quantile(confidence, df), dtype=float)
+    value_array = np.asarray(value, dtype=float)
+    error = np.asarray(standard_error, dtype=float)
+    if np.any(error < 0):
+        raise ValueError("standard_error must be >= 0")
+    gamma = np.nan_to_num(np.asarray(skewness, dtype=float), nan=0.0)
+    root_n = np.sqrt(np.maximum(np.asarray(n, dtype=float), 1.0))
+    a = gamma / (3.0 * root_n)
+    b = gamma / (6.0 * root_n)
+
+    def inverse(x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inverted = (np.cbrt(1.0 + 3.0 * a * (x - b)) - 1.0) / a
+        return np.where(np.abs(a) < 1e-12, x - b, inverted)
+
+    finite = np.isfinite(quantile)
+    safe_quantile = np.where(finite, quantile, 0.0)
+    unknown = np.isnan(error) | ~finite
+    safe_error = np.where(unknown, 0.0, error)
+    low = np.where(unknown, -np.inf, value_array - inverse(safe_quantile) * safe_error)
+    high = np.where(unknown, np.inf, value_array - inverse(-safe_quantile) * safe_error)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def clip_interval(
+    low: float | np.ndarray, high: float | np.ndarray, value_bounds: tuple[float, float] | None
+) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """An interval cut to ``value_bounds = (lowest, highest)`` the estimated quantity can take.
+
+    Coverage can only grow: the true value lies inside the bounds, so the part of an interval
+    beyond them holds nothing (a DCG interval reaching below 0 says nothing the bounds do
+    not). ``None`` leaves the interval as it is.
+    """
+    if value_bounds is None:
+        return low, high
+    lowest, highest = check_value_bounds(value_bounds)
+    clipped_low, clipped_high = np.maximum(low, lowest), np.minimum(high, highest)
+    if np.ndim(clipped_low) == 0:
+        return float(clipped_low), float(clipped_high)
+    return clipped_low, clipped_high
+
+
+def check_value_bounds(value_bounds: tuple[float, float]) -> tuple[float, float]:
+    """``(lowest, highest)`` with ``lowest <= highest``, both not nan."""
+    lowest, highest = (float(bound) for bound in value_bounds)
+    if np.isnan(lowest) or np.isnan(highest) or lowest > highest:
+        raise ValueError(
+            f"value_bounds must be (lowest, highest) with lowest <= highest, got {value_bounds!r}"
+        )
+    return lowest, highest
 
 
 def hoeffding_halfwidth(

@@ -18,6 +18,7 @@ from estimation.intervals import (
     INTERVAL_KINDS,
     IntervalKind,
     check_confidence,
+    clip_interval,
     clt_interval,
     empirical_bernstein_halfwidth,
     hoeffding_halfwidth,
@@ -35,6 +36,7 @@ def item_level_estimate(
     weight_bound: float | None = None,
     n_judged: int | None = None,
     budget_spent: float = float("nan"),
+    value_bounds: tuple[float, float] | None = None,
 ) -> Estimate:
     """Unbiased item-level estimate ``U_hat_S = (1/n) sum_j u_j P(x_j, z_j; S) / Q_j``.
 
@@ -68,12 +70,16 @@ def item_level_estimate(
         Distinct pairs labelled; defaults to ``n_draws``.
     budget_spent : float
         Cost units spent, carried into the result.
+    value_bounds : (float, float), optional
+        The range of ``U_S`` (for DCG: ``Metric.value_bounds()`` divided by ``g(y_max)``); every
+        interval is cut to it (`estimation.intervals.clip_interval`).
 
     Returns
     -------
     Estimate
         ``standard_error`` is always the CLT one, ``s / sqrt(n)`` (nan for one draw); the
-        bounds follow ``interval``.
+        bounds follow ``interval``. ``reliable`` is False for a ``clt`` interval from fewer
+        than two draws.
     """
     labels, target_weights, propensities = _check_item_arrays(labels, target_weights, propensities)
     if np.any(target_weights < 0):
@@ -93,6 +99,7 @@ def item_level_estimate(
         value_range=value_range,
         n_judged=n_judged,
         budget_spent=budget_spent,
+        value_bounds=value_bounds,
     )
 
 
@@ -107,6 +114,7 @@ def item_level_difference_estimate(
     weight_bound: float | None = None,
     n_judged: int | None = None,
     budget_spent: float = float("nan"),
+    value_bounds: tuple[float, float] | None = None,
 ) -> Estimate:
     """Unbiased estimate of ``U_a - U_b`` from one item-level sample.
 
@@ -130,6 +138,8 @@ def item_level_difference_estimate(
         systems that weight every pair alike, e.g. identical rankings) means the difference
         is exactly 0 with certainty: the estimate is 0 with a zero-width interval of every
         kind.
+    value_bounds : (float, float), optional
+        The range of ``U_a - U_b``, e.g. ``(-h, h)`` for ``U`` in ``[0, h]``.
     Other parameters as in `item_level_estimate`.
     """
     weights_a = np.asarray(target_weights_a, dtype=float)
@@ -154,6 +164,7 @@ def item_level_difference_estimate(
         value_range=None if bound is None else 2.0 * bound,
         n_judged=n_judged,
         budget_spent=budget_spent,
+        value_bounds=value_bounds,
     )
 
 
@@ -224,6 +235,7 @@ def reuse_estimate(
     confidence: float = 0.95,
     interval: IntervalKind = "clt",
     weight_bound: float | None = None,
+    value_bounds: tuple[float, float] | None = None,
 ) -> ReuseEstimate:
     """Evaluate a new system on stored item-level draws, reporting what reuse cannot see.
 
@@ -252,6 +264,7 @@ def reuse_estimate(
         confidence=confidence,
         interval=interval,
         weight_bound=weight_bound,
+        value_bounds=value_bounds,
     )
     mass = unreachable_mass(pool_target_weights, pool_reachable, prior_labels=prior_labels)
     return ReuseEstimate(estimate=estimate, unreachable_mass=mass)
@@ -265,8 +278,9 @@ def _mean_estimate(
     value_range: float | None,
     n_judged: int | None,
     budget_spent: float,
+    value_bounds: tuple[float, float] | None = None,
 ) -> Estimate:
-    """Mean of i.i.d. importance-weighted terms with the requested interval."""
+    """Mean of i.i.d. importance-weighted terms with the requested interval, cut to ``value_bounds``."""
     confidence = check_confidence(confidence)
     if interval not in INTERVAL_KINDS:
         raise ValueError(f"interval must be one of {', '.join(INTERVAL_KINDS)}, got {interval!r}")
@@ -299,6 +313,7 @@ def _mean_estimate(
             variance = 0.0 if n_draws < 2 else sample_variance
             halfwidth = empirical_bernstein_halfwidth(variance, value_range, n_draws, confidence)
         low, high = value - float(halfwidth), value + float(halfwidth)
+    low, high = clip_interval(low, high, value_bounds)
     return Estimate(
         value=value,
         standard_error=standard_error,
@@ -309,6 +324,8 @@ def _mean_estimate(
         n_draws=n_draws,
         n_judged=n_draws if n_judged is None else int(n_judged),
         budget_spent=float(budget_spent),
+        reliable=bool(interval != "clt" or n_draws >= 2),
+        reliable_from=2 if interval == "clt" else 0,
     )
 
 

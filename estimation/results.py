@@ -76,6 +76,16 @@ class Estimate:
         Number of distinct queries (query level) or (query, item) pairs (item level) labelled.
     budget_spent : float
         Cost units spent on those labels (nan when unknown).
+    reliable : bool
+        Whether ``low, high`` may be trusted at its level. False for a CLT-type interval
+        (``clt``, ``t``, ``skew_t``) from fewer than ``reliable_from`` distinct judged units:
+        show ``any_n_low, any_n_high`` instead. Always True for ``hoeffding`` and
+        ``bernstein``, which hold for every n.
+    reliable_from : int
+        The number of distinct judged units from which a CLT-type interval is trusted.
+    any_n_low, any_n_high : float
+        A distribution-free interval valid for every n (Hoeffding over the metric's range),
+        ``(-inf, inf)`` when the caller gave no range.
     """
 
     value: float
@@ -87,6 +97,10 @@ class Estimate:
     n_draws: int
     n_judged: int
     budget_spent: float = float("nan")
+    reliable: bool = True
+    reliable_from: int = 0
+    any_n_low: float = float("-inf")
+    any_n_high: float = float("inf")
 
     def contains(self, truth: float) -> bool:
         """Whether the interval covers ``truth`` (bounds included)."""

@@ -34,6 +34,7 @@ from estimation.intervals import (
     clt_interval,
     empirical_bernstein_halfwidth,
     hoeffding_halfwidth,
+    t_interval,
 )
 from estimation.item_estimators import item_level_weight_bound
 from estimation.results import SamplingDistribution
@@ -70,18 +71,30 @@ class QueryBatchResult:
     budgets: np.ndarray | None
     confidence: float
 
-    def interval(self) -> tuple[np.ndarray, np.ndarray]:
-        """CLT bounds ``estimate ± z sqrt(Var_hat)``, each shaped like ``estimates``.
+    def interval(self, kind: str = "t") -> tuple[np.ndarray, np.ndarray]:
+        """Bounds ``estimate ± t_{alpha/2, k-1} sqrt(Var_hat)`` (``kind="t"``, ``k`` distinct
+        topics, as `estimation.estimators.query_level_estimate` with ``interval="t"``) or
+        ``estimate ± z sqrt(Var_hat)`` (``kind="clt"``), each shaped like ``estimates``.
 
-        ``(-inf, inf)`` for runs with fewer than two draws, as in `estimation.simulate`.
+        ``(-inf, inf)`` for runs with fewer than two distinct topics, as in `estimation.simulate`.
         """
-        low, high = clt_interval(self.estimates, self.standard_errors, self.confidence)
+        if kind not in ("t", "clt"):
+            raise ValueError(f"interval must be 't' or 'clt', got {kind!r}")
+        errors = np.where(self._judged_like_estimates() >= 2, self.standard_errors, np.nan)
+        if kind == "clt":
+            low, high = clt_interval(self.estimates, errors, self.confidence)
+        else:
+            low, high = t_interval(self.estimates, errors, self._judged_like_estimates() - 1, self.confidence)
         return _unknown_where_empty(self.estimates, low, high)
 
-    def covers(self, truth: float | np.ndarray) -> np.ndarray:
+    def covers(self, truth: float | np.ndarray, kind: str = "t") -> np.ndarray:
         """Whether each run's interval holds ``truth`` (a scalar, or shape (k,))."""
-        low, high = self.interval()
+        low, high = self.interval(kind)
         return (low <= truth) & (truth <= high)
+
+    def _judged_like_estimates(self) -> np.ndarray:
+        judged = np.asarray(self.n_judged, dtype=float)
+        return judged[..., None] if self.estimates.ndim > judged.ndim else judged
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,6 +240,8 @@ def simulate_query_level_batch(
         width=columns.shape[1],
     )
     estimates, standard_errors = stats
+    # As in `query_level_estimate`: one distinct topic, however often drawn, shows no spread.
+    standard_errors = np.where(n_judged[..., None] >= 2, standard_errors, np.nan)
     if values.ndim == 1:
         estimates, standard_errors = estimates[..., 0], standard_errors[..., 0]
     if scalar_budget:

@@ -230,6 +230,18 @@ class EstimateRowSerializer(serializers.Serializer):
         required=False, help_text="item level: clt, hoeffding, bernstein [low, high]"
     )
     reason = serializers.CharField(required=False, help_text="why the value is null")
+    interval = serializers.CharField(
+        required=False, help_text="how low/high were built: skew_t, t, clt, hoeffding, bernstein, or any_n"
+    )
+    reliable = serializers.BooleanField(
+        required=False,
+        help_text="false below reliable_from distinct judged topics: low/high then hold the any-n bounds",
+    )
+    reliable_from = serializers.IntegerField(required=False)
+    any_n_low = serializers.FloatField(
+        required=False, allow_null=True, help_text="Hoeffding bound valid for any n, cut to the metric range"
+    )
+    any_n_high = serializers.FloatField(required=False, allow_null=True)
 
 
 class DifferenceSerializer(serializers.Serializer):
@@ -241,6 +253,18 @@ class DifferenceSerializer(serializers.Serializer):
     high = serializers.FloatField(allow_null=True)
     n = serializers.IntegerField()
     p_order_right = serializers.FloatField(allow_null=True)
+    interval = serializers.CharField(
+        required=False, help_text="how low/high were built: skew_t, t, clt, hoeffding, bernstein, or any_n"
+    )
+    reliable = serializers.BooleanField(
+        required=False,
+        help_text="false below reliable_from distinct judged topics: low/high then hold the any-n bounds",
+    )
+    reliable_from = serializers.IntegerField(required=False)
+    any_n_low = serializers.FloatField(
+        required=False, allow_null=True, help_text="Hoeffding bound valid for any n, cut to the metric range"
+    )
+    any_n_high = serializers.FloatField(required=False, allow_null=True)
 
 
 class EstimatesSerializer(serializers.Serializer):

@@ -4,7 +4,8 @@ Query level (Sawade et al. 2013, Sect. 4): a query draw counts once its topic is
 labelled (every pool item judged, no open task). ``L_S(x)`` comes from the topic's labels
 (several judgments of one item: the lower median grade, as the qrels export does);
 `estimation.query_level_estimate` with ``p(x)`` uniform over the pool's topics and each draw's
-stored propensity, for DCG@K, ERR@K and nDCG@K (nDCG's ideal ranking: the topic's judged pool
+stored propensity (self-normalised for a system, plain for a difference; see
+`query_level_rows`), for DCG@K, ERR@K and nDCG@K (nDCG's ideal ranking: the topic's judged pool
 items). For a difference goal: ``delta = L_a - L_b`` of the first two focus systems, with
 ``p_order_right = Phi(|Delta| / se)``.
 
@@ -144,9 +145,19 @@ def _row(
             "n": 0,
             **extra,
         }
-    low, high = number(estimate.low), number(estimate.high)
+    range_ = bounds or metric.value_bounds()
+    any_low, any_high = number(estimate.any_n_low), number(estimate.any_n_high)
+    if any_low is None or any_high is None:
+        any_low, any_high = range_
+    any_low, any_high = _clipped([any_low, any_high], range_)
+    if estimate.reliable:
+        low, high = number(estimate.low), number(estimate.high)
+    else:
+        # Too few topics for any CLT-type interval: low/high carry the any-n bounds, so a
+        # client that reads only them never gets a narrow interval that cannot be trusted.
+        low, high = any_low, any_high
     if low is not None and high is not None:
-        low, high = _clipped([low, high], bounds or metric.value_bounds())
+        low, high = _clipped([low, high], range_)
     return {
         "name": name,
         "metric": str(metric),
@@ -156,6 +167,11 @@ def _row(
         "high": high,
         "n": estimate.n_draws,
         "judged": estimate.n_judged,
+        "interval": estimate.interval if estimate.reliable else "any_n",
+        "reliable": estimate.reliable,
+        "reliable_from": estimate.reliable_from,
+        "any_n_low": any_low,
+        "any_n_high": any_high,
         **extra,
     }
 
@@ -175,12 +191,28 @@ def _difference_row(names: list[str], metric: Metric, estimate: Estimate | None,
     return {"systems": names, **{k: v for k, v in row.items() if k != "systems"}}
 
 
+def query_weight_bound(campaign: Campaign) -> float | None:
+    """``W >= max p / q`` for the any-n bounds: 1 for passive sampling (q = p); ``1 / mix`` for
+    the defensive mixture ``q >= mix p``; None (the largest drawn weight) without a mixture."""
+    if strategy_for(campaign).name == "passive":
+        return 1.0
+    return 1.0 / campaign.mix if campaign.mix and campaign.mix > 0 else None
+
+
 def query_level_rows(
     campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
 ) -> tuple[list[dict], dict | None, int]:
-    """Per system and metric rows, the difference row, and the number of draws counted."""
+    """Per system and metric rows, the difference row, and the number of draws counted.
+
+    A system's value: the self-normalised estimator with Hall's skew-corrected t interval; a
+    difference: the plain estimator (p is known, uniform over the pooled topics), which has
+    no ratio bias, with the t interval (`estimation.query_level_estimate`). Every interval is
+    cut to the metric's range; below `MIN_RELIABLE_TOPICS` distinct judged topics the rows
+    say so and carry the any-n (Hoeffding) bounds instead.
+    """
     topics, propensities = counted_query_draws(campaign, arrays, grades)
     weights = np.full(topics.size, 1.0 / arrays.n_topics)
+    weight_bound = query_weight_bound(campaign)
     rows: list[dict] = []
     values_by: dict[tuple[int, str], np.ndarray] = {}
     for metric in reported_metrics(campaign):
@@ -189,7 +221,13 @@ def query_level_rows(
             values_by[(index, str(metric))] = values
             estimate = (
                 query_level_estimate(
-                    values, propensities, weights, n_judged=int(np.unique(topics).size), budget_spent=spent
+                    values,
+                    propensities,
+                    weights,
+                    topics=topics,
+                    budget_spent=spent,
+                    value_bounds=metric.value_bounds(),
+                    weight_bound=weight_bound,
                 )
                 if topics.size
                 else None
@@ -202,7 +240,15 @@ def query_level_rows(
             metric = campaign_metric(campaign)
             delta = values_by[(focus[0], str(metric))] - values_by[(focus[1], str(metric))]
             estimate = (
-                query_level_estimate(delta, propensities, weights, n_judged=int(np.unique(topics).size))
+                query_level_estimate(
+                    delta,
+                    propensities,
+                    weights,
+                    self_normalised=False,
+                    topics=topics,
+                    value_bounds=_difference_bounds(metric),
+                    weight_bound=weight_bound,
+                )
                 if topics.size
                 else None
             )
@@ -242,15 +288,20 @@ def item_level_rows(
             rows.append(_row(name, metric, None, intervals={}))
             continue
         target = weights[index][topic, slot]
-        estimate = item_level_estimate(labels, target, propensities, n_judged=n_judged, budget_spent=spent)
         metric_bounds = metric.value_bounds()
+        unit_bounds = (metric_bounds[0] / top_gain, metric_bounds[1] / top_gain)
+        estimate = item_level_estimate(
+            labels, target, propensities, n_judged=n_judged, budget_spent=spent, value_bounds=unit_bounds
+        )
         intervals: dict[str, list[float] | None] = {
             "clt": _clipped([estimate.low * top_gain, estimate.high * top_gain], metric_bounds)
         }
         bound = bounds.get(name)
         for kind in ("hoeffding", "bernstein"):
             try:
-                other = item_level_estimate(labels, target, propensities, interval=kind, weight_bound=bound)
+                other = item_level_estimate(
+                    labels, target, propensities, interval=kind, weight_bound=bound, value_bounds=unit_bounds
+                )
                 intervals[kind] = _clipped([other.low * top_gain, other.high * top_gain], metric_bounds)
             except ValueError:
                 intervals[kind] = None
@@ -266,7 +317,12 @@ def item_level_rows(
             a, b = focus
             estimate = (
                 item_level_difference_estimate(
-                    labels, weights[a][topic, slot], weights[b][topic, slot], propensities, n_judged=n_judged
+                    labels,
+                    weights[a][topic, slot],
+                    weights[b][topic, slot],
+                    propensities,
+                    n_judged=n_judged,
+                    value_bounds=tuple(bound / top_gain for bound in _difference_bounds(metric)),  # type: ignore[arg-type]
                 )
                 if topic.size
                 else None

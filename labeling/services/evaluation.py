@@ -29,7 +29,7 @@ from estimation.metric_spec import Metric
 from estimation.metrics import metric_values
 from labeling.models import Campaign, Judgment, RankingEntry, System
 from labeling.selectors import campaign_spent
-from labeling.services.estimates import counted_query_draws, item_draws
+from labeling.services.estimates import counted_query_draws, item_draws, query_weight_bound
 from labeling.services.imports import UploadedFile, runs_import
 from labeling.services.label_model import judged_grades
 from labeling.services.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
@@ -158,8 +158,10 @@ def query_level_run_estimate(
         values[topics],
         propensities,
         np.full(topics.size, 1.0 / arrays.n_topics),
-        n_judged=int(np.unique(topics).size),
+        topics=topics,
         budget_spent=campaign_spent(campaign)[1],
+        value_bounds=metric.value_bounds(),
+        weight_bound=query_weight_bound(campaign),
     )
     drawn = np.zeros(arrays.n_topics, dtype=bool)
     drawn[topics] = True
@@ -202,14 +204,16 @@ def item_level_run_estimate(
         return result
     gains = metric.gain_table()
     labels = gains[grades[draw_topic[counted], draw_slot[counted]]] / gains.max()
+    scale = float(gains.max())
+    lowest, highest = metric.value_bounds()
     reuse = reuse_estimate(
         labels,
         weights[draw_topic[counted], draw_slot[counted]],
         draws[counted, 2],
         pool_target_weights=run_weights,
         pool_reachable=reachable,
+        value_bounds=(lowest / scale, highest / scale),
     )
-    scale = float(gains.max())
     estimate = reuse.estimate
     scaled = type(estimate)(
         value=estimate.value * scale,
@@ -221,6 +225,8 @@ def item_level_run_estimate(
         n_draws=estimate.n_draws,
         n_judged=estimate.n_judged,
         budget_spent=estimate.budget_spent,
+        reliable=estimate.reliable,
+        reliable_from=estimate.reliable_from,
     )
     return _finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
 
@@ -230,11 +236,20 @@ def _finish(result: dict[str, Any], estimate: Any, mass: float, total: float) ->
         return None if not np.isfinite(value) else float(value)
 
     share = mass / total if total > 0 else 0.0
+    # The core cut every interval to the metric's range; below the reliability threshold the
+    # any-n bounds replace the CLT-type interval, as on the dashboard.
+    low, high = estimate.low, estimate.high
+    if not estimate.reliable and np.isfinite(estimate.any_n_low) and np.isfinite(estimate.any_n_high):
+        low, high = estimate.any_n_low, estimate.any_n_high
     result.update(
         value=number(estimate.value),
         se=number(estimate.standard_error),
-        low=number(estimate.low),
-        high=number(estimate.high),
+        low=number(low),
+        high=number(high),
+        reliable=bool(estimate.reliable),
+        reliable_from=int(estimate.reliable_from),
+        any_n_low=number(estimate.any_n_low),
+        any_n_high=number(estimate.any_n_high),
         n=estimate.n_draws,
         unreachable_mass=mass,
         unreachable_share=share,

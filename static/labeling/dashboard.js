@@ -253,7 +253,7 @@
           el("td", {}, [el("span", { class: "swatch", style: "background:" + colourOf(row.name) }), row.name]),
           el("td", { class: "num strong", "data-field": "value", text: fmt(row.value) }),
           el("td", { class: "num", "data-field": "se", text: fmt(row.se, 3) }),
-          el("td", { class: "num", "data-field": "clt", text: fmtInterval([row.low, row.high]) }),
+          el("td", { class: row.reliable === false ? "small muted" : "num", "data-field": "clt", text: intervalText(row) }),
         ];
         if (itemLevel) {
           const intervals = row.intervals || {};
@@ -269,9 +269,20 @@
     note.textContent =
       (itemLevel
         ? "Item-level importance sampling (Schnabel et al.): Hoeffding and empirical-Bernstein intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
-        : "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of its topic is judged. ") +
+        : "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of its topic is judged; intervals are skewness-corrected t intervals (Hall 1992), cut to the metric's range. ") +
       "Draws = draws counted so far; SE = estimated standard error.";
     showDifference(estimates.difference);
+  }
+
+  /** The interval of a row, or, below the reliability threshold, why none is shown and the any-n bounds. */
+  function intervalText(row) {
+    if (row.reliable === false) {
+      return (
+        "fewer than " + row.reliable_from + " topics judged: no interval can be trusted yet; any-n bounds: " +
+        fmtInterval([row.any_n_low, row.any_n_high])
+      );
+    }
+    return fmtInterval([row.low, row.high]);
   }
 
   function showDifference(difference) {
@@ -286,7 +297,7 @@
       el("div", { class: "difference-title", text: a + " − " + b + " on " + difference.metric }),
       el("div", { class: "difference-numbers" }, [
         el("span", { class: "big", id: "difference-value", text: fmt(difference.value) }),
-        el("span", { class: "muted", text: " ± " + fmt(difference.se, 3) + " (SE) · 95 % CI " + fmtInterval([difference.low, difference.high]) }),
+        el("span", { class: "muted", text: " ± " + fmt(difference.se, 3) + " (SE) · 95 % CI " + intervalText(difference) }),
       ]),
       el("div", { class: "small" }, [
         leader === null

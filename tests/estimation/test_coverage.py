@@ -62,12 +62,13 @@ def test_it_gives_bernstein_intervals_narrower_than_hoeffding_for_many_draws() -
 
 
 def test_it_records_that_the_clt_interval_under_covers_with_few_draws() -> None:
-    # Not a requirement but a documented limitation: with about 15 draws of a skewed
-    # importance sampler the query-level CLT interval covers clearly less than 95 %.
+    # The documented limitation of the z interval without the n / (n - 1) correction's
+    # companion, the t quantile: with about 15 draws of a skewed importance sampler it covers
+    # clearly less than 95 %; the t interval (the batch default) brings it back to 95 %.
     values, costs, q, p = query_pool(n_queries=40)
     batch = simulate_query_level_batch(
         values[:, 0], costs, q, p, 10.0, REPETITIONS, np.random.default_rng(44)
     )
-    coverage = batch.covers(p @ values[:, 0]).mean()
     assert batch.n_draws.mean() < 20
-    assert 0.8 < coverage < 0.94
+    assert 0.8 < batch.covers(p @ values[:, 0], "clt").mean() < 0.94
+    assert not_significantly_below(batch.covers(p @ values[:, 0]))

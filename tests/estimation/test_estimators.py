@@ -13,13 +13,19 @@ from estimation.intervals import normal_quantile
 
 def test_it_weights_each_draw_by_p_over_q() -> None:
     # Draws: L = 1 with q = 0.5, L = 3 with q = 0.25; p = 0.5 each, so w = (1, 2).
-    # R_hat = (1*1 + 2*3) / 3 = 7/3; Var = (1 (1 - 7/3)^2 + 4 (3 - 7/3)^2) / 9 = 32/81.
-    estimate = query_level_estimate(np.array([1.0, 3.0]), np.array([0.5, 0.25]), np.array([0.5, 0.5]))
+    # R_hat = (1*1 + 2*3) / 3 = 7/3; delta method (1 (1 - 7/3)^2 + 4 (3 - 7/3)^2) / 9 = 32/81,
+    # times n / (n - 1) = 2: Var = 64/81 (was 32/81 before the small-sample correction).
+    estimate = query_level_estimate(
+        np.array([1.0, 3.0]), np.array([0.5, 0.25]), np.array([0.5, 0.5]), interval="clt"
+    )
     assert estimate.value == pytest.approx(7 / 3)
-    assert estimate.standard_error == pytest.approx(math.sqrt(32) / 9)
-    assert estimate.low == pytest.approx(7 / 3 - normal_quantile(0.95) * math.sqrt(32) / 9)
+    assert estimate.standard_error == pytest.approx(8 / 9)
+    assert estimate.low == pytest.approx(7 / 3 - normal_quantile(0.95) * 8 / 9)
     assert estimate.interval == "clt"
     assert estimate.n_draws == 2
+    # The t interval with k - 1 = 1 degree of freedom: t_{0.025, 1} = 12.706.
+    t = query_level_estimate(np.array([1.0, 3.0]), np.array([0.5, 0.25]), np.array([0.5, 0.5]), interval="t")
+    assert t.low == pytest.approx(7 / 3 - 12.7062047 * 8 / 9)
 
 
 def test_it_reduces_to_the_sample_mean_when_sampling_passively() -> None:
@@ -27,8 +33,8 @@ def test_it_reduces_to_the_sample_mean_when_sampling_passively() -> None:
     uniform = np.full(5, 0.1)
     estimate = query_level_estimate(values, uniform, uniform)
     assert estimate.value == pytest.approx(values.mean())
-    # Delta-method variance with equal weights: sum (L - mean)^2 / n^2.
-    assert estimate.standard_error**2 == pytest.approx(np.sum((values - values.mean()) ** 2) / 25)
+    # Corrected delta-method variance with equal weights: sum (L - mean)^2 / (n (n - 1)) = s^2 / n.
+    assert estimate.standard_error**2 == pytest.approx(values.var(ddof=1) / 5)
 
 
 def test_it_does_not_depend_on_the_scale_of_the_query_weights() -> None:

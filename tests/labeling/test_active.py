@@ -237,6 +237,14 @@ def test_it_estimates_every_system_and_the_difference_from_complete_topics(
         rows[("alpha", "DCG@5")]["value"] - rows[("beta", "DCG@5")]["value"]
     )
     assert 0.5 <= difference["p_order_right"] <= 1
+    # Three topics: below the reliability threshold no CLT-type interval is shown; low/high
+    # carry the any-n bounds, cut to DCG@5's range [0, 3 * sum of discounts].
+    top = metric.value_bounds()[1]
+    for row in (*rows.values(), difference):
+        assert row["reliable"] is False and row["reliable_from"] == 5 and row["interval"] == "any_n"
+        assert (row["low"], row["high"]) == (row["any_n_low"], row["any_n_high"])
+    assert 0.0 <= rows[("alpha", "DCG@5")]["low"] <= rows[("alpha", "DCG@5")]["high"] <= top
+    assert -top <= difference["low"] <= difference["high"] <= top
     assert (body["spent"], body["budget"]) == (21.0, 21.0)
     assert api(assessor).get(f"/api/campaigns/{campaign.pk}/estimates/").status_code == 403
 
