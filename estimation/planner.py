@@ -77,7 +77,9 @@ class PlannerRow:
     rmse : float
         Root mean squared error of the estimates about the truth.
     coverage : float
-        Share of the repetitions whose confidence interval holds the truth (a repetition with
+        Share of the repetitions whose confidence interval (query level: the Student t interval
+        of `estimation.intervals.t_interval`, which the batch path computes; the dashboard's
+        self-normalised one-system interval is Hall's skew-corrected t) holds the truth (a repetition with
         fewer than two draws has the interval (-inf, inf), which covers).
     mean_width : float
         Mean interval width (inf if some repetition had no finite interval).
