@@ -88,7 +88,7 @@ def main() -> None:
 
         from estimation.trec import read_qrels
         from labeling import services
-        from labeling.models import Campaign, Draw, Judgment, SamplingState, Task
+        from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
         from labeling.services.estimates import estimates_compute
         from labeling.services.sampling import draws_top_up
         from labeling.services.sampling_state import sampling_state_refresh
@@ -124,6 +124,8 @@ def main() -> None:
             Judgment.objects.filter(campaign=campaign).delete()
             Draw.objects.filter(campaign=campaign).delete()
             SamplingState.objects.filter(campaign=campaign).delete()
+            # The top-up reads coverage from the pool items' flags: a new campaign starts undrawn.
+            PoolItem.objects.filter(campaign=campaign).update(drawn=False)
             top = max(BUDGETS) if strategy == "active" else max(PASSIVE_EXTRA)
             Campaign.objects.filter(pk=campaign.pk).update(
                 seed=seed, status=Campaign.Status.RUNNING, blocked="", budget=top
