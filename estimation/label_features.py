@@ -5,18 +5,6 @@ about it. Per pool slot the features are, for each system ``s``: the rank discou
 ``1 / log2(1 + rank)`` (0 when ``s`` does not rank it) and the within-topic z-scored score
 (0 when unranked); then the number of systems ranking it in their top K, ``log(1 + length)``
 (0 when the length is unknown), and, when priors are given, the expected grade under the prior.
-
-The within-topic features say which documents of a topic are better, not which topics are
-better than others, and query-level active sampling needs the latter (Sawade et al. choose
-topics by the variance of their metric). Three features look across topics:
-
-- ``score_quantile[s]``: the quantile of the system's raw score among every score it gives in
-  the pool (0 when unranked): a system that is surer on this topic than on its others;
-- ``topic_agreement``: the mean share of top-K documents two systems have in common, over all
-  pairs of systems (1 when they agree, 0 when their top K are disjoint), the same for every
-  slot of a topic: runs agree on easy topics;
-- ``topic_union_share``: the size of the union of the systems' top K over S K (the other
-  side of agreement: 1/S when all agree, 1 when all differ).
 """
 
 from __future__ import annotations
@@ -32,8 +20,6 @@ def label_feature_names(system_names: Sequence[str], with_priors: bool) -> list[
     for name in system_names:
         names += [f"discount[{name}]", f"score_z[{name}]"]
     names += ["systems_in_top_k", "log_length"]
-    names += [f"score_quantile[{name}]" for name in system_names]
-    names += ["topic_agreement", "topic_union_share"]
     if with_priors:
         names.append("prior_expected_grade")
     return names
@@ -67,7 +53,7 @@ def label_features(
     Returns
     -------
     ndarray, shape (m, n, d)
-        ``d = 3 S + 4`` (+ 1 with priors), columns as `label_feature_names`.
+        ``d = 2 S + 2`` (+ 1 with priors), columns as `label_feature_names`.
     """
     n_systems, m, depth = rankings.shape
     n = slot_used.shape[1]
@@ -86,9 +72,6 @@ def label_features(
         in_top_k += top
         columns += [discount, _within_topic_z_scores(scores[s])]
     columns += [in_top_k, np.where(np.isfinite(lengths), np.log1p(np.nan_to_num(lengths)), 0.0)]
-    columns += [_pool_score_quantiles(scores[s]) for s in range(n_systems)]
-    agreement, union_share = _topic_agreement(rankings, n, cutoff)
-    columns += [np.broadcast_to(agreement[:, None], (m, n)), np.broadcast_to(union_share[:, None], (m, n))]
     if priors is not None:
         grades = np.arange(priors.shape[2], dtype=float)
         expected = priors @ grades
@@ -107,40 +90,6 @@ def _within_topic_z_scores(scores: np.ndarray) -> np.ndarray:
     return np.where(
         ranked & (spread > 0), (np.nan_to_num(scores) - mean) / np.where(spread > 0, spread, 1.0), 0.0
     )
-
-
-def _pool_score_quantiles(scores: np.ndarray) -> np.ndarray:
-    """Each ranked slot's score as its quantile among all the system's scores in the pool
-    (ties share their mean rank), shape (m, n); 0 where unranked."""
-    ranked = np.isfinite(scores)
-    values = scores[ranked]
-    quantiles = np.zeros(scores.shape)
-    if values.size == 0:
-        return quantiles
-    order = np.sort(values)
-    below = np.searchsorted(order, values, side="left")
-    upto = np.searchsorted(order, values, side="right")
-    quantiles[ranked] = (below + upto) / (2.0 * values.size)
-    return quantiles
-
-
-def _topic_agreement(rankings: np.ndarray, n: int, cutoff: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per topic: the mean over system pairs of |top-K a ∩ top-K b| / K, and |∪ top-K| / (S K);
-    shapes (m,). With one system, agreement 1 and union share 1."""
-    n_systems, m, _ = rankings.shape
-    top = np.zeros((n_systems, m, n), dtype=bool)
-    rows = np.broadcast_to(np.arange(m)[:, None], rankings[0, :, :cutoff].shape)
-    for s in range(n_systems):
-        head = rankings[s, :, :cutoff]
-        filled = head >= 0
-        top[s, rows[filled], head[filled]] = True
-    if n_systems < 2:
-        return np.ones(m), np.ones(m)
-    shared = np.einsum("amn,bmn->abm", top.astype(float), top.astype(float))
-    pairs = np.triu_indices(n_systems, k=1)
-    agreement = shared[pairs[0], pairs[1]].mean(axis=0) / cutoff
-    union_share = top.any(axis=0).sum(axis=1) / (n_systems * cutoff)
-    return agreement, union_share
 
 
 def default_item_priors(priors: np.ndarray | None, slot_used: np.ndarray, n_grades: int) -> np.ndarray:

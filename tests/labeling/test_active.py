@@ -88,9 +88,8 @@ def test_it_refuses_item_level_sampling_for_metrics_that_are_not_linear(
 def test_it_builds_label_model_features_from_the_runs(draft_campaign: Campaign) -> None:
     arrays = pool_arrays_for(draft_campaign)
     features = item_features(arrays, cutoff=5)
-    assert features.shape == (3, 7, 3 * 2 + 4)
-    alpha_discount, alpha_z, beta_discount, beta_z, in_top, log_length, *across = np.moveaxis(features, -1, 0)
-    alpha_quantile, _, agreement, union_share = across
+    assert features.shape == (3, 7, 2 * 2 + 2)
+    alpha_discount, alpha_z, beta_discount, beta_z, in_top, log_length = np.moveaxis(features, -1, 0)
     docnos = arrays.docnos[0]
     first, seventh = docnos.index("d1-1"), docnos.index("d1-7")
     # alpha ranks d1-1 first (discount 1) and never ranks d1-7; beta ranks d1-7 last of five.
@@ -100,11 +99,6 @@ def test_it_builds_label_model_features_from_the_runs(draft_campaign: Campaign) 
     ranked = alpha_discount[0] > 0
     assert alpha_z[0, ranked].mean() == pytest.approx(0.0, abs=1e-12) and alpha_z[0, first] > 0
     assert np.all(log_length == 0)  # no document lengths known
-    # Across topics: a score's quantile within the run, and how far the runs' top 5 agree.
-    assert 0 < alpha_quantile[0, first] <= 1 and alpha_quantile[0, seventh] == 0
-    used = arrays.slot_used
-    assert np.all((agreement[used] >= 0) & (agreement[used] <= 1))
-    assert np.all((union_share[used] >= 0.5) & (union_share[used] <= 1))
 
 
 def test_it_starts_from_the_prior_and_learns_from_judgments(
