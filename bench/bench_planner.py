@@ -161,7 +161,8 @@ def markdown(report: dict) -> str:
         "the method is in its docstring. DCG@10 (exp gain), 1 cost unit per document, "
         "no label model (uniform), "
         f"seed {SEED}. Budgets in topics' worth (x the mean pooled topic cost). Coverage of the "
-        f"95 % CLT interval over {report['repetitions']} campaigns (standard error about "
+        "95 % interval (query level: Student t with the n/(n-1) variance; items: CLT) over "
+        f"{report['repetitions']} campaigns (standard error about "
         f"{100 * np.sqrt(0.95 * 0.05 / report['repetitions']):.1f} points at 0.95).",
         "",
         "## Key table",
