@@ -39,6 +39,14 @@ example:
 """
 
 
+def add_qrels_and_runs(parser: argparse.ArgumentParser) -> None:
+    """The QRELS and RUN ... positional arguments every command that scores runs takes."""
+    parser.add_argument("qrels", metavar="QRELS", help="qrels file: qid iter docno grade (plain or .gz)")
+    parser.add_argument(
+        "runs", metavar="RUN", nargs="+", help="TREC run file(s): qid Q0 docno rank score tag (plain or .gz)"
+    )
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``evaluate`` subcommand."""
     parser = subparsers.add_parser(
@@ -48,10 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("qrels", metavar="QRELS", help="qrels file: qid iter docno grade (plain or .gz)")
-    parser.add_argument(
-        "runs", metavar="RUN", nargs="+", help="TREC run file(s): qid Q0 docno rank score tag (plain or .gz)"
-    )
+    add_qrels_and_runs(parser)
     parser.add_argument(
         "--metric",
         "-m",

@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from estimation.cli_evaluate import add_qrels_and_runs
 from estimation.metric_spec import Metric
 from estimation.planner import (
     DEFAULT_REPETITIONS,
@@ -83,10 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("qrels", metavar="QRELS", help="qrels file: qid iter docno grade (plain or .gz)")
-    parser.add_argument(
-        "runs", metavar="RUN", nargs="+", help="TREC run file(s): qid Q0 docno rank score tag (plain or .gz)"
-    )
+    add_qrels_and_runs(parser)
     parser.add_argument("--metric", "-m", required=True, metavar="M", help="DCG@K, ERR@K or nDCG@K")
     parser.add_argument(
         "--goal", required=True, choices=tuple(GOAL_SYSTEMS), help="what the campaign estimates"

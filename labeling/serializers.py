@@ -217,7 +217,24 @@ class ProgressSerializer(serializers.Serializer):
         return ProgressSerializer(progress).data
 
 
-class EstimateRowSerializer(serializers.Serializer):
+class _IntervalFieldsSerializer(serializers.Serializer):
+    """How an estimate's interval was built and whether it can be trusted (rows and differences)."""
+
+    interval = serializers.CharField(
+        required=False, help_text="how low/high were built: skew_t, t, clt, hoeffding, bernstein, or any_n"
+    )
+    reliable = serializers.BooleanField(
+        required=False,
+        help_text="false below reliable_from distinct judged topics: low/high then hold the any-n bounds",
+    )
+    reliable_from = serializers.IntegerField(required=False)
+    any_n_low = serializers.FloatField(
+        required=False, allow_null=True, help_text="Hoeffding bound valid for any n, cut to the metric range"
+    )
+    any_n_high = serializers.FloatField(required=False, allow_null=True)
+
+
+class EstimateRowSerializer(_IntervalFieldsSerializer):
     name = serializers.CharField()
     metric = serializers.CharField()
     value = serializers.FloatField(allow_null=True)
@@ -230,21 +247,9 @@ class EstimateRowSerializer(serializers.Serializer):
         required=False, help_text="item level: clt, hoeffding, bernstein [low, high]"
     )
     reason = serializers.CharField(required=False, help_text="why the value is null")
-    interval = serializers.CharField(
-        required=False, help_text="how low/high were built: skew_t, t, clt, hoeffding, bernstein, or any_n"
-    )
-    reliable = serializers.BooleanField(
-        required=False,
-        help_text="false below reliable_from distinct judged topics: low/high then hold the any-n bounds",
-    )
-    reliable_from = serializers.IntegerField(required=False)
-    any_n_low = serializers.FloatField(
-        required=False, allow_null=True, help_text="Hoeffding bound valid for any n, cut to the metric range"
-    )
-    any_n_high = serializers.FloatField(required=False, allow_null=True)
 
 
-class DifferenceSerializer(serializers.Serializer):
+class DifferenceSerializer(_IntervalFieldsSerializer):
     systems = serializers.ListField(child=serializers.CharField())
     metric = serializers.CharField()
     value = serializers.FloatField(allow_null=True)
@@ -253,18 +258,6 @@ class DifferenceSerializer(serializers.Serializer):
     high = serializers.FloatField(allow_null=True)
     n = serializers.IntegerField()
     p_order_right = serializers.FloatField(allow_null=True)
-    interval = serializers.CharField(
-        required=False, help_text="how low/high were built: skew_t, t, clt, hoeffding, bernstein, or any_n"
-    )
-    reliable = serializers.BooleanField(
-        required=False,
-        help_text="false below reliable_from distinct judged topics: low/high then hold the any-n bounds",
-    )
-    reliable_from = serializers.IntegerField(required=False)
-    any_n_low = serializers.FloatField(
-        required=False, allow_null=True, help_text="Hoeffding bound valid for any n, cut to the metric range"
-    )
-    any_n_high = serializers.FloatField(required=False, allow_null=True)
 
 
 class EstimatesSerializer(serializers.Serializer):
