@@ -224,7 +224,8 @@
     const body = table.tBodies[0];
     clear(head);
     clear(body);
-    const columns = ["System", "Estimate", "SE", "95 % CI (CLT)"];
+    // Query level: Hall's skew-corrected t (one system) or Student t; item level: CLT.
+    const columns = ["System", "Estimate", "SE", itemLevel ? "95 % CI (CLT)" : "95 % CI"];
     if (itemLevel) columns.push("Hoeffding", "Emp. Bernstein");
     columns.push("Draws", "Interval");
     head.append(el("tr", {}, columns.map((name, i) => el("th", { class: i > 0 && i < columns.length - 1 ? "num" : null, text: name }))));
