@@ -269,6 +269,10 @@ class EstimatesSerializer(serializers.Serializer):
     budget_unit = serializers.CharField()
     judgments = serializers.IntegerField()
     draws = serializers.IntegerField()
+    estimand = serializers.JSONField(
+        required=False,
+        help_text="{topics, campaign_topics, left_out, rule}: the topics the estimates average over",
+    )
 
 
 class SnapshotSerializer(serializers.Serializer):

@@ -32,7 +32,7 @@ from estimation.item_sampling import system_weights
 from estimation.metric_spec import Metric
 from estimation.metrics import metric_values
 from estimation.results import Estimate
-from labeling.models import Campaign, Draw, EstimateSnapshot, SamplingState, Task
+from labeling.models import Campaign, Draw, EstimateSnapshot, PoolItem, SamplingState, Task, Topic
 from labeling.selectors import campaign_spent
 from labeling.services.label_model import judged_grades
 from labeling.services.pool_arrays import (
@@ -342,6 +342,23 @@ def estimates_fingerprint(campaign: Campaign) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
+def campaign_estimand(campaign: Campaign) -> dict[str, Any]:
+    """What the estimates average over: the campaign's pooled topics (those some pooled run
+    ranks within the pool depth), each weighted 1/m. Topics of the campaign that no pooled run
+    ranks (from a topics file or qrels) are not in the mean; `evaluate` over qrels counts such
+    topics 0, so its mean is the app's times m / (m + left_out)."""
+    pooled = PoolItem.objects.filter(campaign=campaign).values("topic_id").distinct().count()
+    total = Topic.objects.filter(campaign=campaign).count()
+    left_out = max(0, total - pooled)
+    rule = f"the mean over the {pooled} topics some run ranks (p = 1/{pooled} each)"
+    if left_out:
+        rule += (
+            f"; {left_out} topic(s) of the campaign no run ranks are not in it (counted as 0, "
+            f"as trec_eval over all qrels topics does, the mean is {pooled}/{total} of this)"
+        )
+    return {"topics": pooled, "campaign_topics": total, "left_out": left_out, "rule": rule}
+
+
 def estimates_compute(campaign: Campaign) -> dict[str, Any]:
     """The current estimates: {level, systems, difference, spent, budget, judgments, draws, fingerprint}."""
     judgments, spent = campaign_spent(campaign)
@@ -356,6 +373,7 @@ def estimates_compute(campaign: Campaign) -> dict[str, Any]:
         "judgments": judgments,
         "draws": 0,
         "fingerprint": estimates_fingerprint(campaign),
+        "estimand": campaign_estimand(campaign),
     }
     arrays = pool_arrays_for(campaign)
     if arrays.n_topics == 0 or not arrays.system_names:
@@ -402,5 +420,6 @@ def estimates_current(campaign: Campaign) -> dict[str, Any]:
             "draws": last.draws,
             "fingerprint": fingerprint,
             "computed_at": last.created_at.isoformat(),
+            "estimand": campaign_estimand(campaign),
         }
     return estimates_compute(campaign)

@@ -219,6 +219,11 @@
 
   function showEstimates(estimates) {
     const itemLevel = estimates.level === "item";
+    const estimand = document.getElementById("estimand");
+    if (estimand && estimates.estimand) {
+      estimand.textContent = "Estimates are " + estimates.estimand.rule + ".";
+      estimand.hidden = false;
+    }
     const table = document.getElementById("estimates-table");
     const head = table.tHead;
     const body = table.tBodies[0];
