@@ -9,8 +9,6 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from labeling.modes import mode_choices, mode_of
-
 
 def _random_seed() -> int:
     return secrets.randbits(62)
@@ -59,8 +57,10 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200)
     metric = models.CharField(max_length=32, default="DCG@10", help_text="e.g. DCG@10, nDCG@10, ERR@10")
     grades = models.JSONField(default=default_grades, help_text="[{name, key}], lowest grade first")
-    # The one place the mode is stored; its settings live in the mode's own tables (labeling.modes).
-    judging_mode = models.CharField(max_length=16, choices=mode_choices, default="graded")
+    # The one place the mode is stored; its settings live in the mode's own tables. The modes are
+    # plug-ins registered above the models (labeling.modes), so the services check the name
+    # (`mode_named`) rather than a choices list fixed here.
+    judging_mode = models.CharField(max_length=16, default="graded")
     goal = models.CharField(max_length=16, choices=Goal.choices, default=Goal.ONE)
     goal_k = models.PositiveIntegerField(null=True, blank=True, help_text="k for a leaderboard goal")
     strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.PASSIVE)
@@ -110,12 +110,6 @@ class Campaign(models.Model):
     def grade_count(self) -> int:
         """Number of grades on the scale."""
         return len(self.grades)
-
-    @property
-    def judging_summary(self) -> str:
-        """What the campaign measures and how it is judged, in one line (its mode says)."""
-        mode = mode_of(self)
-        return f"{mode.label} · {mode.describe(self)}"
 
     @property
     def metric_cutoff(self) -> int:

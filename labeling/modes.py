@@ -186,6 +186,11 @@ def mode_of(campaign: Campaign) -> JudgingMode:
     return mode_named(campaign.judging_mode)
 
 
+def campaign_progress(campaign: Campaign) -> Progress:
+    """Judgments, budget, spent and remaining for a campaign, and its state (its mode counts)."""
+    return mode_of(campaign).progress(campaign)
+
+
 def mode_choices() -> list[tuple[str, str]]:
     """(name, label) of every mode, for model fields, forms and serializers."""
     return [(mode.name, mode.label) for mode in _MODES.values()]

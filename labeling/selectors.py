@@ -19,6 +19,7 @@ from labeling.models import (
     Judgment,
     PoolItem,
     RankingEntry,
+    SamplingState,
     System,
     Task,
     Topic,
@@ -128,15 +129,9 @@ def campaign_state(campaign: Campaign, open_tasks: int) -> str:
     return str(status)
 
 
-def campaign_progress(campaign: Campaign) -> Progress:
-    """Judgments, budget, spent and remaining for a campaign, and its state (its mode counts)."""
-    from labeling.modes import mode_of
-
-    return mode_of(campaign).progress(campaign)
-
-
 def graded_progress(campaign: Campaign) -> Progress:
-    """`campaign_progress` of a graded campaign: assessor judgments, pool items, draws, tasks."""
+    """`labeling.modes.campaign_progress` of a graded campaign: assessor judgments, pool items,
+    draws, tasks."""
     count, spent = campaign_spent(campaign)
     open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
     pool = PoolItem.objects.filter(campaign=campaign).aggregate(
@@ -191,8 +186,6 @@ def task_get_for_assessor(task_id: int, user: AbstractBaseUser | None = None) ->
     for the request (see `campaign_visible`).
     """
     # The document's length prices the judgment; its text is not needed to answer.
-    from labeling.models import SamplingState
-
     cost_model = SamplingState.objects.filter(campaign_id=OuterRef("campaign_id")).values("cost_model")[:1]
     related = Task.objects.select_related("campaign").annotate(
         document_length=F("document__length"),
@@ -317,30 +310,6 @@ def campaign_throughput_summary(campaign: Campaign) -> dict[str, object]:
             for pace in assessors
         ],
     }
-
-
-def sampling_per_topic(campaign: Campaign) -> list[dict[str, object]]:
-    """The stored sampling distribution per topic: q (summed over a topic's pairs at item level),
-    the query cost lambda(x) (mean 1 over topics) and the expected metric of the first focus system."""
-    from labeling.models import SamplingState
-    from labeling.services.pool_arrays import pool_arrays_for
-    from labeling.services.sampling_state import state_load
-
-    record = SamplingState.objects.filter(campaign=campaign).first()
-    if record is None or record.pool_version != campaign.pool_version:
-        return []
-    state = state_load(record)
-    arrays = pool_arrays_for(campaign)
-    q = state.q if state.q.ndim == 1 else state.q.sum(axis=1)
-    return [
-        {
-            "topic": qid,
-            "q": float(q[index]),
-            "cost": float(state.query_cost[index]),
-            "expected": float(state.expected[index]),
-        }
-        for index, qid in enumerate(arrays.topic_qids)
-    ]
 
 
 def ranking_positions(entries: QuerySet[RankingEntry], depth: int) -> QuerySet[RankingEntry]:

@@ -20,7 +20,7 @@ from labeling import dashboard, selectors, services
 from labeling.access import campaign_for_page
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, UploadForm
 from labeling.models import Campaign
-from labeling.modes import exports_of, mode_of
+from labeling.modes import campaign_progress, exports_of, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_coordinator
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
@@ -116,7 +116,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 
 def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> dict[str, Any]:
     mode = mode_of(campaign)
-    progress = selectors.campaign_progress(campaign)
+    progress = campaign_progress(campaign)
     downloads = [
         {"label": export.label, "url": reverse(export.name, args=[campaign.pk]), "note": export.note}
         for export in exports_of(campaign)

@@ -273,7 +273,7 @@ def pairwise_results(campaign: Campaign, pairwise: PairwiseSettings) -> dict[str
 
 
 def pair_progress(campaign: Campaign) -> Progress:
-    """`labeling.selectors.campaign_progress` for a pair campaign: comparisons are the judgments
+    """`labeling.modes.campaign_progress` for a pair campaign: comparisons are the judgments
     (each costs one unit; hours count their seconds), the units of work are the top-k heaps (or
     the pre-drawn pairs in pairwise mode), and the campaign is done once all of them are."""
     answers = Comparison.objects.filter(campaign=campaign).aggregate(n=Count("id"), seconds=Sum("seconds"))

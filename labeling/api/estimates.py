@@ -26,6 +26,7 @@ from labeling.serializers import (
     ThroughputSerializer,
     UploadSerializer,
 )
+from labeling.services.sampling_state import sampling_per_topic
 
 
 def sampling_campaign_for(request: Request, campaign_id: int, permission: str) -> Campaign:
@@ -70,7 +71,7 @@ class SamplingApi(APIView):
     @extend_schema(responses={200: SamplingTopicSerializer(many=True)})
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
-        return Response(selectors.sampling_per_topic(campaign))
+        return Response(sampling_per_topic(campaign))
 
 
 class ThroughputApi(APIView):

@@ -14,10 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import selectors, token_access
+from labeling import token_access
 from labeling.access import campaign_for
 from labeling.api.common import bad_request
-from labeling.modes import all_modes, mode_for_answer, mode_of
+from labeling.modes import all_modes, campaign_progress, mode_for_answer, mode_of
 from labeling.permissions import JUDGE
 from labeling.serializers import ProgressSerializer
 
@@ -129,4 +129,4 @@ class ProgressApi(APIView):
     @extend_schema(responses={200: ProgressSerializer})
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_for(request, campaign_id, None)
-        return Response(ProgressSerializer.of(selectors.campaign_progress(campaign)))
+        return Response(ProgressSerializer.of(campaign_progress(campaign)))

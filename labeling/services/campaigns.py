@@ -15,9 +15,8 @@ from django.db import transaction
 from estimation.metric_spec import Metric
 from labeling.leases import leases_return
 from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task
-from labeling.modes import mode_named, mode_of
+from labeling.modes import campaign_progress, mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
-from labeling.selectors import campaign_progress
 from labeling.services.sampling import BLOCKED_EXHAUSTED, draws_top_up, tasks_trim_to_budget
 from labeling.services.strategies import strategy_for
 

@@ -16,7 +16,6 @@ reuses the campaign's draws with their stored propensities:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,7 @@ from labeling.services.estimates import counted_query_draws, item_draws, query_w
 from labeling.services.imports import UploadedFile, runs_import
 from labeling.services.label_model import judged_grades
 from labeling.services.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
-from labeling.services.strategies import strategy_for
+from labeling.services.strategies import RunLayout, strategy_for
 
 WARNING_SHARE = 0.0
 
@@ -65,20 +64,6 @@ def _run_positions(
     topic = np.array([index.get(int(t), -1) for t in rows[:, 0]], dtype=np.int64)
     keep = topic >= 0
     return topic[keep], rows[keep, 1] - 1, rows[keep, 2]
-
-
-@dataclass(frozen=True, eq=False)
-class RunLayout:
-    """A new run's top K laid over the pool: its positions, their slots and known grades."""
-
-    topic: np.ndarray  # (r,) topic index of each of the run's positions
-    position: np.ndarray  # (r,) 0-based rank
-    in_pool: np.ndarray  # (r,) bool: the document is a pool item
-    slot: np.ndarray  # (r,) its slot, -1 outside the pool
-    grades: np.ndarray  # (m, K) grade per topic and rank; EMPTY unranked, below EMPTY never judged
-    ranked: np.ndarray  # (m, K) bool
-    judged: np.ndarray  # (m, K) bool
-    discount: np.ndarray  # (1, K) p(x) d(rank)
 
 
 def run_evaluate(campaign: Campaign, system: System) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,22 +19,7 @@ from estimation.pool import Pool
 from labeling.models import Campaign, Judgment, SamplingState
 from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for, pool_from_arrays
-from labeling.services.strategies import strategy_for
-
-
-@dataclass(frozen=True, eq=False)
-class LoadedState:
-    """A stored sampling state with its arrays decoded."""
-
-    record: SamplingState
-    q: np.ndarray  # (m,) or (m, n)
-    query_cost: np.ndarray  # (m,)
-    item_cost: np.ndarray  # (m, n)
-    expected: np.ndarray  # (m,)
-
-    @property
-    def level(self) -> str:
-        return self.record.level
+from labeling.services.strategies import LoadedState, strategy_for
 
 
 def focus_indices(campaign: Campaign, arrays: PoolArrays) -> list[int]:
@@ -162,3 +146,23 @@ def sampling_state_current(campaign: Campaign) -> LoadedState | None:
     if stored is not None and stored.pool_version == campaign.pool_version and stored.level == level.name:
         return state_load(stored)
     return sampling_state_refresh(campaign)
+
+
+def sampling_per_topic(campaign: Campaign) -> list[dict[str, object]]:
+    """The stored sampling distribution per topic: q (summed over a topic's pairs at item level),
+    the query cost lambda(x) (mean 1 over topics) and the expected metric of the first focus system."""
+    record = SamplingState.objects.filter(campaign=campaign).first()
+    if record is None or record.pool_version != campaign.pool_version:
+        return []
+    state = state_load(record)
+    arrays = pool_arrays_for(campaign)
+    q = state.q if state.q.ndim == 1 else state.q.sum(axis=1)
+    return [
+        {
+            "topic": qid,
+            "q": float(q[index]),
+            "cost": float(state.query_cost[index]),
+            "expected": float(state.expected[index]),
+        }
+        for index, qid in enumerate(arrays.topic_qids)
+    ]

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from django.utils.module_loading import import_string
@@ -40,12 +41,41 @@ from estimation.moments import ranking_moments
 from estimation.pool import Pool
 from estimation.results import SamplingDistribution
 from estimation.sampling import optimal_query_distribution, passive_distribution
-from labeling.models import Campaign, Draw
+from labeling.models import Campaign, Draw, SamplingState
 from labeling.services.pool_arrays import PoolArrays, campaign_metric
 
-if TYPE_CHECKING:
-    from labeling.services.evaluation import RunLayout
-    from labeling.services.sampling_state import LoadedState
+# The data the levels work on: a stored sampling state with its arrays decoded, and a new
+# run laid over the pool. They live here, beside the levels, so the services that build them
+# (sampling_state, evaluation) import this module and never the other way round.
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedState:
+    """A stored sampling state with its arrays decoded."""
+
+    record: SamplingState
+    q: np.ndarray  # (m,) or (m, n)
+    query_cost: np.ndarray  # (m,)
+    item_cost: np.ndarray  # (m, n)
+    expected: np.ndarray  # (m,)
+
+    @property
+    def level(self) -> str:
+        return self.record.level
+
+
+@dataclass(frozen=True, eq=False)
+class RunLayout:
+    """A new run's top K laid over the pool: its positions, their slots and known grades."""
+
+    topic: np.ndarray  # (r,) topic index of each of the run's positions
+    position: np.ndarray  # (r,) 0-based rank
+    in_pool: np.ndarray  # (r,) bool: the document is a pool item
+    slot: np.ndarray  # (r,) its slot, -1 outside the pool
+    grades: np.ndarray  # (m, K) grade per topic and rank; EMPTY unranked, below EMPTY never judged
+    ranked: np.ndarray  # (m, K) bool
+    judged: np.ndarray  # (m, K) bool
+    discount: np.ndarray  # (1, K) p(x) d(rank)
 
 
 class Level(ABC):

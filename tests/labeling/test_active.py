@@ -17,8 +17,9 @@ from rest_framework.test import APIClient
 from estimation.estimators import query_level_estimate
 from estimation.metric_spec import Metric
 from estimation.metrics import dcg
-from labeling import exports, selectors, services
+from labeling import exports, services
 from labeling.models import Campaign, Document, Draw, EstimateSnapshot, Judgment, SamplingState, Task
+from labeling.modes import campaign_progress
 from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from labeling.services.pool_arrays import pool_arrays_for
 from labeling.services.sampling_state import state_load
@@ -171,7 +172,7 @@ def test_it_switches_from_the_length_model_to_the_fitted_cost_model(
     assert (model["a"], model["b"]) == (pytest.approx(4.0), pytest.approx(2.5))
     assert costs[arrays.slot_used].mean() == pytest.approx(1.0)
     # Budget in cost units: the judgments are charged the normalised predicted cost.
-    spent = selectors.campaign_progress(campaign).spent
+    spent = campaign_progress(campaign).spent
     assert spent == pytest.approx(
         sum(Judgment.objects.filter(campaign=campaign).values_list("cost", flat=True))
     )

@@ -11,8 +11,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from labeling import selectors, services
+from labeling import services
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
+from labeling.modes import campaign_progress
 from labeling.services.refresh import campaign_refresh_enqueue, refresh_countdown, refresh_started
 from tests.concurrency import at_once
 from tests.labeling.conftest import RUN_A, upload
@@ -103,7 +104,7 @@ def test_it_stops_at_the_budget(draft_campaign: Campaign, assessor: AbstractBase
         services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
         answered += 1
         assert answered <= 3
-    progress = selectors.campaign_progress(campaign)
+    progress = campaign_progress(campaign)
     assert (answered, progress.judgments, progress.spent, progress.remaining) == (3, 3, 3.0, 0.0)
     assert progress.state == "budget_spent"
 
@@ -119,13 +120,13 @@ def test_it_stops_before_a_topic_that_would_exceed_the_budget_until_it_is_raised
     while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
         services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
         judged_topics.add(task.topic_id)
-    progress = selectors.campaign_progress(campaign)
+    progress = campaign_progress(campaign)
     assert (progress.judgments, len(judged_topics), progress.state) == (7, 1, "budget_spent")
     services.campaign_update(campaign=campaign, budget=14)
-    assert selectors.campaign_progress(campaign).state == "running"
+    assert campaign_progress(campaign).state == "running"
     while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
         services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
-    assert selectors.campaign_progress(campaign).judgments == 14
+    assert campaign_progress(campaign).judgments == 14
 
 
 def test_it_asks_different_assessors_for_overlap(
@@ -282,7 +283,7 @@ def test_it_spends_a_budget_in_assessor_hours_by_the_seconds_measured(
         services.task_answer(task=task, assessor=assessor, grade=1, seconds=10.0)
         answered += 1
         assert answered <= 5
-    progress = selectors.campaign_progress(campaign)
+    progress = campaign_progress(campaign)
     # 40 seconds of budget at 10 seconds a judgment.
     assert answered == 4
     assert progress.spent == pytest.approx(40 / 3600) and progress.remaining == pytest.approx(0.0)
