@@ -373,7 +373,6 @@ def estimates_compute(campaign: Campaign) -> dict[str, Any]:
         "judgments": judgments,
         "draws": 0,
         "fingerprint": estimates_fingerprint(campaign),
-        "estimand": campaign_estimand(campaign),
     }
     arrays = pool_arrays_for(campaign)
     if arrays.n_topics == 0 or not arrays.system_names:
@@ -422,4 +421,6 @@ def estimates_current(campaign: Campaign) -> dict[str, Any]:
             "computed_at": last.created_at.isoformat(),
             "estimand": campaign_estimand(campaign),
         }
-    return estimates_compute(campaign)
+    # The estimand is what the API shows beside the numbers; snapshots (the worker's
+    # estimates_compute) do not store it.
+    return {**estimates_compute(campaign), "estimand": campaign_estimand(campaign)}
