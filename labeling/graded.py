@@ -21,7 +21,7 @@ from labeling import dashboard, exports
 from labeling.agreement import grade_agreement
 from labeling.api import graded as graded_api
 from labeling.models import Campaign, PoolItem, System
-from labeling.modes import Export, JudgingMode, exports_of
+from labeling.modes import Export, JudgingMode, export_links
 from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
@@ -194,11 +194,7 @@ class GradedMode(JudgingMode):
             name: reverse(f"api-{name}", args=[campaign.pk])
             for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
         }
-        downloads = [
-            {"label": export.label, "url": reverse(export.name, args=[campaign.pk])}
-            for export in exports_of(campaign)
-            if export.place == "dashboard" and request.user.has_perm(EXPORT, campaign)
-        ]
+        downloads = export_links(campaign, "dashboard") if request.user.has_perm(EXPORT, campaign) else []
         config = {
             "campaign": campaign.pk,
             "metric": campaign.metric,

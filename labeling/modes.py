@@ -212,6 +212,17 @@ def exports_of(campaign: Campaign) -> list[Export]:
     return [*CORE_EXPORTS, *mode_of(campaign).exports]
 
 
+def export_links(campaign: Campaign, place: str | None = None) -> list[dict[str, str]]:
+    """{label, url, note} of the campaign's downloads (those shown at `place`, or all), for pages."""
+    from django.urls import reverse
+
+    return [
+        {"label": export.label, "url": reverse(export.name, args=[campaign.pk]), "note": export.note}
+        for export in exports_of(campaign)
+        if place is None or export.place == place
+    ]
+
+
 def every_export() -> Iterable[Export]:
     """Every registered download once (for the URL table), core ones first."""
     seen: set[str] = set()

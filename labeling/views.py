@@ -13,14 +13,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from labeling import dashboard, selectors, services
 from labeling.access import campaign_for_page
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, UploadForm
 from labeling.models import Campaign
-from labeling.modes import campaign_progress, exports_of, mode_of
+from labeling.modes import campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_coordinator
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
@@ -117,11 +116,6 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> dict[str, Any]:
     mode = mode_of(campaign)
     progress = campaign_progress(campaign)
-    downloads = [
-        {"label": export.label, "url": reverse(export.name, args=[campaign.pk]), "note": export.note}
-        for export in exports_of(campaign)
-        if export.place == "campaign"
-    ]
     return {
         "campaign": campaign,
         "mode": mode,
@@ -139,7 +133,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
             for kind in mode.uploads
             if kind in UPLOADS  # the page offers files; prior labels come through the API only
         ],
-        "exports": downloads if request.user.has_perm(EXPORT, campaign) else [],
+        "exports": export_links(campaign, "campaign") if request.user.has_perm(EXPORT, campaign) else [],
         **extra,
     }
 

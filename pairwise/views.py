@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from labeling.access import campaign_for_page
 from labeling.models import Campaign
-from labeling.modes import exports_of
+from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
 from pairwise import dashboard as pair_dashboard
 from pairwise import selectors, services
@@ -134,14 +134,6 @@ def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return render(request, "pairwise/settings.html", {"campaign": campaign, "form": form, "topk": topk})
 
 
-def _exports(request: HttpRequest, campaign: Campaign) -> list[tuple[str, str]]:
-    """(label, URL) of the campaign's downloads (its mode's, from the export registry), for users
-    who may export."""
-    if not request.user.has_perm(EXPORT, campaign):
-        return []
-    return [(export.label, reverse(export.name, args=[campaign.pk])) for export in exports_of(campaign)]
-
-
 def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """A pair campaign's dashboard; the caller has checked that the user may view results.
 
@@ -154,7 +146,7 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "campaign": campaign,
         "pairwise": pairwise,
         "data": pair_dashboard.dashboard_data(campaign, pairwise),
-        "exports": _exports(request, campaign),
+        "exports": export_links(campaign) if request.user.has_perm(EXPORT, campaign) else [],
         "can_manage": can_manage,
         "can_judge": request.user.has_perm(JUDGE, campaign),
         # The Release buttons come back here, wherever this page is mounted.
@@ -188,7 +180,7 @@ def results(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "campaign": campaign,
         "pairwise": pairwise,
         "data": data,
-        "exports": _exports(request, campaign),
+        "exports": export_links(campaign) if request.user.has_perm(EXPORT, campaign) else [],
         "can_manage": request.user.has_perm(MANAGE, campaign),
         "can_judge": request.user.has_perm(JUDGE, campaign),
     }
