@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -105,3 +105,19 @@ class Estimate:
     def contains(self, truth: float) -> bool:
         """Whether the interval covers ``truth`` (bounds included)."""
         return self.low <= truth <= self.high
+
+    def scaled(self, factor: float) -> Estimate:
+        """The same estimate of ``factor`` times the quantity (``factor > 0``, e.g. the top gain
+        of labels scaled to [0, 1], or a share of topics): value, SE and every bound scale,
+        coverage and reliability do not change."""
+        if not factor > 0:
+            raise ValueError(f"factor must be > 0, got {factor}")
+        return replace(
+            self,
+            value=self.value * factor,
+            standard_error=self.standard_error * factor,
+            low=self.low * factor,
+            high=self.high * factor,
+            any_n_low=self.any_n_low * factor,
+            any_n_high=self.any_n_high * factor,
+        )

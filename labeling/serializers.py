@@ -271,7 +271,7 @@ class EstimatesSerializer(serializers.Serializer):
     draws = serializers.IntegerField()
     estimand = serializers.JSONField(
         required=False,
-        help_text="{topics, campaign_topics, left_out, rule}: the topics the estimates average over",
+        help_text="{topics, ranked_topics, left_out, rule, core_rule}: the topics the estimates average over",
     )
 
 

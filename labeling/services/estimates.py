@@ -14,6 +14,12 @@ Item level (Schnabel et al. 2016): an item draw counts once its item is judged;
 `estimation.item_level_estimate` with CLT, Hoeffding and empirical-Bernstein intervals
 (the range ``R`` is the largest ``P_S / Q`` over the distributions drawn from so far);
 DCG = ``g(y_max) U``. nDCG and ERR are not linear in the labels: reported as null with a reason.
+
+The estimand (`campaign_estimand`, the core's `estimation.pool_build.ESTIMAND_RULE`): the mean
+over every topic of the campaign. A topic no run ranks counts 0 for every run and needs no
+label, so the estimators run over the pooled topics and every number is then multiplied by
+their share of the campaign's topics (`in_estimand`): exact, and a smaller variance than
+drawing those known zeros.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from estimation.item_estimators import item_level_difference_estimate, item_leve
 from estimation.item_sampling import system_weights
 from estimation.metric_spec import Metric
 from estimation.metrics import metric_values
+from estimation.pool_build import ESTIMAND_RULE
 from estimation.results import Estimate
 from labeling.models import Campaign, Draw, EstimateSnapshot, PoolItem, SamplingState, Task, Topic
 from labeling.selectors import campaign_spent
@@ -174,6 +181,34 @@ def _row(
         "any_n_high": any_high,
         **extra,
     }
+
+
+ESTIMAND_FIELDS = ("value", "se", "low", "high", "any_n_low", "any_n_high")
+"""The fields of an estimate row (and of a new run's estimate) that scale with the estimand."""
+
+
+def estimand_share(campaign: Campaign, arrays: PoolArrays) -> float:
+    """The pooled topics' share of the campaign's topics (1 when some run ranks every topic)."""
+    total = Topic.objects.filter(campaign=campaign).count()
+    return arrays.n_topics / total if total > arrays.n_topics else 1.0
+
+
+def in_estimand(row: dict[str, Any], share: float) -> dict[str, Any]:
+    """A row over the pooled topics turned into one over all the campaign's topics: the topics
+    no run ranks count 0 for every run, so the mean, its SE and every bound scale by `share`
+    (coverage and the order probability do not change)."""
+    if share == 1.0:
+        return row
+    scaled = dict(row)
+    for field in ESTIMAND_FIELDS:
+        if scaled.get(field) is not None:
+            scaled[field] = float(scaled[field]) * share
+    if isinstance(scaled.get("intervals"), dict):
+        scaled["intervals"] = {
+            kind: (None if bounds is None else [float(bound) * share for bound in bounds])
+            for kind, bounds in scaled["intervals"].items()
+        }
+    return scaled
 
 
 def _difference_row(names: list[str], metric: Metric, estimate: Estimate | None, scale: float = 1.0) -> dict:
@@ -336,27 +371,35 @@ def item_level_rows(
 def estimates_fingerprint(campaign: Campaign) -> str:
     """Changes whenever a judgment, a draw or the strategy changes."""
     draws = Draw.objects.filter(campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
+    topics = Topic.objects.filter(campaign=campaign).count()  # the estimand's size
     text = f"{campaign.pool_version}|{campaign.strategy}|{campaign.goal}|{campaign.focus_systems}|" + (
-        f"{judgments_fingerprint(campaign)}|{draws['n']}:{draws['top']}"
+        f"{judgments_fingerprint(campaign)}|{draws['n']}:{draws['top']}|{topics}"
     )
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
 def campaign_estimand(campaign: Campaign) -> dict[str, Any]:
-    """What the estimates average over: the campaign's pooled topics (those some pooled run
-    ranks within the pool depth), each weighted 1/m. Topics of the campaign that no pooled run
-    ranks (from a topics file or qrels) are not in the mean; `evaluate` over qrels counts such
-    topics 0, so its mean is the app's times m / (m + left_out)."""
+    """What the estimates average over, in words and counts: every topic of the campaign, each
+    weighted 1/m (the core's `ESTIMAND_RULE`, with the campaign's topics as the collection's)."""
     pooled = PoolItem.objects.filter(campaign=campaign).values("topic_id").distinct().count()
     total = Topic.objects.filter(campaign=campaign).count()
     left_out = max(0, total - pooled)
-    rule = f"the mean over the {pooled} topics some run ranks (p = 1/{pooled} each)"
+    rule = (
+        f"the mean over the campaign's {total} topics (p = 1/{total} each), as evaluate averages over "
+        "every qrels topic"
+    )
     if left_out:
         rule += (
-            f"; {left_out} topic(s) of the campaign no run ranks are not in it (counted as 0, "
-            f"as trec_eval over all qrels topics does, the mean is {pooled}/{total} of this)"
+            f"; {left_out} of them no run ranks: they count 0 for every run and need no label, so "
+            f"every number is {pooled}/{total} of the mean over the {pooled} ranked topics"
         )
-    return {"topics": pooled, "campaign_topics": total, "left_out": left_out, "rule": rule}
+    return {
+        "topics": total,
+        "ranked_topics": pooled,
+        "left_out": left_out,
+        "rule": rule,
+        "core_rule": ESTIMAND_RULE,
+    }
 
 
 def estimates_compute(campaign: Campaign) -> dict[str, Any]:
@@ -378,9 +421,10 @@ def estimates_compute(campaign: Campaign) -> dict[str, Any]:
     if arrays.n_topics == 0 or not arrays.system_names:
         return result
     grades = judged_grades(campaign, arrays)
-    result["systems"], result["difference"], result["draws"] = level.estimate_rows(
-        campaign, arrays, grades, spent
-    )
+    systems, difference, result["draws"] = level.estimate_rows(campaign, arrays, grades, spent)
+    share = estimand_share(campaign, arrays)
+    result["systems"] = [in_estimand(row, share) for row in systems]
+    result["difference"] = None if difference is None else in_estimand(difference, share)
     return result
 
 

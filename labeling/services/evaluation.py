@@ -28,7 +28,13 @@ from estimation.metric_spec import Metric
 from estimation.metrics import metric_values
 from labeling.models import Campaign, Judgment, RankingEntry, System
 from labeling.selectors import campaign_spent
-from labeling.services.estimates import counted_query_draws, item_draws, query_weight_bound
+from labeling.services.estimates import (
+    counted_query_draws,
+    estimand_share,
+    in_estimand,
+    item_draws,
+    query_weight_bound,
+)
 from labeling.services.imports import UploadedFile, runs_import
 from labeling.services.label_model import judged_grades
 from labeling.services.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
@@ -118,7 +124,10 @@ def run_evaluate(campaign: Campaign, system: System) -> dict[str, Any]:
         judged=ranked & (run_grades >= 0),
         discount=metric.discount_table(cutoff)[None, :] / arrays.n_topics,
     )
-    return level.run_estimate(campaign, arrays, grades, metric, run, result)
+    # Over the campaign's topics, as the dashboard's estimates (`in_estimand`).
+    return in_estimand(
+        level.run_estimate(campaign, arrays, grades, metric, run, result), estimand_share(campaign, arrays)
+    )
 
 
 def query_level_run_estimate(
@@ -199,20 +208,7 @@ def item_level_run_estimate(
         pool_reachable=reachable,
         value_bounds=(lowest / scale, highest / scale),
     )
-    estimate = reuse.estimate
-    scaled = type(estimate)(
-        value=estimate.value * scale,
-        standard_error=estimate.standard_error * scale,
-        low=estimate.low * scale,
-        high=estimate.high * scale,
-        confidence=estimate.confidence,
-        interval=estimate.interval,
-        n_draws=estimate.n_draws,
-        n_judged=estimate.n_judged,
-        budget_spent=estimate.budget_spent,
-        reliable=estimate.reliable,
-        reliable_from=estimate.reliable_from,
-    )
+    scaled = reuse.estimate.scaled(scale)
     return _finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
 
 

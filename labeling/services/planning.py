@@ -26,6 +26,7 @@ from estimation.planner import (
 )
 from estimation.trec import Run
 from labeling.models import Campaign
+from labeling.services.estimates import estimand_share
 from labeling.services.label_model import judged_grades
 from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for
 from labeling.services.sampling_state import campaign_pool, focus_indices
@@ -83,16 +84,19 @@ def _oracle(
     }
 
 
-def _row(row: PlannerRow) -> dict[str, Any]:
-    def number(value: float) -> float | None:
-        return float(value) if np.isfinite(value) else None
+def _row(row: PlannerRow, share: float) -> dict[str, Any]:
+    """One planner row over the campaign's topics: errors and widths scale by the ranked topics'
+    share, as the estimates do (`in_estimand`)."""
+
+    def number(value: float, scale: float = 1.0) -> float | None:
+        return float(value) * scale if np.isfinite(value) else None
 
     return {
         "strategy": row.strategy,
         "budget": row.budget,
-        "rmse": number(row.rmse),
+        "rmse": number(row.rmse, share),
         "coverage": number(row.coverage),
-        "mean_width": number(row.mean_width),
+        "mean_width": number(row.mean_width, share),
         "topics_judged": number(row.topics_judged),
     }
 
@@ -127,6 +131,7 @@ def campaign_plan(
         budgets = sorted({max(1.0, round(anchor * share)) for share in (0.25, 0.5, 1.0, 2.0)})
     anchor_budget = reference if reference in budgets else budgets[len(budgets) // 2]
     strategies = applicable_strategies(metric)
+    share = estimand_share(campaign, arrays)
     rows = plan_budgets(replay, strategies, budgets, repetitions=repetitions, seed=campaign.seed % 2**31)
     width = next(row.mean_width for row in rows if row.strategy == "passive" and row.budget == anchor_budget)
     needs = {
@@ -147,9 +152,9 @@ def campaign_plan(
         "budget": anchor_budget,
         "assumption": "the truth is one labelling drawn from the current label model (judged "
         "documents keep their grades): the figures hold if the label model is right",
-        "rows": [_row(row) for row in rows],
+        "rows": [_row(row, share) for row in rows],
         "budget_for_width": {
-            "width": float(width),
+            "width": float(width) * share,
             "budgets": {strategy: (float(b) if np.isfinite(b) else None) for strategy, b in needs.items()},
         },
         "savings": {strategy: (float(s) if np.isfinite(s) else None) for strategy, s in savings.items()},

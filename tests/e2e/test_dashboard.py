@@ -226,3 +226,27 @@ def test_it_plans_the_budget_from_the_campaign_page(
     assert strategies == {"passive", "active", "items"}
     assert page.locator("#plan tr[data-strategy]").count() == 12  # three strategies x four budgets
     page.screenshot(path=str(screenshot_dir / "plan.png"), full_page=True)
+
+
+def test_it_says_when_too_few_topics_are_judged_and_what_the_mean_is_over(
+    browser_page: Any,
+    live_server: Any,
+    active_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+) -> None:
+    """One or two topics judged: no interval is printed as if it could be trusted, the any-n
+    bounds are; a topic no run ranks is named in the line that says what the mean is over."""
+    judge_and_refresh(active_campaign, people["assessor"], 1)
+    services.topics_import(
+        campaign=active_campaign,
+        files=[("extra.jsonl", _jsonl([{"id": "99", "title": "nobody ranks this"}]))],
+    )
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{active_campaign.pk}/dashboard/")
+    page.wait_for_function("Number(document.body.dataset.polls || 0) >= 1")
+    cells = page.locator("#estimates-table tr[data-system] [data-field=clt]").all_inner_texts()
+    assert cells and all(cell.startswith("fewer than 5 topics judged: no interval") for cell in cells), cells
+    assert all("any-n bounds: [" in cell for cell in cells)
+    estimand = page.locator("#estimand").inner_text()
+    assert f"the mean over the campaign's {N_TOPICS + 1} topics" in estimand
+    assert "1 of them no run ranks" in estimand

@@ -117,3 +117,23 @@ def test_it_removes_the_ratio_bias_of_a_small_difference_with_the_plain_estimato
         )
         mean, error = batch.estimates[:, 0].mean(), batch.estimates[:, 0].std() / math.sqrt(20000)
         assert (abs(mean - truth) > 5 * error) == biased, (self_normalised, mean, truth, error)
+
+
+def test_a_scaled_estimate_is_the_estimate_of_the_scaled_quantity() -> None:
+    # Repro 5's rule: topics no run ranks count 0, so the mean over all topics is the ranked
+    # topics' mean times their share; scaling the values before estimating gives the same.
+    rng = np.random.default_rng(5)
+    values = rng.gamma(0.5, 4.0, size=12)
+    propensities = np.full(12, 1 / 30)
+    weights = np.full(12, 1 / 30)
+    share = 30 / 31
+    kwargs = {"topics": np.arange(12), "value_bounds": (0.0, 20.0), "weight_bound": 1.0}
+    scaled = query_level_estimate(values, propensities, weights, **kwargs).scaled(share)
+    direct = query_level_estimate(
+        values * share, propensities, weights, **{**kwargs, "value_bounds": (0.0, 20.0 * share)}
+    )
+    for field in ("value", "standard_error", "low", "high", "any_n_low", "any_n_high"):
+        assert getattr(scaled, field) == pytest.approx(getattr(direct, field), rel=1e-12)
+    assert (scaled.reliable, scaled.n_judged) == (direct.reliable, direct.n_judged)
+    with pytest.raises(ValueError, match="factor must be > 0"):
+        direct.scaled(0.0)
