@@ -25,6 +25,7 @@ from labeling.modes import Export, JudgingMode, export_links
 from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
+from labeling.services.pool_arrays import campaign_metric_label
 from labeling.token_access import TokenJudge
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
@@ -121,7 +122,8 @@ class GradedMode(JudgingMode):
         goal = campaign.get_goal_display().lower()
         if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:
             goal = f"leaderboard of {campaign.goal_k} systems"
-        return f"{campaign.metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
+        metric = campaign_metric_label(campaign)
+        return f"{metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
 
     def start_problem(self, campaign: Campaign) -> str | None:
         if not PoolItem.objects.filter(campaign=campaign).exists():

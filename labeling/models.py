@@ -61,6 +61,13 @@ class Campaign(models.Model):
     # plug-ins registered above the models (labeling.modes), so the services check the name
     # (`mode_named`) rather than a choices list fixed here.
     judging_mode = models.CharField(max_length=16, default="graded")
+    custom_dcg = models.JSONField(
+        null=True,
+        blank=True,
+        default=None,
+        help_text="{gains, discounts, source}: DCG and nDCG with these gains per grade and discounts "
+        "per position (e.g. learned from a side-by-side campaign); empty = 2^y - 1 and 1/log2(1+k)",
+    )
     goal = models.CharField(max_length=16, choices=Goal.choices, default=Goal.ONE)
     goal_k = models.PositiveIntegerField(null=True, blank=True, help_text="k for a leaderboard goal")
     strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.PASSIVE)

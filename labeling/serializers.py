@@ -11,6 +11,18 @@ from labeling.permissions import ROLES
 from labeling.selectors import Progress
 
 
+class CustomDcgSerializer(serializers.Serializer):
+    gains = serializers.ListField(
+        child=serializers.FloatField(), help_text="gain per grade, lowest grade first; non-decreasing, >= 0"
+    )
+    discounts = serializers.ListField(
+        child=serializers.FloatField(), help_text="discount per position 1..K (at least the cutoff); > 0"
+    )
+    source = serializers.CharField(
+        max_length=500, required=False, default="", help_text="where they come from, shown beside the metric"
+    )
+
+
 class CampaignInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     metric = serializers.CharField(max_length=32, default="DCG@10")
@@ -37,6 +49,12 @@ class CampaignInputSerializer(serializers.Serializer):
     mix = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.1)
     focus_systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
     prior_strength = serializers.FloatField(min_value=0.0, default=20.0)
+    custom_dcg = CustomDcgSerializer(
+        required=False,
+        allow_null=True,
+        help_text="DCG and nDCG with these gains and discounts (e.g. learned from a side-by-side "
+        "campaign); null = 2^y - 1 and 1/log2(1+k)",
+    )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         # `k` is a setting of the judging mode, stored by the mode (labeling.modes), not the campaign.
@@ -82,6 +100,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "mix",
             "focus_systems",
             "prior_strength",
+            "custom_dcg",
         ]
 
     def get_grades(self, campaign: Campaign) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -48,6 +49,32 @@ def grade_scale_normalize(grades: Sequence[Any]) -> list[dict[str, str]]:
     return scale
 
 
+def custom_dcg_problem(custom: Any, grade_count: int, cutoff: int) -> str | None:
+    """Why `custom` cannot serve as the campaign's DCG gains and discounts, or None. Gains must
+    be finite, >= 0 and non-decreasing (the estimators scale labels to g(y) / g(y_max)),
+    one per grade; discounts finite and > 0, at least one per position up to the cutoff."""
+    if custom is None:
+        return None
+    if not isinstance(custom, dict) or not {"gains", "discounts"} <= set(custom):
+        return "needs {gains, discounts}"
+    try:
+        gains = [float(g) for g in custom["gains"]]
+        discounts = [float(c) for c in custom["discounts"]]
+    except (TypeError, ValueError):
+        return "gains and discounts must be lists of numbers"
+    if not all(math.isfinite(v) for v in gains + discounts):
+        return "gains and discounts must be finite"
+    if len(gains) != grade_count:
+        return f"{len(gains)} gains for {grade_count} grades"
+    if gains[0] < 0 or any(b < a for a, b in zip(gains, gains[1:], strict=False)) or gains[-1] <= 0:
+        return "gains must be >= 0, non-decreasing, and the top grade's > 0"
+    if len(discounts) < cutoff:
+        return f"{len(discounts)} discounts for a cutoff of {cutoff}"
+    if any(c <= 0 for c in discounts):
+        return "discounts must be > 0"
+    return None
+
+
 def _validate(campaign: Campaign) -> None:
     Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
     strategy = strategy_for(campaign)
@@ -59,6 +86,9 @@ def _validate(campaign: Campaign) -> None:
         raise ValueError("a leaderboard goal needs k (goal_k)")
     metric = Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
     strategy.validate(metric)
+    problem = custom_dcg_problem(campaign.custom_dcg, campaign.grade_count, metric.cutoff)
+    if problem is not None:
+        raise ValueError(f"custom_dcg: {problem}")
     if not 0.0 <= float(campaign.mix) <= 1.0:
         raise ValueError("mix must lie in [0, 1]")
     if float(campaign.prior_strength) < 0:
@@ -139,6 +169,7 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     campaign.save()
     tasks_trim_to_budget(campaign_id=campaign.pk)
     planning = {"strategy", "goal", "goal_k", "focus_systems", "mix", "prior_strength", "metric"}
+    planning.add("custom_dcg")
     if planning & set(fields) and PoolItem.objects.filter(campaign=campaign).exists():
         from labeling.services.sampling_state import sampling_state_refresh
 

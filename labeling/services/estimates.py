@@ -372,9 +372,9 @@ def estimates_fingerprint(campaign: Campaign) -> str:
     """Changes whenever a judgment, a draw or the strategy changes."""
     draws = Draw.objects.filter(campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
     topics = Topic.objects.filter(campaign=campaign).count()  # the estimand's size
-    text = f"{campaign.pool_version}|{campaign.strategy}|{campaign.goal}|{campaign.focus_systems}|" + (
-        f"{judgments_fingerprint(campaign)}|{draws['n']}:{draws['top']}|{topics}"
-    )
+    settings = f"{campaign.pool_version}|{campaign.strategy}|{campaign.goal}|{campaign.focus_systems}"
+    labels = f"{judgments_fingerprint(campaign)}|{draws['n']}:{draws['top']}|{topics}"
+    text = f"{settings}|{campaign.custom_dcg}|{labels}"
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 

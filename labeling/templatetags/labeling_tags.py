@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import is_coordinator as _is_coordinator
+from labeling.services.pool_arrays import campaign_metric_label
 
 register = template.Library()
 
@@ -16,6 +17,12 @@ register = template.Library()
 def is_coordinator(user: AbstractBaseUser | AnonymousUser) -> bool:
     """True for coordinators and admins (they create and manage campaigns)."""
     return _is_coordinator(user)
+
+
+@register.filter
+def metric_label(campaign: Campaign) -> str:
+    """The campaign's metric, with custom DCG gains and discounts when it has them."""
+    return campaign_metric_label(campaign)
 
 
 @register.filter
