@@ -48,8 +48,11 @@ def test_it_refuses_gains_and_discounts_that_do_not_fit_the_campaign(
     response = client.patch(url, {"custom_dcg": custom}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["custom_dcg"] == custom
-    page = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
-    assert "DCG@5 with custom gains [0.00, 0.40, 1.00] and discounts; learned in SxS #7" in page
+    label = "DCG@5 with custom gains [0.00, 0.40, 1.00] and discounts; learned in SxS #7"
+    for page in (f"/campaigns/{draft_campaign.pk}/", f"/campaigns/{draft_campaign.pk}/dashboard/"):
+        response = client.get(page)
+        assert response.status_code == 200, page
+        assert label in response.content.decode(), page
 
 
 def test_every_dcg_and_ndcg_number_uses_the_custom_gains_and_discounts(
