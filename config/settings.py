@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "labeling",
     "pairwise",
+    "sxs",
 ]
 
 MIDDLEWARE = [

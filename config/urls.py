@@ -8,6 +8,8 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("labeling.api_urls")),
     path("api/", include("pairwise.api_urls")),
+    path("api/", include("sxs.api_urls")),
     path("", include("labeling.urls")),
     path("", include("pairwise.urls")),
+    path("", include("sxs.urls")),
 ]

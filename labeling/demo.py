@@ -19,6 +19,9 @@ from labeling.permissions import ROLE_ADMIN, ROLE_ASSESSOR, ROLE_COORDINATOR, ro
 DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
 # The same collection judged in pairs: each assessor finds the ordered top 5 of a topic's best 12.
 DEMO_TOPK_CAMPAIGN = "Demo: sustainable cities, top-5 by pairwise preferences"
+DEMO_SXS_CAMPAIGN = "Demo: sustainable cities, top-5 lists side by side"
+# The side-by-side demo compares the three runs on the first few topics only.
+DEMO_SXS_TOPICS = 4
 DEMO_PASSWORD = "labeling-demo"
 DEMO_USERS = (
     ("demo-admin", ROLE_ADMIN),
@@ -191,6 +194,7 @@ def demo_load() -> tuple[Campaign, bool]:
     if created:
         demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS)
     _demo_topk_campaign()
+    _demo_sxs_campaign()
     return campaign, created
 
 
@@ -260,9 +264,36 @@ def _demo_topk_campaign() -> Campaign:
     return _demo_fill_and_start(campaign)
 
 
-def _demo_fill_and_start(campaign: Campaign) -> Campaign:
-    """Import the demo collection, assign the demo assessors and start judging."""
+@transaction.atomic
+def _demo_sxs_campaign() -> Campaign:
+    existing = Campaign.objects.filter(name=DEMO_SXS_CAMPAIGN).first()
+    if existing is not None:
+        return existing
+    coordinator = get_user_model().objects.get(username="demo-coordinator")
+    # The mode is named, not imported: the side-by-side app registers it (labeling.modes).
+    campaign = services.campaign_create(
+        creator=coordinator,
+        name=DEMO_SXS_CAMPAIGN,
+        judging_mode="sxs",
+        mode_settings={"k": 5},
+        budget=100,
+        budget_unit=Campaign.BudgetUnit.JUDGMENTS,
+        seed=2026,
+    )
+    return _demo_fill_and_start(campaign, topics_limit=DEMO_SXS_TOPICS)
+
+
+def _demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) -> Campaign:
+    """Import the demo collection (its first `topics_limit` topics), assign the demo assessors
+    and start judging."""
     topics, documents, runs, _ = demo_collection()
+    if topics_limit is not None:
+        kept = {topic["id"] for topic in topics[:topics_limit]}
+        topics = [topic for topic in topics if topic["id"] in kept]
+        runs = {
+            name: "".join(line for line in text.splitlines(keepends=True) if line.split(" ", 1)[0] in kept)
+            for name, text in runs.items()
+        }
     services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
     services.documents_import(campaign=campaign, files=[("documents.jsonl", _jsonl(documents))])
     services.runs_import(

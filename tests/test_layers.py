@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-PACKAGES = ("config", "estimation", "labeling", "pairwise")
+PACKAGES = ("config", "estimation", "labeling", "pairwise", "sxs")
 
 
 def _imports(path: Path) -> set[str]:
@@ -74,16 +74,19 @@ def test_it_reads_function_level_imports_too(tmp_path: Path) -> None:
     assert _imports(module) == {"pairwise", "labeling"}
 
 
-def test_it_keeps_every_labeling_module_free_of_pairwise_imports() -> None:
+def test_it_keeps_every_labeling_module_free_of_mode_package_imports() -> None:
     modules = _modules("labeling")
     assert len(modules) > 30
-    offenders = sorted(str(path.relative_to(REPO_ROOT)) for path in modules if "pairwise" in _imports(path))
+    offenders = sorted(
+        str(path.relative_to(REPO_ROOT)) for path in modules if {"pairwise", "sxs"} & _imports(path)
+    )
     assert offenders == []
 
 
 def test_it_has_no_import_ring_between_packages() -> None:
     graph = package_imports()
     assert "labeling" in graph["pairwise"], "the pairwise modes build on the core"
+    assert "labeling" in graph["sxs"] and "pairwise" not in graph["sxs"], "sxs builds on the core only"
     assert _cycle(graph) is None, graph
 
 

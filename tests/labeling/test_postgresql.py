@@ -22,6 +22,7 @@ def test_it_passes_the_database_tests_on_postgresql(postgres_url: str) -> None:
         "pytest",
         "tests/labeling",
         "tests/pairwise",
+        "tests/sxs",
         "-q",
         "-p",
         "no:cacheprovider",

@@ -18,12 +18,15 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_registers_graded_pairwise_and_topk_once() -> None:
-    assert [mode.name for mode in all_modes()] == ["graded", "pairwise", "topk"]
-    assert {mode.task_kind for mode in all_modes()} == {"grade", "pair"}
-    with pytest.raises(ValueError, match="unknown judging mode 'sxs'; available: graded, pairwise, topk"):
-        mode_named("sxs")
+    assert [mode.name for mode in all_modes()] == ["graded", "pairwise", "topk", "sxs"]
+    assert {mode.task_kind for mode in all_modes()} == {"grade", "pair", "sxs"}
+    with pytest.raises(
+        ValueError, match="unknown judging mode 'lists'; available: graded, pairwise, topk, sxs"
+    ):
+        mode_named("lists")
     assert mode_for_answer({"grade": 1}).name == "graded"
     assert mode_for_answer({"outcome": "left"}).task_kind == "pair"
+    assert mode_for_answer({"preference": -1, "comment": ""}).name == "sxs"
     assert mode_for_answer({"seconds": 3}) is None and mode_for_answer([1]) is None
     assert mode_for_answer({"grade": 1, "outcome": "left"}) is None, "which item would it answer?"
 
@@ -116,7 +119,10 @@ def test_it_answers_an_unknown_answer_body_with_a_400_naming_the_fields(
 ) -> None:
     response = api(assessor).post("/api/tasks/1/answer/", {"seconds": 2}, format="json")  # type: ignore[operator]
     assert response.status_code == 400
-    expected = "an answer carries exactly one of grade (to a grade item) or outcome (to a pair item)"
+    expected = (
+        "an answer carries exactly one of grade (to a grade item) or outcome (to a pair item) "
+        "or preference (to a sxs item)"
+    )
     assert response.json()["detail"] == expected
     both = {"grade": 1, "outcome": "left"}
     assert api(assessor).post("/api/tasks/1/answer/", both, format="json").status_code == 400  # type: ignore[operator]
@@ -127,9 +133,9 @@ def test_it_documents_every_modes_items_and_answers_in_the_schema(
 ) -> None:
     response = api(coordinator).get("/api/schema/", HTTP_ACCEPT="application/json")  # type: ignore[operator]
     components = response.json()["components"]["schemas"]
-    assert set(components["NextItem"]["discriminator"]["mapping"]) == {"grade", "pair"}
+    assert set(components["NextItem"]["discriminator"]["mapping"]) == {"grade", "pair", "sxs"}
     answers = {entry["$ref"].rsplit("/", 1)[1] for entry in components["AnswerRequest"]["oneOf"]}
-    assert answers == {"AnswerInputRequest", "PairAnswerInputRequest"}
+    assert answers == {"AnswerInputRequest", "PairAnswerInputRequest", "SxsAnswerInputRequest"}
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,222 @@
+/* The side-by-side page: fetch an item, time it (minus pauses), submit an answer, fetch the
+   next. An item is either a comparison of two result lists (kind "sxs", answered -2..2 as
+   displayed) or a single document to grade first (kind "grade"). The timer, pause, undo, help
+   and keyboard wiring come from labeling/judging-common.js. */
+(function () {
+  "use strict";
+
+  const common = window.JudgingCommon;
+  const $ = common.$;
+  const config = JSON.parse($("judge-config").textContent);
+  const answers = $("answers");
+  const page = common.session({
+    config: config, answers: answers, render: renderItem, csrfFallback: "",
+    onEmpty: () => { page.els.progressText.textContent = ""; },
+  });
+  const els = {
+    leftList: $("left-list"), rightList: $("right-list"), gradeDoc: $("grade-doc"),
+    sxsAnswers: $("sxs-answers"), gradeAnswers: $("grade-answers"), extras: $("sxs-extras"),
+    comment: $("comment"), skipForm: $("skip-form"), skipReason: $("skip-reason"),
+    progressBar: $("progress-bar"), campaignProgress: $("campaign-progress-text"),
+  };
+  const SXS_NAMES = {};
+  for (const answer of config.answers) SXS_NAMES[answer.value] = answer.label;
+  const GRADE_OF_KEY = new Map(config.grades.map((grade) => [grade.key.toLowerCase(), grade.value]));
+  const SXS_OF_KEY = new Map([
+    ["1", -2], ["2", -1], ["3", 0], ["4", 1], ["5", 2],
+    ["arrowleft", -1], ["arrowdown", 0], ["arrowright", 1],
+  ]);
+  let kind = null;  // the kind of the item on screen
+
+  // ---------- Rendering ----------
+  function result(item, terms) {
+    const li = document.createElement("li");
+    const rank = document.createElement("span");
+    rank.className = "rank";
+    rank.textContent = String(item.rank);
+    const body = document.createElement("div");
+    body.style.minWidth = "0";
+    const title = document.createElement("div");
+    title.className = "title";
+    title.appendChild(common.highlighted(item.title || item.docno, terms));
+    title.title = item.title || item.docno;
+    const url = document.createElement("div");
+    url.className = "url";
+    url.textContent = item.url || item.docno;
+    const excerpt = document.createElement("p");
+    excerpt.className = "excerpt";
+    excerpt.appendChild(common.highlighted(item.excerpt || "", terms));
+    body.append(title, url, excerpt);
+    li.append(rank, body);
+    li.dataset.docno = item.docno;
+    return li;
+  }
+
+  function renderList(id, items, terms) {
+    const list = $(id);
+    list.replaceChildren(...items.map((item) => result(item, terms)));
+  }
+
+  function showKind(next) {
+    kind = next;
+    const sxs = next === "sxs";
+    els.leftList.hidden = !sxs;
+    els.rightList.hidden = !sxs;
+    els.sxsAnswers.hidden = !sxs;
+    els.extras.hidden = !sxs;
+    els.gradeDoc.hidden = sxs;
+    els.gradeAnswers.hidden = sxs;
+    if (!sxs) hideSkip();
+  }
+
+  function renderItem(item) {
+    const topic = item.topic || {};
+    const terms = common.queryTerms(topic);
+    page.renderTopic(topic);
+    if (item.kind === "sxs") {
+      showKind("sxs");
+      renderList("left-results", item.left || [], terms);
+      renderList("right-results", item.right || [], terms);
+      page.els.progressText.textContent = "Which list of top " + item.k + " results is better for this query?";
+    } else {
+      showKind("grade");
+      const parts = { docno: $("grade-docno"), title: $("grade-title"), url: $("grade-url"), body: $("grade-body") };
+      common.renderDocument(parts, item.document || {}, terms, "");
+      page.els.progressText.textContent = "A document of the lists below needs a grade first";
+    }
+    page.els.item.dataset.task = String(item.task);
+    page.els.item.dataset.kind = item.kind;
+    page.showItem();
+  }
+
+  // ---------- Progress ----------
+  const refreshProgressSoon = common.throttledProgress(refreshProgress);
+
+  async function refreshProgress() {
+    let response;
+    try {
+      response = await page.api("GET", config.progress_url);
+    } catch (error) {
+      return;
+    }
+    const data = response.data;
+    if (response.status !== 200 || !data) return;
+    const total = Number(data.pool_size) || 0;
+    const done = Math.max(0, total - (Number(data.open_tasks) || 0));
+    const share = total > 0 ? done / total : 0;
+    els.progressBar.style.width = (100 * share).toFixed(1) + "%";
+    els.progressBar.parentElement.setAttribute("aria-valuenow", (100 * share).toFixed(0));
+    els.campaignProgress.textContent = data.judgments + " answers · " + done + " of " + total + " comparisons done";
+  }
+
+  // ---------- Actions ----------
+  function loadNext() {
+    return page.load(config.next_url, ({ status, data }) => {
+      if (status === 204) {
+        page.renderEmpty("Nothing left for you right now",
+          "Every comparison of this campaign is done or taken by another assessor, or the campaign is paused. " +
+          "Thank you! Check again later.", true);
+      } else if (status === 403 || status === 404) {
+        page.renderEmpty("Not available", (data && data.detail) || "You are not assigned to this campaign.", false);
+      } else {
+        page.renderEmpty("Something went wrong", "The server answered " + status + ".", true);
+      }
+    }).finally(refreshProgressSoon);
+  }
+
+  async function submit(answer) {
+    if (answer.kind !== kind) return;
+    const group = kind === "sxs" ? els.sxsAnswers : els.gradeAnswers;
+    const button = group.querySelector('button[data-value="' + answer.value + '"]');
+    const comment = els.comment.value.trim();
+    const body = kind === "sxs"
+      ? (seconds) => ({ preference: answer.value, seconds: seconds, comment: comment })
+      : (seconds) => ({ grade: answer.value, seconds: seconds });
+    const sent = await page.answer(button, (task) => config.answer_url.replace("{task}", task), body);
+    if (sent === null) return;
+    const response = sent.result;
+    if (response.status === 201 || response.status === 200) {
+      const name = kind === "sxs" ? SXS_NAMES[answer.value] : config.grades[answer.value].name;
+      page.saved(sent, name);
+      if (kind === "sxs") els.comment.value = "";
+      await loadNext();
+    } else if (response.status === 409) {
+      page.toast((response.data && response.data.detail) || "This item is no longer yours; here is the next one.", 3500);
+      await loadNext();
+    } else {
+      page.notSaved(response, button);
+    }
+  }
+
+  function undo() {
+    return page.undo(() => config.undo_url, "Undone: answer this again.", refreshProgressSoon);
+  }
+
+  // ---------- Skip ----------
+  function showSkip() {
+    if (kind !== "sxs" || page.state.task === null) return;
+    els.skipForm.hidden = false;
+    els.skipReason.focus();
+  }
+
+  function hideSkip() {
+    els.skipForm.hidden = true;
+    els.skipReason.value = "";
+  }
+
+  async function skip(event) {
+    event.preventDefault();
+    const reason = els.skipReason.value.trim();
+    if (!reason) { page.toast("Say why you skip, please.", 2000); return; }
+    const task = page.state.task;
+    const response = await page.api("POST", config.skip_url.replace("{task}", task), { reason: reason });
+    if (response.status === 204) {
+      hideSkip();
+      page.toast("Skipped: another assessor gets this comparison.", 2500);
+      await loadNext();
+    } else {
+      page.toast("Could not skip: " + ((response.data && response.data.detail) || response.status), 3500);
+    }
+  }
+
+  $("skip-button").addEventListener("click", showSkip);
+  $("skip-cancel").addEventListener("click", hideSkip);
+  els.skipForm.addEventListener("submit", skip);
+  for (const input of [els.comment, els.skipReason]) {
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") { event.preventDefault(); input.blur(); if (input === els.skipReason) hideSkip(); }
+    });
+  }
+
+  // Shift+arrows ("much better"), C (comment) and S (skip) are read before the shared handler,
+  // which sees a key without its Shift.
+  window.addEventListener("keydown", (event) => {
+    const target = event.target;
+    if (event.altKey || event.metaKey || event.ctrlKey || event.repeat) return;
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+    if (!page.els.help.hidden || kind !== "sxs") return;
+    const key = event.key.toLowerCase();
+    let handled = true;
+    if (event.shiftKey && key === "arrowleft") submit({ kind: "sxs", value: -2 });
+    else if (event.shiftKey && key === "arrowright") submit({ kind: "sxs", value: 2 });
+    else if (key === "c") els.comment.focus();
+    else if (key === "s") showSkip();
+    else handled = false;
+    if (handled) { event.preventDefault(); event.stopImmediatePropagation(); }
+  }, true);
+
+  // The same keys mean different answers for the two kinds of item.
+  const answerOfKey = {
+    has: (key) => (kind === "sxs" ? SXS_OF_KEY : GRADE_OF_KEY).has(key),
+    get: (key) => ({ kind: kind, value: (kind === "sxs" ? SXS_OF_KEY : GRADE_OF_KEY).get(key) }),
+  };
+
+  page.start({
+    answerOfKey: answerOfKey,
+    submit: submit,
+    answerSelector: "button[data-kind]",
+    answerOfButton: (button) => ({ kind: button.dataset.kind, value: Number(button.dataset.value) }),
+    undo: undo,
+    loadNext: loadNext,
+  });
+})();

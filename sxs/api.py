@@ -1,0 +1,132 @@
+"""The side-by-side mode's API: its answers to the core's /next/, /tasks/{id}/answer/ and
+/undo/, and its own routes under /api/campaigns/{id}/sxs/ (settings, skip)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling.access import campaign_for
+from labeling.models import Campaign
+from labeling.permissions import JUDGE, MANAGE
+from labeling.serializers import TaskOutputSerializer
+from sxs import selectors, services
+from sxs.models import SxsSettings
+from sxs.serializers import (
+    SkipInputSerializer,
+    SxsAnswerInputSerializer,
+    SxsAnswerOutputSerializer,
+    SxsItemSerializer,
+    SxsSettingsSerializer,
+)
+
+
+def _settings_for(campaign: Campaign) -> SxsSettings:
+    settings = selectors.sxs_settings_get(campaign)
+    if settings is None:
+        raise NotFound("This campaign does not judge side by side.")
+    return settings
+
+
+def _detail(message: str, code: int) -> Response:
+    return Response({"detail": message}, status=code)
+
+
+def _item_response(item: services.Item | None, settings: SxsSettings) -> Response:
+    if item is None:
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    if item.grade is not None:
+        return Response(TaskOutputSerializer.of(item.grade))
+    assert item.sxs is not None
+    return Response(SxsItemSerializer.of(item.sxs, settings.k))
+
+
+def next_response(request: Request, campaign: Campaign) -> Response:
+    """200 with the user's next item (`kind` "sxs", or "grade" for a document grade mixed in),
+    204 when nothing is left."""
+    settings = _settings_for(campaign)
+    return _item_response(services.sxs_next(campaign=campaign, assessor=request.user), settings)
+
+
+def answer_response(request: Request, task_id: int) -> Response:
+    """Store the user's answer to an SxS task: 201 stored, 200 a repeat, 409 lease, 400 input."""
+    task = selectors.sxs_task_get(task_id)
+    if task is None:
+        raise NotFound("No such task.")
+    campaign_for(request, task.campaign_id, JUDGE)
+    data = SxsAnswerInputSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    try:
+        answer, created = services.sxs_answer(
+            task=task,
+            assessor=request.user,
+            preference=data.validated_data["preference"],
+            seconds=data.validated_data.get("seconds"),
+            comment=data.validated_data.get("comment", ""),
+        )
+    except services.LeaseConflict as conflict:
+        return _detail(str(conflict), status.HTTP_409_CONFLICT)
+    except ValueError as error:
+        return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+    code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+    return Response(SxsAnswerOutputSerializer(answer).data, status=code)
+
+
+def undo_response(request: Request, campaign: Campaign) -> Response:
+    """Undo the user's last answer (SxS or grade); 200 with its item again, 409 if not allowed."""
+    settings = _settings_for(campaign)
+    try:
+        item = services.sxs_undo(campaign=campaign, assessor=request.user)
+    except services.UndoNotAllowed as refusal:
+        return _detail(str(refusal), status.HTTP_409_CONFLICT)
+    return _item_response(item, settings)
+
+
+class SxsSettingsApi(APIView):
+    """Read (members) or change (coordinators, before the first answer) the SxS settings."""
+
+    @extend_schema(responses={200: SxsSettingsSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, None)
+        return Response(SxsSettingsSerializer(_settings_for(campaign)).data)
+
+    @extend_schema(request=SxsSettingsSerializer, responses={200: SxsSettingsSerializer})
+    def put(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        _settings_for(campaign)
+        data = SxsSettingsSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        try:
+            settings = services.sxs_configure(campaign=campaign, **data.validated_data)
+        except ValueError as error:
+            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+        return Response(SxsSettingsSerializer(settings).data)
+
+
+class SxsSkipApi(APIView):
+    """Pass your current SxS task on with a reason: it goes back to the pool for someone else.
+    204 done; 409 when you do not hold it."""
+
+    @extend_schema(
+        request=SkipInputSerializer,
+        responses={204: None, 409: OpenApiResponse(description="not your task (answered, expired)")},
+    )
+    def post(self, request: Request, campaign_id: int, task_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, JUDGE)
+        _settings_for(campaign)
+        task = selectors.sxs_task_get(task_id)
+        if task is None or task.campaign_id != campaign.pk:
+            raise NotFound("No such task.")
+        data = SkipInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.sxs_skip(task=task, assessor=request.user, reason=data.validated_data["reason"])
+        except services.LeaseConflict as conflict:
+            return _detail(str(conflict), status.HTTP_409_CONFLICT)
+        except ValueError as error:
+            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+        return Response(status=status.HTTP_204_NO_CONTENT)

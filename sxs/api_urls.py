@@ -1,0 +1,20 @@
+"""Side-by-side REST routes, mounted under /api/ beside labeling's (downloads come from the
+export registry, routed by labeling.api_urls)."""
+
+from django.contrib.auth.decorators import login_not_required
+from django.urls import path
+
+from sxs import api
+
+
+def _api(view):  # type: ignore[no-untyped-def]
+    # DRF authenticates (session or token) and answers 401/403 itself.
+    return login_not_required(view)
+
+
+PREFIX = "campaigns/<int:campaign_id>/sxs/"
+
+urlpatterns = [
+    path(PREFIX + "settings/", _api(api.SxsSettingsApi.as_view()), name="api-sxs-settings"),
+    path(PREFIX + "tasks/<int:task_id>/skip/", _api(api.SxsSkipApi.as_view()), name="api-sxs-skip"),
+]

@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class SxsConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "sxs"
+    verbose_name = "Side-by-side judging of result lists"
+
+    def ready(self) -> None:
+        # The side-by-side mode plugs into the core's mode seam (labeling.modes).
+        from labeling.modes import register
+        from sxs.modes import SxsMode
+
+        register(SxsMode())

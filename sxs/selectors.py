@@ -1,0 +1,338 @@
+"""Reads: settings, the top-K lists of the runs, the grades the lists hold, progress, the answers
+as rows, their distribution and side bias, agreement, and `preference_data`, the arrays the
+learned-DCG core (`estimation.learned_dcg.learn_dcg`) takes."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Q, Sum
+from scipy.stats import binomtest
+
+from estimation.preferences import Preference
+from labeling.agreement import agreement_of
+from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Task
+from labeling.selectors import Progress, Throughput, throughput_of
+from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsSkip, SxsTask
+
+MODE_NAME = "sxs"
+# The tasks' grade tasks (labeling's Task/Draw, mixed in before a topic's SxS tasks) carry this
+# as their draw's strategy, which tells them apart from anything else in the campaign.
+GRADE_DRAW_STRATEGY = "sxs-grade"
+# The five answers, as displayed: the API's `preference` and the page's keys 1-5 in this order.
+ANSWER_LABELS = {
+    -2: "Left much better",
+    -1: "Left better",
+    0: "About the same",
+    1: "Right better",
+    2: "Right much better",
+}
+# Grade arrays mark positions a list does not fill (a run shorter than K) with this.
+EMPTY = -1
+
+
+def sxs_settings_get(campaign: Campaign) -> SxsSettings | None:
+    """The SxS campaign's settings; None for a campaign of another mode."""
+    if campaign.judging_mode != MODE_NAME:
+        return None
+    return SxsSettings.objects.filter(campaign=campaign).first()
+
+
+def sxs_settings(campaign: Campaign) -> SxsSettings:
+    """The settings, or the defaults (unsaved) when none were stored."""
+    return sxs_settings_get(campaign) or SxsSettings(campaign=campaign)
+
+
+def compared_systems(campaign: Campaign) -> list[System]:
+    """The systems the campaign compares: its pooled runs, by name."""
+    return list(System.objects.filter(campaign=campaign, evaluation_only=False).order_by("name"))
+
+
+def top_k_lists(campaign: Campaign, k: int) -> dict[int, dict[int, list[int]]]:
+    """system id -> topic id -> the document ids of its top k in trec_eval order (score
+    descending, docno descending: what the metric scores)."""
+    rows = (
+        RankingEntry.objects.filter(system__campaign=campaign, system__evaluation_only=False)
+        .order_by("system_id", "topic_id", "-score", "-document__docno")
+        .values_list("system_id", "topic_id", "document_id")
+    )
+    lists: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for system_id, topic_id, document_id in rows.iterator(chunk_size=5000):
+        ranked = lists[system_id][topic_id]
+        if len(ranked) < k:
+            ranked.append(document_id)
+    return {system: dict(by_topic) for system, by_topic in lists.items()}
+
+
+def known_grades(campaign: Campaign) -> dict[tuple[int, int], int]:
+    """(topic id, document id) -> the grade the campaign holds: imported qrels first, else the
+    lower median of the assessors' grades (one number per document, as the metric needs)."""
+    qrels: dict[tuple[int, int], int] = {}
+    judged: dict[tuple[int, int], list[int]] = defaultdict(list)
+    rows = Judgment.objects.filter(campaign=campaign).values_list(
+        "topic_id", "document_id", "grade", "source"
+    )
+    for topic_id, document_id, grade, source in rows.iterator(chunk_size=5000):
+        if source == Judgment.Source.QRELS:
+            qrels[(topic_id, document_id)] = grade
+        else:
+            judged[(topic_id, document_id)].append(grade)
+    grades = {key: sorted(values)[(len(values) - 1) // 2] for key, values in judged.items()}
+    grades.update(qrels)
+    return grades
+
+
+def list_grades(
+    topic_id: int, documents: list[int], grades: dict[tuple[int, int], int], k: int, unjudged: int | None
+) -> list[int] | None:
+    """The grades of a list, padded to k with EMPTY; an unjudged document counts as `unjudged`,
+    or makes the list unusable (None) when that is None."""
+    row = []
+    for document_id in documents[:k]:
+        grade = grades.get((topic_id, document_id), unjudged)
+        if grade is None:
+            return None
+        row.append(grade)
+    return row + [EMPTY] * (k - len(row))
+
+
+@dataclass(frozen=True)
+class PreferenceData:
+    """What `estimation.learned_dcg.learn_dcg` takes, one row per answer.
+
+    `left` and `right` (n, K) are the grades of system A's and system B's lists (the stored
+    order of the pair, not the sides the assessor saw), EMPTY (-1) where a list is shorter than
+    K. `preference` (n,) is -2..2 about the systems: negative = system A (`left`) better, 0 =
+    about the same, positive = B better; the answer as displayed was turned round when B was
+    shown on the left. `groups` (n,) are topic ids (cross-validation and bootstrap by topic).
+    `answer_ids` (n,) name the SxsAnswer rows; `skipped` counts answers left out because a list
+    still holds an ungraded document (only with the "judge" policy).
+    """
+
+    left: np.ndarray
+    right: np.ndarray
+    preference: np.ndarray
+    groups: np.ndarray
+    answer_ids: np.ndarray
+    k: int
+    grade_levels: int
+    skipped: int
+
+
+def preference_data(campaign: Campaign) -> PreferenceData:
+    """Every SxS answer of the campaign as arrays for the learned-DCG core."""
+    settings = sxs_settings(campaign)
+    k = settings.k
+    grades = known_grades(campaign)
+    unjudged = 0 if settings.unjudged == SxsSettings.Unjudged.ZERO else None
+    rows = (
+        SxsAnswer.objects.filter(campaign=campaign, task__isnull=False)
+        .order_by("created_at", "id")
+        .values_list("id", "topic_id", "preference", "task__documents_a", "task__documents_b")
+    )
+    left, right, preference, groups, ids = [], [], [], [], []
+    skipped = 0
+    for answer_id, topic_id, value, documents_a, documents_b in rows:
+        grades_a = list_grades(topic_id, documents_a, grades, k, unjudged)
+        grades_b = list_grades(topic_id, documents_b, grades, k, unjudged)
+        if grades_a is None or grades_b is None:
+            skipped += 1
+            continue
+        left.append(grades_a)
+        right.append(grades_b)
+        preference.append(value)
+        groups.append(topic_id)
+        ids.append(answer_id)
+    return PreferenceData(
+        left=np.asarray(left, dtype=np.int64).reshape(-1, k),
+        right=np.asarray(right, dtype=np.int64).reshape(-1, k),
+        preference=np.asarray(preference, dtype=np.int64),
+        groups=np.asarray(groups, dtype=np.int64),
+        answer_ids=np.asarray(ids, dtype=np.int64),
+        k=k,
+        grade_levels=campaign.grade_count,
+        skipped=skipped,
+    )
+
+
+def latest_fit(campaign: Campaign) -> SxsFit | None:
+    """The campaign's most recent learned-DCG fit, if any."""
+    return SxsFit.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
+
+
+def sxs_task_get(task_id: int) -> SxsTask | None:
+    """A task with what the page shows."""
+    return SxsTask.objects.select_related("campaign", "topic").filter(pk=task_id).first()
+
+
+def task_lists(task: SxsTask) -> tuple[list[Document], list[Document]]:
+    """The (left, right) lists of documents as displayed."""
+    ids = {*task.documents_a, *task.documents_b}
+    documents = Document.objects.in_bulk(ids)
+    list_a = [documents[pk] for pk in task.documents_a if pk in documents]
+    list_b = [documents[pk] for pk in task.documents_b if pk in documents]
+    return (list_a, list_b) if task.a_on_left else (list_b, list_a)
+
+
+def sxs_progress(campaign: Campaign) -> Progress:
+    """`labeling.modes.campaign_progress` for an SxS campaign: the judgments are SxS answers and
+    the grades asked for the lists; the units are the SxS tasks (with their overlap slots)."""
+    answers = SxsAnswer.objects.filter(campaign=campaign).aggregate(n=Count("id"), seconds=Sum("seconds"))
+    grades = Judgment.objects.filter(campaign=campaign, source=Judgment.Source.ASSESSOR).aggregate(
+        n=Count("id"), seconds=Sum("seconds")
+    )
+    judgments = (answers["n"] or 0) + (grades["n"] or 0)
+    spent = float(judgments)
+    if campaign.budget_unit == Campaign.BudgetUnit.HOURS:
+        spent = float((answers["seconds"] or 0.0) + (grades["seconds"] or 0.0)) / 3600.0
+    units = SxsTask.objects.filter(campaign=campaign).aggregate(
+        size=Count("id"),
+        started=Count("id", filter=Q(assessor__isnull=False) | Q(answered_at__isnull=False)),
+        open=Count("id", filter=Q(answered_at__isnull=True)),
+    )
+    settings = sxs_settings_get(campaign)
+    prepared = settings is not None and settings.prepared_at is not None
+    state = str(campaign.status)
+    if campaign.status == Campaign.Status.RUNNING and prepared and not units["open"]:
+        state = "done"
+    return Progress(
+        judgments=judgments,
+        budget=campaign.budget,
+        budget_unit=campaign.budget_unit,
+        spent=spent,
+        remaining=max(0.0, campaign.budget - spent),
+        pool_size=units["size"] or 0,
+        prejudged=0,
+        drawn=units["started"] or 0,
+        status=str(campaign.status),
+        state=state,
+        strategy="",
+        open_tasks=units["open"] or 0,
+        draws=units["started"] or 0,
+    )
+
+
+def sxs_throughput(campaign: Campaign) -> list[Throughput]:
+    """Each assessor's pace on SxS answers."""
+    rows = (
+        SxsAnswer.objects.filter(campaign=campaign)
+        .order_by("created_at", "id")
+        .values_list("assessor__username", "seconds", "created_at")
+    )
+    return throughput_of(rows)[1]
+
+
+@dataclass(frozen=True)
+class SideBias:
+    """How often the left list won among answers that were not ties, with a two-sided binomial
+    test of "either side equally often" (no p-value without such answers)."""
+
+    left: int
+    right: int
+    share_left: float | None
+    p_value: float | None
+
+
+def side_bias(shown: Iterable[int]) -> SideBias:
+    """Side bias of answers as displayed."""
+    values = list(shown)
+    left = sum(value < 0 for value in values)
+    right = sum(value > 0 for value in values)
+    if left + right == 0:
+        return SideBias(0, 0, None, None)
+    return SideBias(left, right, left / (left + right), float(binomtest(left, left + right, 0.5).pvalue))
+
+
+def label_distribution(shown: Iterable[int]) -> list[dict[str, Any]]:
+    """How often each of the five answers was given, as displayed (the paper's Table 1)."""
+    counts = Counter(shown)
+    total = sum(counts.values())
+    return [
+        {
+            "value": value,
+            "label": label,
+            "count": counts[value],
+            "share": counts[value] / total if total else None,
+        }
+        for value, label in ANSWER_LABELS.items()
+    ]
+
+
+def sxs_agreement(campaign: Campaign) -> dict[str, Any] | None:
+    """Agreement on (topic, system pair) tasks answered by two or more assessors, on three levels
+    (A better, about the same, B better); None when no task was answered twice."""
+    rows = SxsAnswer.objects.filter(campaign=campaign, assessor__isnull=False).values_list(
+        "topic__qid", "system_a__name", "system_b__name", "preference", "assessor__username"
+    )
+    preferences = [
+        Preference(qid, first, second, "left" if value < 0 else "right" if value > 0 else "tie", assessor)
+        for qid, first, second, value, assessor in rows
+    ]
+    return agreement_of(preferences) if preferences else None
+
+
+def answer_rows(campaign: Campaign) -> Iterable[dict[str, Any]]:
+    """Every SxS answer with its systems, sides, selection and assessor, oldest first."""
+    rows = (
+        SxsAnswer.objects.filter(campaign=campaign)
+        .order_by("created_at", "id")
+        .values_list(
+            "topic__qid",
+            "system_a__name",
+            "system_b__name",
+            "a_on_left",
+            "shown",
+            "preference",
+            "assessor__username",
+            "seconds",
+            "comment",
+            "selection_rule",
+            "propensity",
+            "margin",
+            "created_at",
+        )
+    )
+    for qid, system_a, system_b, a_on_left, shown, value, assessor, seconds, comment, rule, p, m, at in rows:
+        yield {
+            "topic": qid,
+            "system_a": system_a,
+            "system_b": system_b,
+            "left_system": system_a if a_on_left else system_b,
+            "answer": shown,
+            "answer_label": ANSWER_LABELS[shown],
+            "preference": value,
+            "assessor": assessor or "",
+            "seconds": seconds,
+            "comment": comment,
+            "selection": rule,
+            "propensity": p,
+            "margin": m,
+            "created_at": at.isoformat(),
+        }
+
+
+def dashboard_data(campaign: Campaign) -> dict[str, Any]:
+    """What the SxS dashboard and the campaign page's section show."""
+    shown = list(SxsAnswer.objects.filter(campaign=campaign).values_list("shown", flat=True))
+    grade_tasks = Task.objects.filter(campaign=campaign, draw__strategy=GRADE_DRAW_STRATEGY).aggregate(
+        total=Count("id"), answered=Count("id", filter=Q(answered_at__isnull=False))
+    )
+    fit = latest_fit(campaign)
+    progress = sxs_progress(campaign)
+    done = progress.pool_size - progress.open_tasks
+    return {
+        "progress": progress,
+        "percent_done": 100.0 * done / progress.pool_size if progress.pool_size else 0.0,
+        "answers": len(shown),
+        "distribution": label_distribution(shown),
+        "side_bias": side_bias(shown),
+        "agreement": sxs_agreement(campaign),
+        "grade_tasks": grade_tasks,
+        "skips": SxsSkip.objects.filter(campaign=campaign).count(),
+        "systems": [system.name for system in compared_systems(campaign)],
+        "fit": fit,
+    }

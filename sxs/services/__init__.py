@@ -1,0 +1,20 @@
+"""Writes: every state change of side-by-side judging goes through one of these functions."""
+
+from labeling.leases import LeaseConflict, UndoNotAllowed
+from sxs.services.judging import MAX_SECONDS, PREFERENCES, Item, sxs_answer, sxs_next, sxs_skip, sxs_undo
+from sxs.services.setup import SETTING_FIELDS, sxs_configure, sxs_prepare
+
+__all__ = [
+    "MAX_SECONDS",
+    "PREFERENCES",
+    "SETTING_FIELDS",
+    "Item",
+    "LeaseConflict",
+    "UndoNotAllowed",
+    "sxs_answer",
+    "sxs_configure",
+    "sxs_next",
+    "sxs_prepare",
+    "sxs_skip",
+    "sxs_undo",
+]

@@ -1,0 +1,109 @@
+"""HTML pages: the side-by-side judging page (runs against the REST API), the coordinator's
+settings form and the SxS dashboard."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from labeling.access import campaign_for_page
+from labeling.models import Campaign
+from labeling.modes import export_links
+from labeling.permissions import EXPORT, JUDGE, MANAGE
+from sxs import selectors, services
+from sxs.models import SxsSettings
+
+# The five answers with their keys, as the page shows them left to right.
+ANSWER_BUTTONS = [
+    {"value": -2, "key": "1", "arrow": "⇧←", "label": "Left much better"},
+    {"value": -1, "key": "2", "arrow": "←", "label": "Left better"},
+    {"value": 0, "key": "3", "arrow": "↓", "label": "About the same"},
+    {"value": 1, "key": "4", "arrow": "→", "label": "Right better"},
+    {"value": 2, "key": "5", "arrow": "⇧→", "label": "Right much better"},
+]
+
+
+class SxsSettingsForm(forms.ModelForm):
+    class Meta:
+        model = SxsSettings
+        fields = list(services.SETTING_FIELDS)
+        labels = {
+            "k": "Results per list (K)",
+            "unjudged": "Documents without a grade",
+            "selection": "Which comparison next",
+            "random_start": "Random answers before margin selection",
+        }
+
+
+def _settings(campaign: Campaign) -> SxsSettings:
+    found = selectors.sxs_settings_get(campaign)
+    if found is None:
+        raise Http404("This campaign does not judge side by side.")
+    return found
+
+
+def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """The query above two result lists; items come from and go to the REST API without reloads."""
+    sxs = _settings(campaign)
+    grades = [{"value": value, **grade} for value, grade in enumerate(campaign.grades)]
+    config = {
+        "campaign": campaign.pk,
+        "k": sxs.k,
+        "grades": grades,
+        "answers": ANSWER_BUTTONS,
+        "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
+        "next_url": reverse("api-next", args=[campaign.pk]),
+        "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
+        "skip_url": reverse("api-sxs-skip", args=[campaign.pk, 0]).replace("/0/", "/{task}/"),
+        "undo_url": reverse("api-undo", args=[campaign.pk]),
+        "progress_url": reverse("api-progress", args=[campaign.pk]),
+    }
+    context = {
+        "campaign": campaign,
+        "sxs": sxs,
+        "grades": grades,
+        "answers": ANSWER_BUTTONS,
+        "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
+        "judge_config": config,
+        # Words of the shared judging chrome (labeling/_judge_chrome.html).
+        "judge_unit": "comparison",
+        "judge_answer": "answer",
+    }
+    return render(request, "sxs/judge.html", context)
+
+
+def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """An SxS campaign's dashboard; the caller has checked that the user may view results."""
+    context = {
+        "campaign": campaign,
+        "sxs": _settings(campaign),
+        "data": selectors.dashboard_data(campaign),
+        "exports": export_links(campaign) if request.user.has_perm(EXPORT, campaign) else [],
+        "can_judge": request.user.has_perm(JUDGE, campaign),
+    }
+    return render(request, "sxs/dashboard.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Change K, the unjudged policy and the selection rule (before the first answer)."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    form = SxsSettingsForm(request.POST or None, instance=_settings(campaign))
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.sxs_configure(
+                campaign=campaign, **{name: form.cleaned_data[name] for name in form.fields}
+            )
+        except ValueError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, "Side-by-side settings saved.")
+            return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+    return render(request, "sxs/settings.html", {"campaign": campaign, "form": form})

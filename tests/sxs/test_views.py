@@ -1,0 +1,77 @@
+"""SxS pages: the judge page, the campaign page's section, the dashboard and the settings form."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
+
+from labeling.models import Campaign
+from sxs import services
+from sxs.models import SxsFit
+from tests.sxs.test_services import answer_grades_first
+
+pytestmark = pytest.mark.django_db
+
+
+def client_for(user: AbstractBaseUser) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_it_shows_the_side_by_side_judge_page(sxs_campaign: Campaign, assessor: AbstractBaseUser) -> None:
+    html = client_for(assessor).get(f"/judge/{sxs_campaign.pk}/").content.decode()
+    assert 'id="left-results"' in html and 'id="right-results"' in html and "sxs/sxs.js" in html
+    for label in ("Left much better", "Left better", "About the same", "Right better", "Right much better"):
+        assert label in html
+    assert "<kbd>Shift</kbd>+<kbd>←</kbd>" in html, "the help names the arrow keys"
+
+
+@pytest.mark.parametrize(("persona", "code"), [("outsider", 404), ("assessor", 403), ("coordinator", 200)])
+def test_it_shows_the_dashboard_to_result_viewers(
+    sxs_campaign: Campaign, persona: str, code: int, request: pytest.FixtureRequest
+) -> None:
+    response = client_for(request.getfixturevalue(persona)).get(f"/campaigns/{sxs_campaign.pk}/dashboard/")
+    assert response.status_code == code
+
+
+def test_it_shows_distribution_bias_and_no_fake_fit_on_the_dashboard(
+    sxs_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
+) -> None:
+    for preference in (-1, -1, 0):
+        item = answer_grades_first(sxs_campaign, assessor)
+        services.sxs_answer(task=item.sxs, assessor=assessor, preference=preference, seconds=1.0)
+    html = client_for(coordinator).get(f"/campaigns/{sxs_campaign.pk}/dashboard/").content.decode()
+    assert '<section class="panel" id="learned-dcg">' in html and "No fit yet" in html
+    assert '<tr data-value="-1"><td>Left better</td><td class="num">2</td>' in html
+    assert "Left preferred in 2 of 2 answers" in html and "p = 0.5000" in html
+    assert "sxs/export/answers.tsv" in html
+    SxsFit.objects.create(campaign=sxs_campaign, answers=3, result={"weights": []})
+    html = client_for(coordinator).get(f"/campaigns/{sxs_campaign.pk}/dashboard/").content.decode()
+    assert "No fit yet" not in html and "A fit from 3 answers" in html
+
+
+def test_it_shows_the_mode_section_on_the_campaign_page(
+    make_sxs: Callable[..., Campaign], coordinator: AbstractBaseUser
+) -> None:
+    campaign = make_sxs(unjudged="zero")
+    html = client_for(coordinator).get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert 'id="sxs-section"' in html and "Side-by-side result lists" in html
+    assert "documents without a grade count as not relevant (grade 0)" in html
+    assert f'href="/sxs/{campaign.pk}/settings/"' in html and 'data-upload="qrels"' in html
+    assert f"/api/campaigns/{campaign.pk}/sxs/export/answers.tsv" in html
+
+
+def test_it_changes_settings_through_the_form(
+    make_sxs: Callable[..., Campaign], coordinator: AbstractBaseUser
+) -> None:
+    campaign = make_sxs(start=False)
+    url = f"/sxs/{campaign.pk}/settings/"
+    assert client_for(coordinator).get(url).status_code == 200
+    form = {"k": 5, "unjudged": "zero", "selection": "margin", "random_start": 12}
+    response = client_for(coordinator).post(url, form)
+    assert response.status_code == 302
+    assert campaign.sxs_settings.__class__.objects.get(campaign=campaign).selection == "margin"
