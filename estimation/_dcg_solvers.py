@@ -20,13 +20,15 @@ same problem:
   is not invariant to row shifts), which the tests check. `solve_newton` is a projected
   Newton method on the piecewise-quadratic objective (warm starts make cross-validation and
   bootstrap refits a few milliseconds); `solve_bounded` is the L-BFGS-B route the method note
-  suggests, kept as a second reference (measured in ``bench/bench_learned_dcg.py``: exact
-  but about 100x slower than Newton on 5,000 answers).
+  suggests, kept as a second reference: as exact, but its time depends on the data (from
+  a few times Newton's on noisy answers to ~100 times on separable ones; see
+  ``bench/bench_learned_dcg.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import qpsolvers
@@ -47,6 +49,11 @@ class Design:
     is_tie: np.ndarray
     rows: np.ndarray
     shape: tuple[int, int]
+
+    @cached_property
+    def d_theta(self) -> np.ndarray:
+        """``d`` in the bound-only coordinates θ (``wᵀd = θᵀ(Mᵀd)``), computed once per design."""
+        return self.d @ _cumulative_map(*self.shape)
 
     def row_weights(self, pair_weights: np.ndarray) -> np.ndarray:
         return np.bincount(self.rows, weights=pair_weights, minlength=self.d.shape[0])
@@ -253,7 +260,7 @@ def solve_newton(
     n_positions, n_grades = design.shape
     keep = weights > 0
     M = _cumulative_map(n_positions, n_grades)
-    d_theta = design.d[keep] @ M
+    d_theta = design.d_theta[keep]
     margin, is_tie = design.margin[keep], design.is_tie[keep]
     cost = np.where(is_tie, c_tie, c_strict) * weights[keep]
     gram = M.T @ M
