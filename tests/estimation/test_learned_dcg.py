@@ -300,3 +300,23 @@ def test_it_says_how_many_informative_answers_it_needs() -> None:
     one_topic = PreferenceData(data.left, data.right, data.preference, np.zeros(30))
     with pytest.raises(ValueError, match="over 1 topic"):
         learn_dcg(one_topic, 5)
+
+
+def test_it_comes_close_to_the_oracle_on_simulated_answers_over_real_robust03_runs(shared_data) -> None:
+    from estimation.cli_learn_dcg import top_k_grades
+    from estimation.sxs_simulation import run_preferences
+    from estimation.trec import read_qrels, read_run
+
+    qrels = read_qrels(shared_data / "robust03" / "qrels.txt")
+    names = ("input.aplrob03a.gz", "input.UIUC03Rd1.gz", "input.pircRBa1.gz", "input.uwmtCR0.gz")
+    runs = [read_run(shared_data / "robust03" / "runs" / name) for name in names]
+    lists = top_k_grades(runs, qrels, 10)
+    grades = np.array([[lists.get((run.tag, qid), np.full(10, -1)) for run in runs] for qid in sorted(qrels)])
+    # A truth that is no standard DCG: discount 1/k, grade 2 only half again as good as grade 1.
+    truth = np.outer(1.0 / np.arange(1, 11), [0.0, 1.0, 1.5])
+    rng = np.random.default_rng(11)
+    answers, _ = run_preferences(grades, 2000, truth, rng)
+    fresh, _ = run_preferences(grades, 10000, truth, rng)
+    result = learn_dcg(answers, 3, bootstrap=0, curve=False)
+    assert preference_accuracy(result.weights, fresh) >= preference_accuracy(truth, fresh) - 0.02
+    assert result.gains[1] == pytest.approx(2 / 3, abs=0.15)
