@@ -17,6 +17,9 @@ frozen dataclasses out. The modules, in the order a campaign uses them:
 - ``draws``: the draw queue's seeded inverse-CDF draws with replacement, under a budget.
 - ``simulate`` / ``simulate_batch``: the budgeted sampling loop against an oracle.
 - ``planner``: campaigns replayed with qrels as the oracle, per strategy and budget.
+- ``dcg_lists`` / ``learned_dcg`` / ``sxs_simulation``: DCG gains and discounts learned from
+  side-by-side preferences between lists (Zhou et al. 2014), SimpleMargin selection, and
+  simulated side-by-side answers.
 """
 
 from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs

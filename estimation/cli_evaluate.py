@@ -12,7 +12,9 @@ goes to stderr so that stdout stays machine-readable.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from dataclasses import replace
 from typing import TextIO
 
 from estimation.metric_spec import Metric
@@ -30,7 +32,9 @@ stderr). Run topics absent from the qrels are ignored.
 
 Gains: --gain exp uses 2^y - 1 (ir_measures nDCG(dcg='exp-log2'), gdeval); --gain linear
 uses y (trec_eval / pytrec_eval ndcg_cut). ERR uses l(y) = (2^y - 1) / 2^ymax whatever
---gain says; gdeval's ERR assumes --ymax 4.
+--gain says; gdeval's ERR assumes --ymax 4. --gains and --discounts (DCG and nDCG only)
+replace them with your own vectors, e.g. those `learn-dcg` prints; nDCG's ideal ranking then
+sorts the judged documents by those gains.
 """
 
 EPILOG = """\
@@ -80,7 +84,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="top grade of the scale (default: the largest grade in the qrels, at least 1); "
         "ERR depends on it, and gdeval's ERR uses 4",
     )
+    parser.add_argument(
+        "--gains",
+        metavar="G0,G1,...",
+        help="DCG/nDCG: a gain per grade 0..ymax instead of --gain (e.g. learned by learn-dcg)",
+    )
+    parser.add_argument(
+        "--discounts",
+        metavar="C1,C2,...",
+        help="DCG/nDCG: a discount per position 1..K instead of 1/log2(i+1) (at least K values)",
+    )
     parser.set_defaults(handler=evaluate_command)
+
+
+def _vector(text: str | None, option: str) -> tuple[float, ...] | None:
+    """Comma-separated finite numbers, or None when the option is absent."""
+    if text is None:
+        return None
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: expected comma-separated numbers, e.g. 0,0.4,1") from None
+    if not all(math.isfinite(value) for value in values):
+        raise ValueError(f"{option} {text!r}: values must be finite")
+    return values
 
 
 def evaluate_command(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -95,6 +122,19 @@ def evaluate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
     if y_max < largest_grade:
         raise ValueError(f"{args.qrels}: the qrels hold grade {largest_grade}, above --ymax {y_max}")
     metrics = [Metric.parse(text, gain=args.gain, y_max=y_max) for text in args.metrics]
+    gains, discounts = _vector(args.gains, "--gains"), _vector(args.discounts, "--discounts")
+    if gains is not None or discounts is not None:
+        for metric in metrics:
+            if metric.name == "ERR":
+                raise ValueError(f"--gains and --discounts apply to DCG and nDCG only, not {metric}")
+            if gains is not None and len(gains) != y_max + 1:
+                raise ValueError(f"--gains needs {y_max + 1} values (grades 0..{y_max}), got {len(gains)}")
+            if discounts is not None and len(discounts) < metric.cutoff:
+                raise ValueError(
+                    f"--discounts needs at least {metric.cutoff} values (positions 1..{metric.cutoff} "
+                    f"of {metric}), got {len(discounts)}"
+                )
+        metrics = [replace(metric, gain_values=gains, discount_values=discounts) for metric in metrics]
     for path in args.runs:
         run = read_run(path)
         for metric in metrics:
