@@ -283,6 +283,17 @@ LABELING_QUEUE_TARGET = env_int("LABELING_QUEUE_TARGET", 50)
 # Refreshes (refit, resample, snapshot) of one campaign start at least this many seconds apart.
 LABELING_REFRESH_MIN_SECONDS = env_int("LABELING_REFRESH_MIN_SECONDS", 10)
 
+# Limits on what an upload or a request may hold (labeling.formats, labeling.parsers). Every
+# refusal names its limit. One line must hold the longest document of a JSONL file.
+LABELING_UPLOAD_MAX_LINE_BYTES = env_int("LABELING_UPLOAD_MAX_LINE_BYTES", 8 * 1024 * 1024)
+# Counted after decompression, so a small .gz cannot expand without bound.
+LABELING_UPLOAD_MAX_BYTES = env_int("LABELING_UPLOAD_MAX_BYTES", 2 * 1024 * 1024 * 1024)
+LABELING_MAX_TITLE_CHARS = env_int("LABELING_MAX_TITLE_CHARS", 1000)
+# A document's text, a topic's description or narrative.
+LABELING_MAX_TEXT_CHARS = env_int("LABELING_MAX_TEXT_CHARS", 1_000_000)
+LABELING_JSON_MAX_BYTES = env_int("LABELING_JSON_MAX_BYTES", 1024 * 1024)
+LABELING_JSON_MAX_DEPTH = env_int("LABELING_JSON_MAX_DEPTH", 32)
+
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
