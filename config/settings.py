@@ -9,6 +9,7 @@ REDIS_URL for Redis (broker, result backend and cache), and PRODUCTION=1 for a d
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -85,6 +86,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     "labeling",
     "pairwise",
 ]
@@ -101,6 +103,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a refused login (labeling.login_throttle) into the 429 lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -147,6 +151,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
+    # First: refuses any login for a locked-out user name or address before a password is checked.
+    "labeling.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
     # Object permissions on campaigns, from campaign membership (labeling.permissions).
     "labeling.permissions.CampaignPermissionBackend",
@@ -158,6 +164,24 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Brute-force protection (django-axes, see labeling/login_throttle.py): after
+# LOGIN_FAILURE_LIMIT failures for one user name, or from one address, logins are refused for
+# LOGIN_COOLOFF_MINUTES. Behind proxies, LOGIN_TRUSTED_PROXY_COUNT says how many of them append
+# to X-Forwarded-For (one TLS proxy in the usual production set-up), so the client's address is
+# counted rather than the proxy's.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# No reset on a successful login: it would clear every failure from the same address, so an
+# attacker with an account of their own could reset the count against someone else's.
+AXES_RESET_ON_SUCCESS = False
+AXES_LOCKOUT_CALLABLE = "labeling.login_throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "labeling.login_throttle.client_address"
+AXES_VERBOSE = False
+LOGIN_TRUSTED_PROXY_COUNT = env_int(
+    "LOGIN_TRUSTED_PROXY_COUNT", 1 if PRODUCTION and env_bool("BEHIND_HTTPS_PROXY", True) else 0
+)
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
