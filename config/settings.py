@@ -59,19 +59,41 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+DEV_SECRET_KEY = "dev-only-insecure-key-" + "x" * 40
+
+
+def refuse_weak_secret_key(key: str) -> str:
+    """`key` if it is fit for production; Django's own test (security.W009) as an error, so a
+    deployment with a guessable key does not start: sessions, CSRF tokens and password-reset
+    links are signed with it."""
+    if key == DEV_SECRET_KEY or key.startswith(("dev-only-insecure-key", "django-insecure-")):
+        raise ImproperlyConfigured("SECRET_KEY is the development key; set a random one in production")
+    if len(key) < 50 or len(set(key)) < 5:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is too weak for production: use at least 50 characters with at least 5 "
+            "different ones, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+        )
+    return key
+
+
 PRODUCTION = env_bool("PRODUCTION", False)
 DEBUG = env_bool("DEBUG", not PRODUCTION)
+if PRODUCTION and DEBUG:
+    # DEBUG pages show settings and source, and the browsable API would be on.
+    raise ImproperlyConfigured(
+        "PRODUCTION=1 with DEBUG=1 is refused: unset DEBUG (or PRODUCTION for development)"
+    )
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 if PRODUCTION:
-    SECRET_KEY = env_str("SECRET_KEY")
+    SECRET_KEY = refuse_weak_secret_key(env_str("SECRET_KEY"))
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
     if not ALLOWED_HOSTS:
         raise ImproperlyConfigured("ALLOWED_HOSTS is required in production (comma-separated host names)")
 else:
     # Development only: a fixed key is fine for a server that listens on localhost.
-    SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-" + "x" * 40)
+    SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET_KEY)
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -93,6 +115,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -324,6 +347,25 @@ LABELING_MAX_TITLE_CHARS = env_int("LABELING_MAX_TITLE_CHARS", 1000)
 LABELING_MAX_TEXT_CHARS = env_int("LABELING_MAX_TEXT_CHARS", 1_000_000)
 LABELING_JSON_MAX_BYTES = env_int("LABELING_JSON_MAX_BYTES", 1024 * 1024)
 LABELING_JSON_MAX_DEPTH = env_int("LABELING_JSON_MAX_DEPTH", 32)
+
+# Content-Security-Policy (django-csp), in development too so the browser tests see what
+# production does. Scripts only from our static files: the templates have no inline script
+# and no on* handler (json_script data blocks are not executed). style-src-attr allows the
+# templates' style="..." attributes (and the progress bars' widths) but no <style> element.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"

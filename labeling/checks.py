@@ -1,0 +1,41 @@
+"""System checks that stop a deployment which would fail on every request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
+from django.core.checks import Error, register, run_checks
+from django.core.management.base import SystemCheckError
+
+STARTUP_TAG = "labeling_startup"
+
+
+@register(STARTUP_TAG, deploy=True)
+def static_manifest_check(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    """In production the hashed static files need collectstatic's manifest; without it every
+    page that names a static file is a 500. (A deployment check, so `migrate` and
+    `collectstatic` itself still run; the WSGI application runs it at start-up.)"""
+    if not settings.PRODUCTION or not isinstance(staticfiles_storage, ManifestFilesMixin):
+        return []
+    manifest = Path(settings.STATIC_ROOT) / staticfiles_storage.manifest_name
+    if manifest.is_file():
+        return []
+    return [
+        Error(
+            f"the static files manifest {manifest} is missing, so every page would fail",
+            hint="run `python manage.py collectstatic --noinput` before starting the server",
+            id="labeling.E001",
+        )
+    ]
+
+
+def refuse_to_start_on_errors() -> None:
+    """Raise SystemCheckError, naming each problem, when a start-up check fails."""
+    errors = run_checks(tags=[STARTUP_TAG], include_deployment_checks=True)
+    if errors:
+        raise SystemCheckError(
+            "the server cannot start:\n" + "\n".join(f"{e}\n    HINT: {e.hint}" for e in errors)
+        )
