@@ -7,10 +7,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
-from django.core.checks import Error, register, run_checks
-from django.core.management.base import SystemCheckError
+from django.core.checks import Error, register
 
 STARTUP_TAG = "labeling_startup"
+"""config/wsgi.py runs the checks of this tag when the server starts."""
 
 
 @register(STARTUP_TAG, deploy=True)
@@ -30,12 +30,3 @@ def static_manifest_check(app_configs: Any = None, **kwargs: Any) -> list[Error]
             id="labeling.E001",
         )
     ]
-
-
-def refuse_to_start_on_errors() -> None:
-    """Raise SystemCheckError, naming each problem, when a start-up check fails."""
-    errors = run_checks(tags=[STARTUP_TAG], include_deployment_checks=True)
-    if errors:
-        raise SystemCheckError(
-            "the server cannot start:\n" + "\n".join(f"{e}\n    HINT: {e.hint}" for e in errors)
-        )
