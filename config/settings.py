@@ -9,6 +9,7 @@ REDIS_URL for Redis (broker, result backend and cache), and PRODUCTION=1 for a d
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -58,19 +59,41 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+DEV_SECRET_KEY = "dev-only-insecure-key-" + "x" * 40
+
+
+def refuse_weak_secret_key(key: str) -> str:
+    """`key` if it is fit for production; Django's own test (security.W009) as an error, so a
+    deployment with a guessable key does not start: sessions, CSRF tokens and password-reset
+    links are signed with it."""
+    if key == DEV_SECRET_KEY or key.startswith(("dev-only-insecure-key", "django-insecure-")):
+        raise ImproperlyConfigured("SECRET_KEY is the development key; set a random one in production")
+    if len(key) < 50 or len(set(key)) < 5:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is too weak for production: use at least 50 characters with at least 5 "
+            "different ones, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+        )
+    return key
+
+
 PRODUCTION = env_bool("PRODUCTION", False)
 DEBUG = env_bool("DEBUG", not PRODUCTION)
+if PRODUCTION and DEBUG:
+    # DEBUG pages show settings and source, and the browsable API would be on.
+    raise ImproperlyConfigured(
+        "PRODUCTION=1 with DEBUG=1 is refused: unset DEBUG (or PRODUCTION for development)"
+    )
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 if PRODUCTION:
-    SECRET_KEY = env_str("SECRET_KEY")
+    SECRET_KEY = refuse_weak_secret_key(env_str("SECRET_KEY"))
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
     if not ALLOWED_HOSTS:
         raise ImproperlyConfigured("ALLOWED_HOSTS is required in production (comma-separated host names)")
 else:
     # Development only: a fixed key is fine for a server that listens on localhost.
-    SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-" + "x" * 40)
+    SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET_KEY)
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -85,6 +108,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     "labeling",
     "pairwise",
     "sxs",
@@ -92,6 +116,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -102,6 +127,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a refused login (labeling.login_throttle) into the 429 lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -148,6 +175,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
+    # First: refuses any login for a locked-out user name or address before a password is checked.
+    "labeling.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
     # Object permissions on campaigns, from campaign membership (labeling.permissions).
     "labeling.permissions.CampaignPermissionBackend",
@@ -159,6 +188,24 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Brute-force protection (django-axes, see labeling/login_throttle.py): after
+# LOGIN_FAILURE_LIMIT failures for one user name, or from one address, logins are refused for
+# LOGIN_COOLOFF_MINUTES. Behind proxies, LOGIN_TRUSTED_PROXY_COUNT says how many of them append
+# to X-Forwarded-For (one TLS proxy in the usual production set-up), so the client's address is
+# counted rather than the proxy's.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# No reset on a successful login: it would clear every failure from the same address, so an
+# attacker with an account of their own could reset the count against someone else's.
+AXES_RESET_ON_SUCCESS = False
+AXES_LOCKOUT_CALLABLE = "labeling.login_throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "labeling.login_throttle.client_address"
+AXES_VERBOSE = False
+LOGIN_TRUSTED_PROXY_COUNT = env_int(
+    "LOGIN_TRUSTED_PROXY_COUNT", 1 if PRODUCTION and env_bool("BEHIND_HTTPS_PROXY", True) else 0
+)
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
@@ -264,6 +311,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # One JSON parser refuses hostile bodies (depth, size, non-objects, overflowing numbers)
+    # with a 400 for every endpoint.
+    "DEFAULT_PARSER_CLASSES": [
+        "labeling.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
@@ -283,6 +337,36 @@ LABELING_UNDO_SECONDS = env_int("LABELING_UNDO_SECONDS", 30)
 LABELING_QUEUE_TARGET = env_int("LABELING_QUEUE_TARGET", 50)
 # Refreshes (refit, resample, snapshot) of one campaign start at least this many seconds apart.
 LABELING_REFRESH_MIN_SECONDS = env_int("LABELING_REFRESH_MIN_SECONDS", 10)
+
+# Limits on what an upload or a request may hold (labeling.formats, labeling.parsers). Every
+# refusal names its limit. One line must hold the longest document of a JSONL file.
+LABELING_UPLOAD_MAX_LINE_BYTES = env_int("LABELING_UPLOAD_MAX_LINE_BYTES", 8 * 1024 * 1024)
+# Counted after decompression, so a small .gz cannot expand without bound.
+LABELING_UPLOAD_MAX_BYTES = env_int("LABELING_UPLOAD_MAX_BYTES", 2 * 1024 * 1024 * 1024)
+LABELING_MAX_TITLE_CHARS = env_int("LABELING_MAX_TITLE_CHARS", 1000)
+# A document's text, a topic's description or narrative.
+LABELING_MAX_TEXT_CHARS = env_int("LABELING_MAX_TEXT_CHARS", 1_000_000)
+LABELING_JSON_MAX_BYTES = env_int("LABELING_JSON_MAX_BYTES", 1024 * 1024)
+LABELING_JSON_MAX_DEPTH = env_int("LABELING_JSON_MAX_DEPTH", 32)
+
+# Content-Security-Policy (django-csp), in development too so the browser tests see what
+# production does. Scripts only from our static files: the templates have no inline script
+# and no on* handler (json_script data blocks are not executed). style-src-attr allows the
+# templates' style="..." attributes (and the progress bars' widths) but no <style> element.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"

@@ -2,8 +2,13 @@
 
 import os
 
+from django.core.management import call_command
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 application = get_wsgi_application()
+
+# Fail at start-up, with the reason, rather than on every request (e.g. no collectstatic):
+# the checks labeling registers under this tag (labeling/checks.py).
+call_command("check", deploy=True, tags=["labeling_startup"], fail_level="ERROR", verbosity=0)

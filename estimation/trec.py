@@ -35,7 +35,9 @@ costs    ``docno cost``: the cost of judging one document, finite and >= 0.
 
 In every format, blank lines and lines whose first non-blank character is ``#`` are
 skipped, as trec_eval does for runs and qrels (a ``#`` inside a docno, as in MS MARCO
-passage ids, is an ordinary character).
+passage ids, is an ordinary character). A UTF-8 byte-order mark at the start of a file is
+dropped, CRLF line ends are read like LF, and a NUL character is an error (`text_lines`).
+A qrels, labels or costs file with no content line is an error, as an empty run is.
 """
 
 from __future__ import annotations
@@ -46,10 +48,12 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "grade")
 _GZIP_MAGIC = b"\x1f\x8b"
+_BOM = "\ufeff"
 LABEL_SUM_TOLERANCE = 1e-4
 """How far a label row may sum from 1 and still be read (then rescaled to sum to 1)."""
 
@@ -146,11 +150,65 @@ class Run:
 # Lines
 
 
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+def text_lines(
+    binary: BinaryIO,
+    filename: str,
+    *,
+    max_line_bytes: int | None = None,
+    max_bytes: int | None = None,
+) -> Iterator[str]:
+    """Yield the decoded text lines of a binary stream (plain bytes, or a gzip reader over one).
+
+    The one place every text file (runs, qrels, labels, costs, and the web application's topics
+    and documents) is turned into text, so every format obeys the same rules: a UTF-8
+    byte-order mark at the start is dropped (editors on Windows write one, and it would
+    otherwise become part of the first qid); line ends may be LF or CRLF; a NUL character or
+    bytes that are not UTF-8 are refused, naming the line (PostgreSQL cannot store NUL in
+    text, and the other database should not take what one refuses).
+
+    `max_line_bytes` and `max_bytes` bound what one line and the whole (decompressed) stream
+    may hold. A line is read at most `max_line_bytes` + 1 bytes at a time, so a gzip bomb that
+    expands to one huge line is refused after reading just past the limit, never held whole.
+    """
+    read_line = binary.readline
+    limit = -1 if max_line_bytes is None else max_line_bytes + 1
+    total = 0
+    number = 0
+    try:
+        while True:
+            raw = read_line(limit)
+            if not raw:
+                return
+            number += 1
+            if max_line_bytes is not None and len(raw) > max_line_bytes:
+                reason = f"line longer than {max_line_bytes} bytes (the limit on one line)"
+                raise InputFileError(filename, number, reason)
+            total += len(raw)
+            if max_bytes is not None and total > max_bytes:
+                reason = f"the file is larger than {max_bytes} bytes (decompressed), the limit on one upload"
+                raise InputFileError(filename, number, reason)
+            if b"\x00" in raw:
+                raise InputFileError(filename, number, "contains a NUL character")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputFileError(filename, number, "not valid UTF-8 text") from None
+            if number == 1 and text.startswith(_BOM):
+                text = text[1:]
+            yield text
+    except (OSError, EOFError) as error:
+        # gzip raises BadGzipFile (an OSError) or EOFError on a truncated stream.
+        raise InputFileError(filename, number + 1, f"cannot read: {error}") from None
+
+
+def iter_lines(
+    path: str | os.PathLike[str], *, max_line_bytes: int | None = None, max_bytes: int | None = None
+) -> Iterator[str]:
     """Yield the text lines of `path`, gunzipping transparently (detected from the magic bytes).
 
-    Raises `InputFileError` when the file cannot be opened, is not valid UTF-8 (naming the
-    line) or is a corrupt gzip stream.
+    Raises `InputFileError` when the file cannot be opened, is not valid UTF-8 or holds a NUL
+    character (naming the line), or is a corrupt gzip stream; see `text_lines` for the rules
+    and the optional limits.
     """
     filename = os.fspath(path)
     try:
@@ -161,16 +219,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     except OSError as error:
         raise InputFileError(filename, None, f"cannot read: {error.strerror or error}") from None
     with stream:
-        number = 0
-        try:
-            for number, raw in enumerate(stream, start=1):
-                try:
-                    yield raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise InputFileError(filename, number, "not valid UTF-8 text") from None
-        except (OSError, EOFError) as error:
-            # gzip raises BadGzipFile (an OSError) or EOFError on a truncated stream.
-            raise InputFileError(filename, number + 1, f"cannot read: {error}") from None
+        yield from text_lines(stream, filename, max_line_bytes=max_line_bytes, max_bytes=max_bytes)
 
 
 def _content_lines(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple[int, list[str]]]:
@@ -181,6 +230,9 @@ def _content_lines(lines: Iterable[str | bytes], filename: str) -> Iterator[tupl
                 text = text.decode("utf-8")
             except UnicodeDecodeError:
                 raise InputFileError(filename, number, "not valid UTF-8 text") from None
+        if number == 1 and text.startswith(_BOM):
+            # Lines that did not come through `text_lines` (an open text file, a list).
+            text = text[1:]
         fields = text.split()
         if not fields or fields[0].startswith("#"):
             continue
@@ -287,7 +339,8 @@ def iter_qrels(lines: Iterable[str | bytes], filename: str = "<qrels>") -> Itera
     Raises
     ------
     InputFileError
-        Wrong field count, non-integer grade, or a (qid, docno) judged twice.
+        Wrong field count, non-integer grade, a (qid, docno) judged twice, or no judgment
+        at all.
     """
     first_line_of: dict[tuple[str, str], int] = {}
     for number, fields in _content_lines(lines, filename):
@@ -298,6 +351,8 @@ def iter_qrels(lines: Iterable[str | bytes], filename: str = "<qrels>") -> Itera
         if earlier != number:
             raise InputFileError(filename, number, _twice(f"document {docno!r} judged", qid, earlier, number))
         yield QrelsLine(qid=qid, docno=docno, grade=grade, line=number)
+    if not first_line_of:
+        raise InputFileError(filename, None, "the qrels hold no judgments")
 
 
 def qrels_from_lines(
@@ -373,6 +428,8 @@ def iter_labels(lines: Iterable[str | bytes], filename: str = "<labels>") -> Ite
         if earlier != number:
             raise InputFileError(filename, number, _twice(f"document {docno!r} given", qid, earlier, number))
         yield LabelLine(qid=qid, docno=docno, probabilities=probabilities, line=number)
+    if not first_line_of:
+        raise InputFileError(filename, None, "the labels file holds no rows")
 
 
 def read_labels(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[float, ...]]:
@@ -403,6 +460,8 @@ def iter_costs(lines: Iterable[str | bytes], filename: str = "<costs>") -> Itera
         if earlier != number:
             raise InputFileError(filename, number, _twice(f"document {docno!r} given", None, earlier, number))
         yield CostLine(docno=docno, cost=cost, line=number)
+    if not first_line_of:
+        raise InputFileError(filename, None, "the costs file holds no rows")
 
 
 def read_costs(path: str | os.PathLike[str]) -> dict[str, float]:
@@ -424,6 +483,7 @@ __all__ = [
     "iter_costs",
     "iter_labels",
     "iter_lines",
+    "text_lines",
     "iter_qrels",
     "iter_run",
     "qrels_from_lines",

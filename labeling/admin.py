@@ -3,6 +3,7 @@
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.text import Truncator
 
 from labeling import services
 from labeling.models import (
@@ -20,6 +21,14 @@ from labeling.models import (
     Task,
     Topic,
 )
+
+EXCERPT_CHARS = 80
+"""How much of a title the admin's lists show: a title may be up to LABELING_MAX_TITLE_CHARS."""
+
+
+@admin.display(description="title")
+def title_excerpt(record: object) -> str:
+    return Truncator(getattr(record, "title", "")).chars(EXCERPT_CHARS)
 
 
 class CampaignMemberInline(admin.TabularInline):
@@ -57,16 +66,24 @@ class CampaignMemberAdmin(admin.ModelAdmin):
 
 @admin.register(Topic)
 class TopicAdmin(admin.ModelAdmin):
-    list_display = ["qid", "title", "campaign", "is_stub"]
+    list_display = ["qid", title_excerpt, "campaign", "is_stub"]
     list_filter = ["is_stub", "campaign"]
     search_fields = ["qid", "title", "description"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The list shows excerpts of titles; long texts are read only when a topic is opened.
+        return super().get_queryset(request).defer("description", "narrative")
 
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ["docno", "title", "campaign", "length", "is_stub"]
+    list_display = ["docno", title_excerpt, "campaign", "length", "is_stub"]
     list_filter = ["is_stub", "campaign"]
     search_fields = ["docno", "title", "url"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # A document's text may be up to LABELING_MAX_TEXT_CHARS; the list never shows it.
+        return super().get_queryset(request).defer("text")
 
 
 @admin.register(System)

@@ -3,7 +3,6 @@
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework.authtoken.views import obtain_auth_token
 
 from labeling import api
 from labeling.modes import every_export
@@ -16,7 +15,7 @@ def _api(view):  # type: ignore[no-untyped-def]
 
 
 urlpatterns = [
-    path("auth/token/", _api(obtain_auth_token), name="api-token"),
+    path("auth/token/", _api(api.TokenApi.as_view()), name="api-token"),
     path("schema/", _api(SpectacularAPIView.as_view()), name="api-schema"),
     path("users/", _api(api.UserCreateApi.as_view()), name="api-users"),
     path("campaigns/", _api(api.CampaignListCreateApi.as_view()), name="api-campaigns"),

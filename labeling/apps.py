@@ -11,6 +11,7 @@ class LabelingConfig(AppConfig):
     def ready(self) -> None:
         # Registers the PostgreSQL connection set-up (labeling.db) before any connection opens.
         from labeling import (
+            checks,  # noqa: F401  (registers the system checks)
             db,  # noqa: F401
             exports,
         )

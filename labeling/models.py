@@ -8,6 +8,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.text import Truncator
 
 
 def _random_seed() -> int:
@@ -167,7 +168,8 @@ class Topic(models.Model):
         ordering = ["campaign", "qid"]
 
     def __str__(self) -> str:
-        return f"{self.qid}: {self.title}" if self.title else self.qid
+        # An excerpt: the admin shows this wherever a topic is named (lists, choices, deletions).
+        return f"{self.qid}: {Truncator(self.title).chars(80)}" if self.title else self.qid
 
 
 class Document(models.Model):

@@ -135,7 +135,9 @@ class ImportReportSerializer(serializers.Serializer):
     lines = serializers.IntegerField()
     created = serializers.IntegerField()
     updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
     systems = serializers.ListField(child=serializers.CharField())
+    notes = serializers.ListField(child=serializers.CharField())
 
 
 class ErrorItemSerializer(serializers.Serializer):

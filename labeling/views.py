@@ -180,10 +180,11 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
             status=400,
         )
     systems = f" Systems: {', '.join(report.systems)}." if report.systems else ""
+    notes = "".join(f" {note}." for note in report.notes)
     messages.success(
         request,
         f"{spec['label']}: {report.files} file(s), {report.lines} lines read, "
-        f"{report.created} new, {report.updated} updated.{systems}",
+        f"{report.created} new, {report.updated} updated, {report.unchanged} unchanged.{systems}{notes}",
     )
     return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
 

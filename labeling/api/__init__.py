@@ -1,6 +1,7 @@
 """The REST API: one APIView per operation, each calling one selector or service; split by
 concern (campaigns, imports, judging, estimates, downloads)."""
 
+from labeling.api.auth import TokenApi
 from labeling.api.campaigns import (
     AssessorsApi,
     CampaignDetailApi,
@@ -28,6 +29,7 @@ from labeling.api.judging import AnswerApi, NextTaskApi, ProgressApi, UndoApi
 from labeling.api.planning import CampaignPlanApi
 
 __all__ = [
+    "TokenApi",
     "AnswerApi",
     "AssessorsApi",
     "CampaignDetailApi",

@@ -3,7 +3,6 @@ campaign's judging mode (labeling.modes) to serve the request."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +17,7 @@ from labeling import token_access
 from labeling.access import campaign_for
 from labeling.api.common import bad_request
 from labeling.modes import all_modes, campaign_progress, mode_for_answer, mode_of
+from labeling.parsers import JsonBodyError, parse_json_object
 from labeling.permissions import JUDGE
 from labeling.serializers import ProgressSerializer
 
@@ -94,9 +94,9 @@ class AnswerApi(APIView):
         if token is None or request.content_type != "application/json":
             return None
         try:
-            payload = json.loads(request.body)
-        except ValueError:
-            return None
+            payload = parse_json_object(request.body)
+        except JsonBodyError:
+            return None  # the full way answers it, with the parser's 400
         mode = mode_for_answer(payload)
         return None if mode is None else mode.token_answer(request, token, task_id, payload)
 

@@ -9,13 +9,20 @@ import io
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from estimation.trec import InputFileError
+from django.conf import settings
+
+from estimation.trec import InputFileError, text_lines
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def upload_lines(filename: str, stream: BinaryIO) -> Iterator[str]:
-    """Yield the text lines of an uploaded binary stream, gunzipping when it starts like gzip."""
+    """Yield the text lines of an uploaded binary stream, gunzipping when it starts like gzip.
+
+    Streams one line at a time under the upload limits (settings LABELING_UPLOAD_MAX_LINE_BYTES
+    and LABELING_UPLOAD_MAX_BYTES, the latter counted after decompression), with the rules every
+    text file shares (`estimation.trec.text_lines`: BOM dropped, CRLF read, NUL refused).
+    """
     # A Django UploadedFile wraps the real file object (BytesIO or a temporary file).
     stream = getattr(stream, "file", stream)
     if hasattr(stream, "seek"):
@@ -27,15 +34,12 @@ def upload_lines(filename: str, stream: BinaryIO) -> Iterator[str]:
     else:
         raw = io.BufferedReader(_Prefixed(head, stream))  # type: ignore[arg-type]
     binary: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if head == _GZIP_MAGIC else raw  # type: ignore[assignment]
-    number = 0
-    try:
-        for number, line in enumerate(binary, start=1):
-            try:
-                yield line.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputFileError(filename, number, "not valid UTF-8 text") from None
-    except (OSError, EOFError) as error:
-        raise InputFileError(filename, number + 1, f"cannot read: {error}") from None
+    yield from text_lines(
+        binary,
+        filename,
+        max_line_bytes=settings.LABELING_UPLOAD_MAX_LINE_BYTES,
+        max_bytes=settings.LABELING_UPLOAD_MAX_BYTES,
+    )
 
 
 class _Prefixed(io.RawIOBase):

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
 from estimation.trec import InputFileError
+from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, URL_MAX_CHARS, title_max_chars
 from labeling.formats.topics import _json_object, _text_field
 
 _url_valid = URLValidator(schemes=["http", "https"])
@@ -37,14 +38,12 @@ def iter_documents_jsonl(lines: Iterable[str], filename: str = "<documents>") ->
         if not line.strip():
             continue
         record = _json_object(line, filename, number)
-        docno = _text_field(record, "docno", filename, number).strip()
+        docno = _text_field(record, "docno", filename, number, DOCNO_MAX_CHARS).strip()
         if not docno:
             raise InputFileError(filename, number, 'missing "docno"')
         if any(character.isspace() for character in docno):
             raise InputFileError(filename, number, f"docno {docno!r} contains whitespace")
-        if len(docno) > 200:
-            raise InputFileError(filename, number, "docno longer than 200 characters")
-        url = _text_field(record, "url", filename, number).strip()
+        url = _text_field(record, "url", filename, number, URL_MAX_CHARS).strip()
         if url:
             try:
                 _url_valid(url)
@@ -54,10 +53,15 @@ def iter_documents_jsonl(lines: Iterable[str], filename: str = "<documents>") ->
         length_value = record.get("length")
         if length_value is None:
             length = len(text.split()) if text else None
-        elif isinstance(length_value, int) and not isinstance(length_value, bool) and length_value >= 0:
+        elif (
+            isinstance(length_value, int)
+            and not isinstance(length_value, bool)
+            and 0 <= length_value <= INT32_MAX
+        ):
             length = length_value
         else:
-            raise InputFileError(filename, number, f"length {length_value!r} is not a whole number >= 0")
+            shown = repr(length_value)[:40]
+            raise InputFileError(filename, number, f"length {shown} is not a whole number in 0..{INT32_MAX}")
         if docno in seen:
             raise InputFileError(
                 filename, number, f"docno {docno!r} given twice (lines {seen[docno]} and {number})"
@@ -65,7 +69,7 @@ def iter_documents_jsonl(lines: Iterable[str], filename: str = "<documents>") ->
         seen[docno] = number
         yield DocumentRecord(
             docno=docno,
-            title=_text_field(record, "title", filename, number).strip(),
+            title=_text_field(record, "title", filename, number, title_max_chars()).strip(),
             text=text,
             url=url,
             length=length,

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from estimation.trec import InputFileError, RunLine, iter_run
+from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
 
 
 def _query_blocks(lines: Iterable[str]) -> Iterator[tuple[int, str | None, list[str]]]:
@@ -42,6 +43,7 @@ def iter_run_bounded(
 
     `stored_docnos(qid)` returns the docnos already stored for a query that reappears after
     another one (the caller flushes its pending rows first); duplicates against them are errors.
+    Every line is also checked against the columns it goes to (`_fits_columns`).
     """
     finished: set[str] = set()
     count = 0
@@ -54,12 +56,29 @@ def iter_run_bounded(
                 where = f"for query {qid!r} (again on line {run_line.line})"
                 reason = f"document {run_line.docno!r} listed twice {where}"
                 raise InputFileError(filename, run_line.line, reason)
+            _fits_columns(run_line, filename)
             count += 1
             yield run_line
         if qid is not None:
             finished.add(qid)
     if count == 0:
         raise InputFileError(filename, None, "the run holds no lines")
+
+
+def _fits_columns(run_line: RunLine, filename: str) -> None:
+    """Refuse a qid, docno or tag longer than its column, or a rank outside a 32-bit integer."""
+    for what, value, limit in (
+        ("qid", run_line.qid, QID_MAX_CHARS),
+        ("docno", run_line.docno, DOCNO_MAX_CHARS),
+        ("tag", run_line.tag, TAG_MAX_CHARS),
+    ):
+        if len(value) > limit:
+            raise InputFileError(
+                filename, run_line.line, f"{what} longer than {limit} characters (the limit)"
+            )
+    if not INT32_MIN <= run_line.rank <= INT32_MAX:
+        reason = f"rank {run_line.rank} is outside {INT32_MIN}..{INT32_MAX}"
+        raise InputFileError(filename, run_line.line, reason)
 
 
 def _shifted(run_lines: Iterator[RunLine], filename: str, offset: int) -> Iterator[RunLine]:

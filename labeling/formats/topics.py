@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from estimation.trec import InputFileError
+from labeling.formats.fields import QID_MAX_CHARS, checked_text, text_max_chars, title_max_chars
 
 _FIELD_TAGS = {"num": "qid", "title": "title", "desc": "description", "narr": "narrative"}
 _TAG = re.compile(r"<\s*(/?)\s*(top|num|title|desc|narr)\s*>", re.IGNORECASE)
@@ -49,7 +50,7 @@ def iter_topics_trec(lines: Iterable[str], filename: str = "<topics>") -> Iterat
         for match in _TAG.finditer(text):
             chunk = text[position : match.start()]
             if current is not None:
-                fields[current].append(chunk)
+                _append(fields, current, chunk, filename, number)
             elif chunk.strip() and not in_top:
                 raise InputFileError(filename, number, f"text outside <top>: {chunk.strip()[:40]!r}")
             position = match.end()
@@ -81,7 +82,7 @@ def iter_topics_trec(lines: Iterable[str], filename: str = "<topics>") -> Iterat
                 fields[current] = []
         rest = text[position:]
         if current is not None:
-            fields[current].append(rest)
+            _append(fields, current, rest, filename, number)
         elif rest.strip() and not in_top:
             raise InputFileError(filename, number, f"text outside <top>: {rest.strip()[:40]!r}")
     if in_top:
@@ -90,8 +91,26 @@ def iter_topics_trec(lines: Iterable[str], filename: str = "<topics>") -> Iterat
         raise InputFileError(filename, None, "no <top> topics found")
 
 
+def _field_limit(name: str) -> int:
+    return {"qid": QID_MAX_CHARS, "title": title_max_chars()}.get(name, text_max_chars())
+
+
+def _append(fields: dict[str, list[str]], name: str, chunk: str, filename: str, number: int) -> None:
+    """Add a chunk of a field's text, refusing a field that outgrows its cap (a topic file's
+    field may run over many lines; without this a huge one would be held whole)."""
+    parts = fields[name]
+    parts.append(chunk)
+    limit = _field_limit(name)
+    # Whitespace is collapsed later, so twice the cap (plus slack) still reads a legal field.
+    if sum(len(part) for part in parts) > 2 * limit + 1024:
+        raise InputFileError(filename, number, f"{name} longer than {limit} characters (the limit)")
+
+
 def _finish(fields: dict[str, list[str]], filename: str, top_line: int, number: int) -> TopicRecord:
-    values = {name: _clean(name, " ".join(parts)) for name, parts in fields.items()}
+    values = {
+        name: checked_text(_clean(name, " ".join(parts)), name, _field_limit(name), filename, top_line)
+        for name, parts in fields.items()
+    }
     qid = values.get("qid", "")
     if not qid:
         raise InputFileError(filename, top_line, "topic without a <num>")
@@ -111,18 +130,35 @@ def _json_object(text: str, filename: str, number: int) -> dict[str, object]:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputFileError(filename, number, f"not valid JSON: {error.msg}") from None
+    except (ValueError, RecursionError) as error:
+        # An integer of more than 4300 digits (ValueError), or nesting deeper than the
+        # interpreter's recursion limit.
+        reason = (
+            "not valid JSON: nested too deeply"
+            if isinstance(error, RecursionError)
+            else f"not valid JSON: {error}"
+        )
+        raise InputFileError(filename, number, reason) from None
     if not isinstance(value, dict):
         raise InputFileError(filename, number, "each line must be a JSON object")
     return value
 
 
-def _text_field(record: dict[str, object], key: str, filename: str, number: int) -> str:
+def _text_field(
+    record: dict[str, object], key: str, filename: str, number: int, max_chars: int | None = None
+) -> str:
+    """A string field (an integer is read as its digits, as ids often are); `max_chars`
+    defaults to the cap on free text. NUL and lone surrogates are refused."""
     value = record.get(key, "")
     if value is None:
         return ""
-    if not isinstance(value, str | int):
-        raise InputFileError(filename, number, f"field {key!r} must be a string")
-    return str(value)
+    # bool is an int subclass: {"id": true} must not become topic "True".
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputFileError(filename, number, f"field {key!r} must be a string or an integer")
+    limit = text_max_chars() if max_chars is None else max_chars
+    if isinstance(value, int):
+        value = str(value)
+    return checked_text(value, f"field {key!r}", limit, filename, number)
 
 
 def iter_topics_jsonl(lines: Iterable[str], filename: str = "<topics>") -> Iterator[TopicRecord]:
@@ -132,7 +168,9 @@ def iter_topics_jsonl(lines: Iterable[str], filename: str = "<topics>") -> Itera
         if not text.strip():
             continue
         record = _json_object(text, filename, number)
-        qid = _text_field(record, "id", filename, number) or _text_field(record, "qid", filename, number)
+        qid = _text_field(record, "id", filename, number, QID_MAX_CHARS) or _text_field(
+            record, "qid", filename, number, QID_MAX_CHARS
+        )
         qid = qid.strip()
         if not qid:
             raise InputFileError(filename, number, 'missing "id" (the topic number)')
@@ -145,7 +183,7 @@ def iter_topics_jsonl(lines: Iterable[str], filename: str = "<topics>") -> Itera
         seen[qid] = number
         yield TopicRecord(
             qid=qid,
-            title=_text_field(record, "title", filename, number).strip(),
+            title=_text_field(record, "title", filename, number, title_max_chars()).strip(),
             description=_text_field(record, "description", filename, number).strip(),
             narrative=_text_field(record, "narrative", filename, number).strip(),
             line=number,

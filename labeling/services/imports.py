@@ -18,12 +18,15 @@ from django.utils import timezone
 from estimation.trec import InputFileError, RunLine, iter_labels, iter_qrels
 from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import iter_documents_jsonl
+from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
 from labeling.formats.runs import iter_run_bounded
 from labeling.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
 from labeling.models import Campaign, Document, Draw, Judgment, PoolItem, RankingEntry, System, Topic
 from labeling.selectors import ranking_positions
 
 BATCH_SIZE = 2000
+NOTES_SHOWN = 5
+"""How many examples a note of the import report lists."""
 UploadedFile = tuple[str, BinaryIO]
 
 
@@ -37,13 +40,17 @@ class ImportFailed(ValueError):
 
 @dataclass
 class ImportReport:
-    """What an import stored."""
+    """What an import did: rows `created`, `updated` (changed, or a stub filled in) and left
+    `unchanged` (the same values were stored already, or an earlier qrels grade was kept),
+    with `notes` saying why anything was left as it was."""
 
     files: int = 0
     created: int = 0
     updated: int = 0
+    unchanged: int = 0
     lines: int = 0
     systems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _each_file(
@@ -98,11 +105,13 @@ def topics_import(
         reader = iter_topics_trec if kind == "trec" else iter_topics_jsonl
         records: Iterable[TopicRecord] = reader(upload_lines(name, stream), name)
         for batch in _batches(records):
-            existing = set(
-                Topic.objects.filter(campaign=campaign, qid__in=[r.qid for r in batch]).values_list(
-                    "qid", flat=True
-                )
-            )
+            stored = {
+                qid: values
+                for qid, *values in Topic.objects.filter(
+                    campaign=campaign, qid__in=[r.qid for r in batch]
+                ).values_list("qid", "title", "description", "narrative", "is_stub")
+            }
+            changed = [r for r in batch if stored.get(r.qid) != [r.title, r.description, r.narrative, False]]
             Topic.objects.bulk_create(
                 [
                     Topic(
@@ -113,15 +122,13 @@ def topics_import(
                         narrative=r.narrative,
                         is_stub=False,
                     )
-                    for r in batch
+                    for r in changed
                 ],
                 update_conflicts=True,
                 unique_fields=["campaign", "qid"],
                 update_fields=["title", "description", "narrative", "is_stub"],
             )
-            report.lines += len(batch)
-            report.updated += len(existing)
-            report.created += len(batch) - len(existing)
+            _count(report, len(batch), len(changed), sum(1 for r in changed if r.qid in stored))
 
     return _each_file(files, one)
 
@@ -135,11 +142,13 @@ def documents_import(
     def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
         _format_of(name, stream, file_format, ("jsonl",))
         for batch in _batches(iter_documents_jsonl(upload_lines(name, stream), name)):
-            existing = set(
-                Document.objects.filter(campaign=campaign, docno__in=[r.docno for r in batch]).values_list(
-                    "docno", flat=True
-                )
-            )
+            stored = {
+                docno: values
+                for docno, *values in Document.objects.filter(
+                    campaign=campaign, docno__in=[r.docno for r in batch]
+                ).values_list("docno", "title", "text", "url", "length", "is_stub")
+            }
+            changed = [r for r in batch if stored.get(r.docno) != [r.title, r.text, r.url, r.length, False]]
             Document.objects.bulk_create(
                 [
                     Document(
@@ -151,17 +160,23 @@ def documents_import(
                         length=r.length,
                         is_stub=False,
                     )
-                    for r in batch
+                    for r in changed
                 ],
                 update_conflicts=True,
                 unique_fields=["campaign", "docno"],
                 update_fields=["title", "text", "url", "length", "is_stub"],
             )
-            report.lines += len(batch)
-            report.updated += len(existing)
-            report.created += len(batch) - len(existing)
+            _count(report, len(batch), len(changed), sum(1 for r in changed if r.docno in stored))
 
     return _each_file(files, one)
+
+
+def _count(report: ImportReport, lines: int, written: int, updated: int) -> None:
+    """Count a batch: `written` rows were stored (`updated` of them existed), the rest unchanged."""
+    report.lines += lines
+    report.updated += updated
+    report.created += written - updated
+    report.unchanged += lines - written
 
 
 def _topic_ids(campaign: Campaign, qids: set[str], cache: dict[str, int]) -> dict[str, int]:
@@ -279,10 +294,12 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
     """Import existing qrels as judgments already made (never sampled again).
 
     Negative grades (TREC's junk/spam marks) count as 0, as in trec_eval; grades above the
-    campaign's scale are errors. A pair already judged by earlier qrels keeps its grade.
+    campaign's scale are errors. A pair already judged by earlier qrels keeps its grade: the
+    report counts it as unchanged, and a note says when the new file gave another grade.
     """
     top_grade = campaign.grade_count - 1
     topic_cache = dict(Topic.objects.filter(campaign=campaign).values_list("qid", "id"))
+    regraded: list[str] = []
 
     def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
         for batch in _batches(iter_qrels(upload_lines(name, stream), name)):
@@ -290,8 +307,35 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
                 if line.grade > top_grade:
                     reason = f"grade {line.grade} is above the campaign's top grade {top_grade}"
                     raise InputFileError(name, line.line, reason)
+                for what, value, limit in (
+                    ("qid", line.qid, QID_MAX_CHARS),
+                    ("docno", line.docno, DOCNO_MAX_CHARS),
+                ):
+                    if len(value) > limit:
+                        raise InputFileError(
+                            name, line.line, f"{what} longer than {limit} characters (the limit)"
+                        )
             _topic_ids(campaign, {line.qid for line in batch}, topic_cache)
             document_ids = _document_ids(campaign, {line.docno for line in batch})
+            earlier_grades = {
+                (topic_id, document_id): grade
+                for topic_id, document_id, grade in Judgment.objects.filter(
+                    campaign=campaign,
+                    source=Judgment.Source.QRELS,
+                    topic_id__in={topic_cache[line.qid] for line in batch},
+                    document_id__in=set(document_ids.values()),
+                ).values_list("topic_id", "document_id", "grade")
+            }
+            new_lines = []
+            for line in batch:
+                earlier = earlier_grades.get((topic_cache[line.qid], document_ids[line.docno]))
+                if earlier is None:
+                    new_lines.append(line)
+                elif earlier != max(0, line.grade):
+                    regraded.append(
+                        f"{name}:{line.line}: query {line.qid!r} document {line.docno!r} has grade "
+                        f"{earlier} from earlier qrels; kept (this file says {line.grade})"
+                    )
             now = timezone.now()
             _insert_rows(
                 Judgment,
@@ -306,13 +350,21 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
                         Judgment.Source.QRELS.value,
                         now,
                     )
-                    for line in batch
+                    for line in new_lines
                 ],
             )
             report.lines += len(batch)
-            report.created += len(batch)
+            report.created += len(new_lines)
+            report.unchanged += len(batch) - len(new_lines)
 
     report = _each_file(files, one)
+    if regraded:
+        shown = regraded[:NOTES_SHOWN]
+        more = f" (and {len(regraded) - len(shown)} more)" if len(regraded) > len(shown) else ""
+        report.notes.append(
+            f"{len(regraded)} judged pair(s) were given another grade than the stored one; the stored "
+            f"grade is kept{more}: " + "; ".join(shown)
+        )
     pool_mark_prejudged(campaign=campaign)
     return report
 
@@ -366,8 +418,8 @@ def pool_rebuild(*, campaign: Campaign) -> int:
 @transaction.atomic
 def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> ImportReport:
     """Import prior grade probabilities (`qid docno p_0 .. p_ymax`) for pool items; the label
-    model uses them as each item's default prior and as a feature. Pairs outside the pool are
-    counted in `updated` = 0 and ignored."""
+    model uses them as each item's default prior and as a feature. Rows for pairs outside the
+    pool are ignored (counted as unchanged, with a note)."""
     width = campaign.grade_count
 
     def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
@@ -395,8 +447,11 @@ def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Impor
             PoolItem.objects.bulk_update(updates, ["prior"], batch_size=BATCH_SIZE)
             report.lines += len(batch)
             report.updated += len(updates)
+            report.unchanged += len(batch) - len(updates)
 
     report = _each_file(files, one)
+    if report.unchanged:
+        report.notes.append(f"{report.unchanged} row(s) name a pair outside the pool and were ignored")
     Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
     campaign.refresh_from_db(fields=["pool_version"])
     return report

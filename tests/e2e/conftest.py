@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
@@ -39,6 +41,27 @@ def chromium_path() -> str | None:
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
 
 
+def _polled_wait_for_function(page: Any) -> Callable[..., Any]:
+    """`page.wait_for_function` polled from here with `page.evaluate`. Playwright's own runs
+    the predicate through eval inside the page, which the Content-Security-Policy forbids
+    (script-src 'self'), while `evaluate` goes through the DevTools protocol, which it does not."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    def wait_for_function(
+        expression: str, *, arg: Any = None, timeout: float | None = None, polling: Any = None
+    ) -> Any:
+        deadline = time.monotonic() + (15_000 if timeout is None else timeout) / 1000
+        while True:
+            value = page.evaluate(expression, arg)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise PlaywrightTimeoutError(f"timed out waiting for {expression}")
+            page.wait_for_timeout(50)
+
+    return wait_for_function
+
+
 @pytest.fixture
 def browser_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     """A page in a fresh headless chromium profile."""
@@ -62,10 +85,21 @@ def browser_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ob
         )
         context.set_default_timeout(15_000)
         page = context.pages[0] if context.pages else context.new_page()
+        # Every page of every browser test runs under the Content-Security-Policy: a blocked
+        # script, style or handler shows as a console error, which fails the test.
+        violations: list[str] = []
+        page.wait_for_function = _polled_wait_for_function(page)  # type: ignore[method-assign]
+        page.on(
+            "console",
+            lambda message: (
+                violations.append(message.text) if "Content Security Policy" in message.text else None
+            ),
+        )
         try:
             yield page
         finally:
             context.close()
+        assert violations == [], violations
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import itertools
 import math
 import pickle
@@ -20,6 +21,7 @@ from estimation.trec import (
     read_labels,
     read_qrels,
     read_run,
+    text_lines,
 )
 
 
@@ -353,3 +355,50 @@ def test_it_refuses_a_label_row_beyond_the_tolerance_naming_file_line_and_reason
         read_labels(path)
     assert raised.value.line == 2 and str(path) in str(raised.value)
     assert "probabilities sum to 0.999, not 1" in raised.value.reason
+
+
+# --------------------------------------------------------------------------------------------
+# Rules every text file shares (text_lines): BOM, CRLF, NUL, limits, empty files
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_it_drops_a_byte_order_mark_and_reads_crlf(tmp_path: Path, compress: bool) -> None:
+    run = write(tmp_path / "bom.run", "\ufeff1 Q0 d1 1 2.0 t\r\n1 Q0 d2 2 1.0 t\r\n", compress=compress)
+    assert read_run(run).rankings == {"1": ("d1", "d2")}
+    qrels = write(tmp_path / "bom.qrels", "\ufeff1 0 d1 2\r\n", compress=compress)
+    assert read_qrels(qrels) == {"1": {"d1": 2}}
+    # Lines that do not come through text_lines (a list, an open text file) too.
+    assert [line.qid for line in iter_qrels(["\ufeff7 0 d1 1\n"])] == ["7"]
+
+
+def test_it_refuses_a_nul_character_naming_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "nul.run", "1 Q0 d1 1 2.0 t\n1 Q0 d\x002 2 1.0 t\n")
+    with pytest.raises(InputFileError, match="NUL") as caught:
+        read_run(path)
+    assert caught.value.line == 2
+
+
+def test_it_refuses_a_line_over_the_limit_reading_only_past_it() -> None:
+    stream = io.BytesIO(b"short\n" + b"x" * 10_000 + b"\n")
+    lines = text_lines(stream, "f", max_line_bytes=100)
+    assert next(lines) == "short\n"
+    with pytest.raises(InputFileError, match="longer than 100 bytes") as caught:
+        next(lines)
+    assert caught.value.line == 2
+    assert stream.tell() < 300  # the long line was not read whole
+
+
+def test_it_refuses_a_file_over_the_size_limit_after_decompression() -> None:
+    data = gzip.compress(b"1 0 d1 1\n" * 1000)
+    stream = gzip.GzipFile(fileobj=io.BytesIO(data))
+    with pytest.raises(InputFileError, match="larger than 5000 bytes"):
+        list(text_lines(stream, "q.gz", max_bytes=5000))
+
+
+@pytest.mark.parametrize(
+    ("reader", "message"),
+    [(iter_qrels, "hold no judgments"), (iter_labels, "holds no rows"), (iter_costs, "holds no rows")],
+)
+def test_it_refuses_an_empty_file_in_every_format(reader: object, message: str) -> None:
+    with pytest.raises(InputFileError, match=message):
+        list(reader(["# a comment\n", "\n"], "f"))  # type: ignore[operator]

@@ -1,0 +1,121 @@
+"""Production is safe by default: DEBUG and weak keys refused, a Content-Security-Policy that
+needs no inline script, a start-up error without collectstatic, excerpts in the admin."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
+
+from config.settings import DEV_SECRET_KEY, refuse_weak_secret_key
+from labeling import services
+from labeling.checks import static_manifest_check
+from tests.conftest import REPO_ROOT
+from tests.labeling.conftest import PASSWORD
+
+STRONG_KEY = "k7Qz-2vX_9pLm4Rt8sWy1bNc6dHf0gJe3aUo5iKq7ZxCvBnM2lPw"
+
+
+@pytest.mark.parametrize("key", ["abc", DEV_SECRET_KEY, "django-insecure-" + STRONG_KEY, "ab" * 40])
+def test_it_refuses_a_weak_secret_key(key: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY"):
+        refuse_weak_secret_key(key)
+
+
+def test_it_takes_a_strong_secret_key() -> None:
+    assert refuse_weak_secret_key(STRONG_KEY) == STRONG_KEY
+
+
+def _start(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {
+        key: value for key, value in os.environ.items() if key not in ("DEBUG", "PRODUCTION", "SECRET_KEY")
+    }
+    environment = {**base, "ALLOWED_HOSTS": "example.org", "DJANGO_SETTINGS_MODULE": "config.settings", **env}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_it_refuses_to_start_in_production_with_debug_or_a_weak_key() -> None:
+    debug = _start("import config.settings", PRODUCTION="1", DEBUG="1", SECRET_KEY=STRONG_KEY)
+    assert debug.returncode != 0 and "PRODUCTION=1 with DEBUG=1 is refused" in debug.stderr
+    weak = _start("import config.settings", PRODUCTION="1", SECRET_KEY="abc")
+    assert weak.returncode != 0 and "SECRET_KEY is too weak" in weak.stderr
+    fine = _start("import config.settings as s; assert not s.DEBUG", PRODUCTION="1", SECRET_KEY=STRONG_KEY)
+    assert fine.returncode == 0, fine.stderr
+
+
+def test_the_wsgi_application_refuses_to_start_without_collectstatic(tmp_path: Path) -> None:
+    # STATIC_ROOT is fixed in the settings; a checkout that ran collectstatic has the manifest.
+    if (REPO_ROOT / "staticfiles" / "staticfiles.json").exists():
+        pytest.skip("this checkout ran collectstatic")
+    started = _start("import config.wsgi", PRODUCTION="1", SECRET_KEY=STRONG_KEY, VAR_DIR=str(tmp_path))
+    assert started.returncode != 0
+    assert "labeling.E001" in started.stderr and "collectstatic" in started.stderr
+
+
+def test_the_static_manifest_check_passes_once_collectstatic_wrote_it(
+    settings: object, tmp_path: Path
+) -> None:
+    settings.PRODUCTION = True  # type: ignore[attr-defined]
+    settings.STATIC_ROOT = tmp_path  # type: ignore[attr-defined]
+    settings.STORAGES = {  # type: ignore[attr-defined]
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
+    [error] = static_manifest_check()
+    assert error.id == "labeling.E001" and "collectstatic" in error.hint
+    (tmp_path / "staticfiles.json").write_text('{"paths": {}, "version": "1.1"}')
+    assert static_manifest_check() == []
+    settings.PRODUCTION = False  # type: ignore[attr-defined]
+    (tmp_path / "staticfiles.json").unlink()
+    assert static_manifest_check() == []
+
+
+def test_every_page_sends_a_content_security_policy_without_inline_scripts(client: Client) -> None:
+    policy = client.get("/accounts/login/")["Content-Security-Policy"]
+    directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+    assert directives["script-src"] == "'self'" and directives["object-src"] == "'none'"
+    assert "unsafe" not in directives["style-src"] and directives["frame-ancestors"] == "'none'"
+
+
+def test_no_template_holds_an_executable_inline_script_or_event_handler() -> None:
+    offenders = []
+    for template in sorted((REPO_ROOT / "templates").rglob("*.html")):
+        text = template.read_text()
+        for tag in re.findall(r"<script\b[^>]*>", text):
+            if "src=" not in tag:
+                offenders.append(f"{template.name}: {tag}")
+        offenders += [f"{template.name}: {m}" for m in re.findall(r"<[^>]*\son[a-z]+\s*=[^>]*>", text)]
+        offenders += [f"{template.name}: {m}" for m in re.findall(r"javascript:", text)]
+    assert offenders == []
+
+
+def test_the_admin_lists_title_excerpts_not_whole_texts(coordinator: AbstractBaseUser) -> None:
+    campaign = services.campaign_create(
+        creator=coordinator, name="big", metric="DCG@5", grades=["0", "1"], budget=5
+    )
+    long_title = "title-" + "x" * 990
+    campaign.topics.create(qid="1", title=long_title, description="d" * 50_000)
+    campaign.documents.create(docno="d1", title=long_title, text="t" * 50_000)
+    root = get_user_model().objects.create_superuser("root", password=PASSWORD)
+    client = Client()
+    client.force_login(root)
+    for page in ("/admin/labeling/topic/", "/admin/labeling/document/"):
+        response = client.get(page)
+        assert response.status_code == 200
+        assert b"title-xxx" in response.content and long_title.encode() not in response.content
+        assert len(response.content) < 40_000
