@@ -74,6 +74,9 @@ class SxsMode(JudgingMode):
     def started(self, campaign: Campaign) -> None:
         services.sxs_prepare(campaign=campaign)
 
+    def refresh(self, campaign: Campaign) -> None:
+        services.sxs_refit(campaign=campaign)
+
     def progress(self, campaign: Campaign) -> Progress:
         return selectors.sxs_progress(campaign)
 

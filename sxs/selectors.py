@@ -123,11 +123,12 @@ class PreferenceData:
     skipped: int
 
 
-def preference_data(campaign: Campaign) -> PreferenceData:
-    """Every SxS answer of the campaign as arrays for the learned-DCG core."""
+def preference_data(campaign: Campaign, grades: dict[tuple[int, int], int] | None = None) -> PreferenceData:
+    """Every SxS answer of the campaign as arrays for the learned-DCG core (`grades`: the
+    campaign's `known_grades`, when the caller has them already)."""
     settings = sxs_settings(campaign)
     k = settings.k
-    grades = known_grades(campaign)
+    grades = known_grades(campaign) if grades is None else grades
     unjudged = 0 if settings.unjudged == SxsSettings.Unjudged.ZERO else None
     rows = (
         SxsAnswer.objects.filter(campaign=campaign, task__isnull=False)
@@ -157,6 +158,50 @@ def preference_data(campaign: Campaign) -> PreferenceData:
         grade_levels=campaign.grade_count,
         skipped=skipped,
     )
+
+
+def system_lists(campaign: Campaign) -> dict[str, dict[int, list[int]]]:
+    """system name -> topic id -> the top-K document ids its comparisons show (fixed when the
+    tasks were made, so the leaderboard ranks what the assessors saw)."""
+    rows = (
+        SxsTask.objects.filter(campaign=campaign, slot=0)
+        .order_by("unit")
+        .values_list("topic_id", "system_a__name", "documents_a", "system_b__name", "documents_b")
+    )
+    lists: dict[str, dict[int, list[int]]] = defaultdict(dict)
+    for topic_id, name_a, documents_a, name_b, documents_b in rows.iterator(chunk_size=2000):
+        lists[name_a].setdefault(topic_id, documents_a)
+        lists[name_b].setdefault(topic_id, documents_b)
+    return dict(sorted(lists.items()))
+
+
+@dataclass(frozen=True)
+class LeaderboardLists:
+    """Grades of each compared system's lists, (topics, K) per system, ungraded documents as 0
+    (the leaderboard's rule whatever the policy), and how many listed documents are ungraded."""
+
+    grades: dict[str, np.ndarray]
+    ungraded: int
+
+
+def leaderboard_lists(campaign: Campaign, grades: dict[tuple[int, int], int], k: int) -> LeaderboardLists:
+    """The arrays `estimation.learned_leaderboard.compare_leaderboards` takes."""
+    by_system = system_lists(campaign)
+    missing = {
+        (topic_id, document_id)
+        for by_topic in by_system.values()
+        for topic_id, documents in by_topic.items()
+        for document_id in documents[:k]
+        if (topic_id, document_id) not in grades
+    }
+    arrays = {
+        name: np.array(
+            [list_grades(topic_id, documents, grades, k, 0) for topic_id, documents in by_topic.items()],
+            dtype=np.int64,
+        ).reshape(-1, k)
+        for name, by_topic in by_system.items()
+    }
+    return LeaderboardLists(arrays, len(missing))
 
 
 def latest_fit(campaign: Campaign) -> SxsFit | None:
