@@ -41,9 +41,15 @@ def _learn_run(tag: str, index: int) -> tuple[str, io.BytesIO]:
 
 
 def make_learning_campaign(
-    creator: AbstractBaseUser, usernames: list[str], *, name: str = "learn", seed: int = 77
+    creator: AbstractBaseUser,
+    usernames: list[str],
+    *,
+    name: str = "learn",
+    seed: int = 77,
+    **settings: object,
 ) -> Campaign:
-    """The campaign above, running, with `usernames` assigned as assessors."""
+    """The campaign above, running, with `usernames` assigned as assessors (`settings`: SxS
+    settings beyond K = 3 and the "zero" policy)."""
     made = services.campaign_create(
         creator=creator,
         name=name,
@@ -51,7 +57,7 @@ def make_learning_campaign(
         grades=["Bad", "Fair", "Good"],
         budget=1000,
         judging_mode="sxs",
-        mode_settings={"k": 3, "unjudged": "zero"},
+        mode_settings={"k": 3, "unjudged": "zero", **settings},
         seed=seed,
     )
     topics = "".join(

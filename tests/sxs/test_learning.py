@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from estimation.learned_dcg import MIN_STRICT_PAIRS
+from estimation.learned_dcg import MIN_STRICT_PAIRS, utilities
 from labeling import services as labeling_services
 from labeling.models import Campaign
 from sxs import services
-from sxs.models import SxsFit
-from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign
+from sxs.models import SxsAnswer, SxsFit, SxsTask
+from sxs.selectors import known_grades, list_grades
+from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign, oracle_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +94,46 @@ def test_answers_and_undo_request_the_refresh_after_commit(
     with django_capture_on_commit_callbacks(execute=True):
         services.sxs_undo(campaign=learning, assessor=assessor)
     assert requested == [learning.pk] * 3
+
+
+def _open_margins(campaign: Campaign, weights: np.ndarray) -> dict[int, float]:
+    """|w^T d| of every open, unheld task whose two lists differ in grades, by task id."""
+    grades = known_grades(campaign)
+    margins = {}
+    for task in SxsTask.objects.filter(campaign=campaign, answered_at__isnull=True, assessor__isnull=True):
+        left = np.array([list_grades(task.topic_id, task.documents_a, grades, 3, 0)])
+        right = np.array([list_grades(task.topic_id, task.documents_b, grades, 3, 0)])
+        if np.array_equal(left, right):
+            continue
+        margins[task.pk] = abs(float(utilities(weights, left)[0] - utilities(weights, right)[0]))
+    return margins
+
+
+def test_margin_selection_asks_the_open_comparison_closest_to_the_learned_margin(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = make_learning_campaign(coordinator, ["alice"], selection="margin", random_start=15)
+    answer_by_oracle(campaign, assessor, 15)
+    assert set(SxsAnswer.objects.filter(campaign=campaign).values_list("selection_rule", flat=True)) == {
+        "random"
+    }
+    chosen_by_margin = 0
+    while True:
+        fit = services.sxs_refit(campaign=campaign)
+        weights = np.asarray(fit.result["weights"])
+        expected = _open_margins(campaign, weights)
+        item = services.sxs_next(campaign=campaign, assessor=assessor)
+        if item is None:
+            break
+        task = item.sxs
+        if task.selection_rule == "margin":
+            chosen_by_margin += 1
+            assert task.pk in expected, "never a pair whose lists hold the same grades"
+            assert task.margin == pytest.approx(expected[task.pk])
+            assert task.margin == pytest.approx(min(expected.values())), "the smallest |w^T d|"
+        else:
+            assert not expected, "random only once no informative comparison is left"
+        services.sxs_answer(task=task, assessor=assessor, preference=oracle_answer(task), seconds=1.0)
+    assert chosen_by_margin >= 15
+    stored = SxsAnswer.objects.filter(campaign=campaign, selection_rule="margin")
+    assert stored.count() == chosen_by_margin and all(a.margin is not None for a in stored)
