@@ -24,7 +24,6 @@ from estimation.learned_leaderboard import compare_leaderboards, disagreeing_ans
 from labeling.models import Campaign
 from labeling.services import campaign_update
 from labeling.services.campaigns import custom_dcg_problem
-from labeling.services.pool_arrays import campaign_metric
 from sxs.models import SxsFit
 from sxs.selectors import (
     PreferenceData,
@@ -196,11 +195,7 @@ def learned_custom_dcg(campaign: Campaign, fit: SxsFit) -> dict[str, Any]:
 
 def apply_problem(target: Campaign, custom: dict[str, Any]) -> str | None:
     """Why `target` cannot measure DCG with these gains and discounts, or None."""
-    try:
-        cutoff = campaign_metric(target).cutoff
-    except ValueError as error:
-        return str(error)
-    return custom_dcg_problem(custom, target.grade_count, cutoff)
+    return custom_dcg_problem(custom, target.grade_count, target.metric_cutoff)
 
 
 @transaction.atomic
