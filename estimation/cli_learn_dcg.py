@@ -16,6 +16,7 @@ from typing import TextIO
 
 import numpy as np
 
+from estimation.dcg_tool_forms import CONVENTIONS, other_tools_text
 from estimation.learned_dcg import LearnedDCG, PreferenceData, learn_dcg
 from estimation.trec import InputFileError, Run, _content_lines, _integer, iter_lines, read_qrels, read_run
 
@@ -145,10 +146,6 @@ def learn_dcg_command(args: argparse.Namespace, out: TextIO | None = None) -> in
     return 0
 
 
-def _numbers(values: np.ndarray, digits: int = 3) -> str:
-    return ",".join(f"{value:.{digits}f}".rstrip("0").rstrip(".") if value else "0" for value in values)
-
-
 def _row(name: str, value: float, low: float, high: float, indent: str = "  ") -> str:
     return f"{indent}{name}\t{value:.4f}\t[{low:.4f}, {high:.4f}]\n"
 
@@ -161,8 +158,7 @@ def write_report(result: LearnedDCG, n_answers: int, out: TextIO) -> None:
         "informative answer; "
         f"{result.pairs} with a direction, {result.ties} about the same, "
         f"{result.dropped_identical} dropped (identical lists)\n"
-        "conventions: lists are each run's top K in trec_eval order; unjudged documents count "
-        "grade 0; gains scaled so grade 0 = 0 and the top grade = 1; discount of position 1 = 1\n\n"
+        f"{CONVENTIONS}\n\n"
     )
     out.write("gain per grade (95% bootstrap interval over topics)\n")
     for grade in range(result.n_grades):
@@ -180,15 +176,4 @@ def write_report(result: LearnedDCG, n_answers: int, out: TextIO) -> None:
     )
     for name, label in (("learned", "learned"), ("exp", "DCG, gain 2^y-1"), ("linear", "DCG, gain y")):
         out.write(f"  {label}\t{result.accuracy[name]:.4f}\n")
-    gains = result.gains
-    trec_eval = ",".join(f"{grade}={value:.4g}" for grade, value in enumerate(gains))
-    integer_gains = ", ".join(f"{grade}: {round(100 * value)}" for grade, value in enumerate(gains))
-    out.write(
-        "\nthe gains in other tools (their discount stays 1/log2(i+1); only this tool takes the "
-        "learned discounts)\n"
-        f"  trec_eval: -M {k} -m ndcg.{trec_eval}   (ndcg over the top {k}; ndcg_cut takes no gains)\n"
-        f"  ir_measures: nDCG(gains={{{integer_gains}}})@{k}   (gains must be integers: x100 and "
-        "rounded; nDCG is unchanged by scaling the gains)\n"
-        f"  python -m estimation evaluate QRELS RUN --metric nDCG@{k} "
-        f"--gains {_numbers(gains, 4)} --discounts {_numbers(result.discounts, 4)}\n"
-    )
+    out.write("\n" + other_tools_text(result.gains, result.discounts, k))

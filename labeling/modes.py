@@ -93,6 +93,11 @@ class JudgingMode:
     def started(self, campaign: Campaign) -> None:
         """Set-up once the campaign runs (inside the start transaction)."""
 
+    def refresh(self, campaign: Campaign) -> None:
+        """The mode's own recompute after answers (`services.campaign_refresh`, in the worker,
+        coalesced like the estimate refresh): e.g. a model fitted to the answers. Idempotent;
+        runs outside any transaction."""
+
     # -- judging -------------------------------------------------------------------------------
     # What one answer is called on the pages ("judgments", "comparisons").
     judgments_word: ClassVar[str] = "judgments"

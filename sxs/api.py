@@ -1,5 +1,6 @@
 """The side-by-side mode's API: its answers to the core's /next/, /tasks/{id}/answer/ and
-/undo/, and its own routes under /api/campaigns/{id}/sxs/ (settings, skip)."""
+/undo/, its own routes under /api/campaigns/{id}/sxs/ (settings, skip), and the learned DCG
+(/api/campaigns/{id}/learned-dcg/ and its apply/)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ from rest_framework.views import APIView
 
 from labeling.access import campaign_for
 from labeling.models import Campaign
-from labeling.permissions import JUDGE, MANAGE
+from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
 from labeling.serializers import TaskOutputSerializer
+from labeling.services.pool_arrays import campaign_metric_label
 from sxs import selectors, services
 from sxs.models import SxsSettings
 from sxs.serializers import (
+    LearnedDcgApplyInputSerializer,
+    LearnedDcgApplyOutputSerializer,
+    LearnedDcgSerializer,
     SkipInputSerializer,
     SxsAnswerInputSerializer,
     SxsAnswerOutputSerializer,
@@ -130,3 +135,43 @@ class SxsSkipApi(APIView):
         except ValueError as error:
             return _detail(str(error), status.HTTP_400_BAD_REQUEST)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class LearnedDcgApi(APIView):
+    """The learned DCG gains and discounts of an SxS campaign, with intervals, accuracies and the
+    leaderboard under learned and standard DCG (coordinators and admins; 404 for other modes)."""
+
+    @extend_schema(responses={200: LearnedDcgSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        _settings_for(campaign)
+        return Response(LearnedDcgSerializer(selectors.learned_dcg_summary(campaign)).data)
+
+
+class LearnedDcgApplyApi(APIView):
+    """Make another campaign (that you manage) measure DCG and nDCG with the gains and discounts
+    learned here: 200 done; 400 with the reason when there is no fit or they do not fit it."""
+
+    @extend_schema(
+        request=LearnedDcgApplyInputSerializer,
+        responses={
+            200: LearnedDcgApplyOutputSerializer,
+            400: OpenApiResponse(description="no fit yet, or wrong number of grades or cutoff > K"),
+        },
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, VIEW_RESULTS)
+        _settings_for(campaign)
+        data = LearnedDcgApplyInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        target = campaign_for(request, data.validated_data["campaign"], MANAGE)
+        try:
+            target = services.learned_dcg_apply(campaign=campaign, target=target)
+        except ValueError as error:
+            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+        body = {
+            "campaign": target.pk,
+            "custom_dcg": target.custom_dcg,
+            "metric_label": campaign_metric_label(target),
+        }
+        return Response(LearnedDcgApplyOutputSerializer(body).data)

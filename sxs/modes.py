@@ -39,6 +39,25 @@ SXS_EXPORTS = (
         "application/x-ndjson",
         exports.answers_jsonl,
     ),
+    Export(
+        "api-sxs-export-learned-dcg-json",
+        "sxs/export/learned_dcg.json",
+        "-learned_dcg.json",
+        "Learned DCG (JSON)",
+        "application/json",
+        exports.learned_dcg_json,
+        stream=False,
+        note="gains, discounts, W, T(W), sigma2/sigma1, C, accuracies, intervals, counts, conventions",
+    ),
+    Export(
+        "api-sxs-export-learned-dcg-gains",
+        "sxs/export/learned_dcg_gains.txt",
+        "-learned_dcg_gains.txt",
+        "Learned gains for trec_eval, ir_measures and evaluate (text)",
+        "text/plain; charset=utf-8",
+        exports.learned_dcg_gains_txt,
+        stream=False,
+    ),
 )
 
 
@@ -73,6 +92,9 @@ class SxsMode(JudgingMode):
 
     def started(self, campaign: Campaign) -> None:
         services.sxs_prepare(campaign=campaign)
+
+    def refresh(self, campaign: Campaign) -> None:
+        services.sxs_refit(campaign=campaign)
 
     def progress(self, campaign: Campaign) -> Progress:
         return selectors.sxs_progress(campaign)

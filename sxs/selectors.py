@@ -13,8 +13,10 @@ import numpy as np
 from django.db.models import Count, Q, Sum
 from scipy.stats import binomtest
 
+from estimation.learned_dcg import MIN_STRICT_PAIRS, MIN_TOPICS
 from estimation.preferences import Preference
 from labeling.agreement import agreement_of
+from labeling.dashboard import campaigns_to_manage
 from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Task
 from labeling.selectors import Progress, Throughput, throughput_of
 from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsSkip, SxsTask
@@ -123,11 +125,12 @@ class PreferenceData:
     skipped: int
 
 
-def preference_data(campaign: Campaign) -> PreferenceData:
-    """Every SxS answer of the campaign as arrays for the learned-DCG core."""
+def preference_data(campaign: Campaign, grades: dict[tuple[int, int], int] | None = None) -> PreferenceData:
+    """Every SxS answer of the campaign as arrays for the learned-DCG core (`grades`: the
+    campaign's `known_grades`, when the caller has them already)."""
     settings = sxs_settings(campaign)
     k = settings.k
-    grades = known_grades(campaign)
+    grades = known_grades(campaign) if grades is None else grades
     unjudged = 0 if settings.unjudged == SxsSettings.Unjudged.ZERO else None
     rows = (
         SxsAnswer.objects.filter(campaign=campaign, task__isnull=False)
@@ -159,9 +162,132 @@ def preference_data(campaign: Campaign) -> PreferenceData:
     )
 
 
+def system_lists(campaign: Campaign) -> dict[str, dict[int, list[int]]]:
+    """system name -> topic id -> the top-K document ids its comparisons show (fixed when the
+    tasks were made, so the leaderboard ranks what the assessors saw)."""
+    rows = (
+        SxsTask.objects.filter(campaign=campaign, slot=0)
+        .order_by("unit")
+        .values_list("topic_id", "system_a__name", "documents_a", "system_b__name", "documents_b")
+    )
+    lists: dict[str, dict[int, list[int]]] = defaultdict(dict)
+    for topic_id, name_a, documents_a, name_b, documents_b in rows.iterator(chunk_size=2000):
+        lists[name_a].setdefault(topic_id, documents_a)
+        lists[name_b].setdefault(topic_id, documents_b)
+    return dict(sorted(lists.items()))
+
+
+@dataclass(frozen=True)
+class LeaderboardLists:
+    """Grades of each compared system's lists, (topics, K) per system, ungraded documents as 0
+    (the leaderboard's rule whatever the policy), and how many listed documents are ungraded."""
+
+    grades: dict[str, np.ndarray]
+    ungraded: int
+
+
+def leaderboard_lists(campaign: Campaign, grades: dict[tuple[int, int], int], k: int) -> LeaderboardLists:
+    """The arrays `estimation.learned_leaderboard.compare_leaderboards` takes."""
+    by_system = system_lists(campaign)
+    missing = {
+        (topic_id, document_id)
+        for by_topic in by_system.values()
+        for topic_id, documents in by_topic.items()
+        for document_id in documents[:k]
+        if (topic_id, document_id) not in grades
+    }
+    arrays = {
+        name: np.array(
+            [list_grades(topic_id, documents, grades, k, 0) for topic_id, documents in by_topic.items()],
+            dtype=np.int64,
+        ).reshape(-1, k)
+        for name, by_topic in by_system.items()
+    }
+    return LeaderboardLists(arrays, len(missing))
+
+
 def latest_fit(campaign: Campaign) -> SxsFit | None:
     """The campaign's most recent learned-DCG fit, if any."""
     return SxsFit.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
+
+
+# The fields of a stored fit the learned-DCG endpoint and the dashboard show.
+FIT_FIELDS = (
+    "gains",
+    "discounts",
+    "gains_low",
+    "gains_high",
+    "discounts_low",
+    "discounts_high",
+    "sigma_ratio",
+    "sigma_ratio_low",
+    "sigma_ratio_high",
+    "transformed",
+    "weights",
+    "c",
+    "accuracy",
+    "accuracy_curve",
+    "pairs",
+    "ties",
+    "dropped_identical",
+    "groups",
+)
+
+
+def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
+    """What `GET /api/campaigns/{id}/learned-dcg/` answers: the latest fit with its leaderboard,
+    or its status and why there is no fit (with how many more answers are needed)."""
+    settings = sxs_settings(campaign)
+    fit = latest_fit(campaign)
+    summary: dict[str, Any] = {name: None for name in FIT_FIELDS}
+    summary.update(
+        k=settings.k,
+        grade_names=[grade["name"] for grade in campaign.grades],
+        unjudged=settings.unjudged,
+        leaderboard=[],
+        kendall_tau=None,
+        disagreements=[],
+        disagreeing_answers=None,
+        ungraded=None,
+        fitted_at=None,
+        reason="",
+        needed=None,
+    )
+    if fit is None:
+        summary.update(
+            status="waiting",
+            answers=SxsAnswer.objects.filter(campaign=campaign).count(),
+            reason=f"no answer learned from yet: learning needs at least {MIN_STRICT_PAIRS} informative "
+            f"answers (one list better, the lists' grades not identical) over at least {MIN_TOPICS} topics",
+            needed=MIN_STRICT_PAIRS,
+        )
+        return summary
+    result = fit.result
+    summary.update(status=result.get("status", ""), answers=fit.answers, fitted_at=fit.created_at)
+    if result.get("status") != "fitted":
+        summary.update(reason=result.get("reason", ""), needed=result.get("needed"))
+        return summary
+    summary.update({name: result.get(name) for name in FIT_FIELDS})
+    board = result.get("leaderboard") or {}
+    summary.update(
+        leaderboard=board.get("rows", []),
+        kendall_tau=board.get("kendall_tau"),
+        disagreements=board.get("disagreements", []),
+        disagreeing_answers=board.get("disagreeing_answers"),
+        ungraded=board.get("ungraded"),
+    )
+    return summary
+
+
+def apply_targets(user: Any, campaign: Campaign) -> list[Campaign]:
+    """Campaigns the user manages that can take this SxS campaign's learned gains and
+    discounts: the same number of grades and a metric cutoff of at most K."""
+    k = sxs_settings(campaign).k
+    return [
+        other
+        for other in campaigns_to_manage(user).exclude(pk=campaign.pk)
+        if other.grade_count == campaign.grade_count and other.metric_cutoff <= k
+    ]
 
 
 def sxs_task_get(task_id: int) -> SxsTask | None:

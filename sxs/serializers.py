@@ -106,3 +106,103 @@ class SxsAnswerOutputSerializer(serializers.ModelSerializer):
 
 class SkipInputSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500)
+
+
+def _floats(help_text: str) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.FloatField(allow_null=True), allow_null=True, help_text=help_text
+    )
+
+
+class AccuracySerializer(serializers.Serializer):
+    learned = serializers.FloatField(help_text="held-out accuracy of the learned utility (CV over topics)")
+    exp = serializers.FloatField(help_text="DCG@K with gain 2^y - 1, on the same answers")
+    linear = serializers.FloatField(help_text="DCG@K with gain y, on the same answers")
+
+
+class AccuracyPointSerializer(AccuracySerializer):
+    answers = serializers.IntegerField(help_text="training answers per fold")
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    learned = serializers.FloatField(help_text="mean learned utility over the topics (sum of T(W))")
+    standard = serializers.FloatField(help_text="mean DCG@K, gain 2^y - 1, discount 1/log2(1+k)")
+    rank_learned = serializers.IntegerField()
+    rank_standard = serializers.IntegerField()
+
+
+class DisagreementSerializer(serializers.Serializer):
+    first = serializers.CharField()
+    second = serializers.CharField()
+    learned_difference = serializers.FloatField(help_text="first - second, learned")
+    standard_difference = serializers.FloatField(help_text="first - second, standard DCG")
+
+
+class DisagreeingAnswersSerializer(serializers.Serializer):
+    count = serializers.IntegerField(
+        help_text="answers where learned and standard DCG predict different winners"
+    )
+    learned_right = serializers.IntegerField(help_text="of those with a direction, the learned one agreed")
+    standard_right = serializers.IntegerField(help_text="of those with a direction, standard DCG agreed")
+
+
+class LearnedDcgSerializer(serializers.Serializer):
+    """The latest learned-DCG fit of an SxS campaign (fields null while there is none)."""
+
+    status = serializers.ChoiceField(
+        choices=["waiting", "insufficient", "fitted"],
+        help_text="waiting: no answer yet; insufficient: too few informative answers; fitted",
+    )
+    reason = serializers.CharField(allow_blank=True, help_text="why there is no fit")
+    needed = serializers.IntegerField(allow_null=True, help_text="informative answers still needed, at least")
+    answers = serializers.IntegerField(help_text="answers the fit (or the attempt) used")
+    fitted_at = serializers.DateTimeField(allow_null=True)
+    k = serializers.IntegerField()
+    grade_names = serializers.ListField(child=serializers.CharField())
+    unjudged = serializers.CharField(help_text="the campaign's policy for ungraded documents")
+    gains = _floats("per grade, worst 0, best 1")
+    gains_low = _floats("95% bootstrap interval over topics, low end")
+    gains_high = _floats("95% bootstrap interval over topics, high end")
+    discounts = _floats("per position, position 1 = 1")
+    discounts_low = _floats("95% bootstrap interval, low end")
+    discounts_high = _floats("95% bootstrap interval, high end")
+    sigma_ratio = serializers.FloatField(
+        allow_null=True, help_text="sigma2/sigma1 of T(W): near 0, a DCG form fits"
+    )
+    sigma_ratio_low = serializers.FloatField(allow_null=True)
+    sigma_ratio_high = serializers.FloatField(allow_null=True)
+    transformed = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        allow_null=True,
+        help_text="T(W) = W - W[:, :1], positions x grades",
+    )
+    weights = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField()), allow_null=True, help_text="W"
+    )
+    c = serializers.FloatField(allow_null=True, help_text="slack cost chosen by cross-validation")
+    accuracy = AccuracySerializer(allow_null=True)
+    accuracy_curve = AccuracyPointSerializer(many=True, allow_null=True)
+    pairs = serializers.IntegerField(allow_null=True, help_text="answers with a direction used")
+    ties = serializers.IntegerField(allow_null=True, help_text="'about the same' answers used")
+    dropped_identical = serializers.IntegerField(allow_null=True)
+    groups = serializers.IntegerField(allow_null=True, help_text="topics with an informative answer")
+    leaderboard = LeaderboardRowSerializer(many=True)
+    kendall_tau = serializers.FloatField(allow_null=True, help_text="between the learned and standard orders")
+    disagreements = DisagreementSerializer(many=True, help_text="system pairs whose order flips")
+    disagreeing_answers = DisagreeingAnswersSerializer(allow_null=True)
+    ungraded = serializers.IntegerField(
+        allow_null=True, help_text="listed documents without a grade (count 0 in the leaderboard)"
+    )
+
+
+class LearnedDcgApplyInputSerializer(serializers.Serializer):
+    campaign = serializers.IntegerField(
+        help_text="the campaign to measure DCG with these gains and discounts"
+    )
+
+
+class LearnedDcgApplyOutputSerializer(serializers.Serializer):
+    campaign = serializers.IntegerField()
+    custom_dcg = serializers.JSONField(help_text="{gains, discounts, source} now stored on that campaign")
+    metric_label = serializers.CharField()

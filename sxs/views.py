@@ -19,6 +19,9 @@ from labeling.permissions import EXPORT, JUDGE, MANAGE
 from sxs import selectors, services
 from sxs.models import SxsSettings
 
+# How often the dashboard's learned-DCG section asks the API for the latest fit.
+LEARNED_POLL_SECONDS = 5
+
 # The five answers with their keys, as the page shows them left to right.
 ANSWER_BUTTONS = [
     {"value": -2, "key": "1", "arrow": "⇧←", "label": "Left much better"},
@@ -80,12 +83,21 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
 
 def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """An SxS campaign's dashboard; the caller has checked that the user may view results."""
+    targets = selectors.apply_targets(request.user, campaign)
     context = {
         "campaign": campaign,
         "sxs": _settings(campaign),
         "data": selectors.dashboard_data(campaign),
         "exports": export_links(campaign) if request.user.has_perm(EXPORT, campaign) else [],
         "can_judge": request.user.has_perm(JUDGE, campaign),
+        "apply_targets": targets,
+        # What static/sxs/learned-dcg.js reads (a json_script block: no inline script).
+        "learned_config": {
+            "learned_url": reverse("api-learned-dcg", args=[campaign.pk]),
+            "apply_url": reverse("api-learned-dcg-apply", args=[campaign.pk]),
+            "campaign_url": reverse("labeling:campaign_detail", args=[0]).replace("/0/", "/{id}/"),
+            "poll_seconds": LEARNED_POLL_SECONDS,
+        },
     }
     return render(request, "sxs/dashboard.html", context)
 

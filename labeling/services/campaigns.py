@@ -231,8 +231,9 @@ def campaign_assessor_remove(*, campaign: Campaign, user: AbstractBaseUser) -> N
 
 def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:
     """The recompute pipeline after judgments: refit theta and costs, recompute q (when anything
-    changed), top up the draws, store an estimate snapshot (when anything changed), record the
-    progress, and mark the campaign done once every pool item is judged. Idempotent."""
+    changed), top up the draws, store an estimate snapshot (when anything changed), run the
+    mode's own refresh (`JudgingMode.refresh`), record the progress, and mark the campaign done
+    once every pool item is judged. Idempotent."""
     from labeling.services.estimates import snapshot_record
     from labeling.services.refresh import refresh_started
     from labeling.services.sampling_state import sampling_state_refresh
@@ -247,6 +248,7 @@ def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:
         draws_top_up(campaign_id=campaign_id)
         campaign.refresh_from_db()
         snapshot_record(campaign)
+    mode_of(campaign).refresh(campaign)
     return _progress_record(campaign)
 
 

@@ -2,6 +2,7 @@
 
 from labeling.leases import LeaseConflict, UndoNotAllowed
 from sxs.services.judging import MAX_SECONDS, PREFERENCES, Item, sxs_answer, sxs_next, sxs_skip, sxs_undo
+from sxs.services.learning import learned_dcg_apply, sxs_refit
 from sxs.services.setup import SETTING_FIELDS, sxs_configure, sxs_prepare
 
 __all__ = [
@@ -11,10 +12,12 @@ __all__ = [
     "Item",
     "LeaseConflict",
     "UndoNotAllowed",
+    "learned_dcg_apply",
     "sxs_answer",
     "sxs_configure",
     "sxs_next",
     "sxs_prepare",
+    "sxs_refit",
     "sxs_skip",
     "sxs_undo",
 ]

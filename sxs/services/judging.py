@@ -33,6 +33,7 @@ from labeling.leases import (
 from labeling.models import Campaign, Judgment, Task
 from labeling.selectors import task_active_for_assessor
 from labeling.services import judgment_undo
+from labeling.services.refresh import refresh_request
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
 from sxs.selectors import GRADE_DRAW_STRATEGY, sxs_settings_get
 from sxs.services.selection import Candidate, choose
@@ -219,6 +220,9 @@ def sxs_answer(
                 propensity=task.propensity,
                 margin=task.margin,
             )
+            campaign_id = task.campaign_id
+            # As for a graded judgment: the worker refits (learned DCG) once the answer commits.
+            transaction.on_commit(lambda: refresh_request(campaign_id))
             return answer, True
     existing = SxsAnswer.objects.filter(task_id=task.pk).first()
     if existing is None:
@@ -268,8 +272,12 @@ def sxs_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | 
         .values_list("created_at", flat=True)
         .first()
     )
+    campaign_id = campaign.pk
     if grade is not None and (answer is None or grade > answer.created_at):
-        return Item("grade", grade=judgment_undo(campaign=campaign, assessor=assessor, now=now))
+        # A grade taken back changes the lists the answers are learned from: refit too.
+        undone = judgment_undo(campaign=campaign, assessor=assessor, now=now)
+        transaction.on_commit(lambda: refresh_request(campaign_id))
+        return Item("grade", grade=undone)
     if answer is None:
         raise UndoNotAllowed("there is no answer of yours to undo")
     window = django_settings.LABELING_UNDO_SECONDS
@@ -283,6 +291,7 @@ def sxs_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | 
     for other in held.exclude(pk=task_id).values_list("pk", flat=True):
         lease_return(SxsTask, other, selection_rule="", propensity=None, margin=None)
     lease_reopen(SxsTask, task_id, assessor, now, campaign.lease_seconds)
+    transaction.on_commit(lambda: refresh_request(campaign_id))
     return Item("sxs", sxs=SxsTask.objects.select_related("campaign", "topic").get(pk=task_id))
 
 

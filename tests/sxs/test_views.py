@@ -49,9 +49,17 @@ def test_it_shows_distribution_bias_and_no_fake_fit_on_the_dashboard(
     assert '<tr data-value="-1"><td>Left better</td><td class="num">2</td>' in html
     assert "Left preferred in 2 of 2 answers" in html and "p = 0.5000" in html
     assert "sxs/export/answers.tsv" in html
-    SxsFit.objects.create(campaign=sxs_campaign, answers=3, result={"weights": []})
+    SxsFit.objects.create(
+        campaign=sxs_campaign, answers=3, result={"status": "insufficient", "reason": "7 more needed"}
+    )
     html = client_for(coordinator).get(f"/campaigns/{sxs_campaign.pk}/dashboard/").content.decode()
-    assert "No fit yet" not in html and "A fit from 3 answers" in html
+    assert "No fit yet: 7 more needed." in html
+    SxsFit.objects.create(campaign=sxs_campaign, answers=3, result={"status": "fitted", "weights": []})
+    html = client_for(coordinator).get(f"/campaigns/{sxs_campaign.pk}/dashboard/").content.decode()
+    assert "No fit yet" not in html and "Loading the fit from 3 answers" in html
+    # The charts are drawn by a static script from a JSON block: no inline script.
+    assert 'id="learned-dcg-config" type="application/json"' in html and "sxs/learned-dcg.js" in html
+    assert "<script>" not in html
 
 
 def test_it_shows_the_mode_section_on_the_campaign_page(

@@ -1,0 +1,234 @@
+/* The SxS dashboard's learned-DCG section: polls GET /api/campaigns/{id}/learned-dcg/ and redraws
+   its charts and leaderboard in place when the fit changes; "Use these gains and discounts in
+   campaign…" posts to .../learned-dcg/apply/. Draws with the shared helpers (window.Charts). */
+(function () {
+  "use strict";
+
+  const C = window.Charts;
+  const config = JSON.parse(document.getElementById("learned-dcg-config").textContent);
+  const $ = (id) => document.getElementById(id);
+  const COLOURS = { learned: "#1f5fa8", exp: "#b3261e", linear: "#9a5b00" };
+  const NAMES = { learned: "learned", exp: "DCG, gain 2^y−1", linear: "DCG, gain y" };
+  const WIDTH = 420;
+  const HEIGHT = 250;
+  const BOX = { left: 56, right: WIDTH - 14, top: 12, bottom: HEIGHT - 46 };
+  let shown = "";
+  let busy = false;
+
+  function stamp(ok) {
+    $("learned-dcg-dot").classList.toggle("stale", !ok);
+    $("learned-dcg-updated").textContent = (ok ? "updated " : "stale since ") + new Date().toLocaleTimeString();
+  }
+
+  function legend(node, keys, extra) {
+    C.clear(node);
+    for (const key of keys) {
+      const swatch = C.el("span", { class: "swatch" });
+      swatch.style.background = COLOURS[key]; // CSSOM, not a style attribute
+      node.append(C.el("span", { class: "legend-item" }, [swatch, NAMES[key]]));
+    }
+    if (extra) node.append(C.el("span", { class: "small muted", text: extra }));
+  }
+
+  /** Lines over x with points; `series`: [{key, values, low?, high?, labelled?}]. */
+  function lineChart(node, xs, series, labels, yRange) {
+    C.clear(node);
+    const root = C.svg("svg", { viewBox: "0 0 " + WIDTH + " " + HEIGHT, class: "chart", role: "img", "aria-label": labels.aria });
+    const all = series.flatMap((s) => [...s.values, ...(s.low || []), ...(s.high || [])]);
+    const [y0, y1] = yRange || C.extent(all, true);
+    const x = C.scale(xs[0], xs[xs.length - 1] === xs[0] ? xs[0] + 1 : xs[xs.length - 1], BOX.left + 10, BOX.right - 10);
+    const y = C.scale(y0, y1, BOX.bottom, BOX.top);
+    const xTicks = xs.length <= 12 ? xs : C.ticks(xs[0], xs[xs.length - 1], 6);
+    C.axes(root, x, y, BOX, xTicks, C.ticks(y0, y1, 5), labels);
+    for (const s of series) {
+      const colour = COLOURS[s.key];
+      const group = C.svg("g", { class: "series series-" + s.key });
+      const points = xs.map((xv, i) => [x(xv), y(s.values[i])]).filter((p, i) => Number.isFinite(s.values[i]));
+      group.append(C.svg("polyline", { points: points.map((p) => p.join(",")).join(" "), fill: "none", stroke: colour, "stroke-width": s.key === "learned" ? 2.4 : 1.6, "stroke-dasharray": s.key === "learned" ? null : "5 3" }));
+      xs.forEach((xv, i) => {
+        const value = s.values[i];
+        if (!Number.isFinite(value)) return;
+        if (s.low && Number.isFinite(s.low[i]) && Number.isFinite(s.high[i])) {
+          group.append(C.svg("line", { x1: x(xv), x2: x(xv), y1: y(s.low[i]), y2: y(s.high[i]), stroke: colour, "stroke-width": 1.4, class: "interval" }));
+        }
+        const tip = labels.point(xv, i) + ": " + NAMES[s.key] + " " + C.fmt(value, 3) + (s.low ? " " + C.fmtInterval([s.low[i], s.high[i]]) : "");
+        group.append(C.titled(C.svg("circle", { cx: x(xv), cy: y(value), r: s.key === "learned" ? 3.6 : 2.6, fill: colour, "data-value": value }), tip));
+        if (s.labelled) {
+          const last = i === xs.length - 1;
+          group.append(C.svg("text", { x: x(xv) + (last ? -6 : 6), y: y(value) - 6, class: "tick value", "text-anchor": last ? "end" : "start", text: C.fmt(value, 3) }));
+        }
+      });
+      root.append(group);
+    }
+    node.append(root);
+  }
+
+  function heatmap(node, table, gradeNames) {
+    C.clear(node);
+    const rows = table.length;
+    const cols = table[0].length;
+    const cell = { w: Math.min(70, (WIDTH - 90) / cols), h: Math.min(26, (HEIGHT - 40) / rows) };
+    const height = 34 + rows * cell.h;
+    const root = C.svg("svg", { viewBox: "0 0 " + WIDTH + " " + height, class: "chart", role: "img", "aria-label": "T(W) by position and grade" });
+    const top = Math.max(...table.flat().map(Math.abs)) || 1;
+    gradeNames.forEach((name, j) => root.append(C.svg("text", { x: 70 + (j + 0.5) * cell.w, y: 16, class: "tick", "text-anchor": "middle", text: name })));
+    table.forEach((row, i) => {
+      root.append(C.svg("text", { x: 62, y: 26 + (i + 0.65) * cell.h, class: "tick", "text-anchor": "end", text: "position " + (i + 1) }));
+      row.forEach((value, j) => {
+        const share = Math.max(0, Math.min(1, Math.abs(value) / top));
+        const fill = value >= 0 ? "rgba(31, 95, 168, " + (0.08 + 0.85 * share).toFixed(3) + ")" : "rgba(179, 38, 30, " + (0.08 + 0.85 * share).toFixed(3) + ")";
+        root.append(C.titled(C.svg("rect", { x: 70 + j * cell.w, y: 24 + i * cell.h, width: cell.w - 2, height: cell.h - 2, fill: fill }), "position " + (i + 1) + ", " + gradeNames[j] + ": " + C.fmt(value, 3)));
+        root.append(C.svg("text", { x: 70 + (j + 0.5) * cell.w, y: 24 + (i + 0.65) * cell.h, class: share > 0.55 ? "tick on-dark" : "tick", "text-anchor": "middle", text: C.fmt(value, 2) }));
+      });
+    });
+    node.append(root);
+  }
+
+  function normalised(values) {
+    const top = values[values.length - 1] || 1;
+    return values.map((v) => v / top);
+  }
+
+  function drawLeaderboard(data) {
+    const body = $("learned-leaderboard").querySelector("tbody");
+    C.clear(body);
+    for (const row of data.leaderboard) {
+      const moved = row.rank_learned !== row.rank_standard;
+      body.append(
+        C.el("tr", { "data-system": row.system, class: moved ? "strong" : null }, [
+          C.el("td", { text: row.system }),
+          C.el("td", { class: "num learned", text: C.fmt(row.learned) }),
+          C.el("td", { class: "num", text: String(row.rank_learned) }),
+          C.el("td", { class: "num standard", text: C.fmt(row.standard) }),
+          C.el("td", { class: "num", text: String(row.rank_standard) }),
+        ])
+      );
+    }
+    const tau = data.kendall_tau;
+    let words = "Kendall's τ between the two orders: " + C.fmt(tau, 3) + (tau === 1 ? " (the same order)." : ".");
+    const answers = data.disagreeing_answers;
+    if (answers) {
+      words += " On " + answers.count + " answered comparisons the two pick different winners";
+      words += answers.count ? " (the assessors sided with learned DCG in " + answers.learned_right + ", with standard DCG in " + answers.standard_right + ")." : ".";
+    }
+    if (data.unjudged === "judge" && data.ungraded) words += " " + data.ungraded + " listed documents are still ungraded (counted as 0 here).";
+    $("learned-tau").textContent = words;
+    const list = $("learned-disagreements");
+    C.clear(list);
+    for (const flip of data.disagreements) {
+      list.append(C.el("li", { text: flip.first + " vs " + flip.second + ": learned DCG says " + (flip.learned_difference > 0 ? flip.first : flip.second) + " (by " + C.fmt(Math.abs(flip.learned_difference), 3) + "), standard DCG says " + (flip.standard_difference > 0 ? flip.first : flip.second) + " (by " + C.fmt(Math.abs(flip.standard_difference), 3) + ")" }));
+    }
+    if (!data.disagreements.length) list.append(C.el("li", { class: "muted", text: "No pair of systems changes order." }));
+  }
+
+  function draw(data) {
+    const fitted = data.status === "fitted";
+    $("learned-dcg-body").hidden = !fitted;
+    const form = $("learned-apply");
+    if (form) form.hidden = !fitted;
+    if (!fitted) {
+      const more = data.needed ? " At least " + data.needed + " more informative answers are needed." : "";
+      $("learned-dcg-status").textContent = "No fit yet: " + data.reason + "." + (data.reason.includes("more needed") ? "" : more);
+      return;
+    }
+    $("learned-dcg-status").textContent =
+      "Learned from " + data.answers + " answers (" + data.pairs + " with a direction, " + data.ties + " about the same) on " + new Date(data.fitted_at).toLocaleString() + "; refitted as answers arrive.";
+    $("learned-dcg-facts").textContent =
+      "Held-out accuracy: learned " + C.percent(data.accuracy.learned) + ", DCG with gain 2^y−1 " + C.percent(data.accuracy.exp) + ", with gain y " + C.percent(data.accuracy.linear) + " · C = " + C.fmt(data.c, 3);
+
+    const grades = data.grade_names.map((_, i) => i);
+    const top = grades.length - 1;
+    const gradeLabel = (g) => data.grade_names[g] || String(g);
+    lineChart(
+      $("learned-gains-chart"),
+      grades,
+      [
+        { key: "exp", values: normalised(grades.map((g) => Math.pow(2, g) - 1)) },
+        { key: "linear", values: grades.map((g) => g / (top || 1)) },
+        { key: "learned", values: data.gains, low: data.gains_low, high: data.gains_high, labelled: true },
+      ],
+      { x: "grade (" + data.grade_names.join(", ") + ")", y: "gain (worst 0, best 1)", aria: "learned gains per grade", point: (g) => gradeLabel(g) },
+      [Math.min(0, ...data.gains_low.filter(Number.isFinite)), Math.max(1, ...data.gains_high.filter(Number.isFinite)) * 1.04]
+    );
+    legend($("learned-gains-legend"), ["learned", "exp", "linear"]);
+
+    const positions = data.discounts.map((_, i) => i + 1);
+    lineChart(
+      $("learned-discounts-chart"),
+      positions,
+      [
+        { key: "exp", values: positions.map((k) => 1 / Math.log2(1 + k)) },
+        { key: "learned", values: data.discounts, low: data.discounts_low, high: data.discounts_high, labelled: positions.length <= 10 },
+      ],
+      { x: "position", y: "discount (position 1 = 1)", aria: "learned discounts per position", point: (k) => "position " + k }
+    );
+    legend($("learned-discounts-legend"), ["learned"], "dashed: 1/log2(1+k)");
+
+    heatmap($("learned-heatmap"), data.transformed, data.grade_names);
+    $("learned-sigma").textContent =
+      "σ₂/σ₁ = " + C.fmt(data.sigma_ratio, 3) + " " + C.fmtInterval([data.sigma_ratio_low, data.sigma_ratio_high]) +
+      (data.sigma_ratio < 0.1 ? ": close to 0, so a gain per grade times a discount per position describes it well." : ": far from 0, so a grade's worth depends on the position more than DCG's form allows.");
+
+    const curve = data.accuracy_curve || [];
+    if (curve.length) {
+      lineChart(
+        $("learned-accuracy-chart"),
+        curve.map((p) => p.answers),
+        ["learned", "exp", "linear"].map((key) => ({ key: key, values: curve.map((p) => p[key]) })),
+        { x: "training answers", y: "held-out accuracy", aria: "accuracy against answers", point: (n) => n + " answers" }
+      );
+      legend($("learned-accuracy-legend"), ["learned", "exp", "linear"], curve.length < 3 ? "a point is added each time the training answers double from 50" : "");
+    }
+    drawLeaderboard(data);
+  }
+
+  async function refresh() {
+    if (busy || document.hidden) return;
+    busy = true;
+    try {
+      const data = await C.getJson(config.learned_url);
+      const text = JSON.stringify(data);
+      if (text !== shown) {
+        draw(data);
+        shown = text;
+      }
+      stamp(true);
+    } catch (error) {
+      stamp(false);
+    } finally {
+      busy = false;
+    }
+  }
+
+  const form = $("learned-apply");
+  if (form) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const result = $("learned-apply-result");
+      const target = $("learned-apply-target").value;
+      result.textContent = "Saving…";
+      try {
+        const response = await fetch(config.apply_url, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": C.csrfToken() },
+          body: JSON.stringify({ campaign: Number(target) }),
+        });
+        const body = await response.json().catch(() => ({}));
+        C.clear(result);
+        if (!response.ok) {
+          result.textContent = "Not used: " + (body.detail || "the server answered " + response.status);
+          return;
+        }
+        result.append("Done: that campaign now measures " + body.metric_label + ". ");
+        result.append(C.el("a", { href: config.campaign_url.replace("{id}", body.campaign), id: "learned-apply-link", text: "Open it" }));
+      } catch (error) {
+        result.textContent = "Not used: the server did not answer.";
+      }
+    });
+  }
+
+  refresh();
+  setInterval(refresh, 1000 * config.poll_seconds);
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
+})();

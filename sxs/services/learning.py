@@ -1,0 +1,212 @@
+"""Writes: refit learned DCG from the answers (the worker's refresh), and hand the learned gains
+and discounts to another campaign as its DCG.
+
+`sxs_refit` runs in `labeling.services.campaign_refresh` (through `SxsMode.refresh`), which the
+refresh pipeline coalesces: a burst of answers costs one refit. It fits only when the
+informative answers changed since the last stored record (same answers, same grades of their
+lists: same fit); otherwise it only brings the stored leaderboard up to date with grades given
+since. When the answers cannot support a fit yet, the record says why and how many answers are
+still needed; a refit never raises for that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+
+from estimation.learned_dcg import MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
+from estimation.learned_dcg import PreferenceData as CorePreferenceData
+from estimation.learned_leaderboard import compare_leaderboards, disagreeing_answers
+from labeling.models import Campaign
+from labeling.services import campaign_update
+from labeling.services.campaigns import custom_dcg_problem
+from sxs.models import SxsFit
+from sxs.selectors import (
+    PreferenceData,
+    known_grades,
+    latest_fit,
+    leaderboard_lists,
+    preference_data,
+    sxs_settings,
+    sxs_settings_get,
+)
+
+FITTED = "fitted"
+INSUFFICIENT = "insufficient"
+# Bootstrap replicates over topics for the intervals (the core's default).
+BOOTSTRAP = 100
+
+
+def _signature(data: PreferenceData) -> str:
+    """What a fit depends on: the answers used, their preferences and the grades of their lists."""
+    digest = hashlib.sha256()
+    for array in (data.answer_ids, data.preference, data.left, data.right):
+        digest.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
+    digest.update(f"{data.k}:{data.grade_levels}".encode())
+    return digest.hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """JSON without NaN or infinities (PostgreSQL's jsonb refuses them): None instead."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _shortfall(data: PreferenceData) -> tuple[str, int] | None:
+    """Why these answers cannot be learned from yet, and how many more informative answers are
+    needed (at least); None when the core's minimum is met."""
+    identical = np.all(data.left == data.right, axis=1)
+    strict = (data.preference != 0) & ~identical
+    n_strict = int(strict.sum())
+    n_topics = int(np.unique(data.groups[strict]).size)
+    if n_strict >= MIN_STRICT_PAIRS and n_topics >= MIN_TOPICS:
+        return None
+    needed = max(MIN_STRICT_PAIRS - n_strict, MIN_TOPICS - n_topics, 1)
+    reason = (
+        f"learning needs at least {MIN_STRICT_PAIRS} informative answers (one list better, the two "
+        f"lists' grades not identical) over at least {MIN_TOPICS} topics; there are {n_strict} over "
+        f"{n_topics} topic(s) among {data.preference.size} usable answers: at least {needed} more needed"
+    )
+    if data.skipped:
+        reason += f" ({data.skipped} answered comparisons still wait for document grades)"
+    return reason, needed
+
+
+def leaderboard_json(campaign: Campaign, weights: np.ndarray, grades: dict, data: PreferenceData) -> dict:
+    """The learned and standard leaderboards of the campaign's systems, as stored with a fit."""
+    settings = sxs_settings(campaign)
+    lists = leaderboard_lists(campaign, grades, settings.k)
+    board = compare_leaderboards(weights, lists.grades) if lists.grades else None
+    answers = disagreeing_answers(weights, data.left, data.right, data.preference)
+    rows = []
+    if board is not None:
+        for index, system in enumerate(board.systems):
+            rows.append(
+                {
+                    "system": system,
+                    "learned": float(board.learned[index]),
+                    "standard": float(board.standard[index]),
+                    "rank_learned": int(board.rank_learned[index]),
+                    "rank_standard": int(board.rank_standard[index]),
+                }
+            )
+        rows.sort(key=lambda row: (row["rank_learned"], row["system"]))
+    return _plain(
+        {
+            "rows": rows,
+            "kendall_tau": board.kendall_tau if board is not None else None,
+            "disagreements": [
+                {
+                    "first": flip.first,
+                    "second": flip.second,
+                    "learned_difference": flip.learned_difference,
+                    "standard_difference": flip.standard_difference,
+                }
+                for flip in (board.flips if board is not None else ())
+            ],
+            "disagreeing_answers": {
+                "count": answers.count,
+                "learned_right": answers.learned_right,
+                "standard_right": answers.standard_right,
+            },
+            "ungraded": lists.ungraded,
+            "unjudged": settings.unjudged,
+        }
+    )
+
+
+def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
+    """Refit learned DCG when the informative answers changed since the last record; store the
+    fit, or a record of why there is none. Returns the campaign's current record (None while no
+    answer exists)."""
+    if sxs_settings_get(campaign) is None:
+        return None
+    grades = known_grades(campaign)
+    data = preference_data(campaign, grades=grades)
+    signature = _signature(data)
+    latest = latest_fit(campaign)
+    if latest is not None and latest.result.get("signature") == signature:
+        if latest.result.get("status") == FITTED:
+            # Same answers, but grades of other listed documents may have come in since.
+            board = leaderboard_json(campaign, np.asarray(latest.result["weights"]), grades, data)
+            if board != latest.result.get("leaderboard"):
+                SxsFit.objects.filter(pk=latest.pk).update(result={**latest.result, "leaderboard": board})
+                latest.refresh_from_db()
+        return latest
+    if latest is None and data.preference.size == 0 and not data.skipped:
+        return None
+    counts = {"signature": signature, "skipped": data.skipped, "k": data.k, "grade_levels": data.grade_levels}
+    short = _shortfall(data)
+    if short is not None:
+        reason, needed = short
+        return SxsFit.objects.create(
+            campaign=campaign,
+            answers=int(data.preference.size),
+            result={"status": INSUFFICIENT, "reason": reason, "needed": needed, **counts},
+        )
+    core = CorePreferenceData(data.left, data.right, data.preference, data.groups)
+    try:
+        learned = learn_dcg(core, data.grade_levels, bootstrap=BOOTSTRAP, seed=campaign.seed % 2**32)
+    except ValueError as error:  # e.g. every informative answer in one fold's topics
+        return SxsFit.objects.create(
+            campaign=campaign,
+            answers=int(data.preference.size),
+            result={"status": INSUFFICIENT, "reason": str(error), "needed": 1, **counts},
+        )
+    result = _plain(learned.to_json())
+    result.update(
+        status=FITTED,
+        leaderboard=leaderboard_json(campaign, learned.weights, grades, data),
+        **counts,
+    )
+    return SxsFit.objects.create(campaign=campaign, answers=int(data.preference.size), result=result)
+
+
+def learned_dcg_source(campaign: Campaign, fit: SxsFit) -> str:
+    """How a campaign that takes these gains and discounts names where they came from."""
+    return (
+        f"learned from side-by-side campaign '{campaign.name}' "
+        f"({fit.answers} answers, {fit.created_at.date().isoformat()})"
+    )
+
+
+def learned_custom_dcg(campaign: Campaign, fit: SxsFit) -> dict[str, Any]:
+    """The fit's gains and discounts as a campaign's `custom_dcg` (4 decimals, as the report
+    prints them: rounding also clears solver noise such as a gain of -1e-12)."""
+    return {
+        "gains": [round(float(value), 4) + 0.0 for value in fit.result["gains"]],
+        "discounts": [round(float(value), 4) + 0.0 for value in fit.result["discounts"]],
+        "source": learned_dcg_source(campaign, fit),
+    }
+
+
+def apply_problem(target: Campaign, custom: dict[str, Any]) -> str | None:
+    """Why `target` cannot measure DCG with these gains and discounts, or None."""
+    return custom_dcg_problem(custom, target.grade_count, target.metric_cutoff)
+
+
+@transaction.atomic
+def learned_dcg_apply(*, campaign: Campaign, target: Campaign) -> Campaign:
+    """Make `target` measure DCG (and nDCG) with the gains and discounts learned in `campaign`;
+    ValueError with the reason when there is no fit or they do not fit the target."""
+    fit = latest_fit(campaign)
+    if fit is None or fit.result.get("status") != FITTED:
+        raise ValueError("this campaign has no learned gains and discounts yet")
+    custom = learned_custom_dcg(campaign, fit)
+    problem = apply_problem(target, custom)
+    if problem is not None:
+        raise ValueError(f"campaign '{target.name}' cannot take them: {problem}")
+    return campaign_update(campaign=target, custom_dcg=custom)

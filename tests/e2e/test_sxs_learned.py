@@ -1,0 +1,80 @@
+"""End to end in headless chromium: an SxS campaign answered by a deterministic oracle is refitted;
+the dashboard draws the learned gains and the leaderboard from the API, and "Use these gains and
+discounts in campaign…" changes a graded campaign's metric."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from labeling import services as labeling_services
+from sxs import services
+from sxs.selectors import learned_dcg_summary
+from tests.e2e.helpers import log_in
+from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def test_the_dashboard_shows_the_learned_dcg_and_applies_it_to_another_campaign(
+    browser_page: Any, live_server: Any, people: dict[str, AbstractBaseUser], screenshot_dir: Path
+) -> None:
+    campaign = make_learning_campaign(people["coordinator"], ["alice"], name="Lists side by side")
+    assert answer_by_oracle(campaign, people["assessor"]) == 40
+    services.sxs_refit(campaign=campaign)
+    expected = learned_dcg_summary(campaign)
+    assert expected["status"] == "fitted"
+    target = labeling_services.campaign_create(
+        creator=people["coordinator"],
+        name="Graded at 3",
+        metric="DCG@3",
+        grades=["Bad", "Fair", "Good"],
+        budget=10,
+    )
+
+    page = browser_page
+    page.set_viewport_size({"width": 1360, "height": 1000})
+    log_in(page, live_server.url, "carl", f"/campaigns/{target.pk}/")
+    label_before = page.locator("body").inner_text()
+    assert "custom gains" not in label_before
+
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/dashboard/")
+    page.wait_for_selector("#learned-dcg-body:not([hidden])")
+    page.wait_for_selector("#learned-gains-chart .series-learned text.value")
+    shown_gains = [
+        float(t) for t in page.locator("#learned-gains-chart .series-learned text.value").all_text_contents()
+    ]
+    assert shown_gains == pytest.approx(expected["gains"], abs=2e-3)
+    # Three series (learned, 2^y - 1, y) and the interval bars of the learned one.
+    assert page.locator("#learned-gains-chart polyline").count() == 3
+    assert page.locator("#learned-gains-chart .series-learned line.interval").count() >= 1
+    assert page.locator("#learned-heatmap rect").count() == 9
+    assert "σ₂/σ₁ = " in page.locator("#learned-sigma").inner_text()
+
+    rows = page.locator("#learned-leaderboard tbody tr")
+    assert rows.count() == len(LEARN_SYSTEMS)
+    for row in expected["leaderboard"]:
+        cells = page.locator(f'#learned-leaderboard tr[data-system="{row["system"]}"] td').all_inner_texts()
+        assert float(cells[1]) == pytest.approx(row["learned"], rel=2e-3, abs=1e-3)
+        assert int(cells[2]) == row["rank_learned"] and int(cells[4]) == row["rank_standard"]
+        assert float(cells[3]) == pytest.approx(row["standard"], rel=2e-3, abs=1e-3)
+    assert "Kendall's τ" in page.locator("#learned-tau").inner_text()
+    page.locator("#learned-dcg").screenshot(path=str(screenshot_dir / "sxs-learned-dcg.png"))
+
+    page.select_option("#learned-apply-target", str(target.pk))
+    page.click("#learned-apply button[type=submit]")
+    page.wait_for_selector("#learned-apply-link")
+    assert "DCG@3 with custom gains" in page.locator("#learned-apply-result").inner_text()
+    page.click("#learned-apply-link")
+    page.wait_for_load_state()
+    text = page.locator("body").inner_text()
+    assert (
+        "DCG@3 with custom gains" in text
+        and "learned from side-by-side campaign 'Lists side by side'" in text
+    )
+    page.screenshot(path=str(screenshot_dir / "sxs-learned-applied.png"))
+    target.refresh_from_db()
+    assert target.custom_dcg["gains"] == [round(g, 4) + 0.0 for g in expected["gains"]]

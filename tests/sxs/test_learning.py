@@ -1,0 +1,139 @@
+"""Learned DCG in an SxS campaign: the refit (when it fits, what it stores, why it does not), the
+refresh it is requested through, and handing the gains and discounts to another campaign."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from estimation.learned_dcg import MIN_STRICT_PAIRS, utilities
+from labeling import services as labeling_services
+from labeling.models import Campaign
+from sxs import services
+from sxs.models import SxsAnswer, SxsFit, SxsTask
+from sxs.selectors import known_grades, list_grades
+from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign, oracle_answer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def learning(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> Campaign:
+    return make_learning_campaign(coordinator, ["alice"])
+
+
+def test_it_records_why_it_cannot_fit_yet_and_how_many_answers_are_needed(
+    learning: Campaign, assessor: AbstractBaseUser
+) -> None:
+    assert services.sxs_refit(campaign=learning) is None, "no answer: nothing to record"
+    answer_by_oracle(learning, assessor, 3)
+    record = services.sxs_refit(campaign=learning)
+    assert record is not None and record.result["status"] == "insufficient"
+    assert record.answers == 3
+    assert record.result["needed"] >= MIN_STRICT_PAIRS - 3
+    assert f"at least {record.result['needed']} more needed" in record.result["reason"]
+    assert "weights" not in record.result
+
+
+def test_it_fits_when_the_answers_change_and_only_then(
+    learning: Campaign, assessor: AbstractBaseUser
+) -> None:
+    answer_by_oracle(learning, assessor, 30)
+    fit = services.sxs_refit(campaign=learning)
+    assert fit is not None and fit.result["status"] == "fitted" and fit.answers == 30
+    result = fit.result
+    assert len(result["gains"]) == 3 and len(result["discounts"]) == 3
+    assert result["gains"][0] == pytest.approx(0) and result["gains"][-1] == pytest.approx(1)
+    assert set(result["accuracy"]) == {"learned", "exp", "linear"}
+    assert np.asarray(result["transformed"]).shape == (3, 3)
+    board = result["leaderboard"]
+    assert sorted(row["system"] for row in board["rows"]) == sorted(LEARN_SYSTEMS)
+    assert board["ungraded"] == 0 and -1 <= board["kendall_tau"] <= 1
+
+    assert services.sxs_refit(campaign=learning).pk == fit.pk, "same answers: no refit"
+    assert SxsFit.objects.filter(campaign=learning).count() == 1
+
+    answer_by_oracle(learning, assessor, 1)
+    again = services.sxs_refit(campaign=learning)
+    assert again.pk != fit.pk and again.answers == 31
+
+
+def test_it_learns_that_grade_one_is_worth_more_than_dcg_says(
+    learning: Campaign, assessor: AbstractBaseUser
+) -> None:
+    # The oracle's gains are [0, 1, 1.5]: normalised [0, 0.67, 1], against [0, 0.33, 1] for 2^y - 1.
+    answer_by_oracle(learning, assessor)
+    fit = services.sxs_refit(campaign=learning)
+    assert fit.result["gains"][1] > 0.45
+    assert fit.result["accuracy"]["learned"] >= fit.result["accuracy"]["exp"]
+
+
+def test_the_refresh_pipeline_refits_through_the_mode_hook(
+    learning: Campaign, assessor: AbstractBaseUser
+) -> None:
+    answer_by_oracle(learning, assessor, 20)
+    labeling_services.campaign_refresh(campaign_id=learning.pk)
+    fit = SxsFit.objects.get(campaign=learning)
+    assert fit.result["status"] == "fitted" and fit.answers == 20
+
+
+def test_answers_and_undo_request_the_refresh_after_commit(
+    learning: Campaign,
+    assessor: AbstractBaseUser,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Callable,
+) -> None:
+    requested: list[int] = []
+    monkeypatch.setattr("sxs.services.judging.refresh_request", requested.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer_by_oracle(learning, assessor, 2)
+    assert requested == [learning.pk, learning.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        services.sxs_undo(campaign=learning, assessor=assessor)
+    assert requested == [learning.pk] * 3
+
+
+def _open_margins(campaign: Campaign, weights: np.ndarray) -> dict[int, float]:
+    """|w^T d| of every open, unheld task whose two lists differ in grades, by task id."""
+    grades = known_grades(campaign)
+    margins = {}
+    for task in SxsTask.objects.filter(campaign=campaign, answered_at__isnull=True, assessor__isnull=True):
+        left = np.array([list_grades(task.topic_id, task.documents_a, grades, 3, 0)])
+        right = np.array([list_grades(task.topic_id, task.documents_b, grades, 3, 0)])
+        if np.array_equal(left, right):
+            continue
+        margins[task.pk] = abs(float(utilities(weights, left)[0] - utilities(weights, right)[0]))
+    return margins
+
+
+def test_margin_selection_asks_the_open_comparison_closest_to_the_learned_margin(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = make_learning_campaign(coordinator, ["alice"], selection="margin", random_start=15)
+    answer_by_oracle(campaign, assessor, 15)
+    assert set(SxsAnswer.objects.filter(campaign=campaign).values_list("selection_rule", flat=True)) == {
+        "random"
+    }
+    chosen_by_margin = 0
+    while True:
+        fit = services.sxs_refit(campaign=campaign)
+        weights = np.asarray(fit.result["weights"])
+        expected = _open_margins(campaign, weights)
+        item = services.sxs_next(campaign=campaign, assessor=assessor)
+        if item is None:
+            break
+        task = item.sxs
+        if task.selection_rule == "margin":
+            chosen_by_margin += 1
+            assert task.pk in expected, "never a pair whose lists hold the same grades"
+            assert task.margin == pytest.approx(expected[task.pk])
+            assert task.margin == pytest.approx(min(expected.values())), "the smallest |w^T d|"
+        else:
+            assert not expected, "random only once no informative comparison is left"
+        services.sxs_answer(task=task, assessor=assessor, preference=oracle_answer(task), seconds=1.0)
+    assert chosen_by_margin >= 15
+    stored = SxsAnswer.objects.filter(campaign=campaign, selection_rule="margin")
+    assert stored.count() == chosen_by_margin and all(a.margin is not None for a in stored)
