@@ -7,7 +7,8 @@ implementations:
 - `BootstrapLightGBM` (the default; Long et al. 2010 §5.2, N = 8): member i is a LightGBM
   regression of the grade on the features, trained on a bootstrap resample of the labeled
   QUERIES (each keeps all its labeled documents); deterministic for a seed (single thread,
-  ``deterministic=True``, seeded bagging-free trees).
+  ``deterministic=True``, no row or feature subsampling; the seed fixes the resamples and
+  LightGBM's own seeds).
 - `UploadedScores`: a team's own N models' scores, read from ``qid docid s_1 ... s_N`` lines
   (`read_scores`); no model is fitted, so the selection depends only on the formulas.
 
@@ -29,8 +30,9 @@ from estimation.trec import InputFileError, _content_lines, _finite_float
 DEFAULT_MEMBERS = 8
 DEFAULT_PARAMS: dict[str, Any] = {
     "objective": "regression",
-    "learning_rate": 0.05,
+    "learning_rate": 0.1,
     "num_leaves": 15,
+    "max_bin": 63,
     "min_data_in_leaf": 10,
     "feature_fraction": 1.0,
     "bagging_fraction": 1.0,
@@ -40,7 +42,9 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "num_threads": 1,
     "verbosity": -1,
 }
-DEFAULT_ROUNDS = 200
+DEFAULT_ROUNDS = 100
+"""100 trees of 15 leaves at rate 0.1 over 63-bin histograms: a small, quick GBDT member (the
+paper's learner is a GBDT too); the ensemble refits N of them every round."""
 
 
 class Ensemble(Protocol):
