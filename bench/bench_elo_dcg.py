@@ -299,6 +299,25 @@ def fmt(mean: float, se: float, digits: int = 3) -> str:
     return f"{mean:.{digits}f} ± {se:.{digits}f}"
 
 
+def savings(data: dict) -> str:
+    """Labels to reach the whole-pool target, ELO strategies against top_k, in words."""
+    top_k = data["strategies"]["top_k"]
+    top_k_reach, top_k_spent = top_k["labels_to_reach"], top_k["spent"][-1]
+    phrases = []
+    for name in ("elo_qd", "elo_q", "elo_d"):
+        reach = data["strategies"][name]["labels_to_reach"]
+        if reach is None:
+            phrases.append(f"{name} does not reach it within its budgets")
+        elif top_k_reach is not None:
+            saved = 1 - reach / top_k_reach
+            phrases.append(f"{name} {reach:.0f} labels against top_k's {top_k_reach:.0f} ({saved:.0%} fewer)")
+        else:
+            phrases.append(f"{name} reaches it at {reach:.0f} labels")
+    if top_k_reach is None:
+        phrases.append(f"top_k does not reach it within the {top_k_spent:.0f} labels it can spend")
+    return "; ".join(phrases) + "."
+
+
 def write_markdown(report: dict, path: Path) -> None:
     lines = [
         "# ELO-DCG training-data selection: benchmark",
@@ -389,20 +408,9 @@ def write_markdown(report: dict, path: Path) -> None:
         ]
         for name, entry in data["strategies"].items():
             lines.append(f"| {name} | " + " | ".join(f"{v:.2f}" for v in entry["relevant_share"]) + " |")
-        savings = []
-        top_k = data["strategies"]["top_k"]["labels_to_reach"]
-        for name in ("elo_qd", "elo_d", "elo_q"):
-            mine = data["strategies"][name]["labels_to_reach"]
-            if mine is not None and top_k is not None:
-                savings.append(f"{name} {1 - mine / top_k:+.0%} labels against top_k")
         lines += [
             "",
-            "Labels saved against top_k (paper's Table 2: 20-60 %): "
-            + (
-                "; ".join(savings)
-                or "n/a: top_k or the ELO strategy does not reach the target within the budgets"
-            )
-            + ".",
+            "Labels to reach the target against top_k (paper's Table 2: 20-60 % fewer): " + savings(data),
             "",
         ]
     if "speed" in report:
@@ -432,7 +440,14 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["mslr", "mq2008"], choices=["mslr", "mq2008"])
     parser.add_argument("--speed-queries", type=int, default=30_000, help="0 skips the speed measurement")
     parser.add_argument("--out", default=str(RESULTS / "elo_dcg"), help="output path without suffix")
+    parser.add_argument("--report-only", action="store_true", help="rewrite the .md from the existing .json")
     args = parser.parse_args()
+    out = Path(args.out)
+    if args.report_only:
+        write_markdown(
+            json.loads(out.with_suffix(".json").read_text(encoding="utf-8")), out.with_suffix(".md")
+        )
+        return
     started = time.perf_counter()
     report: dict = {
         "repetitions": args.repetitions,
@@ -453,7 +468,6 @@ def main() -> None:
         report["speed"] = speed(args.speed_queries, 120)
         print(f"speed: {report['speed']}", file=sys.stderr)
     report["seconds"] = time.perf_counter() - started
-    out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     write_markdown(report, out.with_suffix(".md"))
     print(out.with_suffix(".md").read_text(encoding="utf-8"))
