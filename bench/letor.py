@@ -1,17 +1,18 @@
 """Read LETOR 4.0 files (SVMlight format with ``#docid = ...`` comments) into arrays.
 
 A line reads ``grade qid:Q 1:v 2:v ... 46:v #docid = GX... inc = ... prob = ...``. The files
-may be gzip-compressed; they are streamed line by line.
+may be gzip-compressed; they are streamed line by line by the core's reader
+(`estimation.letor`); this module keeps the float64 row layout the MQ2008 reproduction uses.
 """
 
 from __future__ import annotations
 
-import gzip
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from estimation.letor import read_letor as core_read_letor
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,73 +47,25 @@ class LetorSet:
         return [slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
 
 
-def _open_text(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        yield from handle
-
-
 def read_letor(paths: list[Path], n_features: int = 46) -> LetorSet:
-    """Parse LETOR files; rows of the same query must be contiguous within a file.
+    """Parse fully labeled LETOR files with docids through `estimation.letor.read_letor`.
 
     Raises
     ------
     ValueError
-        Naming file and line, on a malformed line, a feature index out of 1..n_features,
-        a negative grade, a missing ``#docid``, or a query id seen in two places.
+        Naming file and line (`estimation.trec.InputFileError`), on a malformed line, a feature
+        index above n_features, an unlabeled row, a missing ``#docid``, or a query id seen in
+        two places.
     """
-    rows: list[np.ndarray] = []
-    grades: list[int] = []
-    docnos: list[str] = []
-    query_index: list[int] = []
-    query_ids: list[str] = []
-    position: dict[str, int] = {}
-    for path in paths:
-        previous = None
-        for line_number, line in enumerate(_open_text(Path(path)), start=1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {line_number}"
-            data, _, comment = line.partition("#")
-            tokens = data.split()
-            if len(tokens) < 2 or not tokens[1].startswith("qid:"):
-                raise ValueError(f"{where}: expected 'grade qid:Q f:v ...'")
-            try:
-                grade = int(tokens[0])
-            except ValueError:
-                raise ValueError(f"{where}: grade {tokens[0]!r} is not an integer") from None
-            if grade < 0:
-                raise ValueError(f"{where}: negative grade {grade}")
-            qid = tokens[1][4:]
-            if qid != previous:
-                if qid in position:
-                    raise ValueError(f"{where}: query {qid} appears in two separate blocks")
-                position[qid] = len(query_ids)
-                query_ids.append(qid)
-                previous = qid
-            values = np.zeros(n_features)
-            for token in tokens[2:]:
-                index, _, value = token.partition(":")
-                try:
-                    feature = int(index)
-                    values[feature - 1] = float(value)
-                except (ValueError, IndexError):
-                    raise ValueError(f"{where}: bad feature {token!r}") from None
-                if not 1 <= feature <= n_features:
-                    raise ValueError(f"{where}: feature index {feature} outside 1..{n_features}")
-            fields = comment.split()
-            if len(fields) < 3 or fields[0] != "docid" or fields[1] != "=":
-                raise ValueError(f"{where}: missing '#docid = ...' comment")
-            rows.append(values)
-            grades.append(grade)
-            docnos.append(fields[2])
-            query_index.append(position[qid])
-    if not rows:
-        raise ValueError(f"no query-document pairs in {[str(p) for p in paths]}")
+    pool = core_read_letor([Path(p) for p in paths], n_features=n_features)
+    if pool.doc_ids_from_position:
+        raise ValueError(f"{[str(p) for p in paths]}: missing '#docid = ...' comments")
+    if not pool.labeled.all():
+        raise ValueError(f"{[str(p) for p in paths]}: unlabeled rows (grade -1) in a benchmark file")
     return LetorSet(
-        features=np.vstack(rows),
-        grades=np.asarray(grades, dtype=np.int64),
-        query_ids=tuple(query_ids),
-        query_of_row=np.asarray(query_index, dtype=np.int64),
-        docnos=tuple(docnos),
+        features=np.pad(pool.features, ((0, 0), (0, n_features - pool.features.shape[1]))).astype(np.float64),
+        grades=pool.grades,
+        query_ids=pool.query_ids,
+        query_of_row=pool.query_of_row(),
+        docnos=pool.doc_ids,
     )

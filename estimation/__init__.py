@@ -20,11 +20,17 @@ frozen dataclasses out. The modules, in the order a campaign uses them:
 - ``dcg_lists`` / ``learned_dcg`` / ``sxs_simulation``: DCG gains and discounts learned from
   side-by-side preferences between lists (Zhou et al. 2014), SimpleMargin selection, and
   simulated side-by-side answers.
+- ``letor`` / ``elo_dcg`` / ``training_selection`` / ``inclusion`` / ``ensembles``: training-data
+  selection (ELO-DCG, Long et al. 2010): LETOR pools as arrays, the expected DCG loss of an
+  ensemble, the selection rules and their drawn variant with inclusion probabilities, the
+  bootstrap LightGBM ensemble (import ``estimation.ensembles`` directly; it loads LightGBM).
 """
 
 from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
 from estimation.draws import DrawBatch, draw_batch, pair_unit_items, seeded_draw, topic_unit_items
+from estimation.elo_dcg import ExpectedLoss, expected_loss, expected_loss_documents, expected_loss_queries
 from estimation.estimators import query_level_estimate, unreachable_mass
+from estimation.inclusion import horvitz_thompson_total, inclusion_probabilities, systematic_draw
 from estimation.item_estimators import (
     ReuseEstimate,
     item_level_difference_estimate,
@@ -35,6 +41,7 @@ from estimation.item_estimators import (
 from estimation.item_sampling import expected_utility, item_sampling_distribution, system_weights
 from estimation.label_features import default_item_priors, label_feature_names, label_features
 from estimation.label_model import OrdinalModel, default_prior, fit_ordinal_model, prior_model
+from estimation.letor import LetorPool, apply_labels, read_letor
 from estimation.metric_spec import Metric
 from estimation.metrics import RunEvaluation, dcg, err, evaluate_run, metric_values, ndcg, summarize_run
 from estimation.moments import (
@@ -52,14 +59,18 @@ from estimation.results import Estimate, Moments, SamplingDistribution
 from estimation.sampling import DEFAULT_MIX, optimal_query_distribution, passive_distribution
 from estimation.simulate import simulate_item_level, simulate_query_level
 from estimation.simulate_batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.training_selection import STRATEGIES, Selection, pool_expected_loss, select_training
 from estimation.trec import InputFileError, Run, read_costs, read_labels, read_qrels, read_run
 
 __all__ = [
     "DEFAULT_MIX",
+    "STRATEGIES",
     "CostModel",
     "DrawBatch",
     "Estimate",
+    "ExpectedLoss",
     "InputFileError",
+    "LetorPool",
     "Metric",
     "Moments",
     "OrdinalModel",
@@ -69,6 +80,8 @@ __all__ = [
     "Run",
     "RunEvaluation",
     "SamplingDistribution",
+    "Selection",
+    "apply_labels",
     "budget_needed",
     "build_pool",
     "dcg",
@@ -79,9 +92,14 @@ __all__ = [
     "err",
     "err_cross_moment",
     "evaluate_run",
+    "expected_loss",
+    "expected_loss_documents",
+    "expected_loss_queries",
     "expected_utility",
     "fit_cost_model",
     "fit_ordinal_model",
+    "horvitz_thompson_total",
+    "inclusion_probabilities",
     "item_costs_from_lengths",
     "item_level_difference_estimate",
     "item_level_estimate",
@@ -97,6 +115,7 @@ __all__ = [
     "passive_distribution",
     "plan_budgets",
     "pool_difference_moments",
+    "pool_expected_loss",
     "pool_moments",
     "prepare_replay",
     "prior_model",
@@ -105,16 +124,19 @@ __all__ = [
     "ranking_moments",
     "read_costs",
     "read_labels",
+    "read_letor",
     "read_qrels",
     "read_run",
     "reuse_estimate",
     "seeded_draw",
+    "select_training",
     "simulate_item_level",
     "simulate_item_level_batch",
     "simulate_query_level",
     "simulate_query_level_batch",
     "summarize_run",
     "system_weights",
+    "systematic_draw",
     "topic_unit_items",
     "unreachable_mass",
 ]

@@ -14,7 +14,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from estimation import cli_evaluate, cli_learn_dcg, cli_simulate
+from estimation import cli_evaluate, cli_learn_dcg, cli_select_training, cli_simulate
 from estimation.trec import InputFileError
 
 # Commands whose modules may not exist in every checkout are registered when present.
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_evaluate.register(subparsers)
     cli_simulate.register(subparsers)
     cli_learn_dcg.register(subparsers)
+    cli_select_training.register(subparsers)
     for module_name in _OPTIONAL_COMMAND_MODULES:
         if importlib.util.find_spec(module_name) is not None:
             importlib.import_module(module_name).register(subparsers)

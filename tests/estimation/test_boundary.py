@@ -37,6 +37,25 @@ def test_it_has_no_django_import_in_any_module() -> None:
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
+# Third-party packages the numeric core may import: numpy/scipy for the maths, qpsolvers for
+# the learned-DCG QP, lightgbm for the ELO-DCG bootstrap ensemble. Anything else is a decision
+# to take here, on purpose.
+ALLOWED_THIRD_PARTY = {"numpy", "scipy", "qpsolvers", "lightgbm"}
+
+
+def test_it_imports_only_the_standard_library_and_allowed_packages() -> None:
+    found = {
+        path.name: sorted(
+            name
+            for name in _imported_modules(path)
+            if name.split(".")[0] not in sys.stdlib_module_names
+            and name.split(".")[0] not in ALLOWED_THIRD_PARTY | {"estimation"}
+        )
+        for path in sorted(ESTIMATION_DIR.glob("*.py"))
+    }
+    assert {name: names for name, names in found.items() if names} == {}
+
+
 def test_it_imports_every_module_without_loading_django() -> None:
     modules = [f"estimation.{path.stem}" for path in ESTIMATION_DIR.glob("*.py") if path.stem != "__main__"]
     script = (
