@@ -56,6 +56,43 @@ class Progress:
         return min(1.0, self.spent / self.budget)
 
 
+def units_progress(
+    campaign: Campaign,
+    units: QuerySet,
+    *,
+    started: Q,
+    open_: Q,
+    judgments: int,
+    spent: float,
+    prepared: bool,
+    strategy: str = "",
+) -> Progress:
+    """The progress of a mode whose work comes in units it prepares up front (pair tasks,
+    top-k heaps, side-by-side comparisons): `started` and `open_` say which units are; the
+    campaign counts as done once it runs, was prepared, and no unit is open."""
+    counts = units.aggregate(
+        size=Count("id"), started=Count("id", filter=started), open=Count("id", filter=open_)
+    )
+    state = str(campaign.status)
+    if campaign.status == Campaign.Status.RUNNING and prepared and not counts["open"]:
+        state = "done"
+    return Progress(
+        judgments=judgments,
+        budget=campaign.budget,
+        budget_unit=campaign.budget_unit,
+        spent=spent,
+        remaining=max(0.0, campaign.budget - spent),
+        pool_size=counts["size"] or 0,
+        prejudged=0,
+        drawn=counts["started"] or 0,
+        status=str(campaign.status),
+        state=state,
+        strategy=strategy,
+        open_tasks=counts["open"] or 0,
+        draws=counts["started"] or 0,
+    )
+
+
 def campaign_list_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
     """Campaigns the user may see: all for admins, else those they are a member of."""
     if not user.is_authenticated:

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access import campaign_for
+from labeling.api.common import bad_request, conflict
 from labeling.models import Campaign
 from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
 from pairwise import selectors, services
@@ -32,10 +33,6 @@ def _settings_for(campaign: Campaign) -> PairwiseSettings:
     return pairwise
 
 
-def _detail(message: str, code: int) -> Response:
-    return Response({"detail": message}, status=code)
-
-
 class PairwiseSettingsApi(APIView):
     """Read (members) or set (coordinators) how the campaign judges in pairs."""
 
@@ -56,7 +53,7 @@ class PairwiseSettingsApi(APIView):
         try:
             pairwise = services.pairwise_configure(campaign=campaign, mode=mode, **fields)
         except ValueError as error:
-            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+            return bad_request(str(error))
         return Response(PairwiseSettingsSerializer(pairwise).data)
 
 
@@ -84,10 +81,10 @@ def pair_answer_response(request: Request, task_id: int, campaign_id: int | None
             outcome=data.validated_data["outcome"],
             seconds=data.validated_data.get("seconds"),
         )
-    except (services.PairNotPending, services.LeaseConflict) as conflict:
-        return _detail(str(conflict), status.HTTP_409_CONFLICT)
+    except (services.PairNotPending, services.LeaseConflict) as clash:
+        return conflict(str(clash))
     except ValueError as error:
-        return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+        return bad_request(str(error))
     return Response(ComparisonOutputSerializer(comparison).data, status=status.HTTP_201_CREATED)
 
 
@@ -97,7 +94,7 @@ def pair_undo_response(request: Request, campaign: Campaign) -> Response:
     try:
         task = services.pair_undo(campaign=campaign, assessor=request.user)
     except services.UndoNotAllowed as refusal:
-        return _detail(str(refusal), status.HTTP_409_CONFLICT)
+        return conflict(str(refusal))
     return Response(PairOutputSerializer.of(task, pairwise))
 
 
@@ -161,7 +158,7 @@ class HeapReleaseApi(APIView):
         except TopKHeap.DoesNotExist:
             raise NotFound("No such top-k heap in this campaign.") from None
         except ValueError as error:
-            return _detail(str(error), status.HTTP_409_CONFLICT)
+            return conflict(str(error))
         row = next(heap for heap in selectors.topk_results(campaign) if heap.heap_id == heap_id)
         return Response(TopKOrderSerializer(row).data)
 

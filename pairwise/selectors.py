@@ -21,7 +21,7 @@ from estimation.preferences import Preference
 from estimation.topk import TopKState, fused_prior_order, result
 from labeling.agreement import agreement_of, grade_agreement
 from labeling.models import Campaign, RankingEntry, System
-from labeling.selectors import Progress, throughput_of
+from labeling.selectors import Progress, throughput_of, units_progress
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 
 # The preference an answer implies about the displayed pair: a side marked clearly
@@ -282,36 +282,22 @@ def pair_progress(campaign: Campaign) -> Progress:
     if campaign.budget_unit == Campaign.BudgetUnit.HOURS:
         spent = float(answers["seconds"] or 0.0) / 3600.0
     pairwise = pairwise_settings_get(campaign)
-    if is_topk(campaign):
-        units = TopKHeap.objects.filter(campaign=campaign).aggregate(
-            size=Count("id"),
-            started=Count("id", filter=Q(assessor__isnull=False) | Q(done=True)),
-            open=Count("id", filter=Q(done=False)),
-        )
-    else:
-        units = PairTask.objects.filter(campaign=campaign, heap__isnull=True).aggregate(
-            size=Count("id"),
-            started=Count("id", filter=Q(assessor__isnull=False) | Q(answered_at__isnull=False)),
-            open=Count("id", filter=Q(answered_at__isnull=True)),
-        )
     prepared = pairwise is not None and pairwise.prepared_at is not None
-    state = str(campaign.status)
-    if campaign.status == Campaign.Status.RUNNING and prepared and not units["open"]:
-        state = "done"
-    return Progress(
-        judgments=judgments,
-        budget=campaign.budget,
-        budget_unit=campaign.budget_unit,
-        spent=spent,
-        remaining=max(0.0, campaign.budget - spent),
-        pool_size=units["size"] or 0,
-        prejudged=0,
-        drawn=units["started"] or 0,
-        status=str(campaign.status),
-        state=state,
-        strategy=campaign.strategy,
-        open_tasks=units["open"] or 0,
-        draws=units["started"] or 0,
+    common = {"judgments": judgments, "spent": spent, "prepared": prepared, "strategy": campaign.strategy}
+    if is_topk(campaign):
+        return units_progress(
+            campaign,
+            TopKHeap.objects.filter(campaign=campaign),
+            started=Q(assessor__isnull=False) | Q(done=True),
+            open_=Q(done=False),
+            **common,
+        )
+    return units_progress(
+        campaign,
+        PairTask.objects.filter(campaign=campaign, heap__isnull=True),
+        started=Q(assessor__isnull=False) | Q(answered_at__isnull=False),
+        open_=Q(answered_at__isnull=True),
+        **common,
     )
 
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access import campaign_for
+from labeling.api.common import bad_request, conflict
 from labeling.models import Campaign
 from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
 from labeling.serializers import TaskOutputSerializer
@@ -35,10 +36,6 @@ def _settings_for(campaign: Campaign) -> SxsSettings:
     if settings is None:
         raise NotFound("This campaign does not judge side by side.")
     return settings
-
-
-def _detail(message: str, code: int) -> Response:
-    return Response({"detail": message}, status=code)
 
 
 def _item_response(item: services.Item | None, settings: SxsSettings) -> Response:
@@ -73,10 +70,10 @@ def answer_response(request: Request, task_id: int) -> Response:
             seconds=data.validated_data.get("seconds"),
             comment=data.validated_data.get("comment", ""),
         )
-    except services.LeaseConflict as conflict:
-        return _detail(str(conflict), status.HTTP_409_CONFLICT)
+    except services.LeaseConflict as clash:
+        return conflict(str(clash))
     except ValueError as error:
-        return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+        return bad_request(str(error))
     code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
     return Response(SxsAnswerOutputSerializer(answer).data, status=code)
 
@@ -87,7 +84,7 @@ def undo_response(request: Request, campaign: Campaign) -> Response:
     try:
         item = services.sxs_undo(campaign=campaign, assessor=request.user)
     except services.UndoNotAllowed as refusal:
-        return _detail(str(refusal), status.HTTP_409_CONFLICT)
+        return conflict(str(refusal))
     return _item_response(item, settings)
 
 
@@ -108,7 +105,7 @@ class SxsSettingsApi(APIView):
         try:
             settings = services.sxs_configure(campaign=campaign, **data.validated_data)
         except ValueError as error:
-            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+            return bad_request(str(error))
         return Response(SxsSettingsSerializer(settings).data)
 
 
@@ -130,10 +127,10 @@ class SxsSkipApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             services.sxs_skip(task=task, assessor=request.user, reason=data.validated_data["reason"])
-        except services.LeaseConflict as conflict:
-            return _detail(str(conflict), status.HTTP_409_CONFLICT)
+        except services.LeaseConflict as clash:
+            return conflict(str(clash))
         except ValueError as error:
-            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+            return bad_request(str(error))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -168,7 +165,7 @@ class LearnedDcgApplyApi(APIView):
         try:
             target = services.learned_dcg_apply(campaign=campaign, target=target)
         except ValueError as error:
-            return _detail(str(error), status.HTTP_400_BAD_REQUEST)
+            return bad_request(str(error))
         body = {
             "campaign": target.pk,
             "custom_dcg": target.custom_dcg,

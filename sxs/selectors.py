@@ -18,7 +18,7 @@ from estimation.preferences import Preference
 from labeling.agreement import agreement_of
 from labeling.dashboard import campaigns_to_manage
 from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Task
-from labeling.selectors import Progress, Throughput, throughput_of
+from labeling.selectors import Progress, Throughput, throughput_of, units_progress
 from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsSkip, SxsTask
 
 MODE_NAME = "sxs"
@@ -315,30 +315,15 @@ def sxs_progress(campaign: Campaign) -> Progress:
     spent = float(judgments)
     if campaign.budget_unit == Campaign.BudgetUnit.HOURS:
         spent = float((answers["seconds"] or 0.0) + (grades["seconds"] or 0.0)) / 3600.0
-    units = SxsTask.objects.filter(campaign=campaign).aggregate(
-        size=Count("id"),
-        started=Count("id", filter=Q(assessor__isnull=False) | Q(answered_at__isnull=False)),
-        open=Count("id", filter=Q(answered_at__isnull=True)),
-    )
     settings = sxs_settings_get(campaign)
-    prepared = settings is not None and settings.prepared_at is not None
-    state = str(campaign.status)
-    if campaign.status == Campaign.Status.RUNNING and prepared and not units["open"]:
-        state = "done"
-    return Progress(
+    return units_progress(
+        campaign,
+        SxsTask.objects.filter(campaign=campaign),
+        started=Q(assessor__isnull=False) | Q(answered_at__isnull=False),
+        open_=Q(answered_at__isnull=True),
         judgments=judgments,
-        budget=campaign.budget,
-        budget_unit=campaign.budget_unit,
         spent=spent,
-        remaining=max(0.0, campaign.budget - spent),
-        pool_size=units["size"] or 0,
-        prejudged=0,
-        drawn=units["started"] or 0,
-        status=str(campaign.status),
-        state=state,
-        strategy="",
-        open_tasks=units["open"] or 0,
-        draws=units["started"] or 0,
+        prepared=settings is not None and settings.prepared_at is not None,
     )
 
 
