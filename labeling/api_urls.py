@@ -27,6 +27,11 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/runs/", _api(api.RunsImportApi.as_view()), name="api-runs"),
     path("campaigns/<int:campaign_id>/qrels/", _api(api.QrelsImportApi.as_view()), name="api-qrels"),
     path("campaigns/<int:campaign_id>/assessors/", _api(api.AssessorsApi.as_view()), name="api-assessors"),
+    path(
+        "campaigns/<int:campaign_id>/preflight/",
+        _api(api.CampaignPreflightApi.as_view()),
+        name="api-preflight",
+    ),
     path("campaigns/<int:campaign_id>/start/", _api(api.CampaignStartApi.as_view()), name="api-start"),
     path("campaigns/<int:campaign_id>/pause/", _api(api.CampaignPauseApi.as_view()), name="api-pause"),
     path("campaigns/<int:campaign_id>/next/", _api(api.NextTaskApi.as_view()), name="api-next"),

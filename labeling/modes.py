@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rest_framework.serializers import Serializer
 
     from labeling.models import Campaign
+    from labeling.preflight import Problem
     from labeling.selectors import Progress, Throughput
     from labeling.token_access import TokenJudge
 
@@ -92,6 +93,11 @@ class JudgingMode:
 
     def started(self, campaign: Campaign) -> None:
         """Set-up once the campaign runs (inside the start transaction)."""
+
+    def preflight_problems(self, campaign: Campaign) -> Iterable[Problem]:
+        """What assessors of this mode would miss beyond the core's checks (labeling.preflight);
+        unlike `start_problem`, these warn and Start asks for confirmation."""
+        return ()
 
     def refresh(self, campaign: Campaign) -> None:
         """The mode's own recompute after answers (`services.campaign_refresh`, in the worker,

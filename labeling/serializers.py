@@ -150,6 +150,18 @@ class ErrorsSerializer(serializers.Serializer):
     errors = ErrorItemSerializer(many=True)
 
 
+class ProblemSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="e.g. topics_missing, documents_without_text, runs_with_ties")
+    count = serializers.IntegerField()
+    examples = serializers.ListField(child=serializers.CharField(), help_text="at most five")
+    message = serializers.CharField(help_text="what assessors would miss and what to do")
+
+
+class PreflightSerializer(serializers.Serializer):
+    problems = ProblemSerializer(many=True)
+    ready = serializers.BooleanField(help_text="no problem listed: Start needs no confirmation")
+
+
 class UsernamesSerializer(serializers.Serializer):
     usernames = serializers.ListField(child=serializers.CharField(), allow_empty=False)
 

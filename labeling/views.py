@@ -21,6 +21,7 @@ from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, UploadFor
 from labeling.models import Campaign
 from labeling.modes import campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_coordinator
+from labeling.preflight import campaign_preflight
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
 UPLOADS: dict[str, dict[str, Any]] = {
@@ -134,6 +135,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
             if kind in UPLOADS  # the page offers files; prior labels come through the API only
         ],
         "exports": export_links(campaign, "campaign") if request.user.has_perm(EXPORT, campaign) else [],
+        "preflight": campaign_preflight(campaign) if campaign.status == Campaign.Status.DRAFT else [],
         **extra,
     }
 
@@ -252,7 +254,15 @@ def _status_change(request: HttpRequest, campaign_id: int, service: Any, done: s
 @login_required
 @require_POST
 def campaign_start(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Start or resume judging."""
+    """Start or resume judging; a draft with pre-flight problems starts only once confirmed."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    if campaign.status == Campaign.Status.DRAFT and not request.POST.get("confirm"):
+        if campaign_preflight(campaign):
+            return render(
+                request,
+                "labeling/campaign_detail.html",
+                _detail_context(request, campaign, preflight_confirm=True),
+            )
     return _status_change(request, campaign_id, services.campaign_start, "Judging is running.")
 
 

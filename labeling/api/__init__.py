@@ -7,6 +7,7 @@ from labeling.api.campaigns import (
     CampaignDetailApi,
     CampaignListCreateApi,
     CampaignPauseApi,
+    CampaignPreflightApi,
     CampaignStartApi,
     UserCreateApi,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "CampaignListCreateApi",
     "CampaignPauseApi",
     "CampaignPlanApi",
+    "CampaignPreflightApi",
     "CampaignStartApi",
     "DocumentsImportApi",
     "EstimatesApi",

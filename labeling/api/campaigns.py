@@ -13,10 +13,12 @@ from labeling import selectors, services
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
 from labeling.permissions import MANAGE, is_coordinator, user_role
+from labeling.preflight import campaign_preflight
 from labeling.serializers import (
     CampaignInputSerializer,
     CampaignOutputSerializer,
     CampaignUpdateSerializer,
+    PreflightSerializer,
     UserInputSerializer,
     UsernamesSerializer,
     UserOutputSerializer,
@@ -102,6 +104,16 @@ class AssessorsApi(APIView):
             return bad_request(str(error))
         usernames = [member.user.get_username() for member in selectors.campaign_assessors(campaign)]
         return Response({"usernames": usernames})
+
+
+class CampaignPreflightApi(APIView):
+    """What assessors would miss if the campaign started now (labeling.preflight)."""
+
+    @extend_schema(responses={200: PreflightSerializer})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        problems = campaign_preflight(campaign)
+        return Response({"problems": [problem.as_dict() for problem in problems], "ready": not problems})
 
 
 class _StatusChangeApi(APIView):

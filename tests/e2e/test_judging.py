@@ -306,6 +306,13 @@ def test_it_lets_a_coordinator_create_a_campaign_and_upload_runs(
     page.wait_for_load_state()
     page.click("button:has-text('Start judging')")
     page.wait_for_load_state()
+    # No topics file was uploaded: the pre-flight list says so, and Start asks to confirm.
+    assert page.locator("#preflight li[data-kind='topics_missing']").is_visible()
+    page.screenshot(path=str(screenshot_dir / "preflight.png"), full_page=True)
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.DRAFT
+    page.click("#start-anyway")
+    page.wait_for_load_state()
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.RUNNING
     assert campaign.members.filter(user__username="alice", role="assessor").exists()

@@ -266,6 +266,12 @@ ENDPOINTS: list[tuple[str, str, Callable[[], Any] | None, dict[str, int]]] = [
         {"assessor": 403, "coordinator": 200, "admin": 200, "outsider": 404},
     ),
     (
+        "get",
+        "/api/campaigns/{c}/preflight/",
+        None,
+        {"assessor": 403, "coordinator": 200, "admin": 200, "outsider": 404},
+    ),
+    (
         "post",
         "/api/campaigns/{c}/start/",
         None,

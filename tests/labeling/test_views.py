@@ -204,7 +204,7 @@ def test_it_starts_and_pauses_a_campaign_by_post_only(
     client = client_for(coordinator)
     start = reverse("labeling:campaign_start", args=[draft_campaign.pk])
     assert client.get(start).status_code == 405
-    assert client.post(start).status_code == 302
+    assert client.post(start, {"confirm": "1"}).status_code == 302
     draft_campaign.refresh_from_db()
     assert draft_campaign.status == Campaign.Status.RUNNING
     assert client.post(reverse("labeling:campaign_pause", args=[draft_campaign.pk])).status_code == 302
