@@ -20,6 +20,8 @@ urlpatterns = [
     path("users/", _api(api.UserCreateApi.as_view()), name="api-users"),
     path("campaigns/", _api(api.CampaignListCreateApi.as_view()), name="api-campaigns"),
     path("campaigns/<int:campaign_id>/", _api(api.CampaignDetailApi.as_view()), name="api-campaign"),
+    path("campaigns/<int:campaign_id>/clone/", _api(api.CampaignCloneApi.as_view()), name="api-clone"),
+    path("campaigns/<int:campaign_id>/archive/", _api(api.CampaignArchiveApi.as_view()), name="api-archive"),
     path("campaigns/<int:campaign_id>/topics/", _api(api.TopicsImportApi.as_view()), name="api-topics"),
     path(
         "campaigns/<int:campaign_id>/documents/", _api(api.DocumentsImportApi.as_view()), name="api-documents"

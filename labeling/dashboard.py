@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from labeling.models import Campaign, CampaignMember, SamplingState
 from labeling.permissions import is_admin
@@ -18,7 +18,7 @@ def campaigns_to_judge(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campa
     if not user.is_authenticated:
         return Campaign.objects.none()
     return Campaign.objects.filter(
-        members__user_id=user.pk, members__role=CampaignMember.Role.ASSESSOR
+        members__user_id=user.pk, members__role=CampaignMember.Role.ASSESSOR, archived_at__isnull=True
     ).order_by("-created_at")
 
 
@@ -31,6 +31,29 @@ def campaigns_to_manage(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Camp
     return Campaign.objects.filter(
         members__user_id=user.pk, members__role=CampaignMember.Role.COORDINATOR
     ).order_by("-created_at")
+
+
+# The campaign list's status filter: the statuses, and "archived" for campaigns put away
+# (which every other choice leaves out).
+ARCHIVED = "archived"
+LIST_FILTERS = (*Campaign.Status.values, ARCHIVED)
+
+
+def campaigns_listed(
+    user: AbstractBaseUser | AnonymousUser, search: str = "", status: str = ""
+) -> QuerySet[Campaign]:
+    """The coordinator's campaign list: name or metric containing `search`, one status (or the
+    archived ones; archived campaigns show only there), newest first, with their progress."""
+    campaigns = campaigns_to_manage(user).select_related("progress")
+    if status == ARCHIVED:
+        campaigns = campaigns.filter(archived_at__isnull=False)
+    else:
+        campaigns = campaigns.filter(archived_at__isnull=True)
+        if status:
+            campaigns = campaigns.filter(status=status)
+    if search.strip():
+        campaigns = campaigns.filter(Q(name__icontains=search.strip()) | Q(metric__icontains=search.strip()))
+    return campaigns
 
 
 def campaign_model_summary(campaign: Campaign) -> dict[str, Any]:

@@ -99,6 +99,9 @@ class Campaign(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="set: out of the work lists (the campaign list's Archived filter)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -94,6 +94,10 @@ class JudgingMode:
     def started(self, campaign: Campaign) -> None:
         """Set-up once the campaign runs (inside the start transaction)."""
 
+    def cloned(self, source: Campaign, clone: Campaign) -> None:
+        """Copy the mode's own uploaded data to a clone (`services.campaign_clone` has copied the
+        settings through `settings_of`/`configure` and the core's files already)."""
+
     def preflight_problems(self, campaign: Campaign) -> Iterable[Problem]:
         """What assessors of this mode would miss beyond the core's checks (labeling.preflight);
         unlike `start_problem`, these warn and Start asks for confirmation."""

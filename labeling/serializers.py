@@ -64,6 +64,14 @@ class CampaignInputSerializer(serializers.Serializer):
         return data
 
 
+class CampaignCloneSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, help_text="default: '<name> (copy)'")
+
+
+class CampaignArchiveSerializer(serializers.Serializer):
+    archived = serializers.BooleanField(default=True, help_text="false brings it back to the work lists")
+
+
 class CampaignUpdateSerializer(CampaignInputSerializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["partial"] = True
@@ -96,6 +104,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "pool_depth",
             "lease_seconds",
             "status",
+            "archived_at",
             "created_at",
             "mix",
             "focus_systems",

@@ -10,7 +10,11 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("judge/", views.judge, name="judge"),
     path("judge/<int:campaign_id>/", views.judge_campaign, name="judge_campaign"),
+    path("campaigns/", views.campaign_list, name="campaign_list"),
     path("campaigns/new/", views.campaign_create, name="campaign_create"),
+    path("campaigns/<int:campaign_id>/clone/", views.campaign_clone, name="campaign_clone"),
+    path("campaigns/<int:campaign_id>/archive/", views.campaign_archive, name="campaign_archive"),
+    path("campaigns/<int:campaign_id>/delete/", views.campaign_delete, name="campaign_delete"),
     path("campaigns/<int:campaign_id>/", views.campaign_detail, name="campaign_detail"),
     path("campaigns/<int:campaign_id>/dashboard/", views.campaign_dashboard, name="campaign_dashboard"),
     path(

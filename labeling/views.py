@@ -20,7 +20,7 @@ from labeling.access import campaign_for_page
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, UploadForm
 from labeling.models import Campaign
 from labeling.modes import campaign_progress, export_links, mode_of
-from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_coordinator
+from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
 from labeling.preflight import campaign_preflight
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
@@ -68,9 +68,97 @@ def home(request: HttpRequest) -> HttpResponse:
         "labeling/home.html",
         {
             "judging": dashboard.campaigns_to_judge(request.user),
-            "managing": dashboard.campaigns_to_manage(request.user) if can_manage else [],
+            "managing": dashboard.campaigns_listed(request.user) if can_manage else [],
             "can_manage": can_manage,
         },
+    )
+
+
+@login_required
+@require_GET
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    """Every campaign the coordinator manages: search, filter by status or archived, and clone,
+    archive or (admins) delete."""
+    if not is_coordinator(request.user):
+        raise PermissionDenied("Only coordinators and admins manage campaigns.")
+    search = request.GET.get("q", "")[:200]
+    status = request.GET.get("status", "")
+    if status not in dashboard.LIST_FILTERS:
+        status = ""
+    campaigns = dashboard.campaigns_listed(request.user, search=search, status=status)
+    return render(
+        request,
+        "labeling/campaign_list.html",
+        {
+            "campaigns": campaigns,
+            "search": search,
+            "status": status,
+            "filters": [
+                ("", "Active and drafts"),
+                *Campaign.Status.choices,
+                (dashboard.ARCHIVED, "Archived"),
+            ],
+            "can_delete": is_admin(request.user),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """A new draft with this campaign's settings, files and assessors, without judgments."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    if not is_coordinator(request.user):
+        raise PermissionDenied("Only coordinators and admins create campaigns.")
+    name = request.POST.get("name", "").strip()[:200] or f"{campaign.name} (copy)"
+    if request.method == "POST":
+        clone = services.campaign_clone(campaign=campaign, creator=request.user, name=name)
+        messages.success(
+            request, f"Cloned “{campaign.name}” as “{clone.name}”: settings, files and assessors."
+        )
+        return redirect("labeling:campaign_detail", campaign_id=clone.pk)
+    return render(
+        request,
+        "labeling/campaign_clone.html",
+        {"campaign": campaign, "name": name, "counts": selectors.campaign_counts(campaign)},
+    )
+
+
+@login_required
+@require_POST
+def campaign_archive(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Archive (a running campaign is paused) or bring back a campaign."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    archived = request.POST.get("archived", "1") == "1"
+    campaign = services.campaign_archive(campaign=campaign, archived=archived)
+    verb = "archived: it no longer shows in the work lists" if archived else "back in the work lists"
+    messages.success(request, f"“{campaign.name}” is {verb}.")
+    return redirect("labeling:campaign_list")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_delete(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Admins delete a campaign after typing its name; the page offers the exports first."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    if not is_admin(request.user):
+        raise PermissionDenied("Only admins delete campaigns.")
+    typed = request.POST.get("name", "")
+    if request.method == "POST" and typed == campaign.name:
+        name = campaign.name
+        services.campaign_delete(campaign=campaign)
+        messages.success(request, f"Deleted “{name}” and everything in it.")
+        return redirect("labeling:campaign_list")
+    return render(
+        request,
+        "labeling/campaign_delete.html",
+        {
+            "campaign": campaign,
+            "counts": selectors.campaign_counts(campaign),
+            "exports": export_links(campaign, "campaign"),
+            "wrong_name": request.method == "POST",
+        },
+        status=400 if request.method == "POST" else 200,
     )
 
 

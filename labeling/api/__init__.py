@@ -4,6 +4,8 @@ concern (campaigns, imports, judging, estimates, downloads)."""
 from labeling.api.auth import TokenApi
 from labeling.api.campaigns import (
     AssessorsApi,
+    CampaignArchiveApi,
+    CampaignCloneApi,
     CampaignDetailApi,
     CampaignListCreateApi,
     CampaignPauseApi,
@@ -33,6 +35,8 @@ __all__ = [
     "TokenApi",
     "AnswerApi",
     "AssessorsApi",
+    "CampaignArchiveApi",
+    "CampaignCloneApi",
     "CampaignDetailApi",
     "CampaignListCreateApi",
     "CampaignPauseApi",

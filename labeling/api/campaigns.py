@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
@@ -12,9 +12,12 @@ from rest_framework.views import APIView
 from labeling import selectors, services
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
-from labeling.permissions import MANAGE, is_coordinator, user_role
+from labeling.dashboard import LIST_FILTERS, campaigns_listed
+from labeling.permissions import MANAGE, is_admin, is_coordinator, user_role
 from labeling.preflight import campaign_preflight
 from labeling.serializers import (
+    CampaignArchiveSerializer,
+    CampaignCloneSerializer,
     CampaignInputSerializer,
     CampaignOutputSerializer,
     CampaignUpdateSerializer,
@@ -47,9 +50,26 @@ class UserCreateApi(APIView):
 class CampaignListCreateApi(APIView):
     """List the campaigns you can see; create one (coordinators and admins)."""
 
-    @extend_schema(responses={200: CampaignOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("search", str, description="name or metric contains (case-insensitive)"),
+            OpenApiParameter(
+                "status",
+                str,
+                enum=list(LIST_FILTERS),
+                description="one status, or archived (archived campaigns are listed only then)",
+            ),
+        ],
+        responses={200: CampaignOutputSerializer(many=True)},
+    )
     def get(self, request: Request) -> Response:
-        campaigns = selectors.campaign_list_for_user(request.user)
+        search, status_filter = request.query_params.get("search", ""), request.query_params.get("status")
+        if status_filter is None and not search:
+            campaigns = selectors.campaign_list_for_user(request.user)
+        elif status_filter not in (None, *LIST_FILTERS):
+            return bad_request(f"status must be one of {', '.join(LIST_FILTERS)}")
+        else:
+            campaigns = campaigns_listed(request.user, search, status_filter or "")
         return Response(CampaignOutputSerializer(campaigns, many=True).data)
 
     @extend_schema(request=CampaignInputSerializer, responses={201: CampaignOutputSerializer})
@@ -81,6 +101,43 @@ class CampaignDetailApi(APIView):
             campaign = services.campaign_update(campaign=campaign, **data.validated_data)
         except ValueError as error:
             return bad_request(str(error))
+        return Response(CampaignOutputSerializer(campaign).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, campaign_id: int) -> Response:
+        """Delete the campaign and everything in it (admins only)."""
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        if not is_admin(request.user):
+            raise PermissionDenied("Only admins delete campaigns.")
+        services.campaign_delete(campaign=campaign)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CampaignCloneApi(APIView):
+    """A new draft with the campaign's settings, files and members, without judgments."""
+
+    @extend_schema(request=CampaignCloneSerializer, responses={201: CampaignOutputSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        if not is_coordinator(request.user):
+            raise PermissionDenied("Only coordinators and admins create campaigns.")
+        data = CampaignCloneSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        clone = services.campaign_clone(
+            campaign=campaign, creator=request.user, name=data.validated_data.get("name")
+        )
+        return Response(CampaignOutputSerializer(clone).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignArchiveApi(APIView):
+    """Archive a campaign (a running one is paused) or bring it back: `{"archived": false}`."""
+
+    @extend_schema(request=CampaignArchiveSerializer, responses={200: CampaignOutputSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        data = CampaignArchiveSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        campaign = services.campaign_archive(campaign=campaign, archived=data.validated_data["archived"])
         return Response(CampaignOutputSerializer(campaign).data)
 
 

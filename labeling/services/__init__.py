@@ -4,6 +4,7 @@ Names follow `<entity>_<action>`; each write runs in a transaction.
 """
 
 from labeling.leases import LeaseConflict, UndoNotAllowed
+from labeling.services.campaign_copies import campaign_archive, campaign_clone, campaign_delete
 from labeling.services.campaigns import (
     campaign_assessor_remove,
     campaign_assessors_assign,
@@ -40,6 +41,9 @@ from labeling.services.sampling_state import sampling_state_current, sampling_st
 from labeling.services.strategies import STRATEGIES, PassiveStrategy, SamplingStrategy
 
 __all__ = [
+    "campaign_archive",
+    "campaign_clone",
+    "campaign_delete",
     "STRATEGIES",
     "ImportFailed",
     "ImportReport",

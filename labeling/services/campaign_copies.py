@@ -1,0 +1,168 @@
+"""Keeping the campaign list tidy: clone a campaign (settings, files, members; no judgments),
+archive it out of the work lists, delete it.
+
+The clone copies rows with ``INSERT ... SELECT`` joined on the natural keys (qid, docno, system
+name), so a campaign of millions of run lines copies in the database without passing through
+Python, in one transaction on SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection, transaction
+from django.utils import timezone
+
+from labeling.models import (
+    Campaign,
+    CampaignMember,
+    CampaignProgress,
+    Document,
+    Judgment,
+    PoolItem,
+    RankingEntry,
+    System,
+    Topic,
+)
+from labeling.modes import mode_of
+from labeling.services.campaigns import campaign_pause
+from labeling.services.imports import pool_rebuild
+
+# What a clone takes over from its source; status, seed, pool version, blocking and dates start
+# afresh (a new seed: the clone's draws are independent of the source's).
+SETTINGS_COPIED = (
+    "metric",
+    "grades",
+    "judging_mode",
+    "custom_dcg",
+    "goal",
+    "goal_k",
+    "strategy",
+    "budget",
+    "budget_unit",
+    "overlap",
+    "pool_depth",
+    "lease_seconds",
+    "mix",
+    "focus_systems",
+    "prior_strength",
+)
+
+
+def _table(model: type) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _copy_rows(sql: str, params: list[object]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def _copy_files(source: Campaign, clone: Campaign) -> None:
+    topic, document, system = _table(Topic), _table(Document), _table(System)
+    entry, judgment = _table(RankingEntry), _table(Judgment)
+    _copy_rows(
+        f"INSERT INTO {topic} (campaign_id, qid, title, description, narrative, is_stub) "
+        f"SELECT %s, qid, title, description, narrative, is_stub FROM {topic} WHERE campaign_id = %s",
+        [clone.pk, source.pk],
+    )
+    _copy_rows(
+        f"INSERT INTO {document} (campaign_id, docno, title, text, url, length, is_stub) "
+        f"SELECT %s, docno, title, text, url, length, is_stub FROM {document} WHERE campaign_id = %s",
+        [clone.pk, source.pk],
+    )
+    now = timezone.now()
+    for run in System.objects.filter(campaign=source).order_by("pk"):
+        System.objects.create(
+            campaign=clone, name=run.name, filename=run.filename, evaluation_only=run.evaluation_only
+        )
+    # Each line of a run finds its new topic, document and system by qid, docno and name.
+    _copy_rows(
+        f"INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
+        f"SELECT new_system.id, new_topic.id, new_document.id, e.rank, e.score FROM {entry} e "
+        f"JOIN {system} old_system ON old_system.id = e.system_id AND old_system.campaign_id = %s "
+        f"JOIN {system} new_system ON new_system.campaign_id = %s AND new_system.name = old_system.name "
+        f"JOIN {topic} old_topic ON old_topic.id = e.topic_id "
+        f"JOIN {topic} new_topic ON new_topic.campaign_id = %s AND new_topic.qid = old_topic.qid "
+        f"JOIN {document} old_document ON old_document.id = e.document_id "
+        f"JOIN {document} new_document ON new_document.campaign_id = %s "
+        f"AND new_document.docno = old_document.docno",
+        [source.pk, clone.pk, clone.pk, clone.pk],
+    )
+    # Imported qrels are a file the coordinator gave; the assessors' judgments stay behind.
+    _copy_rows(
+        f"INSERT INTO {judgment} (campaign_id, topic_id, document_id, grade, seconds, cost, source, "
+        f"created_at) SELECT %s, new_topic.id, new_document.id, j.grade, j.seconds, j.cost, j.source, %s "
+        f"FROM {judgment} j "
+        f"JOIN {topic} old_topic ON old_topic.id = j.topic_id "
+        f"JOIN {topic} new_topic ON new_topic.campaign_id = %s AND new_topic.qid = old_topic.qid "
+        f"JOIN {document} old_document ON old_document.id = j.document_id "
+        f"JOIN {document} new_document ON new_document.campaign_id = %s "
+        f"AND new_document.docno = old_document.docno "
+        f"WHERE j.campaign_id = %s AND j.source = %s",
+        [clone.pk, now, clone.pk, clone.pk, source.pk, Judgment.Source.QRELS],
+    )
+
+
+def _copy_priors(source: Campaign, clone: Campaign) -> None:
+    """Prior grade probabilities (the labels upload) onto the clone's rebuilt pool."""
+    priors = {
+        (qid, docno): prior
+        for qid, docno, prior in PoolItem.objects.filter(campaign=source, prior__isnull=False).values_list(
+            "topic__qid", "document__docno", "prior"
+        )
+    }
+    if not priors:
+        return
+    items = list(PoolItem.objects.filter(campaign=clone).select_related("topic", "document"))
+    for item in items:
+        item.prior = priors.get((item.topic.qid, item.document.docno))
+    PoolItem.objects.bulk_update(
+        [item for item in items if item.prior is not None], ["prior"], batch_size=2000
+    )
+
+
+@transaction.atomic
+def campaign_clone(*, campaign: Campaign, creator: AbstractBaseUser, name: str | None = None) -> Campaign:
+    """A new draft with the campaign's settings, mode settings, uploaded files (topics, documents,
+    runs, qrels, prior labels) and members, without any judgment made in it."""
+    clone = Campaign.objects.create(
+        name=(name or f"{campaign.name} (copy)")[:200],
+        created_by=creator,
+        **{field: getattr(campaign, field) for field in SETTINGS_COPIED},
+    )
+    CampaignProgress.objects.create(campaign=clone)
+    CampaignMember.objects.bulk_create(
+        [
+            CampaignMember(campaign=clone, user_id=user_id, role=role)
+            for user_id, role in campaign.members.values_list("user_id", "role")
+        ]
+    )
+    CampaignMember.objects.get_or_create(
+        campaign=clone, user=creator, defaults={"role": CampaignMember.Role.COORDINATOR}
+    )
+    mode = mode_of(campaign)
+    settings = mode.settings_of(campaign)
+    mode.configure(clone, {name: settings[name] for name in mode.setting_names if name in settings})
+    _copy_files(campaign, clone)
+    if RankingEntry.objects.filter(system__campaign=clone).exists():
+        pool_rebuild(campaign=clone)
+        _copy_priors(campaign, clone)
+    mode.cloned(campaign, clone)
+    return clone
+
+
+@transaction.atomic
+def campaign_archive(*, campaign: Campaign, archived: bool = True) -> Campaign:
+    """Put a campaign out of the work lists (a running one is paused first), or bring it back."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+    if archived and campaign.status == Campaign.Status.RUNNING:
+        campaign = campaign_pause(campaign=campaign)
+    campaign.archived_at = timezone.now() if archived else None
+    campaign.save(update_fields=["archived_at", "updated_at"])
+    return campaign
+
+
+@transaction.atomic
+def campaign_delete(*, campaign: Campaign) -> None:
+    """Delete a campaign and everything in it (admins; the page offers the exports first)."""
+    Campaign.objects.filter(pk=campaign.pk).delete()
