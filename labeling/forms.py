@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from estimation.metric_spec import Metric
+from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
 from labeling.modes import mode_choices, mode_named
 
@@ -123,6 +124,42 @@ class CampaignCreateForm(forms.Form):
             else:
                 self.add_error("topk_k", f"{mode.label} take no k; leave it empty.")
         return data
+
+
+class GuidelinesForm(forms.Form):
+    """The campaign's guidelines (Markdown) and one description per grade."""
+
+    guidelines = forms.CharField(
+        required=False,
+        max_length=GUIDELINES_MAX_CHARS,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 8, "placeholder": "# What counts as relevant\n..."}),
+        help_text="Markdown: headings, lists, **bold**, links, tables. Raw HTML is shown as text.",
+    )
+
+    def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
+        initial = {"guidelines": campaign.guidelines}
+        for value, grade in enumerate(campaign.grades):
+            initial[f"grade_{value}"] = grade.get("description", "")
+        super().__init__(*args, initial=initial, **kwargs)
+        for value, grade in enumerate(campaign.grades):
+            self.fields[f"grade_{value}"] = forms.CharField(
+                required=False,
+                max_length=GRADE_DESCRIPTION_MAX_CHARS,
+                label=f"{grade['name']} ({grade['key']})",
+            )
+        self.grade_count = len(campaign.grades)
+
+    def grade_fields(self) -> list[forms.BoundField]:
+        return [self[f"grade_{value}"] for value in range(self.grade_count)]
+
+    def changes(self) -> dict[str, Any]:
+        """The campaign_update arguments."""
+        data = self.cleaned_data
+        return {
+            "guidelines": data["guidelines"],
+            "grade_descriptions": [data[f"grade_{value}"] for value in range(self.grade_count)],
+        }
 
 
 class BudgetForm(forms.Form):

@@ -101,7 +101,12 @@ GRADED_EXPORTS = (
 def grade_scale(campaign: Campaign) -> list[dict[str, Any]]:
     """The campaign's grades with their values and keys, lowest first."""
     return [
-        {"value": value, "name": grade["name"], "key": grade["key"]}
+        {
+            "value": value,
+            "name": grade["name"],
+            "key": grade["key"],
+            "description": grade.get("description", ""),
+        }
         for value, grade in enumerate(campaign.grades)
     ]
 

@@ -69,6 +69,9 @@ class Campaign(models.Model):
         help_text="{gains, discounts, source}: DCG and nDCG with these gains per grade and discounts "
         "per position (e.g. learned from a side-by-side campaign); empty = 2^y - 1 and 1/log2(1+k)",
     )
+    guidelines = models.TextField(
+        blank=True, default="", help_text="instructions for assessors, in Markdown (shown on the judge page)"
+    )
     goal = models.CharField(max_length=16, choices=Goal.choices, default=Goal.ONE)
     goal_k = models.PositiveIntegerField(null=True, blank=True, help_text="k for a leaderboard goal")
     strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.PASSIVE)

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import ROLES
 from labeling.selectors import Progress
@@ -27,7 +28,9 @@ class CampaignInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     metric = serializers.CharField(max_length=32, default="DCG@10")
     grades = serializers.ListField(
-        child=serializers.JSONField(), required=False, help_text="grade names lowest first, or [{name, key}]"
+        child=serializers.JSONField(),
+        required=False,
+        help_text="grade names lowest first, or [{name, key, description}] (description optional)",
     )
     judging_mode = serializers.CharField(
         max_length=16, default="graded", help_text="graded (default), pairwise or topk: a registered mode"
@@ -49,6 +52,13 @@ class CampaignInputSerializer(serializers.Serializer):
     mix = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.1)
     focus_systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
     prior_strength = serializers.FloatField(min_value=0.0, default=20.0)
+    guidelines = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=GUIDELINES_MAX_CHARS,
+        trim_whitespace=False,
+        help_text="instructions for assessors in Markdown (raw HTML is shown as text)",
+    )
     custom_dcg = CustomDcgSerializer(
         required=False,
         allow_null=True,
@@ -73,6 +83,12 @@ class CampaignArchiveSerializer(serializers.Serializer):
 
 
 class CampaignUpdateSerializer(CampaignInputSerializer):
+    grade_descriptions = serializers.ListField(
+        child=serializers.CharField(max_length=GRADE_DESCRIPTION_MAX_CHARS, allow_blank=True),
+        required=False,
+        help_text='one description per grade, lowest first ("" for none); may change while judging',
+    )
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["partial"] = True
         super().__init__(*args, **kwargs)
@@ -110,6 +126,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "focus_systems",
             "prior_strength",
             "custom_dcg",
+            "guidelines",
         ]
 
     def get_grades(self, campaign: Campaign) -> list[str]:

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from labeling import dashboard, selectors, services
 from labeling.access import campaign_for_page
-from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, UploadForm
+from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GuidelinesForm, UploadForm
 from labeling.models import Campaign
 from labeling.modes import campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
@@ -217,6 +217,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "assessors": [member.user.get_username() for member in selectors.campaign_assessors(campaign)],
         "assign_form": extra.pop("assign_form", None) or AssignForm(),
         "budget_form": extra.pop("budget_form", None) or BudgetForm(initial={"budget": campaign.budget}),
+        "guidelines_form": extra.pop("guidelines_form", None) or GuidelinesForm(campaign=campaign),
         "uploads": [
             {"kind": kind, **{k: v for k, v in UPLOADS[kind].items() if k != "service"}}
             for kind in mode.uploads
@@ -324,6 +325,28 @@ def campaign_budget(request: HttpRequest, campaign_id: int) -> HttpResponse:
         request,
         "labeling/campaign_detail.html",
         _detail_context(request, campaign, budget_form=form),
+        status=400,
+    )
+
+
+@login_required
+@require_POST
+def campaign_guidelines(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Change the guidelines and grade descriptions (also while assessors judge)."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    form = GuidelinesForm(request.POST, campaign=campaign)
+    if form.is_valid():
+        try:
+            services.campaign_update(campaign=campaign, **form.changes())
+        except ValueError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, "Guidelines saved: assessors see them on their next item.")
+            return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+    return render(
+        request,
+        "labeling/campaign_detail.html",
+        _detail_context(request, campaign, guidelines_form=form),
         status=400,
     )
 

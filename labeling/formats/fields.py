@@ -22,6 +22,10 @@ QID_MAX_CHARS: int = Topic._meta.get_field("qid").max_length  # type: ignore[ass
 DOCNO_MAX_CHARS: int = Document._meta.get_field("docno").max_length  # type: ignore[assignment]
 TAG_MAX_CHARS: int = System._meta.get_field("name").max_length  # type: ignore[assignment]
 URL_MAX_CHARS: int = Document._meta.get_field("url").max_length  # type: ignore[assignment]
+# What coordinators write for assessors: a grade's description (a tooltip and a line of the help)
+# and the campaign's guidelines (a page of Markdown).
+GRADE_DESCRIPTION_MAX_CHARS = 500
+GUIDELINES_MAX_CHARS = 50_000
 assert RankingEntry._meta.get_field("rank").get_internal_type() == "IntegerField"
 
 

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from estimation.metric_spec import Metric
+from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.leases import leases_return
 from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task
 from labeling.modes import campaign_progress, mode_named, mode_of
@@ -26,7 +27,8 @@ _DEFAULT_KEYS = string.digits
 
 
 def grade_scale_normalize(grades: Sequence[Any]) -> list[dict[str, str]]:
-    """Turn ["Bad", "Good"] or [{"name", "key"}] into [{"name", "key"}], checking names and keys."""
+    """Turn ["Bad", "Good"] or [{"name", "key", "description"?}] into [{"name", "key"}] (with the
+    description when one is given), checking names, keys and description lengths."""
     if not isinstance(grades, list | tuple) or not 2 <= len(grades) <= 10:
         raise ValueError("grades must be a list of 2 to 10 grade names, lowest first")
     scale: list[dict[str, str]] = []
@@ -42,10 +44,35 @@ def grade_scale_normalize(grades: Sequence[Any]) -> list[dict[str, str]]:
         if len(key) != 1 or key.isspace():
             raise ValueError(f"grade {value} key {key!r} must be a single visible character")
         scale.append({"name": name.strip(), "key": key})
+        description = grade.get("description") if isinstance(grade, dict) else None
+        if description:
+            scale[-1]["description"] = _grade_description(value, description)
     for field in ("name", "key"):
         values = [grade[field] for grade in scale]
         if len(set(values)) != len(values):
             raise ValueError(f"grade {field}s must be distinct")
+    return scale
+
+
+def _grade_description(value: int, description: Any) -> str:
+    if not isinstance(description, str):
+        raise ValueError(f"grade {value}'s description must be text")
+    if len(description) > GRADE_DESCRIPTION_MAX_CHARS:
+        raise ValueError(
+            f"grade {value}'s description is longer than {GRADE_DESCRIPTION_MAX_CHARS} characters"
+        )
+    return description.strip()
+
+
+def grade_descriptions_set(grades: list[dict[str, str]], descriptions: Sequence[Any]) -> list[dict[str, str]]:
+    """The scale with one description per grade (empty removes it); names and keys unchanged, so
+    this may change while assessors judge."""
+    if not isinstance(descriptions, list | tuple) or len(descriptions) != len(grades):
+        raise ValueError(f"grade_descriptions must list one text per grade ({len(grades)})")
+    scale = []
+    for value, (grade, description) in enumerate(zip(grades, descriptions, strict=True)):
+        text = _grade_description(value, description or "")
+        scale.append({"name": grade["name"], "key": grade["key"], **({"description": text} if text else {})})
     return scale
 
 
@@ -157,6 +184,10 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
         campaign_mode_set(
             campaign=campaign, mode_name=mode_name or campaign.judging_mode, settings=mode_settings
         )
+    if "grade_descriptions" in fields:
+        campaign.grades = grade_descriptions_set(campaign.grades, fields.pop("grade_descriptions"))
+    if "guidelines" in fields and len(fields["guidelines"] or "") > GUIDELINES_MAX_CHARS:
+        raise ValueError(f"guidelines are longer than {GUIDELINES_MAX_CHARS} characters")
     if "grades" in fields:
         if Task.objects.filter(campaign=campaign).exists():
             raise ValueError("the grade scale cannot change once items were drawn")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django import template
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.utils.safestring import SafeString
 
+from labeling.markdown import render_markdown
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import is_coordinator as _is_coordinator
@@ -23,6 +25,28 @@ def is_coordinator(user: AbstractBaseUser | AnonymousUser) -> bool:
 def metric_label(campaign: Campaign) -> str:
     """The campaign's metric, with custom DCG gains and discounts when it has them."""
     return campaign_metric_label(campaign)
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """Coordinators' Markdown as safe HTML (raw HTML escaped; labeling.markdown)."""
+    return render_markdown(text)
+
+
+@register.filter
+def has_guidelines(campaign: Campaign) -> bool:
+    """Whether the campaign has guidelines or a grade description to show."""
+    return bool(campaign.guidelines) or any(grade.get("description") for grade in campaign.grades)
+
+
+@register.inclusion_tag("labeling/_guidelines.html")
+def campaign_guidelines(campaign: Campaign) -> dict[str, object]:
+    """The campaign's guidelines and per-grade descriptions, for every mode's judge page."""
+    grades = [grade for grade in campaign.grades if grade.get("description")]
+    return {
+        "guidelines": render_markdown(campaign.guidelines) if campaign.guidelines else "",
+        "grades": grades,
+    }
 
 
 @register.filter

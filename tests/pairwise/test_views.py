@@ -98,3 +98,13 @@ def test_it_gives_the_judging_page_the_progress_address(
     html = client_for(assessor).get(f"/pairwise/{topk_campaign.pk}/judge/").content.decode()
     assert f'"progress_url": "/api/campaigns/{topk_campaign.pk}/progress/"' in html
     assert 'id="progress-bar"' in html and 'id="campaign-progress-text"' in html
+
+
+def test_the_top_k_judge_page_shows_the_campaign_guidelines(
+    topk_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    from labeling import services
+
+    services.campaign_update(campaign=topk_campaign, guidelines="Prefer **official** sources.")
+    page = client_for(assessor).get(f"/judge/{topk_campaign.pk}/").content.decode()
+    assert "Prefer <strong>official</strong> sources." in page
