@@ -14,6 +14,7 @@ from labeling.models import (
     Draw,
     EstimateSnapshot,
     Judgment,
+    JudgmentChange,
     PoolItem,
     RankingEntry,
     SamplingState,
@@ -135,8 +136,26 @@ class TaskAdmin(admin.ModelAdmin):
     list_select_related = ["campaign", "assessor"]
 
 
+class JudgmentChangeInline(admin.TabularInline):
+    model = JudgmentChange
+    extra = 0
+    can_delete = False
+    readonly_fields = ["old_grade", "new_grade", "changed_by", "changed_at"]
+
+
+@admin.register(JudgmentChange)
+class JudgmentChangeAdmin(admin.ModelAdmin):
+    """Grades changed by their assessors (My judgments); the history is kept as it happened."""
+
+    list_display = ["judgment", "old_grade", "new_grade", "changed_by", "changed_at"]
+    list_filter = ["changed_by"]
+    raw_id_fields = ["judgment", "changed_by"]
+    readonly_fields = ["judgment", "old_grade", "new_grade", "changed_by", "changed_at"]
+
+
 @admin.register(Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
+    inlines = [JudgmentChangeInline]
     list_display = ["campaign", "topic", "document", "grade", "assessor", "seconds", "source", "created_at"]
     list_filter = ["campaign", "source", "grade", "assessor"]
     search_fields = ["topic__qid", "document__docno", "assessor__username"]

@@ -50,6 +50,8 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/throughput/", _api(api.ThroughputApi.as_view()), name="api-throughput"),
     path("campaigns/<int:campaign_id>/evaluate/", _api(api.EvaluateRunApi.as_view()), name="api-evaluate"),
     path("campaigns/<int:campaign_id>/plan/", _api(api.CampaignPlanApi.as_view()), name="api-plan"),
+    path("my/judgments/", _api(api.OwnJudgmentsApi.as_view()), name="api-own-judgments"),
+    path("judgments/<int:judgment_id>/grade/", _api(api.OwnJudgmentGradeApi.as_view()), name="api-regrade"),
     path("tasks/<int:task_id>/answer/", _api(api.AnswerApi.as_view()), name="api-answer"),
 ]
 

@@ -379,6 +379,25 @@ class CampaignProgress(models.Model):
         return f"progress of {self.campaign_id}"
 
 
+class JudgmentChange(models.Model):
+    """One change of a judgment's grade by its assessor (their own-judgments page); the judgment
+    holds the latest grade, which is what the estimates use."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="changes")
+    old_grade = models.PositiveSmallIntegerField()
+    new_grade = models.PositiveSmallIntegerField()
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"judgment {self.judgment_id}: {self.old_grade} -> {self.new_grade}"
+
+
 class SamplingState(models.Model):
     """The campaign's current label model, costs and sampling distribution (one row, versioned).
 

@@ -359,3 +359,61 @@ def ranking_positions(entries: QuerySet[RankingEntry], depth: int) -> QuerySet[R
             order_by=[F("score").desc(), F("document__docno").desc()],
         )
     ).filter(position__lte=depth)
+
+
+@dataclass(frozen=True)
+class OwnTally:
+    """An assessor's own numbers: judgments and measured seconds, today and in all."""
+
+    today: int
+    today_seconds: float
+    total: int
+    total_seconds: float
+
+
+def own_judgments(
+    user: AbstractBaseUser, campaign_id: int | None = None, search: str = ""
+) -> QuerySet[Judgment]:
+    """The assessor's own judgments, newest first, with topic, document, campaign and how many times
+    each was changed; `search` matches query id, topic title, docno or document title."""
+    judgments = Judgment.objects.filter(assessor_id=user.pk, source=Judgment.Source.ASSESSOR)
+    if campaign_id is not None:
+        judgments = judgments.filter(campaign_id=campaign_id)
+    text = search.strip()
+    if text:
+        judgments = judgments.filter(
+            Q(topic__qid=text)
+            | Q(topic__title__icontains=text)
+            | Q(document__docno__icontains=text)
+            | Q(document__title__icontains=text)
+        )
+    return (
+        judgments.select_related("topic", "document", "campaign")
+        .annotate(change_count=Count("changes"))
+        .order_by("-created_at", "-id")
+    )
+
+
+def own_tally(
+    user: AbstractBaseUser, campaign_id: int | None = None, now: datetime | None = None
+) -> OwnTally:
+    """Judged today (since local midnight) and in all, with the time measured (pauses excluded)."""
+    from django.utils import timezone
+
+    now = now or timezone.now()
+    midnight = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    judgments = Judgment.objects.filter(assessor_id=user.pk, source=Judgment.Source.ASSESSOR)
+    if campaign_id is not None:
+        judgments = judgments.filter(campaign_id=campaign_id)
+    totals = judgments.aggregate(
+        total=Count("id"),
+        total_seconds=Sum("seconds"),
+        today=Count("id", filter=Q(created_at__gte=midnight)),
+        today_seconds=Sum("seconds", filter=Q(created_at__gte=midnight)),
+    )
+    return OwnTally(
+        today=totals["today"],
+        today_seconds=totals["today_seconds"] or 0.0,
+        total=totals["total"],
+        total_seconds=totals["total_seconds"] or 0.0,
+    )

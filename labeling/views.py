@@ -11,14 +11,16 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from labeling import dashboard, selectors, services
 from labeling.access import campaign_for_page
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GuidelinesForm, UploadForm
-from labeling.models import Campaign
+from labeling.models import Campaign, Judgment
 from labeling.modes import campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
 from labeling.preflight import campaign_preflight
@@ -160,6 +162,51 @@ def campaign_delete(request: HttpRequest, campaign_id: int) -> HttpResponse:
         },
         status=400 if request.method == "POST" else 200,
     )
+
+
+OWN_JUDGMENTS_PER_PAGE = 50
+
+
+@login_required
+@require_GET
+def own_judgments(request: HttpRequest) -> HttpResponse:
+    """The assessor's own judgments: today's and overall counts and time, a searchable list, and
+    a new grade for any of them while its campaign runs (every change kept)."""
+    campaigns = list(dashboard.campaigns_to_judge(request.user))
+    campaign_id = request.GET.get("campaign", "")
+    chosen = next((campaign for campaign in campaigns if str(campaign.pk) == campaign_id), None)
+    search = request.GET.get("q", "")[:200]
+    judgments = selectors.own_judgments(request.user, chosen.pk if chosen else None, search)
+    page = Paginator(judgments, OWN_JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "labeling/own_judgments.html",
+        {
+            "page": page,
+            "campaigns": campaigns,
+            "chosen": chosen,
+            "search": search,
+            "tally": selectors.own_tally(request.user, chosen.pk if chosen else None),
+            "query": request.GET.urlencode(),
+        },
+    )
+
+
+@login_required
+@require_POST
+def own_judgment_regrade(request: HttpRequest, judgment_id: int) -> HttpResponse:
+    """Change the grade of one of your judgments; back to the list you came from."""
+    judgment = get_object_or_404(Judgment, pk=judgment_id, assessor_id=request.user.pk)
+    try:
+        grade = int(request.POST.get("grade", ""))
+        services.judgment_regrade(judgment=judgment, assessor=request.user, grade=grade)
+    except ValueError as error:
+        messages.error(request, f"Not changed: {error}.")
+    else:
+        messages.success(request, f"Topic {judgment.topic.qid}, {judgment.document.docno}: grade changed.")
+    back = request.POST.get("back", "")
+    target = reverse("labeling:own_judgments")
+    return redirect(f"{target}?{back}" if back else target)
 
 
 @login_required

@@ -29,9 +29,12 @@ from labeling.api.imports import (
     TopicsImportApi,
 )
 from labeling.api.judging import AnswerApi, NextTaskApi, ProgressApi, UndoApi
+from labeling.api.own import OwnJudgmentGradeApi, OwnJudgmentsApi
 from labeling.api.planning import CampaignPlanApi
 
 __all__ = [
+    "OwnJudgmentGradeApi",
+    "OwnJudgmentsApi",
     "TokenApi",
     "AnswerApi",
     "AssessorsApi",

@@ -36,11 +36,15 @@ from labeling.services.judging import (
     task_answer,
     task_next,
 )
+from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
 from labeling.services.sampling import draws_top_up
 from labeling.services.sampling_state import sampling_state_current, sampling_state_refresh
 from labeling.services.strategies import STRATEGIES, PassiveStrategy, SamplingStrategy
 
 __all__ = [
+    "JudgmentFinal",
+    "RegradeRefused",
+    "judgment_regrade",
     "campaign_archive",
     "campaign_clone",
     "campaign_delete",

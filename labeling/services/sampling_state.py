@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, F, Max, Sum
 
 from estimation.pool import Pool
 from labeling.models import Campaign, Judgment, SamplingState
@@ -39,11 +39,13 @@ def focus_indices(campaign: Campaign, arrays: PoolArrays) -> list[int]:
 
 
 def judgments_fingerprint(campaign: Campaign) -> str:
-    """Changes whenever a judgment is added or removed."""
+    """Changes whenever a judgment is added or removed, or its grade changes (an assessor's
+    correction on their own-judgments page, an admin's edit): the id-weighted sum of grades
+    moves even when two grades are swapped."""
     totals = Judgment.objects.filter(campaign=campaign).aggregate(
-        n=Count("id"), top=Max("id"), total=Sum("id")
+        n=Count("id"), top=Max("id"), total=Sum("id"), graded=Sum(F("id") * F("grade"))
     )
-    return f"{totals['n']}:{totals['top']}:{totals['total']}"
+    return f"{totals['n']}:{totals['top']}:{totals['total']}:{totals['graded']}"
 
 
 def _settings_fingerprint(campaign: Campaign) -> str:
