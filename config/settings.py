@@ -162,7 +162,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take the write lock up front, so two writers queue on the busy
     # timeout instead of failing with "database is locked"; WAL lets the web server and the
     # worker read while the other writes.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Persistent connections: opening one and setting its pragmas on every request cost 15-25%
+    # of the throughput of 50 assessors (bench/bench_team.py, 3 x 2 gthread workers).
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",
