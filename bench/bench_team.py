@@ -43,12 +43,14 @@ RESULTS_DIR = REPO_ROOT / "bench" / "results"
 
 @contextlib.contextmanager
 def make_run_server(
-    env: dict[str, str], workdir: Path, workers: int | None, threads: int | None
+    env: dict[str, str], workdir: Path, workers: int | None, threads: int | None, dev: bool = False
 ) -> Iterator[int]:
-    """`manage.py serve_with_worker` (what `make run` starts after migrate and demo) on a free
-    port; yields the port and stops it as Ctrl-C or a kill would."""
+    """`manage.py serve_with_worker` (what `make run` starts after migrate and demo; with `dev`,
+    what `make dev` starts) on a free port; yields the port and stops it as a kill would."""
     port = free_port()
     command = [sys.executable, "manage.py", "serve_with_worker", f"127.0.0.1:{port}"]
+    if dev:
+        command.append("--dev")
     if workers:
         command += ["--workers", str(workers)]
     if threads:
@@ -186,6 +188,19 @@ def unjudged_left(env: dict[str, str], campaign: int) -> int:
     return int(done.stdout.strip().splitlines()[-1])
 
 
+def pool_items_of(env: dict[str, str]) -> int:
+    """Pool items of one benchmark campaign (all are built alike)."""
+    script = (
+        "import django; django.setup()\n"
+        "from labeling.models import Campaign, PoolItem\n"
+        "print(PoolItem.objects.filter(campaign=Campaign.objects.order_by('pk').last()).count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, env=env, check=True, capture_output=True, text=True
+    )
+    return int(done.stdout.strip().splitlines()[-1])
+
+
 def write_markdown(result: dict[str, object], path: Path) -> None:
     setup = result["setup"]
     rows = []
@@ -205,8 +220,8 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
         )
     text = f"""# Team benchmark: the embedded default
 
-`make run`'s server (`manage.py serve_with_worker`: gunicorn, {setup["gunicorn"]}, and a Celery
-worker on the filesystem broker) over SQLite (WAL) in a temporary directory, on one
+`manage.py serve_with_worker` ({setup["web_server"]}, and a Celery worker on the filesystem
+broker) over SQLite (WAL) in a temporary directory, on one
 {setup["cores"]}-core machine shared with other work ({setup["machine"]}). Campaign: {setup["topics"]}
 topics x 3 synthetic runs of depth {setup["depth"]} ({setup["pool_items"]} items to judge), passive
 sampling, a budget that never runs out. Each team of assessors (threads, keep-alive, token auth)
@@ -227,8 +242,9 @@ Every run:
 |---|---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-Items still unjudged at the end: {result["unjudged_at_end"]} (so every 204 counted above would have
-been one while work remained). Latencies in ms. "load at start": the 1-minute load average.
+A fresh campaign per run; at least {result["unjudged_at_end"]} of its items were still unjudged at
+the end of every run (so any 204 counted above would have been one while work remained).
+Latencies in ms. "load at start": the 1-minute load average.
 
 Measured {result["measured_at"]} with `python bench/bench_team.py`.
 """
@@ -247,6 +263,9 @@ def main() -> None:
     )
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--depth", type=int, default=200)
+    parser.add_argument(
+        "--dev", action="store_true", help="`make dev`'s development server instead (for comparison)"
+    )
     parser.add_argument("--name", default="team")
     parser.add_argument("--output", type=Path, default=RESULTS_DIR)
     args = parser.parse_args()
@@ -276,11 +295,22 @@ def main() -> None:
         )
         manage(env, "migrate", "--noinput")
         manage(env, "createsuperuser", "--noinput")
-        with make_run_server(env, workdir, args.workers, args.threads) as port:
-            print(f"building the campaign ({args.topics} topics, depth {args.depth}) ...", flush=True)
-            campaign, tokens = build_campaign(port, env, max(args.teams), args.topics, args.depth)
+        with make_run_server(env, workdir, args.workers, args.threads, args.dev) as port:
+            accounts = None
             for repeat in range(1, args.repeat + 1):
                 for team in args.teams:
+                    # A fresh campaign per run, so no run finds the work of the ones before done.
+                    print(f"building a campaign ({args.topics} topics, depth {args.depth}) ...", flush=True)
+                    campaign, tokens = build_campaign(
+                        port,
+                        env,
+                        max(args.teams),
+                        args.topics,
+                        args.depth,
+                        accounts,
+                        f"team {team} #{repeat}",
+                    )
+                    accounts = ([f"assessor{i:02d}" for i in range(max(args.teams))], tokens)
                     load = round(os.getloadavg()[0], 2)
                     print(
                         f"{team} assessors, run {repeat}: {args.warmup} s + {args.duration} s ...", flush=True
@@ -288,14 +318,15 @@ def main() -> None:
                     recorder = run_team(port, campaign, tokens[:team], args.warmup, args.duration)
                     run = {"assessors": team, "repeat": repeat, "load_average_at_start": load}
                     run.update(summarise(recorder, args.duration))
+                    run["unjudged_at_end"] = unjudged_left(env, campaign)
                     print(json.dumps(run), flush=True)
                     runs.append(run)
         server_log = (workdir / "server.log").read_text(errors="replace")
         locked = server_log.count("database is locked")
         if locked or "Traceback" in server_log:
             print("server log shows errors; its end:\n" + server_log[-6000:], file=sys.stderr)
-        left = unjudged_left(env, campaign)
-        pool_items = left + sum(int(run["judgments"]) for run in runs)  # approximate: warm-ups also judge
+        left = min(int(run["unjudged_at_end"]) for run in runs)
+        pool_items = pool_items_of(env)
 
     medians = {}
     for team in args.teams:
@@ -311,7 +342,9 @@ def main() -> None:
             "warmup_s": args.warmup,
             "duration_s": args.duration,
             "repeat": args.repeat,
-            "gunicorn": f"{workers} gthread workers x {threads} threads",
+            "web_server": "Django's development server (`make dev`, `--dev`)"
+            if args.dev
+            else f"gunicorn, {workers} gthread workers x {threads} threads",
             "topics": args.topics,
             "depth": args.depth,
             "pool_items": f"about {round(pool_items, -3):,}",

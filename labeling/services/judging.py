@@ -1,7 +1,9 @@
 """Judging: lease the next task to an assessor, record an answer, undo the last one.
 
-A lease is claimed atomically: on PostgreSQL with SELECT ... FOR UPDATE SKIP LOCKED, elsewhere
-with a conditional UPDATE that only one claimant can win (``filter(...).update(...) == 1``).
+A lease is claimed atomically: on PostgreSQL with SELECT ... FOR UPDATE SKIP LOCKED, on SQLite
+with one UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING (a write statement holds SQLite's
+single write lock from its start), elsewhere with a conditional UPDATE that only one claimant
+can win (``filter(...).update(...) == 1``).
 Expired leases are claimable again. A judgment is unique per task, so a double submit stores
 one. After each judgment commits, the campaign's refresh is requested (`labeling.services.refresh`):
 a background thread queues it, so the request never waits on the cache or the broker.
