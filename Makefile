@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev bench lint clean
+.PHONY: run dev test install install-dev bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,11 +21,19 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # Migrate, load the generated demo, start a Celery worker (filesystem broker unless
-# REDIS_URL is set) and the web server; Ctrl-C stops both.
+# REDIS_URL is set) and gunicorn (config/gunicorn.py, several threaded processes: serves a
+# team of assessors on the embedded SQLite); Ctrl-C stops both.
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
 	$(BIN)/python manage.py serve_with_worker
+
+# The same with Django's development server, which reloads on code changes (one process:
+# for development, not for a team).
+dev: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py serve_with_worker --dev
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest

@@ -109,19 +109,29 @@ def assessor_accounts(env: dict[str, str], names: list[str]) -> list[str]:
 
 
 def build_campaign(
-    port: int, env: dict[str, str], assessors: int, topics: int, depth: int
+    port: int,
+    env: dict[str, str],
+    assessors: int,
+    topics: int,
+    depth: int,
+    accounts: tuple[list[str], list[str]] | None = None,
+    name: str = "HTTP benchmark",
 ) -> tuple[int, list[str]]:
-    """The campaign, its topics, runs and assessors through the REST API; returns id and tokens."""
+    """The campaign, its topics, runs and assessors through the REST API; returns id and tokens.
+    `accounts` (names, tokens) reuses assessors made for an earlier campaign."""
     admin = Api(port)
     status, body = admin.call("POST", "/api/auth/token/", {"username": ADMIN_USERNAME, "password": PASSWORD})
     admin = Api(port, str(expect(status, body, 200)["token"]))
-    names = [f"assessor{i:02d}" for i in range(assessors)]
-    tokens = assessor_accounts(env, names)
+    if accounts is None:
+        names = [f"assessor{i:02d}" for i in range(assessors)]
+        tokens = assessor_accounts(env, names)
+    else:
+        names, tokens = accounts
     status, body = admin.call(
         "POST",
         "/api/campaigns/",
         {
-            "name": "HTTP benchmark",
+            "name": name,
             "metric": "DCG@10",
             "grades": ["not relevant", "relevant", "highly relevant"],
             "goal": "leaderboard",

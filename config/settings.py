@@ -162,7 +162,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take the write lock up front, so two writers queue on the busy
     # timeout instead of failing with "database is locked"; WAL lets the web server and the
     # worker read while the other writes.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Persistent connections: opening one and setting its pragmas on every request cost 15-25%
+    # of the throughput of 50 assessors (bench/bench_team.py, 3 x 2 gthread workers).
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",
@@ -334,7 +336,11 @@ SPECTACULAR_SETTINGS = {
 # Judging settings: how long a leased item stays reserved, how long an undo is allowed.
 LABELING_LEASE_SECONDS = env_int("LABELING_LEASE_SECONDS", 600)
 LABELING_UNDO_SECONDS = env_int("LABELING_UNDO_SECONDS", 30)
+# The queue of draws: open tasks kept drawn ahead, LABELING_QUEUE_PER_ASSESSOR for each assessor
+# who leased a task in the last LABELING_ACTIVE_MINUTES, never fewer than LABELING_QUEUE_TARGET.
 LABELING_QUEUE_TARGET = env_int("LABELING_QUEUE_TARGET", 50)
+LABELING_QUEUE_PER_ASSESSOR = env_int("LABELING_QUEUE_PER_ASSESSOR", 5)
+LABELING_ACTIVE_MINUTES = env_int("LABELING_ACTIVE_MINUTES", 10)
 # Refreshes (refit, resample, snapshot) of one campaign start at least this many seconds apart.
 LABELING_REFRESH_MIN_SECONDS = env_int("LABELING_REFRESH_MIN_SECONDS", 10)
 

@@ -1,7 +1,9 @@
 """Judging: lease the next task to an assessor, record an answer, undo the last one.
 
-A lease is claimed atomically: on PostgreSQL with SELECT ... FOR UPDATE SKIP LOCKED, elsewhere
-with a conditional UPDATE that only one claimant can win (``filter(...).update(...) == 1``).
+A lease is claimed atomically: on PostgreSQL with SELECT ... FOR UPDATE SKIP LOCKED, on SQLite
+with one UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING (a write statement holds SQLite's
+single write lock from its start), elsewhere with a conditional UPDATE that only one claimant
+can win (``filter(...).update(...) == 1``).
 Expired leases are claimable again. A judgment is unique per task, so a double submit stores
 one. After each judgment commits, the campaign's refresh is requested (`labeling.services.refresh`):
 a background thread queues it, so the request never waits on the cache or the broker.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from datetime import datetime
 
 from django.conf import settings
@@ -33,7 +36,7 @@ from labeling.leases import (
 from labeling.models import Campaign, Document, Judgment, Task, Topic
 from labeling.selectors import task_active_for_assessor
 from labeling.services.refresh import campaign_refresh_enqueue, refresh_request  # noqa: F401 (re-exported)
-from labeling.services.sampling import draws_top_up
+from labeling.services.sampling import draws_top_up, queue_target, tasks_unleased_count
 
 # Seconds above which a judgment time is rejected as a client error (a tab left open a day).
 MAX_SECONDS = 24 * 3600.0
@@ -129,7 +132,7 @@ def _task_claim_locking(
     sql = _claim_sql(running, campaign.overlap > 1, standalone=not connection.in_atomic_block)
     task_names, topic_names, document_names = (_field_names(model) for model in (Task, Topic, Document))
     expires = lease_expiry(now, campaign.lease_seconds)
-    low_water = settings.LABELING_QUEUE_TARGET
+    low_water = queue_target(campaign.pk, now)
     parameters = {
         "me": assessor.pk,
         "now": now,
@@ -151,9 +154,27 @@ def _task_claim_locking(
     return task
 
 
+# Campaigns a thread of this process is topping up right now (SQLite, which cannot skip a
+# locked row: the process-local check keeps the threads of one process from queueing up on the
+# write lock only to find the queue full).
+_topping_up: set[int] = set()
+_topping_up_lock = threading.Lock()
+
+
 def _queue_top_up_unless_busy(campaign: Campaign) -> None:
     """Draw more before the queue runs dry, unless another request is drawing right now: then
     its draws are on their way and waiting for them would only stall this request."""
+    if not connection.features.has_select_for_update_skip_locked:
+        with _topping_up_lock:
+            if campaign.pk in _topping_up:
+                return
+            _topping_up.add(campaign.pk)
+        try:
+            draws_top_up(campaign_id=campaign.pk)
+        finally:
+            with _topping_up_lock:
+                _topping_up.discard(campaign.pk)
+        return
     with transaction.atomic():
         idle = (
             Campaign.objects.select_for_update(no_key=True, skip_locked=True)
@@ -163,6 +184,63 @@ def _queue_top_up_unless_busy(campaign: Campaign) -> None:
         )
         if idle is not None:
             draws_top_up(campaign_id=campaign.pk)
+
+
+@functools.cache
+def _claim_sql_sqlite(running: bool, overlap: bool) -> str:
+    """The claim statement of `_task_claim_single` (built once per shape)."""
+    quote = connection.ops.quote_name
+    task_table = quote(Task._meta.db_table)
+    condition = "c.answered_at IS NULL AND c.assessor_id = %(me)s"
+    if running:
+        not_held = ""
+        if overlap:
+            not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
+                AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
+        condition = f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
+            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held}))"""
+    return f"""
+        UPDATE {task_table}
+        SET assessor_id = %(me)s, leased_at = %(now)s, lease_expires_at = %(expires)s
+        WHERE id = (
+            SELECT c.id FROM {task_table} AS c
+            WHERE c.campaign_id = %(campaign)s AND {condition}
+            ORDER BY (c.assessor_id IS %(me)s) DESC, c.{quote("order")}, c.slot, c.id
+            LIMIT 1
+        )
+        RETURNING id
+    """
+
+
+def _task_claim_single(
+    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
+) -> Task | None:
+    """SQLite: one UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING picks the assessor's own
+    unanswered task first (renewing it), else the first claimable one, and leases it.
+
+    A single write statement is its own short transaction: SQLite takes the write lock when
+    the statement starts (waiting on the busy timeout while another writer holds it), so two
+    claimants never pick the same task and a claim never fails for a lost race, which the
+    select-then-update loop did under many concurrent assessors (it gave up, and `next`
+    answered 204 while work remained)."""
+    ops = connection.ops
+    parameters = {
+        "me": assessor.pk,
+        "now": ops.adapt_datetimefield_value(now),
+        "expires": ops.adapt_datetimefield_value(lease_expiry(now, campaign.lease_seconds)),
+        "campaign": campaign.pk,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_claim_sql_sqlite(running, campaign.overlap > 1), parameters)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    task = Task.objects.select_related("topic", "document").get(pk=row[0])
+    if running and not campaign.blocked:
+        target = queue_target(campaign.pk, now)
+        if tasks_unleased_count(campaign.pk, limit=target) < target:
+            _queue_top_up_unless_busy(campaign)
+    return task
 
 
 def _task_claim_conditional(
@@ -189,11 +267,13 @@ def _task_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -
     running = campaign.status == Campaign.Status.RUNNING
     if connection.features.has_select_for_update_skip_locked:
         return _task_claim_locking(campaign, assessor, now, running)
+    if connection.vendor == "sqlite":
+        return _task_claim_single(campaign, assessor, now, running)
     return _task_claim_conditional(campaign, assessor, now, running)
 
 
-# Claims retried when every claimable task was momentarily locked by other claimants.
-CLAIM_ATTEMPTS = 5
+# Claims retried when other claimants took every claimable task first (each retry draws more).
+CLAIM_ATTEMPTS = 10
 
 
 def task_next(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Task | None:
@@ -205,8 +285,11 @@ def task_next(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime |
             return task
         if campaign.status != Campaign.Status.RUNNING:
             return None
-        # The queue is empty (or all of it leased): draw more here, so judging goes on without a worker.
-        if draws_top_up(campaign_id=campaign.pk) > 0:
+        # The queue is empty (or all of it leased): draw more here, so judging goes on without a
+        # worker. At least one new item, even when a concurrent top-up has just filled the queue
+        # to its target: other claimants may take those first, and this request must not end
+        # in "nothing left" while work and budget remain.
+        if draws_top_up(campaign_id=campaign.pk, at_least=1) > 0:
             continue
         # No draws: either nothing is left, or the open tasks were locked by concurrent claims
         # (SKIP LOCKED passed them over). Only the first case means "nothing for you".

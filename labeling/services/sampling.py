@@ -16,7 +16,9 @@ open tasks); `Campaign.blocked` then says "budget" until the budget is raised.
 
 from __future__ import annotations
 
-from datetime import datetime
+import threading
+import time
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -36,13 +38,16 @@ from labeling.services.strategies import STRATEGIES, SamplingStrategy, strategy_
 
 __all__ = [
     "STRATEGIES",
+    "assessors_active_count",
     "SamplingStrategy",
     "draw_cost",
     "draws_top_up",
     "outstanding_cost",
+    "queue_target",
     "strategy_for",
     "tasks_open_count",
     "tasks_trim_to_budget",
+    "tasks_unleased_count",
 ]
 
 # Repeated draws of labelled units cost nothing; this bounds one top-up's loop.
@@ -59,6 +64,47 @@ def tasks_open_count(campaign: Campaign, now: datetime | None = None) -> int:
         .filter(Q(assessor__isnull=True) | Q(lease_expires_at__lt=now))
         .count()
     )
+
+
+def tasks_unleased_count(campaign_id: int, limit: int) -> int:
+    """Unanswered tasks nobody has leased yet, counted up to `limit` (a low-water check)."""
+    rows = Task.objects.filter(campaign_id=campaign_id, answered_at__isnull=True, assessor__isnull=True)
+    return rows[:limit].count()
+
+
+# campaign id -> (monotonic time counted, active assessors): the number of active assessors
+# changes slowly, and counting them on every item served would cost more than the claim.
+_active: dict[int, tuple[float, int]] = {}
+_active_lock = threading.Lock()
+ACTIVE_CACHE_SECONDS = 5.0
+
+
+def assessors_active_count(campaign_id: int, now: datetime | None = None) -> int:
+    """Assessors who leased a task of the campaign in the last LABELING_ACTIVE_MINUTES (kept per
+    process for a few seconds)."""
+    clock = time.monotonic()
+    with _active_lock:
+        cached = _active.get(campaign_id)
+    if cached is not None and clock - cached[0] < ACTIVE_CACHE_SECONDS:
+        return cached[1]
+    now = now or timezone.now()
+    since = now - timedelta(minutes=settings.LABELING_ACTIVE_MINUTES)
+    leases = Task.objects.filter(campaign_id=campaign_id, leased_at__gte=since)
+    active = leases.values("assessor_id").distinct().count()
+    with _active_lock:
+        _active[campaign_id] = (clock, active)
+    return active
+
+
+def queue_target(campaign_id: int, now: datetime | None = None) -> int:
+    """How many open tasks to keep drawn ahead: LABELING_QUEUE_PER_ASSESSOR for each active
+    assessor, and at least LABELING_QUEUE_TARGET.
+
+    A fixed queue ran dry with many assessors: fifty of them emptied it faster than one request
+    refilled it, and `next` answered 204 while work remained. Growing it with the team keeps
+    every assessor a few items ahead."""
+    active = assessors_active_count(campaign_id, now)
+    return max(settings.LABELING_QUEUE_TARGET, settings.LABELING_QUEUE_PER_ASSESSOR * active)
 
 
 def draw_cost(campaign: Campaign, state: LoadedState, lengths: np.ndarray) -> float:
@@ -117,15 +163,16 @@ class _Coverage:
 
 
 @transaction.atomic
-def draws_top_up(*, campaign_id: int, target: int | None = None) -> int:
-    """Draw until `target` tasks are open, the budget stops it or every item is covered; returns
-    the number of draws made (including free repeats)."""
+def draws_top_up(*, campaign_id: int, target: int | None = None, at_least: int = 0) -> int:
+    """Draw until `target` tasks are open (and `at_least` new items however many are open), the
+    budget stops it or every item is covered; returns the number of draws made (including free
+    repeats)."""
     campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign_id)
     # Only modes that sample (graded) draw; the others choose their units themselves.
     if campaign.status != Campaign.Status.RUNNING or not mode_of(campaign).uses_sampling:
         return 0
-    target = settings.LABELING_QUEUE_TARGET if target is None else target
-    wanted = target - tasks_open_count(campaign)
+    target = queue_target(campaign.pk) if target is None else target
+    wanted = max(target - tasks_open_count(campaign), at_least)
     if wanted <= 0:
         return 0
     state = sampling_state_current(campaign)
