@@ -18,6 +18,7 @@ from labeling.models import (
     PoolItem,
     RankingEntry,
     SamplingState,
+    Skip,
     System,
     Task,
     Topic,
@@ -141,6 +142,16 @@ class JudgmentChangeInline(admin.TabularInline):
     extra = 0
     can_delete = False
     readonly_fields = ["old_grade", "new_grade", "changed_by", "changed_at"]
+
+
+@admin.register(Skip)
+class SkipAdmin(admin.ModelAdmin):
+    """Items assessors passed on, and why (the campaign page counts them by reason)."""
+
+    list_display = ["campaign", "kind", "unit", "topic", "document", "assessor", "reason", "created_at"]
+    list_filter = ["campaign", "reason", "kind", "assessor"]
+    raw_id_fields = ["topic", "document", "assessor"]
+    list_select_related = ["campaign", "topic", "document", "assessor"]
 
 
 @admin.register(JudgmentChange)

@@ -53,6 +53,7 @@ urlpatterns = [
     path("my/judgments/", _api(api.OwnJudgmentsApi.as_view()), name="api-own-judgments"),
     path("judgments/<int:judgment_id>/grade/", _api(api.OwnJudgmentGradeApi.as_view()), name="api-regrade"),
     path("tasks/<int:task_id>/answer/", _api(api.AnswerApi.as_view()), name="api-answer"),
+    path("tasks/<int:task_id>/skip/", _api(api.SkipApi.as_view()), name="api-skip"),
 ]
 
 # Every download of every judging mode, from the export registry (labeling.modes).

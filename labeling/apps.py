@@ -30,3 +30,14 @@ class LabelingConfig(AppConfig):
                 stream=False,
             )
         )
+        register_export(
+            Export(
+                "api-export-skips-csv",
+                "export/skips.csv",
+                "-skips.csv",
+                "Skipped items (CSV)",
+                "text/csv",
+                exports.skips_csv,
+                note="who passed which item on, the reason and the note",
+            )
+        )

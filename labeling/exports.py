@@ -15,7 +15,16 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from labeling.models import Campaign, Draw, EstimateSnapshot, Judgment, RankingEntry, SamplingState, System
+from labeling.models import (
+    Campaign,
+    Draw,
+    EstimateSnapshot,
+    Judgment,
+    RankingEntry,
+    SamplingState,
+    Skip,
+    System,
+)
 from labeling.modes import mode_of
 from labeling.selectors import campaign_assessors, campaign_counts
 
@@ -37,6 +46,7 @@ JUDGMENT_FIELDS = (
     "strategy",
     "task",
     "slot",
+    "note",
 )
 
 
@@ -60,6 +70,7 @@ def _judgment_rows(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "draw__strategy",
             "task_id",
             "task__slot",
+            "note",
         )
     )
     for (
@@ -77,6 +88,7 @@ def _judgment_rows(campaign: Campaign) -> Iterator[dict[str, Any]]:
         strategy,
         task,
         slot,
+        note,
     ) in rows.iterator(chunk_size=CHUNK_ROWS):
         yield {
             "topic": qid,
@@ -94,6 +106,7 @@ def _judgment_rows(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "strategy": strategy or "",
             "task": task,
             "slot": slot,
+            "note": note,
         }
 
 
@@ -105,16 +118,35 @@ def judgments_jsonl(campaign: Campaign) -> Iterator[str]:
 
 def judgments_csv(campaign: Campaign) -> Iterator[str]:
     """A CSV header, then one row per judgment, in the order they were made."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=JUDGMENT_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for number, row in enumerate(_judgment_rows(campaign), start=1):
-        writer.writerow({key: "" if value is None else value for key, value in row.items()})
-        if number % 500 == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+    return _csv_text(JUDGMENT_FIELDS, _judgment_rows(campaign))
+
+
+SKIP_FIELDS = ("created", "assessor", "kind", "task", "topic", "docno", "reason", "note")
+
+
+def skips_csv(campaign: Campaign) -> Iterator[str]:
+    """Every skip in order: who passed which item on, why, and their note."""
+    rows = (
+        Skip.objects.filter(campaign=campaign)
+        .order_by("created_at", "id")
+        .values_list(
+            "created_at",
+            "assessor__username",
+            "kind",
+            "unit",
+            "topic__qid",
+            "document__docno",
+            "reason",
+            "note",
+        )
+    )
+    return _csv_text(
+        SKIP_FIELDS,
+        (
+            dict(zip(SKIP_FIELDS, (created.isoformat(), assessor or "", *rest), strict=True))
+            for created, assessor, *rest in rows.iterator(chunk_size=CHUNK_ROWS)
+        ),
+    )
 
 
 def qrels_trec(campaign: Campaign) -> Iterator[str]:

@@ -20,12 +20,15 @@ from rest_framework.serializers import Serializer
 from labeling import dashboard, exports
 from labeling.agreement import grade_agreement
 from labeling.api import graded as graded_api
-from labeling.models import Campaign, PoolItem, System
+from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.leases import LeaseConflict
+from labeling.models import Campaign, PoolItem, Skip, System, Task
 from labeling.modes import Export, JudgingMode, export_links
 from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
 from labeling.services.pool_arrays import campaign_metric_label
+from labeling.services.skips import task_skip
 from labeling.token_access import TokenJudge
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
@@ -158,6 +161,13 @@ class GradedMode(JudgingMode):
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
         return graded_api.undo_response(request, campaign)
 
+    def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
+        task = Task.objects.filter(pk=unit_id).first()
+        if task is None:
+            raise LeaseConflict("no such item is leased to you")
+        task_skip(task=task, assessor=assessor, reason=reason, note=note)
+        return True
+
     def token_next(self, judge: TokenJudge) -> HttpResponse | None:
         return graded_api.token_next(judge)
 
@@ -182,6 +192,7 @@ class GradedMode(JudgingMode):
             "next_url": reverse("api-next", args=[campaign.pk]),
             "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
             "undo_url": reverse("api-undo", args=[campaign.pk]),
+            "skip_url": reverse("api-skip", args=[0]).replace("/0/", "/{task}/"),
             "progress_url": reverse("api-progress", args=[campaign.pk]),
             "login_url": reverse("login"),
         }
@@ -190,6 +201,8 @@ class GradedMode(JudgingMode):
             "grades": grades,
             "undo_window_seconds": undo_seconds,
             "judge_config": config,
+            "skip_reasons": Skip.Reason.choices,
+            "note_max_chars": NOTE_MAX_CHARS,
             # Words of the shared judging chrome (labeling/_judge_chrome.html).
             "judge_unit": "item",
             "judge_answer": "judgment",

@@ -345,6 +345,7 @@ class Judgment(models.Model):
         Task, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgment"
     )
     draw = models.ForeignKey(Draw, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgments")
+    note = models.TextField(blank=True, db_default="", help_text="the assessor's note on this judgment")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -377,6 +378,41 @@ class CampaignProgress(models.Model):
 
     def __str__(self) -> str:
         return f"progress of {self.campaign_id}"
+
+
+class Skip(models.Model):
+    """An assessor passed an item on, and why: the item goes back for someone else, and never to
+    this assessor again. `kind` and `unit` name what was skipped in the mode's own terms (a graded
+    task, a pair task); topic and document, when the unit is one item, keep its other overlap
+    copies from this assessor too."""
+
+    class Reason(models.TextChoices):
+        CANNOT_JUDGE = "cannot_judge", "Cannot judge"
+        NOT_SURE = "not_sure", "Not sure"
+        BROKEN = "broken", "Document broken"
+        OTHER = "other", "Other"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="skips")
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="skips"
+    )
+    kind = models.CharField(max_length=16, help_text="the task_kind of the mode's item, e.g. grade, pair")
+    unit = models.PositiveBigIntegerField(help_text="the skipped unit's id in its mode's table")
+    topic = models.ForeignKey(Topic, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    note = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["campaign", "assessor", "topic", "document"], name="skip_assessor_item"),
+            models.Index(fields=["kind", "unit", "assessor"], name="skip_unit"),
+        ]
+        ordering = ["campaign", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.unit} skipped ({self.reason})"
 
 
 class JudgmentChange(models.Model):

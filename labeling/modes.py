@@ -131,6 +131,13 @@ class JudgingMode:
         """Take back the assessor's last answer; 200 with its item again, 409 if not allowed."""
         raise NotImplementedError
 
+    def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
+        """Pass a held unit of this mode (an item of `task_kind`) on with a reason (one of
+        `labeling.models.Skip.Reason`) and a note: it goes back for someone else, never to this
+        assessor again. False when the mode has no skip; LeaseConflict when the assessor does not
+        hold the unit; ValueError on a bad reason or note."""
+        return False
+
     def token_next(self, judge: TokenJudge) -> HttpResponse | None:
         """/next/ the short way for an API token holder who may judge (see labeling.token_access);
         None sends the request the full DRF way."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
+from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS, NOTE_MAX_CHARS
 from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import ROLES
 from labeling.selectors import Progress
@@ -223,6 +223,9 @@ class TaskOutputSerializer(serializers.Serializer):
 class AnswerInputSerializer(serializers.Serializer):
     grade = serializers.IntegerField(min_value=0)
     seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=NOTE_MAX_CHARS, help_text="your note on this judgment"
+    )
 
 
 class JudgmentOutputSerializer(serializers.Serializer):

@@ -13,11 +13,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from labeling.models import Campaign
+from labeling.leases import LeaseConflict
+from labeling.models import Campaign, Skip
 from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
+from labeling.services.skips import skip_checked
 from sxs import api, exports, selectors, services, views
+from sxs.models import SxsTask
 from sxs.serializers import SxsAnswerInputSerializer, SxsItemSerializer
 
 SXS_EXPORTS = (
@@ -107,6 +110,24 @@ class SxsMode(JudgingMode):
 
     def answer_response(self, request: Request, task_id: int) -> Response:
         return api.answer_response(request, task_id)
+
+    def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
+        reason, note = skip_checked(reason, note)
+        task = SxsTask.objects.filter(pk=unit_id).first()
+        if task is None:
+            raise LeaseConflict("no such comparison is leased to you")
+        label = Skip.Reason(reason).label
+        services.sxs_skip(task=task, assessor=assessor, reason=f"{label}: {note}" if note else label)
+        Skip.objects.create(
+            campaign_id=task.campaign_id,
+            assessor=assessor,
+            kind=self.task_kind,
+            unit=task.pk,
+            topic_id=task.topic_id,
+            reason=reason,
+            note=note,
+        )
+        return True
 
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
         return api.undo_response(request, campaign)

@@ -30,13 +30,15 @@ def _next_response(task: Task | None) -> HttpResponse:
 
 
 def _answer(
-    task: Task, user: Any, grade: int, seconds: float | None, want_next: bool
+    task: Task, user: Any, grade: int, seconds: float | None, want_next: bool, note: str = ""
 ) -> tuple[dict[str, Any], int]:
     """Store the answer: (body, 201) stored, (body, 200) a repeat, ({"detail"}, 409) an expired or
     foreign lease; with want_next, `next` is the next task or null. ValueError on a bad grade or
     seconds."""
     try:
-        judgment, created = services.task_answer(task=task, assessor=user, grade=grade, seconds=seconds)
+        judgment, created = services.task_answer(
+            task=task, assessor=user, grade=grade, seconds=seconds, note=note
+        )
     except services.LeaseConflict as lease_conflict:
         return {"detail": str(lease_conflict)}, status.HTTP_409_CONFLICT
     body = JudgmentOutputSerializer.of(judgment)
@@ -59,8 +61,11 @@ def answer_response(request: Request, task_id: int) -> Response:
     data = AnswerInputSerializer(data=request.data)
     data.is_valid(raise_exception=True)
     grade, seconds = data.validated_data["grade"], data.validated_data.get("seconds")
+    note = data.validated_data.get("note", "")
     try:
-        body, status_code = _answer(task, request.user, grade, seconds, wants_next(request.query_params))
+        body, status_code = _answer(
+            task, request.user, grade, seconds, wants_next(request.query_params), note
+        )
     except ValueError as error:
         return bad_request(str(error))
     return Response(body, status=status_code)

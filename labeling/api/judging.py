@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,7 +16,10 @@ from rest_framework.views import APIView
 
 from labeling import token_access
 from labeling.access import campaign_for
-from labeling.api.common import bad_request
+from labeling.api.common import bad_request, conflict
+from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.leases import LeaseConflict
+from labeling.models import Skip
 from labeling.modes import all_modes, campaign_progress, mode_for_answer, mode_of
 from labeling.parsers import JsonBodyError, parse_json_object
 from labeling.permissions import JUDGE
@@ -111,6 +115,46 @@ class AnswerApi(APIView):
             fields = " or ".join(f"{field} (to a {kind} item)" for field, kind in kinds.items())
             return bad_request(f"an answer carries exactly one of {fields}")
         return mode.answer_response(request, task_id)
+
+
+class SkipInputSerializer(serializers.Serializer):
+    reason = serializers.ChoiceField(Skip.Reason.choices)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS, default="")
+    kind = serializers.CharField(
+        required=False,
+        default="grade",
+        max_length=16,
+        help_text="the `kind` of the item as /next/ served it (grade, pair, sxs); default grade",
+    )
+
+
+class SkipOutputSerializer(serializers.Serializer):
+    task = serializers.IntegerField()
+    kind = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class SkipApi(APIView):
+    """Pass a leased item on with a reason and an optional note: it goes back for someone else and
+    never comes back to you. 409 when you do not hold it; 400 when its mode has no skip."""
+
+    @extend_schema(request=SkipInputSerializer, responses={200: SkipOutputSerializer, 409: OpenApiResponse()})
+    def post(self, request: Request, task_id: int) -> Response:
+        data = SkipInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        kind, reason, note = (data.validated_data[name] for name in ("kind", "reason", "note"))
+        modes = [mode for mode in all_modes() if mode.task_kind == kind]
+        if not modes:
+            return bad_request(f"no judging mode serves {kind!r} items")
+        try:
+            skipped = modes[0].skip(task_id, request.user, reason, note)
+        except LeaseConflict as refusal:
+            return conflict(str(refusal))
+        except ValueError as error:
+            return bad_request(str(error))
+        if not skipped:
+            return bad_request(f"{kind} items cannot be skipped (answer them, or pause)")
+        return Response({"task": task_id, "kind": kind, "reason": reason})
 
 
 class UndoApi(APIView):

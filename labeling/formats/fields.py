@@ -26,6 +26,8 @@ URL_MAX_CHARS: int = Document._meta.get_field("url").max_length  # type: ignore[
 # and the campaign's guidelines (a page of Markdown).
 GRADE_DESCRIPTION_MAX_CHARS = 500
 GUIDELINES_MAX_CHARS = 50_000
+# An assessor's note on a judgment or a skip.
+NOTE_MAX_CHARS = 2_000
 assert RankingEntry._meta.get_field("rank").get_internal_type() == "IntegerField"
 
 

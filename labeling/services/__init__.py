@@ -39,9 +39,11 @@ from labeling.services.judging import (
 from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
 from labeling.services.sampling import draws_top_up
 from labeling.services.sampling_state import sampling_state_current, sampling_state_refresh
+from labeling.services.skips import task_skip
 from labeling.services.strategies import STRATEGIES, PassiveStrategy, SamplingStrategy
 
 __all__ = [
+    "task_skip",
     "JudgmentFinal",
     "RegradeRefused",
     "judgment_regrade",

@@ -23,6 +23,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from labeling.db import prepared_cursor
+from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.leases import (
     LeaseConflict,
     UndoNotAllowed,
@@ -33,10 +34,11 @@ from labeling.leases import (
     lease_reopen,
     unanswered_claimable,
 )
-from labeling.models import Campaign, Document, Judgment, Task, Topic
+from labeling.models import Campaign, Document, Judgment, Skip, Task, Topic
 from labeling.selectors import task_active_for_assessor
 from labeling.services.refresh import campaign_refresh_enqueue, refresh_request  # noqa: F401 (re-exported)
 from labeling.services.sampling import draws_top_up, queue_target, tasks_unleased_count
+from labeling.services.skips import skipped_by
 
 # Seconds above which a judgment time is rejected as a client error (a tab left open a day).
 MAX_SECONDS = 24 * 3600.0
@@ -57,7 +59,15 @@ def _not_held(campaign: Campaign, assessor: AbstractBaseUser) -> Q:
 
 def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> QuerySet[Task]:
     candidates = Task.objects.filter(campaign_id=campaign.pk).filter(unanswered_claimable(now))
-    return candidates.filter(_not_held(campaign, assessor)).order_by("order", "slot", "id")
+    candidates = candidates.filter(_not_held(campaign, assessor)).exclude(skipped_by(campaign.pk, assessor))
+    return candidates.order_by("order", "slot", "id")
+
+
+def _not_skipped_sql() -> str:
+    """The claim statements' test that the assessor did not skip the item (labeling.services.skips)."""
+    return f"""AND NOT EXISTS (SELECT 1 FROM {connection.ops.quote_name(Skip._meta.db_table)} AS s
+        WHERE s.campaign_id = %(campaign)s AND s.assessor_id = %(me)s AND s.topic_id = c.topic_id
+        AND s.document_id = c.document_id)"""
 
 
 @functools.cache
@@ -86,7 +96,7 @@ def _claim_sql(running: bool, overlap: bool, standalone: bool) -> str:
             not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
                 AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
         condition = f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
-            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held}))"""
+            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held} {_not_skipped_sql()}))"""
     # Standalone, set_config(..., true) makes only this statement's commit asynchronous: losing
     # a lease in a crash just returns the item to the pool. Inside a caller's transaction the
     # setting would also relax the caller's writes (a judgment), so it is left alone there.
@@ -198,7 +208,7 @@ def _claim_sql_sqlite(running: bool, overlap: bool) -> str:
             not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
                 AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
         condition = f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
-            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held}))"""
+            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held} {_not_skipped_sql()}))"""
     return f"""
         UPDATE {task_table}
         SET assessor_id = %(me)s, leased_at = %(now)s, lease_expires_at = %(expires)s
@@ -315,13 +325,18 @@ def task_answer(
     grade: int,
     seconds: float | None,
     now: datetime | None = None,
+    note: str = "",
 ) -> tuple[Judgment, bool]:
     """Record the assessor's grade for a leased task: (judgment, created). A repeat returns the
     stored judgment with created=False; an expired or foreign lease raises LeaseConflict."""
     now = now or timezone.now()
     campaign = task.campaign
     grade, seconds = _grade_and_seconds(campaign, grade, seconds)
+    note = (note or "").strip()
+    if len(note) > NOTE_MAX_CHARS:
+        raise ValueError(f"the note is longer than {NOTE_MAX_CHARS} characters")
     judgment = Judgment(
+        note=note,
         task=task,
         campaign=campaign,
         topic_id=task.topic_id,
@@ -356,7 +371,7 @@ def task_answer(
 
 # The judgment's columns the answer statement writes.
 _JUDGMENT_COLUMNS = ("campaign_id", "topic_id", "document_id", "assessor_id", "grade", "seconds", "cost")
-_JUDGMENT_COLUMNS += ("source", "task_id", "draw_id", "created_at")
+_JUDGMENT_COLUMNS += ("source", "task_id", "draw_id", "note", "created_at")
 
 
 @functools.cache

@@ -342,3 +342,37 @@ def test_it_tells_the_assessor_when_the_budget_is_spent(
     assert page.locator("#empty-title").inner_text() in {"The budget is spent", "All done"}
     assert 0 < presses <= 3
     assert len(stored_judgments(people["assessor"])) == presses
+
+
+def test_it_skips_with_the_keyboard_and_saves_a_note_with_the_next_grade(
+    browser_page: Any,
+    live_server: Any,
+    running_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+) -> None:
+    from labeling.models import Skip
+
+    page = browser_page
+    log_in(page, live_server.url, "alice", f"/judge/{running_campaign.pk}/")
+    wait_for_new_item(page, "")
+    skipped = shown_item(page)
+    page.keyboard.press("s")
+    page.locator("#skip-form").wait_for(state="visible")
+    page.keyboard.press("3")  # document broken
+    page.fill("#skip-note", "the page is empty")
+    page.screenshot(path=str(screenshot_dir / "skip.png"))
+    page.click("#skip-submit")
+    wait_for_new_item(page, skipped)
+    skip = Skip.objects.get()
+    assert (skip.reason, skip.note, skip.assessor.username) == ("broken", "the page is empty", "alice")
+    assert f"Topic {skip.topic.qid}|{skip.document.docno}" == skipped
+
+    page.keyboard.press("n")
+    page.fill("#note", "second paragraph only")
+    page.keyboard.press("Enter")
+    judged = judge_with_key(page, "1")
+    assert judged != skipped
+    note = Judgment.objects.get(assessor=people["assessor"]).note
+    assert note == "second paragraph only"
+    assert page.locator("#note-row").is_hidden()

@@ -249,3 +249,17 @@ def test_it_stores_one_answer_for_two_racing_submits(
     answers, failures = at_once((assessor, assessor), submit)
     assert not failures, failures
     assert len(set(answers)) == 1 and SxsAnswer.objects.count() == 1
+
+
+def test_the_core_skip_route_skips_a_comparison_with_a_reason(
+    sxs_campaign: Campaign, assessor: AbstractBaseUser, api: Client
+) -> None:
+    from labeling.models import Skip
+    from sxs.models import SxsSkip
+
+    item = next_comparison(api(assessor), sxs_campaign)
+    body = {"reason": "not_sure", "note": "both pages equal", "kind": "sxs"}
+    assert api(assessor).post(f"/api/tasks/{item['task']}/skip/", body, format="json").status_code == 200
+    assert SxsSkip.objects.get().reason == "Not sure: both pages equal"
+    assert Skip.objects.get().kind == "sxs"
+    assert next_comparison(api(assessor), sxs_campaign)["task"] != item["task"]

@@ -1,0 +1,73 @@
+"""Skip: an assessor passes an item on with a reason (cannot judge, not sure, document broken,
+other) and an optional note. The item goes back to the pool for someone else, never to this
+assessor again; nothing is dropped from the campaign: the task stays open under its draw and
+propensity until another assessor judges it (see the README on what the estimates do meanwhile).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.leases import LeaseConflict, lease_return
+from labeling.models import Campaign, Skip, Task
+
+
+def skip_checked(reason: str, note: str) -> tuple[str, str]:
+    """The reason and note of a skip, checked (ValueError naming what is wrong)."""
+    if reason not in Skip.Reason.values:
+        raise ValueError(f"reason must be one of {', '.join(Skip.Reason.values)}, got {reason!r}")
+    note = (note or "").strip()
+    if len(note) > NOTE_MAX_CHARS:
+        raise ValueError(f"the note is longer than {NOTE_MAX_CHARS} characters")
+    return reason, note
+
+
+def skipped_by(campaign_id: int, assessor: AbstractBaseUser) -> Q:
+    """Tasks of items this assessor skipped (for the claim queries: never offer them again)."""
+    skipped = Skip.objects.filter(
+        campaign_id=campaign_id,
+        assessor_id=assessor.pk,
+        topic_id=OuterRef("topic_id"),
+        document_id=OuterRef("document_id"),
+    )
+    return Q(Exists(skipped))
+
+
+@transaction.atomic
+def task_skip(
+    *, task: Task, assessor: AbstractBaseUser, reason: str, note: str = "", now: datetime | None = None
+) -> Skip:
+    """The assessor gives back the graded task they hold; LeaseConflict if they do not hold it
+    (answered, expired and taken by someone else, or never theirs)."""
+    reason, note = skip_checked(reason, note)
+    now = now or timezone.now()
+    held = Task.objects.select_for_update().filter(
+        pk=task.pk, assessor_id=assessor.pk, answered_at__isnull=True
+    )
+    if not held.exists():
+        raise LeaseConflict("you do not hold this item (answered, or its lease went to someone else)")
+    lease_return(Task, task.pk)
+    return Skip.objects.create(
+        campaign_id=task.campaign_id,
+        assessor=assessor,
+        kind="grade",
+        unit=task.pk,
+        topic_id=task.topic_id,
+        document_id=task.document_id,
+        reason=reason,
+        note=note,
+    )
+
+
+def skip_counts(campaign: Campaign) -> dict[str, int]:
+    """Skips of the campaign by reason (every reason listed, 0 when none)."""
+    counts = dict.fromkeys(Skip.Reason.values, 0)
+    for reason in Skip.objects.filter(campaign=campaign).values_list("reason", flat=True):
+        counts[reason] += 1
+    return counts

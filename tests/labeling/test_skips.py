@@ -1,0 +1,120 @@
+"""Skip with a reason and a note, and notes on judgments: the item goes to someone else and never
+back to the assessor who skipped it; both are exported."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from labeling import exports, services
+from labeling.models import Campaign, Judgment, Skip, Task
+from labeling.services.skips import skip_counts
+
+
+def _drain(campaign: Campaign, assessor: AbstractBaseUser) -> list[tuple[int, int]]:
+    """Judge everything the assessor is given; the (topic, document) ids they saw."""
+    seen = []
+    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
+        seen.append((task.topic_id, task.document_id))
+        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    return seen
+
+
+def test_a_skipped_item_goes_to_someone_else_and_never_back(
+    campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    assert task is not None
+    skip = services.task_skip(task=task, assessor=assessor, reason="broken", note="  blank page ")
+    assert (skip.reason, skip.note, skip.kind, skip.unit) == ("broken", "blank page", "grade", task.pk)
+    task.refresh_from_db()
+    assert task.assessor_id is None and task.answered_at is None, "back in the pool, still open"
+    seen = _drain(campaign, assessor)
+    assert (task.topic_id, task.document_id) not in seen and len(seen) > 0
+    taken = services.task_next(campaign=campaign, assessor=second_assessor)
+    assert taken is not None and taken.pk == task.pk, "the next assessor gets it"
+    assert skip_counts(campaign) == {"cannot_judge": 0, "not_sure": 0, "broken": 1, "other": 0}
+
+
+def test_with_overlap_the_skipper_gets_no_other_copy_of_the_item(
+    draft_campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
+    services.campaign_update(campaign=draft_campaign, overlap=2)
+    campaign = services.campaign_start(campaign=Campaign.objects.get(pk=draft_campaign.pk))
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    services.task_skip(task=task, assessor=assessor, reason="not_sure")
+    seen = _drain(campaign, assessor)
+    assert (task.topic_id, task.document_id) not in seen
+    copies = Task.objects.filter(campaign=campaign, topic_id=task.topic_id, document_id=task.document_id)
+    assert copies.count() == 2 and not copies.filter(assessor_id=assessor.pk).exists()
+
+
+def test_only_the_holder_skips_and_the_reason_and_note_are_checked(
+    campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    with pytest.raises(services.LeaseConflict):
+        services.task_skip(task=task, assessor=second_assessor, reason="other")
+    with pytest.raises(ValueError, match="reason must be one of"):
+        services.task_skip(task=task, assessor=assessor, reason="bored")
+    with pytest.raises(ValueError, match="longer than 2000"):
+        services.task_skip(task=task, assessor=assessor, reason="other", note="x" * 2001)
+    services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    with pytest.raises(services.LeaseConflict):
+        services.task_skip(task=task, assessor=assessor, reason="other")
+    assert not Skip.objects.exists()
+
+
+def test_the_api_skips_and_takes_notes_and_the_exports_carry_both(
+    api: Callable, campaign: Campaign, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    client = api(assessor)
+    first = client.get(f"/api/campaigns/{campaign.pk}/next/").json()
+    url = f"/api/tasks/{first['task']}/skip/"
+    assert client.post(url, {"reason": "bored"}, format="json").status_code == 400
+    assert client.post(url, {"reason": "cannot_judge", "kind": "nothing"}, format="json").status_code == 400
+    skipped = client.post(url, {"reason": "cannot_judge", "note": "foreign language"}, format="json")
+    assert skipped.status_code == 200 and skipped.json() == {
+        "task": first["task"],
+        "kind": "grade",
+        "reason": "cannot_judge",
+    }
+    assert client.post(url, {"reason": "cannot_judge"}, format="json").status_code == 409
+    second = client.get(f"/api/campaigns/{campaign.pk}/next/").json()
+    assert second["task"] != first["task"]
+    answered = client.post(
+        f"/api/tasks/{second['task']}/answer/",
+        {"grade": 2, "seconds": 3, "note": "only the 2nd half"},
+        format="json",
+    )
+    assert answered.status_code == 201
+    assert Judgment.objects.get(task_id=second["task"]).note == "only the 2nd half"
+    judgments = list(csv.DictReader(io.StringIO("".join(exports.judgments_csv(campaign)))))
+    assert [row["note"] for row in judgments] == ["only the 2nd half"]
+    skips = api(coordinator).get(f"/api/campaigns/{campaign.pk}/export/skips.csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(skips.streaming_content).decode())))
+    assert [(row["assessor"], row["reason"], row["note"], row["task"]) for row in rows] == [
+        ("alice", "cannot_judge", "foreign language", str(first["task"]))
+    ]
+    assert api(assessor).get(f"/api/campaigns/{campaign.pk}/export/skips.csv").status_code == 403
+
+
+def test_the_campaign_page_counts_skips_by_reason(
+    campaign: Campaign, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    from django.test import Client
+
+    from tests.labeling.conftest import PASSWORD
+
+    for reason in ("broken", "broken", "other"):
+        task = services.task_next(campaign=campaign, assessor=assessor)
+        services.task_skip(task=task, assessor=assessor, reason=reason)
+    client = Client()
+    assert client.login(username=coordinator.get_username(), password=PASSWORD)
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Skipped 3 times: cannot judge 0, not sure 0, document broken 2, other 1" in page
