@@ -21,6 +21,7 @@ from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
 from pairwise import api, dashboard, exports, selectors, services, views
+from pairwise.models import PairTask
 from pairwise.serializers import AgreementSerializer, PairAnswerInputSerializer, PairOutputSerializer
 
 
@@ -118,6 +119,13 @@ class PairMode(JudgingMode):
 
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
         return api.pair_undo_response(request, campaign)
+
+    def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
+        task = PairTask.objects.filter(pk=unit_id).first()
+        if task is None:
+            raise services.LeaseConflict("no such pair is leased to you")
+        services.pair_skip(task=task, assessor=assessor, reason=reason, note=note)
+        return True
 
     def item_serializer(self) -> type[Serializer]:
         return PairOutputSerializer

@@ -16,12 +16,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods
 
 from labeling.access import campaign_for_page
-from labeling.models import Campaign
+from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
 from pairwise import dashboard as pair_dashboard
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
+from pairwise.selectors import is_topk
 
 # How often the dashboard reloads its body: as often as labeling's dashboard polls its API.
 DASHBOARD_POLL_SECONDS = 5
@@ -109,6 +111,10 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "judge_answer": "answer",
         "sides": [("left", "Left", "←"), ("right", "Right", "→")],
     }
+    if not is_topk(campaign):  # a top-k comparison is a step of one assessor's sort: no skip
+        config["skip_url"] = reverse("api-skip", args=[0]).replace("/0/", "/{task}/")
+        context["skip_reasons"] = Skip.Reason.choices
+        context["note_max_chars"] = NOTE_MAX_CHARS
     return render(request, "pairwise/judge.html", context)
 
 

@@ -8,6 +8,7 @@ from pairwise.services.judging import (
     heap_release,
     pair_answer,
     pair_next,
+    pair_skip,
     pair_undo,
 )
 from pairwise.services.setup import SETTING_FIELDS, pairwise_configure, pairwise_prepare
@@ -22,6 +23,7 @@ __all__ = [
     "heap_release",
     "pair_answer",
     "pair_next",
+    "pair_skip",
     "pair_undo",
     "pairwise_configure",
     "pairwise_prepare",

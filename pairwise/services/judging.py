@@ -35,7 +35,8 @@ from labeling.leases import (
     lease_return,
     unanswered_claimable,
 )
-from labeling.models import Campaign, Document
+from labeling.models import Campaign, Document, Skip
+from labeling.services.skips import skip_checked
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 from pairwise.selectors import heap_active_for_assessor, is_topk, pairwise_settings_get
 from pairwise.services.setup import pairwise_prepare, seed_for
@@ -185,10 +186,15 @@ def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime
     claimable = unanswered_claimable(now)
     # Overlap asks for different assessors per pair: skip pairs this assessor holds in another slot.
     held = PairTask.objects.filter(campaign=campaign, assessor_id=assessor.pk).values("order")
+    # A pair this assessor skipped never comes back to them, in any slot.
+    skipped = PairTask.objects.filter(
+        pk__in=Skip.objects.filter(campaign=campaign, assessor_id=assessor.pk, kind=SKIP_KIND).values("unit")
+    ).values("order")
     candidates = (
         PairTask.objects.filter(campaign=campaign, heap__isnull=True)
         .filter(claimable)
         .exclude(order__in=held)
+        .exclude(order__in=skipped)
         .order_by("order", "slot", "id")
         .values_list("pk", flat=True)[:20]
     )
@@ -196,6 +202,32 @@ def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime
         if lease_claim(PairTask, task_id, assessor, now, seconds, claimable):
             return PairTask.objects.get(pk=task_id)
     return None
+
+
+SKIP_KIND = "pair"
+
+
+@transaction.atomic
+def pair_skip(*, task: PairTask, assessor: AbstractBaseUser, reason: str, note: str = "") -> Skip:
+    """Give back a held pair of a pairwise campaign with a reason: someone else compares it, this
+    assessor never sees it again. A top-k comparison cannot be skipped (ValueError): it is a step
+    of one assessor's sort, which needs an answer ("about the same" is one)."""
+    reason, note = skip_checked(reason, note)
+    locked = PairTask.objects.select_for_update().get(pk=task.pk)
+    if locked.heap_id is not None:
+        raise ValueError("a top-k comparison cannot be skipped: answer it (a tie is an answer) or pause")
+    if locked.assessor_id != assessor.pk or locked.answered_at is not None:
+        raise LeaseConflict("you do not hold this pair (answered, or its lease went to someone else)")
+    lease_return(PairTask, locked.pk)
+    return Skip.objects.create(
+        campaign_id=locked.campaign_id,
+        assessor=assessor,
+        kind=SKIP_KIND,
+        unit=locked.pk,
+        topic_id=locked.topic_id,
+        reason=reason,
+        note=note,
+    )
 
 
 def pair_next(

@@ -135,7 +135,6 @@
 
   // ---------- Note and skip ----------
   const note = $("note"), noteRow = $("note-row"), noteButton = $("note-button");
-  const skipForm = $("skip-form"), skipButton = $("skip-button"), skipNote = $("skip-note");
 
   function openNote() {
     noteRow.hidden = false;
@@ -149,69 +148,25 @@
     noteButton.setAttribute("aria-expanded", "false");
   }
 
-  function openSkip() {
-    if (page.state.task === null || page.state.busy) return;
-    skipForm.hidden = false;
-    skipButton.setAttribute("aria-expanded", "true");
-    skipForm.querySelector("input[name=reason]:checked").focus();
-  }
-
-  function closeSkip() {
-    skipForm.hidden = true;
-    skipNote.value = "";
-    skipButton.setAttribute("aria-expanded", "false");
-  }
-
-  async function skip(event) {
-    event.preventDefault();
-    const task = page.state.task;
-    if (task === null || page.state.busy) return;
-    const reason = skipForm.querySelector("input[name=reason]:checked").value;
-    const body = { reason: reason, note: skipNote.value.trim(), kind: "grade" };
-    const result = await api("POST", config.skip_url.replace("{task}", task), body);
-    if (loggedOut(result)) return;
-    if (result.status === 200) {
-      closeSkip();
-      closeNote();
-      toast("Skipped: someone else judges this item.", 2500);
-      await loadNext();
-    } else {
-      toast("Could not skip: " + ((result.data && result.data.detail) || result.status), 3500);
-      if (result.status === 409) { closeSkip(); await loadNext(); }
-    }
-  }
-
-  noteButton.addEventListener("click", () => (noteRow.hidden ? openNote() : closeNote()));
-  skipButton.addEventListener("click", () => (skipForm.hidden ? openSkip() : closeSkip()));
-  $("skip-cancel").addEventListener("click", closeSkip);
-  skipForm.addEventListener("submit", skip);
-  const reasons = Array.from(skipForm.querySelectorAll("input[name=reason]"));
   const gradeKeys = new Set(config.grades.map((g) => String(g.key).toLowerCase()));
+  const skipBox = common.skipBox(page, {
+    url: (task) => config.skip_url.replace("{task}", task), kind: "grade", unit: "item",
+    reserved: gradeKeys, loggedOut: loggedOut, loadNext: loadNext, onSkipped: closeNote,
+  });
+  noteButton.addEventListener("click", () => (noteRow.hidden ? openNote() : closeNote()));
   document.addEventListener("keydown", (event) => {
-    if (event.altKey || event.metaKey || event.ctrlKey || event.repeat) return;
+    if (event.altKey || event.metaKey || event.ctrlKey || event.repeat || skipBox.isOpen()) return;
     const key = event.key.toLowerCase();
-    if (!skipForm.hidden) {
-      // In the skip form: 1-4 pick a reason (unless typing the note), Esc cancels.
-      if (key === "escape") { event.preventDefault(); event.stopImmediatePropagation(); closeSkip(); return; }
-      const index = Number(key) - 1;
-      if (event.target !== skipNote && Number.isInteger(index) && index >= 0 && index < reasons.length) {
-        event.preventDefault();
-        event.stopImmediatePropagation();
-        reasons[index].checked = true;
-        reasons[index].focus();
-      }
-      return;
-    }
     const target = event.target;
-    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) {
-      if (target === note && key === "escape") { closeNote(); }
+    if (target === note) {
+      if (key === "escape") closeNote();
       // Enter keeps the note for the next grade and gives the keys back to grading.
-      if (target === note && key === "enter") { event.preventDefault(); note.blur(); }
+      if (key === "enter") { event.preventDefault(); note.blur(); }
       return;
     }
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
     if (gradeKeys.has(key) || !$("help").hidden) return;  // a campaign's own keys win
-    if (key === "s") { event.preventDefault(); openSkip(); }
-    else if (key === "n") { event.preventDefault(); openNote(); }
+    if (key === "n") { event.preventDefault(); openNote(); }
   }, true);
 
   page.start({

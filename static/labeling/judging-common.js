@@ -356,6 +356,75 @@ window.JudgingCommon = (function () {
     };
   }
 
+  // ---------- Skip ----------
+  // The skip box (templates/labeling/_skip_form.html) of a judging session `page`: S opens it
+  // (unless S is one of the page's `reserved` answer keys), 1-4 pick a reason, Enter skips, Esc
+  // cancels. options: url(task), kind (the item kind the API expects), unit ("item", "pair"),
+  // loggedOut(result), loadNext(), onSkipped().
+  function skipBox(page, options) {
+    const form = $("skip-form"), button = $("skip-button"), note = $("skip-note");
+    const reasons = Array.from(form.querySelectorAll("input[name=reason]"));
+
+    function open() {
+      if (page.state.task === null || page.state.busy) return;
+      form.hidden = false;
+      button.setAttribute("aria-expanded", "true");
+      form.querySelector("input[name=reason]:checked").focus();
+    }
+
+    function close() {
+      form.hidden = true;
+      note.value = "";
+      button.setAttribute("aria-expanded", "false");
+    }
+
+    async function send(event) {
+      event.preventDefault();
+      const task = page.state.task;
+      if (task === null || page.state.busy) return;
+      const reason = form.querySelector("input[name=reason]:checked").value;
+      const body = { reason: reason, note: note.value.trim(), kind: options.kind };
+      const result = await page.api("POST", options.url(task), body);
+      if (options.loggedOut && options.loggedOut(result)) return;
+      if (result.status === 200) {
+        close();
+        if (options.onSkipped) options.onSkipped();
+        page.toast("Skipped: someone else gets this " + options.unit + ".", 2500);
+        await options.loadNext();
+      } else {
+        page.toast("Could not skip: " + ((result.data && result.data.detail) || result.status), 3500);
+        if (result.status === 409) { close(); await options.loadNext(); }
+      }
+    }
+
+    button.addEventListener("click", () => (form.hidden ? open() : close()));
+    $("skip-cancel").addEventListener("click", close);
+    form.addEventListener("submit", send);
+    // Capture phase: while the box is open its keys must not reach the answer keys.
+    document.addEventListener("keydown", (event) => {
+      if (event.altKey || event.metaKey || event.ctrlKey || event.repeat) return;
+      const key = event.key.toLowerCase();
+      if (!form.hidden) {
+        if (key === "escape") { event.preventDefault(); event.stopImmediatePropagation(); close(); return; }
+        const index = Number(key) - 1;
+        if (event.target !== note && Number.isInteger(index) && index >= 0 && index < reasons.length) {
+          event.preventDefault();
+          event.stopImmediatePropagation();
+          reasons[index].checked = true;
+          reasons[index].focus();
+        }
+        return;
+      }
+      const target = event.target;
+      if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+      if (key !== "s" || (options.reserved && options.reserved.has("s")) || !$("help").hidden) return;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      open();
+    }, true);
+    return { open: open, close: close, isOpen: () => !form.hidden };
+  }
+
   // ---------- Campaign progress ----------
   // The progress bar follows the campaign at most every PROGRESS_EVERY_MS: /progress/ counts
   // over the whole campaign, and fifty assessors asking after every item would keep the database
@@ -379,6 +448,6 @@ window.JudgingCommon = (function () {
   return {
     $: $, makeApi: makeApi, queryTerms: queryTerms, highlighted: highlighted,
     renderDocument: renderDocument, formatSeconds: formatSeconds, session: session,
-    throttledProgress: throttledProgress,
+    throttledProgress: throttledProgress, skipBox: skipBox,
   };
 })();

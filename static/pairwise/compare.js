@@ -109,6 +109,13 @@
     return page.undo(() => config.undo_url, "Undone: compare this pair again.", refreshProgressSoon);
   }
 
+  if (config.skip_url) {
+    common.skipBox(page, {
+      url: (task) => config.skip_url.replace("{task}", task), kind: "pair", unit: "pair",
+      loadNext: loadNext,
+    });
+  }
+
   page.start({
     answerOfKey: new Map([
       ["arrowleft", "left"], ["arrowright", "right"], ["arrowdown", "tie"], ["t", "tie"],

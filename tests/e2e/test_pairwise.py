@@ -169,3 +169,37 @@ def test_it_lets_the_coordinator_release_a_list_whose_assessor_left(
     assert page.locator('#topk tr[data-topic="501"][data-assessor="alice"]').count() == 0
     heap = TopKHeap.objects.get(campaign=topk_campaign)
     assert heap.assessor_id is None and heap.judgments == 2
+
+
+def test_it_skips_a_pairwise_pair_with_the_keyboard(
+    browser_page: Any, live_server: Any, people: dict[str, AbstractBaseUser]
+) -> None:
+    from labeling.models import Skip
+
+    campaign = services.campaign_create(
+        creator=people["coordinator"], name="Solar pairs", metric="DCG@6", budget=20, judging_mode="pairwise"
+    )
+    for kind, name, body in (
+        ("topics", "topics.jsonl", json.dumps(TOPIC)),
+        (
+            "documents",
+            "docs.jsonl",
+            "".join(json.dumps({"docno": d, "title": t}) + "\n" for d, (t, _) in DOCUMENTS.items()),
+        ),
+    ):
+        getattr(services, f"{kind}_import")(campaign=campaign, files=[(name, io.BytesIO(body.encode()))])
+    run = "".join(f"501 Q0 {docno} {rank} {10 - rank}.0 naive\n" for rank, docno in enumerate(DOCUMENTS, 1))
+    services.runs_import(campaign=campaign, files=[("naive.run", io.BytesIO(run.encode()))])
+    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    services.campaign_start(campaign=campaign)
+    page = browser_page
+    log_in(page, live_server.url, "alice", f"/judge/{campaign.pk}/")
+    wait_for_pair_other_than(page, "")
+    task, _, _ = shown(page)
+    page.keyboard.press("s")
+    page.locator("#skip-form").wait_for(state="visible")
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    wait_for_pair_other_than(page, task)
+    skip = Skip.objects.get()
+    assert (skip.kind, str(skip.unit), skip.reason) == ("pair", task, "not_sure")
