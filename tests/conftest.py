@@ -36,3 +36,12 @@ def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
     }
     yield
     refresh_requests_wait(timeout=5)
+
+
+@pytest.fixture(autouse=True)
+def active_assessors_forgotten() -> None:
+    """The per-process count of active assessors (the queue of draws' size) starts empty in each
+    test: a rolled-back test's campaign id comes back in the next one, its count must not."""
+    from labeling.services.sampling import assessors_active_forget
+
+    assessors_active_forget()

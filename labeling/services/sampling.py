@@ -39,6 +39,7 @@ from labeling.services.strategies import STRATEGIES, SamplingStrategy, strategy_
 __all__ = [
     "STRATEGIES",
     "assessors_active_count",
+    "assessors_active_forget",
     "SamplingStrategy",
     "draw_cost",
     "draws_top_up",
@@ -94,6 +95,12 @@ def assessors_active_count(campaign_id: int, now: datetime | None = None) -> int
     with _active_lock:
         _active[campaign_id] = (clock, active)
     return active
+
+
+def assessors_active_forget() -> None:
+    """Drop the counts kept per process (tests: campaign ids come back after a rollback)."""
+    with _active_lock:
+        _active.clear()
 
 
 def queue_target(campaign_id: int, now: datetime | None = None) -> int:

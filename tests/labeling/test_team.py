@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from labeling import services
 from labeling.models import Campaign, Judgment, Task
-from labeling.services.sampling import _active, queue_target
+from labeling.services.sampling import assessors_active_forget, queue_target
 from tests.labeling.conftest import upload
 
 TOPICS, DEPTH = 12, 25
@@ -104,7 +104,7 @@ def test_it_keeps_more_draws_queued_the_more_assessors_are_active(
     settings.LABELING_QUEUE_TARGET = 3  # type: ignore[attr-defined]
     settings.LABELING_QUEUE_PER_ASSESSOR = 2  # type: ignore[attr-defined]
     settings.LABELING_ACTIVE_MINUTES = 10  # type: ignore[attr-defined]
-    _active.clear()
+    assessors_active_forget()
     assert queue_target(campaign.pk) == 3  # nobody active yet: the floor
     now = timezone.now()
     users = [make_user(f"active{index}", "assessor") for index in range(4)]
@@ -113,7 +113,7 @@ def test_it_keeps_more_draws_queued_the_more_assessors_are_active(
         Task.objects.filter(pk=task.pk).update(assessor=user, leased_at=now - timedelta(minutes=1))
     # One more who leased long ago no longer counts.
     Task.objects.filter(pk=tasks[-1].pk).update(assessor=users[0], leased_at=now - timedelta(minutes=30))
-    _active.clear()
+    assessors_active_forget()
     assert queue_target(campaign.pk, now) == 2 * 4
     settings.LABELING_QUEUE_TARGET = 20  # type: ignore[attr-defined]
     assert queue_target(campaign.pk, now) == 20  # the floor still holds
