@@ -26,7 +26,7 @@ install-dev: $(VENV)/.installed-dev
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
-	$(BIN)/python manage.py serve_with_worker
+	DEBUG=$${DEBUG:-0} $(BIN)/python manage.py serve_with_worker
 
 # The same with Django's development server, which reloads on code changes (one process:
 # for development, not for a team).

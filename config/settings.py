@@ -108,6 +108,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "axes",
     "labeling",
     "pairwise",
@@ -326,11 +327,16 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Relevance assessment API",
-    "DESCRIPTION": "Campaigns, TREC imports, graded judging, progress and exports.",
+    "DESCRIPTION": "Campaigns, TREC imports, judging in every mode (graded, pairwise, top-k, "
+    "side by side), skips, estimates, learned DCG and exports. Log in to the site and the calls "
+    "below use your session; scripts use a token from /api/auth/token/.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # /api/docs/ loads Swagger UI from the sidecar's static files, never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # Judging settings: how long a leased item stays reserved, how long an undo is allowed.
@@ -391,9 +397,19 @@ if PRODUCTION:
         # The usual deployment: gunicorn behind a TLS-terminating proxy that sets this header.
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# One line per event: Django's loggers write through the root's handler only (Django's own
+# defaults gave them a second console handler under DEBUG), and a 403 or 404 is logged as one
+# warning line without the traceback of the PermissionDenied or Http404 behind it.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"no_client_error_tracebacks": {"()": "config.logging_filters.NoClientErrorTracebacks"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["no_client_error_tracebacks"]},
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": [], "level": "INFO", "propagate": True},
+    },
 }

@@ -1,8 +1,8 @@
 """REST API routes, mounted under /api/."""
 
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from labeling import api
 from labeling.modes import every_export
@@ -17,6 +17,16 @@ def _api(view):  # type: ignore[no-untyped-def]
 urlpatterns = [
     path("auth/token/", _api(api.TokenApi.as_view()), name="api-token"),
     path("schema/", _api(SpectacularAPIView.as_view()), name="api-schema"),
+    # The docs page is a page: an anonymous visitor is sent to the login form (not _api). Only
+    # Swagger UI: Redoc's bundle always loads its logo from cdn.redoc.ly, a request off the
+    # server that the Content-Security-Policy blocks (and an error on every visit).
+    path(
+        "docs/",
+        login_required(
+            SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api_docs/swagger.html")
+        ),
+        name="api-docs",
+    ),
     path("users/", _api(api.UserCreateApi.as_view()), name="api-users"),
     path("campaigns/", _api(api.CampaignListCreateApi.as_view()), name="api-campaigns"),
     path("campaigns/<int:campaign_id>/", _api(api.CampaignDetailApi.as_view()), name="api-campaign"),

@@ -117,7 +117,7 @@ class AnswerApi(APIView):
         return mode.answer_response(request, task_id)
 
 
-class SkipInputSerializer(serializers.Serializer):
+class TaskSkipInputSerializer(serializers.Serializer):
     reason = serializers.ChoiceField(Skip.Reason.choices)
     note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS, default="")
     kind = serializers.CharField(
@@ -128,7 +128,7 @@ class SkipInputSerializer(serializers.Serializer):
     )
 
 
-class SkipOutputSerializer(serializers.Serializer):
+class TaskSkipOutputSerializer(serializers.Serializer):
     task = serializers.IntegerField()
     kind = serializers.CharField()
     reason = serializers.CharField()
@@ -138,9 +138,11 @@ class SkipApi(APIView):
     """Pass a leased item on with a reason and an optional note: it goes back for someone else and
     never comes back to you. 409 when you do not hold it; 400 when its mode has no skip."""
 
-    @extend_schema(request=SkipInputSerializer, responses={200: SkipOutputSerializer, 409: OpenApiResponse()})
+    @extend_schema(
+        request=TaskSkipInputSerializer, responses={200: TaskSkipOutputSerializer, 409: OpenApiResponse()}
+    )
     def post(self, request: Request, task_id: int) -> Response:
-        data = SkipInputSerializer(data=request.data)
+        data = TaskSkipInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         kind, reason, note = (data.validated_data[name] for name in ("kind", "reason", "note"))
         modes = [mode for mode in all_modes() if mode.task_kind == kind]
