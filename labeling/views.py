@@ -250,6 +250,11 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
     return render(request, "labeling/campaign_form.html", {"form": form}, status=400 if form.errors else 200)
 
 
+def _plain_number(value: float) -> float | int:
+    """200.0 shows as 200 in a form field; 12.5 stays 12.5."""
+    return int(value) if float(value).is_integer() else value
+
+
 def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> dict[str, Any]:
     mode = mode_of(campaign)
     progress = campaign_progress(campaign)
@@ -265,7 +270,8 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "mode_section": mode.campaign_section(request, campaign),
         "assessors": [member.user.get_username() for member in selectors.campaign_assessors(campaign)],
         "assign_form": extra.pop("assign_form", None) or AssignForm(),
-        "budget_form": extra.pop("budget_form", None) or BudgetForm(initial={"budget": campaign.budget}),
+        "budget_form": extra.pop("budget_form", None)
+        or BudgetForm(initial={"budget": _plain_number(campaign.budget)}),
         "guidelines_form": extra.pop("guidelines_form", None) or GuidelinesForm(campaign=campaign),
         "uploads": [
             {"kind": kind, **{k: v for k, v in UPLOADS[kind].items() if k != "service"}}

@@ -41,7 +41,10 @@
 
   async function refreshProgress() {
     const { status, data } = await api("GET", config.progress_url);
-    if (status !== 200 || !data) return;
+    if (status === 200 && data) renderProgress(data);
+  }
+
+  function renderProgress(data) {
     const budget = Number(data.budget) || 0;
     const spent = Number(data.spent) || 0;
     const share = budget > 0 ? Math.min(1, spent / budget) : 0;
@@ -78,6 +81,8 @@
       const answer = await api("GET", config.progress_url);
       if (answer.status === 200) progress = answer.data;
     } catch (error) { progress = null; }
+    // The end screen must not sit beside a header the throttled refresh has not caught up with.
+    if (progress) renderProgress(progress);
     // The server names the state (and says it in words); older servers only give the status.
     const phase = progress ? (progress.state || progress.status) : "running";
     const message = progress && progress.message;

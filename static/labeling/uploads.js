@@ -9,6 +9,13 @@
     return (bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0) + " MB";
   }
 
+  // A page answering a rejected upload (or another form) names the campaign page's address:
+  // show it, so a reload does not post again to the upload address.
+  const canonical = document.querySelector("[data-canonical-url]");
+  if (canonical && window.history.replaceState) {
+    window.history.replaceState(null, "", canonical.dataset.canonicalUrl);
+  }
+
   for (const form of document.querySelectorAll("form[data-upload]")) {
     form.addEventListener("submit", () => {
       const input = form.querySelector('input[type="file"]');

@@ -1,0 +1,84 @@
+"""Every page of the generated demo at a phone's and a laptop's size: nothing wider than the
+window, the answer buttons of each judge page in view without scrolling, and a dark theme when
+the system asks for one. Screenshots go to $E2E_SCREENSHOT_DIR (docs/screenshots/ in the
+README were made this way)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labeling.demo import DEMO_CAMPAIGN, DEMO_PASSWORD, DEMO_SXS_CAMPAIGN, DEMO_TOPK_CAMPAIGN, demo_load
+from labeling.models import Campaign
+
+SIZES = {"phone": (390, 844), "desktop": (1400, 900)}
+# The first answer control of each judging mode's page.
+ANSWER_BUTTON = "#grades button, #answers button"
+
+
+@pytest.fixture
+def demo(transactional_db: None) -> dict[str, int]:
+    demo_load()
+    return {
+        mode: Campaign.objects.get(name=name).pk
+        for mode, name in (
+            ("graded", DEMO_CAMPAIGN),
+            ("topk", DEMO_TOPK_CAMPAIGN),
+            ("sxs", DEMO_SXS_CAMPAIGN),
+        )
+    }
+
+
+def _log_in(page: Any, base: str, username: str) -> None:
+    page.goto(f"{base}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+
+
+def _overflow(page: Any) -> int:
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_no_page_is_wider_than_the_window_and_answers_are_in_view(
+    browser_page: Any, live_server: Any, demo: dict[str, int], size: str, screenshot_dir: Path
+) -> None:
+    page = browser_page
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    _log_in(page, live_server.url, "demo-coordinator")
+    for name, path in [("campaigns", "/campaigns/")] + [
+        (f"{mode}-{what}", f"/campaigns/{pk}/{suffix}")
+        for mode, pk in demo.items()
+        for what, suffix in (("campaign", ""), ("dashboard", "dashboard/"))
+    ]:
+        page.goto(live_server.url + path)
+        page.wait_for_load_state("networkidle")
+        assert _overflow(page) <= 0, f"{path} is {_overflow(page)} px wider than a {width} px window"
+        page.screenshot(path=str(screenshot_dir / f"{size}-{name}.png"))
+    page.click("text=Log out")
+    _log_in(page, live_server.url, "demo-assessor")
+    for mode, pk in demo.items():
+        page.goto(f"{live_server.url}/judge/{pk}/")
+        page.locator("#item").wait_for(state="visible")
+        button = page.locator(f"{ANSWER_BUTTON} >> visible=true").first
+        button.wait_for(state="visible")
+        box = button.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= height, f"{mode}: answers below the fold"
+        assert _overflow(page) <= 0, f"the {mode} judge page is wider than the window"
+        page.screenshot(path=str(screenshot_dir / f"{size}-{mode}-judge.png"))
+
+
+def test_the_dark_theme_follows_the_system(browser_page: Any, live_server: Any, demo: dict[str, int]) -> None:
+    page = browser_page
+    _log_in(page, live_server.url, "demo-assessor")
+    light = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    page.emulate_media(color_scheme="dark")
+    dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert light != dark
+    red, green, blue = (int(part) for part in dark[dark.index("(") + 1 : -1].split(",")[:3])
+    assert red + green + blue < 150, dark
