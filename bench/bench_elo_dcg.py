@@ -51,13 +51,14 @@ import numpy as np  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from estimation.elo_dcg import discounts, expected_loss_documents, expected_loss_queries  # noqa: E402
+from estimation.elo_dcg import expected_loss_documents, expected_loss_queries  # noqa: E402
 from estimation.ensembles import BootstrapLightGBM, fit_ranker, predict  # noqa: E402
 from estimation.letor import LetorPool, concat_pools, drop_last_query, read_letor  # noqa: E402
 from estimation.training_selection import (  # noqa: E402
     DRAWABLE_STRATEGIES,
     STRATEGIES,
     pool_expected_loss,
+    pool_mean_dcg,
     select_training,
 )
 
@@ -115,13 +116,7 @@ def variant_name(strategy: str, draw: bool) -> str:
 
 def test_dcg(pool: LetorPool, scores: np.ndarray) -> float:
     """Mean DCG@10 (2^y - 1) over the pool's queries of the ranking by `scores` (ties: row order)."""
-    values = []
-    offsets = pool.query_offsets
-    for a, b in zip(offsets[:-1], offsets[1:], strict=True):
-        order = np.argsort(-scores[a:b], kind="stable")
-        gains = 2.0 ** pool.grades[a:b][order] - 1.0
-        values.append(float(gains @ discounts(b - a, CUTOFF)))
-    return float(np.mean(values))
+    return pool_mean_dcg(pool, scores, CUTOFF)
 
 
 def one_repetition(data: Dataset, repetition: int) -> dict:

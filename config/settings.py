@@ -113,6 +113,7 @@ INSTALLED_APPS = [
     "labeling",
     "pairwise",
     "sxs",
+    "training",
 ]
 
 MIDDLEWARE = [

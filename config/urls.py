@@ -14,7 +14,9 @@ urlpatterns = [
     path("api/", include("labeling.api_urls")),
     path("api/", include("pairwise.api_urls")),
     path("api/", include("sxs.api_urls")),
+    path("api/", include("training.api_urls")),
     path("", include("labeling.urls")),
     path("", include("pairwise.urls")),
     path("", include("sxs.urls")),
+    path("", include("training.urls")),
 ]

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimation.elo_dcg import ExpectedLoss, expected_loss
+from estimation.elo_dcg import ExpectedLoss, discounts, expected_loss
 from estimation.inclusion import inclusion_probabilities, mixture_weights, systematic_draw
 from estimation.letor import LetorPool
 
@@ -285,3 +285,21 @@ def select_training(
         draw=draw,
         epsilon=epsilon,
     )
+
+
+def pool_mean_dcg(pool: LetorPool, scores: np.ndarray, cutoff: int | None = 10) -> float:
+    """Mean DCG@cutoff (gains 2^y - 1, discounts 1/log2(1 + r)) over the pool's queries of the
+    ranking by `scores` (shape (n_docs,); ties keep row order): how well a ranker does on
+    labeled test queries. Unlabeled rows (grade -1) gain nothing."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.shape != (pool.n_docs,):
+        raise ValueError(f"scores must have shape ({pool.n_docs},), got {scores.shape}")
+    if pool.n_queries == 0:
+        raise ValueError("the pool has no query")
+    values = []
+    offsets = pool.query_offsets
+    for a, b in zip(offsets[:-1], offsets[1:], strict=True):
+        order = np.argsort(-scores[a:b], kind="stable")
+        gains = np.exp2(np.maximum(pool.grades[a:b][order], 0)) - 1.0
+        values.append(float(gains @ discounts(b - a, cutoff)))
+    return float(np.mean(values))

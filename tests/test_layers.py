@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-PACKAGES = ("config", "estimation", "labeling", "pairwise", "sxs")
+PACKAGES = ("config", "estimation", "labeling", "pairwise", "sxs", "training")
 
 
 def _imports(path: Path) -> set[str]:
@@ -78,7 +78,9 @@ def test_it_keeps_every_labeling_module_free_of_mode_package_imports() -> None:
     modules = _modules("labeling")
     assert len(modules) > 30
     offenders = sorted(
-        str(path.relative_to(REPO_ROOT)) for path in modules if {"pairwise", "sxs"} & _imports(path)
+        str(path.relative_to(REPO_ROOT))
+        for path in modules
+        if {"pairwise", "sxs", "training"} & _imports(path)
     )
     assert offenders == []
 
@@ -87,6 +89,7 @@ def test_it_has_no_import_ring_between_packages() -> None:
     graph = package_imports()
     assert "labeling" in graph["pairwise"], "the pairwise modes build on the core"
     assert "labeling" in graph["sxs"] and "pairwise" not in graph["sxs"], "sxs builds on the core only"
+    assert "labeling" in graph["training"] and not {"pairwise", "sxs"} & graph["training"], "training too"
     assert _cycle(graph) is None, graph
 
 

@@ -23,6 +23,7 @@ def test_it_passes_the_database_tests_on_postgresql(postgres_url: str) -> None:
         "tests/labeling",
         "tests/pairwise",
         "tests/sxs",
+        "tests/training",
         "-q",
         "-p",
         "no:cacheprovider",

@@ -18,10 +18,10 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_registers_graded_pairwise_and_topk_once() -> None:
-    assert [mode.name for mode in all_modes()] == ["graded", "pairwise", "topk", "sxs"]
+    assert [mode.name for mode in all_modes()] == ["graded", "pairwise", "topk", "sxs", "training"]
     assert {mode.task_kind for mode in all_modes()} == {"grade", "pair", "sxs"}
     with pytest.raises(
-        ValueError, match="unknown judging mode 'lists'; available: graded, pairwise, topk, sxs"
+        ValueError, match="unknown judging mode 'lists'; available: graded, pairwise, topk, sxs, training"
     ):
         mode_named("lists")
     assert mode_for_answer({"grade": 1}).name == "graded"

@@ -1,0 +1,219 @@
+"""Training-data campaigns: uploads refuse bad files whole, rounds respect the budget and never
+pick a labeled item, the same seed gives the same selection, a judged round leads to the next,
+personas, exports and the summary."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from labeling import services as core
+from labeling.models import Campaign, Judgment, Task
+from labeling.services.imports import ImportFailed
+from tests.labeling.conftest import upload
+from training import exports, services
+from training.models import TrainingPool, TrainingRound, TrainingSelection
+from training.selectors import training_summary
+
+QUERIES, DOCS, FEATURES = 8, 12, 5
+
+
+def letor_text(seed: int = 1, labeled_queries: int = 3, prefix: str = "q") -> str:
+    """A synthetic pool: relevance follows feature 1; the first queries fully labeled."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for query in range(QUERIES):
+        for doc in range(DOCS):
+            features = rng.random(FEATURES)
+            grade = int(np.clip(np.floor(features[0] * 3 + rng.normal(0, 0.3)), 0, 2))
+            shown = grade if query < labeled_queries else -1
+            values = " ".join(f"{index + 1}:{value:.4f}" for index, value in enumerate(features))
+            lines.append(f"{shown} qid:{prefix}{query} {values} # docid = {prefix}{query}-d{doc}\n")
+    return "".join(lines)
+
+
+def hidden_grade(docid: str, text: str) -> int:
+    for line in text.splitlines():
+        if line.endswith(f"docid = {docid}"):
+            features = [float(token.split(":")[1]) for token in line.split("#")[0].split()[2:]]
+            return int(np.clip(np.floor(features[0] * 3), 0, 2))
+    raise KeyError(docid)
+
+
+@pytest.fixture
+def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> Callable[..., Campaign]:  # noqa: F811
+    def make(*, budget: int = 30, round_size: int = 10, start: bool = True, **settings: object) -> Campaign:
+        campaign = core.campaign_create(
+            creator=coordinator,
+            name="ltr",
+            grades=["Bad", "Fair", "Good"],
+            budget=budget,
+            judging_mode="training",
+            mode_settings={"round_size": round_size, "ensemble": 2, "docs_per_query": 4, **settings},
+        )
+        services.pool_upload(campaign=campaign, files=[upload("pool.txt", letor_text())])
+        core.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+        if start:
+            campaign = core.campaign_start(campaign=campaign)
+            services.rounds_advance(campaign=campaign)  # what the worker's refresh does
+        return campaign
+
+    return make
+
+
+def test_a_bad_pool_is_refused_whole_with_file_and_line(coordinator: AbstractBaseUser) -> None:  # noqa: F811
+    campaign = core.campaign_create(
+        creator=coordinator, name="ltr", grades=["Bad", "Good"], budget=5, judging_mode="training"
+    )
+    bad = "1 qid:a 1:0.5 # docid = x\n0 qid:a 1:oops # docid = y\n"
+    with pytest.raises(ImportFailed) as refused:
+        services.pool_upload(campaign=campaign, files=[upload("pool.txt", bad)])
+    assert refused.value.errors[0].file == "pool.txt" and refused.value.errors[0].line == 2
+    too_high = "1 qid:a 1:0.5 # docid = x\n2 qid:a 1:0.1 # docid = y\n"
+    with pytest.raises(ImportFailed, match="above the campaign's top grade 1") as refused:
+        services.pool_upload(campaign=campaign, files=[upload("pool.txt", too_high)])
+    assert refused.value.errors[0].line == 2
+    assert not TrainingPool.objects.exists()
+
+
+def test_round_one_fills_the_round_exactly_from_unlabeled_rows_and_queues_graded_tasks(
+    make_training: Callable[..., Campaign],
+) -> None:
+    campaign = make_training()
+    training_round = TrainingRound.objects.get(campaign=campaign)
+    assert training_round.number == 1 and training_round.selected == 10
+    assert training_round.model == "lightgbm x 2" and training_round.strategy == "elo_qd"
+    picked = list(TrainingSelection.objects.filter(round=training_round).values_list("qid", flat=True))
+    assert all(qid not in ("q0", "q1", "q2") for qid in picked), "labeled queries are never picked"
+    per_query = {qid: picked.count(qid) for qid in set(picked)}
+    assert max(per_query.values()) <= 4, "the two-stage cap"
+    assert Task.objects.filter(campaign=campaign, draw__strategy="training").count() == 10
+    assert all(
+        item.el_query is not None and item.propensity is None for item in TrainingSelection.objects.all()
+    )
+
+
+def test_the_same_seed_gives_the_same_selection(make_training: Callable[..., Campaign]) -> None:
+    first = make_training()
+    second = make_training()
+    second.seed = first.seed
+    Campaign.objects.filter(pk=second.pk).update(seed=first.seed)
+    TrainingSelection.objects.filter(round__campaign=second).delete()
+    TrainingRound.objects.filter(campaign=second).delete()
+    Task.objects.filter(campaign=second).delete()
+    services.rounds_advance(campaign=Campaign.objects.get(pk=second.pk))
+
+    def items(campaign: Campaign) -> list[tuple[str, str]]:
+        return list(
+            TrainingSelection.objects.filter(round__campaign=campaign)
+            .order_by("order")
+            .values_list("qid", "docid")
+        )
+
+    assert items(first) == items(second) and len(items(first)) == 10
+
+
+def test_a_judged_round_leads_to_the_next_with_the_new_labels_until_the_budget(
+    make_training: Callable[..., Campaign],
+    assessor: AbstractBaseUser,  # noqa: F811
+) -> None:
+    campaign = make_training(budget=25)
+    pool_text = letor_text()
+    assert services.rounds_advance(campaign=campaign) is None, "round 1 is still open"
+    for expected_round, size in ((2, 10), (3, 5), (None, 0)):
+        while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
+            grade = hidden_grade(task.document.docno, pool_text)
+            core.task_answer(task=task, assessor=assessor, grade=grade, seconds=2.0)
+        made = services.rounds_advance(campaign=campaign)
+        if expected_round is None:
+            assert made is None, "the budget of 25 labels is spent"
+            break
+        assert made is not None and made.number == expected_round and made.selected == size
+        assert made.labels_before == 36 + 10 * (expected_round - 1)
+        assert services.rounds_advance(campaign=campaign) is None, "refreshing twice makes one round"
+    rows = list(TrainingSelection.objects.filter(round__campaign=campaign).values_list("row", flat=True))
+    assert len(rows) == len(set(rows)) == 25, "never the same item twice"
+    assert Judgment.objects.filter(campaign=campaign).count() == 25
+
+
+def test_uploaded_scores_replace_the_model(make_training: Callable[..., Campaign]) -> None:
+    campaign = make_training(start=False)
+    lines = "".join(
+        f"q{query} q{query}-d{doc} {query + doc / 10:.2f} {doc / 10:.2f}\n"
+        for query in range(QUERIES)
+        for doc in range(DOCS)
+    )
+    services.scores_upload(campaign=campaign, files=[upload("scores.tsv", lines)])
+    campaign = core.campaign_start(campaign=campaign)
+    made = services.rounds_advance(campaign=campaign)
+    assert made is not None and made.model == "uploaded scores"
+
+
+def test_test_queries_give_a_learning_curve_and_the_summary_says_the_mode(
+    make_training: Callable[..., Campaign],
+    assessor: AbstractBaseUser,  # noqa: F811
+) -> None:
+    campaign = make_training(start=False)
+    services.test_upload(
+        campaign=campaign, files=[upload("test.txt", letor_text(seed=9, labeled_queries=QUERIES, prefix="t"))]
+    )
+    campaign = core.campaign_start(campaign=campaign)
+    services.rounds_advance(campaign=campaign)
+    summary = training_summary(campaign)
+    assert summary["learning_curve"][0]["labels"] == 36
+    assert 0 < summary["learning_curve"][0]["test_dcg"]
+    assert summary["selection_mode"].startswith("deterministic")
+    assert summary["coverage"]["queries"] == QUERIES and summary["coverage"]["selected"] >= 1
+
+
+def test_the_drawn_variant_records_inclusion_probabilities(make_training: Callable[..., Campaign]) -> None:
+    campaign = make_training(drawn=True)
+    propensities = list(
+        TrainingSelection.objects.filter(round__campaign=campaign).values_list("propensity", flat=True)
+    )
+    assert len(propensities) == 10 and all(0 < p <= 1 for p in propensities)
+    assert training_summary(campaign)["selection_mode"].startswith("drawn")
+    with pytest.raises(ValueError, match="drawing applies to"):
+        services.training_configure(campaign, {"strategy": "random_q", "drawn": True})
+
+
+def test_personas_and_exports(
+    make_training: Callable[..., Campaign],
+    api: Callable,
+    assessor: AbstractBaseUser,
+    coordinator: AbstractBaseUser,  # noqa: F811
+) -> None:
+    campaign = make_training()
+    url = f"/api/campaigns/{campaign.pk}/training/features/"
+    body = {"file": io.BytesIO(letor_text().encode())}
+    assert api(assessor).post(url, body, format="multipart").status_code == 403
+    summary = api(coordinator).get(f"/api/campaigns/{campaign.pk}/training/").json()
+    assert summary["rounds"][0]["selected"] == 10
+    assert api(assessor).get(f"/api/campaigns/{campaign.pk}/training/").status_code == 403
+    made = api(coordinator).get(f"/api/campaigns/{campaign.pk}/").json()
+    assert made["mode"] == "training" and made["judging_mode"] == "training"
+    log = list(csv.DictReader(io.StringIO("".join(exports.selection_log(campaign)))))
+    assert len(log) == 10 and log[0]["round"] == "1" and log[0]["strategy"] == "elo_qd"
+    letor = "".join(exports.letor_training_set(campaign)).splitlines()
+    assert len(letor) == 36 and letor[0].startswith(("0 qid:q0", "1 qid:q0", "2 qid:q0"))
+    qrels = "".join(exports.training_qrels(campaign)).splitlines()
+    assert len(qrels) == 36 and qrels[0].startswith("q0 0 q0-d0 ")
+    download = api(coordinator).get(f"/api/campaigns/{campaign.pk}/training/export/selection.csv")
+    assert download.status_code == 200
+
+
+def test_a_clone_takes_the_pool_and_settings_but_no_round(
+    make_training: Callable[..., Campaign],
+    coordinator: AbstractBaseUser,  # noqa: F811
+) -> None:
+    campaign = make_training(round_size=7)
+    clone = core.campaign_clone(campaign=campaign, creator=coordinator)
+    assert clone.judging_mode == "training"
+    assert TrainingPool.objects.get(campaign=clone).rows == QUERIES * DOCS
+    assert services.settings_of(clone).round_size == 7
+    assert not TrainingRound.objects.filter(campaign=clone).exists()

@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class TrainingConfig(AppConfig):
+    """Training-data campaigns (ELO-DCG): which (query, document) pairs to judge so that a
+    learning-to-rank model improves most per label. Plugs a judging mode into the core."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "training"
+    verbose_name = "Training-data campaigns"
+
+    def ready(self) -> None:
+        from labeling.modes import register
+        from training.modes import TrainingMode
+
+        register(TrainingMode())

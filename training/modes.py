@@ -1,0 +1,140 @@
+"""The `training` judging mode: assessors grade the items each round selects (the graded page
+and answer flow unchanged); the mode uploads the feature pool, selects rounds in the worker's
+refresh, and has its own dashboard and exports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+
+from labeling.api import graded as graded_api
+from labeling.models import Campaign
+from labeling.modes import Export, JudgingMode, mode_named
+from labeling.selectors import Progress, Throughput, graded_throughput
+from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
+from labeling.token_access import TokenJudge
+from training import exports, selectors, services, views
+from training.models import TrainingPool
+
+TRAINING_EXPORTS = (
+    Export(
+        "api-training-export-letor",
+        "training/export/training.letor",
+        "-training.letor",
+        "Judged training set (LETOR)",
+        "text/plain",
+        exports.letor_training_set,
+        place="dashboard",
+        note="every labeled row: uploaded labels and the assessors' grades",
+    ),
+    Export(
+        "api-training-export-qrels",
+        "training/export/qrels.txt",
+        "-training-qrels.txt",
+        "Training labels (qrels)",
+        "text/plain",
+        exports.training_qrels,
+        place="dashboard",
+    ),
+    Export(
+        "api-training-export-selection",
+        "training/export/selection.csv",
+        "-selection.csv",
+        "Selection log (CSV)",
+        "text/csv",
+        exports.selection_log,
+        place="dashboard",
+        note="round, qid, docid, strategy, EL(q), EL(j), propensity if drawn, seed, versions",
+    ),
+)
+
+
+class TrainingMode(JudgingMode):
+    name = "training"
+    label = "Training data (ELO-DCG)"
+    task_kind = "grade"
+    answer_field = "grade"
+    uploads = ("topics", "documents", "features", "training_labels", "test", "scores")
+    setting_names = services.SETTING_NAMES
+    exports = TRAINING_EXPORTS
+
+    def configure(self, campaign: Campaign, settings: Mapping[str, Any]) -> None:
+        super().configure(campaign, settings)
+        services.training_configure(campaign, settings)
+
+    def settings_of(self, campaign: Campaign) -> dict[str, Any]:
+        record = services.settings_of(campaign)
+        return {name: getattr(record, name) for name in self.setting_names}
+
+    def describe(self, campaign: Campaign) -> str:
+        record = services.settings_of(campaign)
+        how = "drawn" if record.drawn else "top"
+        return (
+            f"{record.strategy} ({how}), {record.round_size} labels per round · {campaign.grade_count} grades"
+        )
+
+    def cloned(self, source: Campaign, clone: Campaign) -> None:
+        record = TrainingPool.objects.filter(campaign=source).first()
+        if record is not None:
+            record.pk, record.campaign = None, clone
+            record.save(force_insert=True)
+
+    def start_problem(self, campaign: Campaign) -> str | None:
+        if not TrainingPool.objects.filter(campaign=campaign).exists():
+            return "upload the feature pool first"
+        return None
+
+    def started(self, campaign: Campaign) -> None:
+        # The first round is selected by the worker's refresh (fitting takes seconds to
+        # minutes): the start transaction only asks for it.
+        from django.db import transaction
+
+        from labeling.services.refresh import refresh_request
+
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: refresh_request(campaign_id))
+
+    def refresh(self, campaign: Campaign) -> None:
+        services.rounds_advance(campaign=campaign)
+
+    def progress(self, campaign: Campaign) -> Progress:
+        return selectors.training_progress(campaign)
+
+    def throughput(self, campaign: Campaign) -> list[Throughput]:
+        return graded_throughput(campaign)[1]
+
+    # Items are graded tasks: the graded API serves, takes and undoes them.
+    def next_response(self, request: Request, campaign: Campaign) -> HttpResponse:
+        return graded_api.next_response(request, campaign)
+
+    def answer_response(self, request: Request, task_id: int) -> Response:
+        return graded_api.answer_response(request, task_id)
+
+    def undo_response(self, request: Request, campaign: Campaign) -> Response:
+        return graded_api.undo_response(request, campaign)
+
+    def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
+        return mode_named("graded").skip(unit_id, assessor, reason, note)
+
+    def token_next(self, judge: TokenJudge) -> HttpResponse | None:
+        return graded_api.token_next(judge)
+
+    def item_serializer(self) -> type[Serializer]:
+        return TaskOutputSerializer
+
+    def answer_serializer(self) -> type[Serializer]:
+        return AnswerInputSerializer
+
+    def judge_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        return mode_named("graded").judge_page(request, campaign)
+
+    def dashboard_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        return views.dashboard_page(request, campaign)
+
+    def campaign_section(self, request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
+        return views.campaign_section(request, campaign)
