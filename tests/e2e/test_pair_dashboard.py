@@ -136,7 +136,7 @@ def test_it_shows_a_top_k_campaign_live_on_its_dashboard(
     assert per_assessor.nth(0).text_content() == str(made) and per_assessor.nth(2).text_content() == "3.0"
     kappa = page.locator('#kappa tr[data-system="naive"] td')
     assert kappa.nth(3).text_content() == "1", "one topic with a finished list"
-    assert page.locator("#exports a").count() == 6, "configuration, agreement, preferences x2, top-k x2"
+    assert page.locator("#exports a").count() == 7, "config, skips, agreement, preferences x2, top-k x2"
     screenshots(page, screenshot_dir, "pair-dashboard-topk")
 
     # Alice finishes the second list while the page is open: it catches up within a poll or two.
@@ -174,6 +174,7 @@ def test_it_shows_a_pairwise_campaign_on_its_dashboard(
     assert page.locator('#merged tr[data-topic="501"] .topk-order li').count() == 3
     assert page.locator("#exports a").all_text_contents() == [
         "Configuration (JSON)",
+        "Skipped items (CSV)",
         "Assessor agreement (JSON)",
         "Preferences (CSV)",
         "Preferences (JSON Lines)",
