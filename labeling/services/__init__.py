@@ -26,7 +26,6 @@ from labeling.services.imports import (
     labels_import,
     pool_rebuild,
     qrels_import,
-    runs_import,
     topics_import,
 )
 from labeling.services.judging import (
@@ -35,6 +34,7 @@ from labeling.services.judging import (
     task_answer,
     task_next,
 )
+from labeling.services.run_imports import runs_import
 from labeling.services.sampling import draws_top_up
 from labeling.services.sampling_state import sampling_state_current, sampling_state_refresh
 from labeling.services.strategies import STRATEGIES, PassiveStrategy, SamplingStrategy
