@@ -433,8 +433,8 @@ class StagedRunLine(models.Model):
     score = models.FloatField()
     line = models.PositiveIntegerField()
 
-    class Meta:
-        indexes = [models.Index(fields=["import_key", "file_index", "qid"], name="staged_run_line_query")]
+    # No index but the primary key: publishing and deleting walk id ranges, and an index on
+    # import_key would lead SQLite's planner to scan a file's every row for each range.
 
     def __str__(self) -> str:
         return f"{self.import_key}/{self.file_index}:{self.line}"

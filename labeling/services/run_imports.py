@@ -46,6 +46,8 @@ from labeling.services.imports import (
 
 APP_BLOCK_BYTES = 1 << 20
 """Block size of the app's reads: small enough that a server process grows by little."""
+SQLITE_CACHE_KIB = 65536
+"""SQLite page cache of the importing connection while it imports (KiB)."""
 STAGE_ROWS = 5000
 """Staged rows written per transaction."""
 PUBLISH_ROWS = 20000
@@ -90,6 +92,7 @@ def runs_import(
     pooled_qids: set[str] | None = None
     if not evaluation_only and Draw.objects.filter(campaign=campaign).exists():
         pooled_qids = set(PoolItem.objects.filter(campaign=campaign).values_list("topic__qid", flat=True))
+    cache_before = _sqlite_cache_grow()
     try:
         staged: list[_StagedFile] = []
         errors: list[InputFileError] = []
@@ -108,9 +111,31 @@ def runs_import(
         report = _publish(campaign, import_key, staged, evaluation_only)
     finally:
         _delete_staged(import_key)
+        _sqlite_cache_restore(cache_before)
     if not evaluation_only:
         pool_rebuild_short(campaign=campaign)
     return report
+
+
+def _sqlite_cache_grow() -> int | None:
+    """Give this SQLite connection a 64 MB page cache for the import; returns the old setting.
+
+    With SQLite's default 2 MB, inserting a million ranking entries reads index pages back
+    from the OS for most rows (their document ids arrive in no order).
+    """
+    if connection.vendor != "sqlite":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        before = int(cursor.fetchone()[0])
+        cursor.execute(f"PRAGMA cache_size = {-SQLITE_CACHE_KIB}")
+    return before
+
+
+def _sqlite_cache_restore(before: int | None) -> None:
+    if before is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA cache_size = {int(before)}")
 
 
 # ---------------------------------------------------------------------------------------------
