@@ -53,6 +53,7 @@ STAGE_ROWS = 5000
 PUBLISH_ROWS = 20000
 """Staged rows published into ranking entries per transaction (tens of milliseconds)."""
 
+_STAGED_COLUMNS = ("import_key", "file_index", "qid", "docno", "rank", "score", "line")
 LIMITS = ColumnLimits(
     qid_chars=QID_MAX_CHARS,
     docno_chars=DOCNO_MAX_CHARS,
@@ -82,7 +83,8 @@ def runs_import(
     (`labeling.services.evaluation`): they are not pooled and the sampling ignores them.
     Raises `ImportFailed` listing every bad file; then nothing is stored.
 
-    Must not run inside a transaction: its point is to commit in short steps.
+    Call it outside any transaction: its point is to commit in short steps (inside a
+    caller's transaction the steps become savepoints and the lock is held to the end).
     """
     if not files:
         raise ImportFailed([InputFileError("(no file)", None, "no file was uploaded")])
@@ -267,10 +269,7 @@ def _stage_file_by_lines(
 def _stage_rows(import_key: str, index: int, rows) -> None:  # noqa: ANN001
     """Write (qid, docno, rank, score, line) rows to the staging table, STAGE_ROWS per transaction."""
     table = connection.ops.quote_name(StagedRunLine._meta.db_table)
-    columns = ", ".join(
-        connection.ops.quote_name(name)
-        for name in ("import_key", "file_index", "qid", "docno", "rank", "score", "line")
-    )
+    columns = ", ".join(connection.ops.quote_name(name) for name in _STAGED_COLUMNS)
     sql = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
     batch: list[tuple] = []
     for row in rows:
@@ -284,7 +283,15 @@ def _stage_rows(import_key: str, index: int, rows) -> None:  # noqa: ANN001
 
 def _write(sql: str, batch: list[tuple]) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(sql, batch)
+        if connection.vendor == "postgresql":
+            # COPY: psycopg's executemany costs tens of microseconds a row, COPY a few.
+            table = connection.ops.quote_name(StagedRunLine._meta.db_table)
+            columns = ", ".join(connection.ops.quote_name(name) for name in _STAGED_COLUMNS)
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in batch:
+                    copy.write_row(row)
+        else:
+            cursor.executemany(sql, batch)
 
 
 def _delete_staged(import_key: str, index: int | None = None) -> None:
