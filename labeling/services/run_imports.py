@@ -168,7 +168,7 @@ def _stage_file(
         for block in blocks:
             if staged is None:
                 staged = _first_block(index, name, block, tags_taken)
-            _check_pooled(name, block, pooled_qids)
+            _check_pooled(block, pooled_qids)
             staged.qids.update(block.qids)
             staged.lines += len(block)
             _stage_rows(
@@ -203,10 +203,9 @@ def _binary(name: str, stream: BinaryIO) -> BinaryIO:
 
 
 def _first_block(index: int, name: str, block: RunBlock, tags_taken: set[str]) -> _StagedFile:
-    tag = block.tags[0]
-    if tag in tags_taken:
-        raise InputFileError(name, int(block.lines[0]), f"a run tagged {tag!r} is already in this campaign")
-    return _StagedFile(index=index, name=name, tag=tag)
+    if block.tags[0] in tags_taken:
+        raise NeedsLineReader  # which error comes first in the file is the line reader's to say
+    return _StagedFile(index=index, name=name, tag=block.tags[0])
 
 
 def _not_pooled(name: str, line: int, qid: str) -> InputFileError:
@@ -218,11 +217,11 @@ def _not_pooled(name: str, line: int, qid: str) -> InputFileError:
     return InputFileError(name, line, reason)
 
 
-def _check_pooled(name: str, block: RunBlock, pooled_qids: set[str] | None) -> None:
-    if pooled_qids is None or pooled_qids.issuperset(block.qids):
-        return
-    position = next(i for i, qid in enumerate(block.qids) if qid not in pooled_qids)
-    raise _not_pooled(name, int(block.lines[position]), block.qids[position])
+def _check_pooled(block: RunBlock, pooled_qids: set[str] | None) -> None:
+    if pooled_qids is not None and not pooled_qids.issuperset(block.qids):
+        # A document listed twice earlier in the file would come first: the line reader
+        # reports whichever problem comes first.
+        raise NeedsLineReader
 
 
 def _stage_file_by_lines(
