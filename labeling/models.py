@@ -417,7 +417,7 @@ class EstimateSnapshot(models.Model):
 
 
 class StagedRunLine(models.Model):
-    """A checked run line waiting to be published (`services.imports.runs_import`).
+    """A checked run line waiting to be published (`services.run_imports.runs_import`).
 
     A run is parsed, checked and written here in short transactions, then published into
     `RankingEntry` in short steps, so a large import never holds the database's write lock
