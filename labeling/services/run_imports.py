@@ -46,7 +46,7 @@ from labeling.services.imports import (
 
 APP_BLOCK_BYTES = 1 << 20
 """Block size of the app's reads: small enough that a server process grows by little."""
-SQLITE_CACHE_KIB = 65536
+SQLITE_CACHE_KIB = 24576
 """SQLite page cache of the importing connection while it imports (KiB)."""
 STAGE_ROWS = 5000
 """Staged rows written per transaction."""
@@ -120,7 +120,7 @@ def runs_import(
 
 
 def _sqlite_cache_grow() -> int | None:
-    """Give this SQLite connection a 64 MB page cache for the import; returns the old setting.
+    """Give this SQLite connection a 24 MB page cache for the import; returns the old setting.
 
     With SQLite's default 2 MB, inserting a million ranking entries reads index pages back
     from the OS for most rows (their document ids arrive in no order).
