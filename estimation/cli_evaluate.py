@@ -19,7 +19,8 @@ from typing import TextIO
 
 from estimation.metric_spec import Metric
 from estimation.metrics import summarize_run
-from estimation.trec import read_qrels, read_run
+from estimation.run_blocks import read_run_fast
+from estimation.trec import read_qrels
 
 DESCRIPTION = """\
 Evaluate TREC runs against qrels with DCG@K, nDCG@K or ERR@K.
@@ -136,7 +137,7 @@ def evaluate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
                 )
         metrics = [replace(metric, gain_values=gains, discount_values=discounts) for metric in metrics]
     for path in args.runs:
-        run = read_run(path)
+        run = read_run_fast(path)
         for metric in metrics:
             evaluation = summarize_run(qrels, run, metric)
             for qid, value in evaluation.per_query.items():

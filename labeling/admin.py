@@ -19,6 +19,7 @@ from labeling.models import (
     RankingEntry,
     SamplingState,
     Skip,
+    StagedRunLine,
     System,
     Task,
     Topic,
@@ -101,6 +102,20 @@ class RankingEntryAdmin(admin.ModelAdmin):
     list_filter = ["system__campaign", "system"]
     raw_id_fields = ["system", "topic", "document"]
     list_select_related = ["system", "topic", "document"]
+
+
+@admin.register(StagedRunLine)
+class StagedRunLineAdmin(admin.ModelAdmin):
+    """Read-only: rows of run imports in progress (an import deletes its own when it ends)."""
+
+    list_display = ["import_key", "file_index", "line", "qid", "docno", "rank", "score"]
+    search_fields = ["import_key"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
 
 
 @admin.register(PoolItem)

@@ -27,7 +27,6 @@ from labeling.services.imports import (
     labels_import,
     pool_rebuild,
     qrels_import,
-    runs_import,
     topics_import,
 )
 from labeling.services.judging import (
@@ -37,6 +36,7 @@ from labeling.services.judging import (
     task_next,
 )
 from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
+from labeling.services.run_imports import runs_import
 from labeling.services.sampling import draws_top_up
 from labeling.services.sampling_state import sampling_state_current, sampling_state_refresh
 from labeling.services.skips import task_skip

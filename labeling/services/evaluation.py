@@ -35,9 +35,10 @@ from labeling.services.estimates import (
     item_draws,
     query_weight_bound,
 )
-from labeling.services.imports import UploadedFile, runs_import
+from labeling.services.imports import UploadedFile
 from labeling.services.label_model import judged_grades
 from labeling.services.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
+from labeling.services.run_imports import runs_import
 from labeling.services.strategies import RunLayout, strategy_for
 
 WARNING_SHARE = 0.0

@@ -15,13 +15,12 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, Model, OuterRef
 from django.utils import timezone
 
-from estimation.trec import InputFileError, RunLine, iter_labels, iter_qrels
+from estimation.trec import InputFileError, iter_labels, iter_qrels
 from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import iter_documents_jsonl
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
-from labeling.formats.runs import iter_run_bounded
 from labeling.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
-from labeling.models import Campaign, Document, Draw, Judgment, PoolItem, RankingEntry, System, Topic
+from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, Topic
 from labeling.selectors import ranking_positions
 
 BATCH_SIZE = 2000
@@ -215,78 +214,6 @@ def _document_ids(campaign: Campaign, docnos: set[str]) -> dict[str, int]:
         )
         known.update(Document.objects.filter(campaign=campaign, docno__in=missing).values_list("docno", "id"))
     return known
-
-
-@transaction.atomic
-def runs_import(
-    *, campaign: Campaign, files: Sequence[UploadedFile], evaluation_only: bool = False
-) -> ImportReport:
-    """Import TREC runs (one system per file, named by its first tag), then rebuild the pool.
-
-    With `evaluation_only` the runs are stored to be evaluated on the stored draws
-    (`labeling.services.evaluation`): they are not pooled and the sampling ignores them.
-    """
-    topic_cache = dict(Topic.objects.filter(campaign=campaign).values_list("qid", "id"))
-    # Once draws were made, the pool's topics are what they were drawn from (the estimators
-    # weigh each topic 1/m): a pooled run may add documents to them, not new topics.
-    pooled_qids: set[str] | None = None
-    if not evaluation_only and Draw.objects.filter(campaign=campaign).exists():
-        pooled_qids = set(PoolItem.objects.filter(campaign=campaign).values_list("topic__qid", flat=True))
-
-    def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
-        system: System | None = None
-        pending: list[RunLine] = []
-
-        def flush() -> None:
-            if not pending or system is None:
-                return
-            _topic_ids(campaign, {line.qid for line in pending}, topic_cache)
-            document_ids = _document_ids(campaign, {line.docno for line in pending})
-            _insert_rows(
-                RankingEntry,
-                ["system_id", "topic_id", "document_id", "rank", "score"],
-                [
-                    (system.pk, topic_cache[line.qid], document_ids[line.docno], line.rank, line.score)
-                    for line in pending
-                ],
-            )
-            report.lines += len(pending)
-            pending.clear()
-
-        def stored_docnos(qid: str) -> set[str]:
-            flush()
-            return set(
-                RankingEntry.objects.filter(system=system, topic__qid=qid).values_list(
-                    "document__docno", flat=True
-                )
-            )
-
-        for run_line in iter_run_bounded(upload_lines(name, stream), name, stored_docnos):
-            if system is None:
-                if System.objects.filter(campaign=campaign, name=run_line.tag).exists():
-                    reason = f"a run tagged {run_line.tag!r} is already in this campaign"
-                    raise InputFileError(name, run_line.line, reason)
-                system = System.objects.create(
-                    campaign=campaign, name=run_line.tag, filename=name[:500], evaluation_only=evaluation_only
-                )
-                report.systems.append(system.name)
-                report.created += 1
-            if pooled_qids is not None and run_line.qid not in pooled_qids:
-                reason = (
-                    f"topic {run_line.qid!r} is not in the pool, and this campaign has drawn from the "
-                    "pool already: a new topic would change the topic weights the draws were made "
-                    "with. Import the run for evaluation only, or start a new campaign"
-                )
-                raise InputFileError(name, run_line.line, reason)
-            pending.append(run_line)
-            if len(pending) >= BATCH_SIZE:
-                flush()
-        flush()
-
-    report = _each_file(files, one)
-    if not evaluation_only:
-        pool_rebuild(campaign=campaign)
-    return report
 
 
 @transaction.atomic

@@ -10,7 +10,16 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.trec import read_qrels, read_run
 from labeling import services
-from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, System, Topic
+from labeling.models import (
+    Campaign,
+    Document,
+    Judgment,
+    PoolItem,
+    RankingEntry,
+    StagedRunLine,
+    System,
+    Topic,
+)
 from tests.labeling.conftest import upload
 
 
@@ -157,6 +166,17 @@ def test_it_reports_every_bad_file_of_a_multi_file_upload(draft_campaign: Campai
 def test_it_refuses_a_second_run_with_the_same_tag(draft_campaign: Campaign) -> None:
     with pytest.raises(services.ImportFailed, match="already in this campaign"):
         services.runs_import(campaign=draft_campaign, files=[upload("again.run", "1 Q0 d1-1 1 1.0 alpha\n")])
+
+
+def test_it_names_the_first_problem_of_a_run_whatever_its_kind(campaign: Campaign) -> None:
+    # Line 2 lists d1-9 again (found only after the whole file by the block reader); line 3 has
+    # a topic outside the pool. The first in the file is reported, as the line reader would.
+    run = "1 Q0 d1-9 1 3.0 gamma\n1 Q0 d1-9 2 2.0 gamma\n4 Q0 d4-1 1 2.0 gamma\n"
+    with pytest.raises(services.ImportFailed) as failure:
+        services.runs_import(campaign=campaign, files=[upload("gamma.run", run)])
+    error = failure.value.errors[0]
+    assert (error.line, error.reason) == (2, "document 'd1-9' listed twice for query '1' (lines 1 and 2)")
+    assert not StagedRunLine.objects.exists()
 
 
 def test_it_refuses_a_pooled_run_with_new_topics_once_draws_were_made(campaign: Campaign) -> None:

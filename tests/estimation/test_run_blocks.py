@@ -1,0 +1,133 @@
+"""The block run reader agrees with the line reader: same `Run` for a valid file, the same
+error (file, line, reason) for a bad one, whatever the block size."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from estimation.run_blocks import (
+    ColumnLimits,
+    NeedsLineReader,
+    iter_run_blocks,
+    read_run_fast,
+    run_from_blocks,
+)
+from estimation.trec import InputFileError, iter_run, read_run, text_lines
+
+PROPERTY = settings(
+    max_examples=250, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+
+_token = st.sampled_from(["1", "2", "10", "d1", "d2", "D-3", "doc#4", "tag", "é", "x\u00a0y", "1_0"])
+_number = st.sampled_from(["0", "1", "-1", "3.5", "1e3", "-0.0", "nan", "inf", "1e400", "x", "9" * 25, "1_5"])
+_space = st.sampled_from([" ", "  ", "\t", " \t ", "\x0b", "\x1c", "\u2003"])
+
+
+@st.composite
+def run_line(draw: st.DrawFn) -> str:
+    """A line that is usually a valid run line, sometimes a comment, blank or broken one."""
+    kind = draw(st.sampled_from(["good"] * 8 + ["comment", "blank", "short", "long", "odd"]))
+    qid = draw(st.sampled_from(["1", "2", "3", "#7", "q\u00e9"]))
+    fields = [qid, "Q0", draw(_token), draw(_number), draw(_number), draw(st.sampled_from(["r", "s"]))]
+    if kind == "good":
+        fields[3] = str(draw(st.integers(-3, 3000)))
+        fields[4] = repr(draw(st.floats(allow_nan=False, allow_infinity=False, width=32)))
+    elif kind == "comment":
+        fields[0] = "#" + fields[0]
+    elif kind == "blank":
+        return draw(st.sampled_from(["", " ", "\t", "\r"]))
+    elif kind == "short":
+        fields = fields[: draw(st.integers(1, 5))]
+    elif kind == "long":
+        fields.append("extra")
+    separator = draw(_space)
+    return separator.join(fields)
+
+
+@st.composite
+def run_file(draw: st.DrawFn) -> bytes:
+    lines = draw(st.lists(run_line(), min_size=0, max_size=40))
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    text = ending.join(lines) + draw(st.sampled_from(["", ending]))
+    if draw(st.booleans()):
+        text = "\ufeff" + text
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.integers(0, 9)) == 0:
+        position = draw(st.integers(0, len(data)))
+        data = data[:position] + draw(st.sampled_from([b"\x00", b"\xff", b"\xc3"])) + data[position:]
+    return data
+
+
+def _outcome(read, path: Path):  # noqa: ANN001, ANN202
+    try:
+        return read(path)
+    except InputFileError as error:
+        return ("error", str(error))
+
+
+@PROPERTY
+@given(data=run_file())
+def test_it_reads_what_the_line_reader_reads_and_refuses_it(tmp_path_factory, data: bytes) -> None:  # noqa: ANN001
+    path = tmp_path_factory.mktemp("runs") / "run.txt"
+    path.write_bytes(data)
+    assert _outcome(read_run_fast, path) == _outcome(read_run, path)
+
+
+@PROPERTY
+@given(data=run_file(), block_bytes=st.integers(1, 300))
+def test_it_yields_the_line_readers_columns_across_block_boundaries(data: bytes, block_bytes: int) -> None:
+    try:
+        blocks = list(iter_run_blocks(io.BytesIO(data), block_bytes=block_bytes))
+    except NeedsLineReader:
+        return
+    expected = list(iter_run(text_lines(io.BytesIO(data), "run"), "run"))
+    assert [line.qid for line in expected] == [q for block in blocks for q in block.qids]
+    assert [line.docno for line in expected] == [d for block in blocks for d in block.docnos]
+    assert [line.tag for line in expected] == [t for block in blocks for t in block.tags]
+    assert [line.rank for line in expected] == np.concatenate([b.ranks for b in blocks]).tolist()
+    assert [line.score for line in expected] == np.concatenate([b.scores for b in blocks]).tolist()
+    assert [line.line for line in expected] == np.concatenate([b.lines for b in blocks]).tolist()
+
+
+def test_it_orders_ties_as_trec_eval_does() -> None:
+    # Scores tie for b, c, a: docno descending among them; d scores higher.
+    text = b"1 Q0 b 1 0.5 r\n1 Q0 c 2 0.5 r\n1 Q0 d 3 0.9 r\n1 Q0 a 4 0.5 r\n2 Q0 x 1 1 r\n"
+    run = run_from_blocks(iter_run_blocks(io.BytesIO(text)))
+    assert run.rankings == {"1": ("d", "c", "b", "a"), "2": ("x",)}
+
+
+def test_it_finds_a_document_listed_twice_in_different_blocks() -> None:
+    text = b"1 Q0 a 1 0.5 r\n2 Q0 b 1 0.5 r\n1 Q0 a 2 0.4 r\n"
+    with pytest.raises(NeedsLineReader):
+        list(iter_run_blocks(io.BytesIO(text), block_bytes=16))
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["q" * 5 + " Q0 d 1 1 r", "1 Q0 " + "d" * 9 + " 1 1 r", "1 Q0 d 1 1 " + "t" * 5, "1 Q0 d 100 1 r"],
+)
+def test_it_leaves_values_outside_the_columns_to_the_line_reader(line: str) -> None:
+    limits = ColumnLimits(qid_chars=4, docno_chars=8, tag_chars=4, rank_min=-99, rank_max=99)
+    with pytest.raises(NeedsLineReader):
+        list(iter_run_blocks(io.BytesIO(line.encode()), limits=limits))
+
+
+def test_it_refuses_a_line_over_the_limit_without_holding_it() -> None:
+    with pytest.raises(NeedsLineReader):
+        list(iter_run_blocks(io.BytesIO(b"1" * 10_000), block_bytes=100, max_line_bytes=500))
+
+
+def test_it_reads_gzip_and_robust03_as_the_line_reader(tmp_path: Path, shared_data: Path) -> None:
+    path = tmp_path / "run.gz"
+    path.write_bytes(gzip.compress(b"\xef\xbb\xbf1 Q0 a 1 2 r\r\n1\tQ0\tb\t2\t3\tr\r\n"))
+    assert read_run_fast(path) == read_run(path)
+    runs = sorted((shared_data / "robust03" / "runs").glob("*.gz"))
+    for path in runs[:3]:
+        assert read_run_fast(path) == read_run(path)
