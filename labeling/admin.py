@@ -13,6 +13,9 @@ from labeling.models import (
     Document,
     Draw,
     EstimateSnapshot,
+    GoldAnswer,
+    GoldItem,
+    GoldSettings,
     Judgment,
     JudgmentChange,
     PoolItem,
@@ -157,6 +160,25 @@ class JudgmentChangeInline(admin.TabularInline):
     extra = 0
     can_delete = False
     readonly_fields = ["old_grade", "new_grade", "changed_by", "changed_at"]
+
+
+@admin.register(GoldSettings)
+class GoldSettingsAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "share", "qualification", "min_accuracy", "min_answers"]
+
+
+@admin.register(GoldItem)
+class GoldItemAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "topic", "document", "grade", "source", "created_at"]
+    list_filter = ["campaign", "source"]
+    raw_id_fields = ["topic", "document"]
+
+
+@admin.register(GoldAnswer)
+class GoldAnswerAdmin(admin.ModelAdmin):
+    list_display = ["gold", "assessor", "grade", "correct", "counted", "seconds", "created_at"]
+    list_filter = ["correct", "counted", "assessor"]
+    raw_id_fields = ["gold", "task", "assessor"]
 
 
 @admin.register(Skip)

@@ -102,6 +102,9 @@ class Campaign(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    gold_active = models.BooleanField(
+        default=False, help_text="gold questions are mixed in (labeling.services.gold keeps this)"
+    )
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="set: out of the work lists (the campaign list's Archived filter)"
     )
@@ -265,6 +268,9 @@ class Draw(models.Model):
     class Kind(models.TextChoices):
         QUERY = "query", "Topic (every pool item of it)"
         ITEM = "item", "One (topic, document) pair"
+        # A gold question shown to one assessor: never an estimator's draw (they read QUERY or
+        # ITEM draws only), and its answer is a GoldAnswer, never a Judgment.
+        GOLD = "gold", "Gold question"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="draws")
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.ITEM)
@@ -293,6 +299,9 @@ class Task(models.Model):
 
     class Kind(models.TextChoices):
         GRADE = "grade", "Grade"
+        # A gold question (labeling.services.gold): served as a grade item, answered as a
+        # GoldAnswer.
+        GOLD = "gold", "Gold question"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="tasks")
     draw = models.ForeignKey(Draw, on_delete=models.CASCADE, related_name="tasks")
@@ -413,6 +422,69 @@ class Skip(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.unit} skipped ({self.reason})"
+
+
+class GoldSettings(models.Model):
+    """Gold questions of a campaign: how many are mixed into each assessor's stream, how many
+    come first as a qualification, and the accuracy below which an assessor is paused."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="gold_settings")
+    share = models.FloatField(default=0.0, help_text="share of an assessor's items that are gold (0 = none)")
+    qualification = models.PositiveIntegerField(
+        default=0, help_text="gold questions an assessor answers before any real item"
+    )
+    min_accuracy = models.FloatField(
+        default=0.0, help_text="exact-grade accuracy below which an assessor is paused"
+    )
+    min_answers = models.PositiveIntegerField(default=5, help_text="gold answers before the accuracy counts")
+
+    def __str__(self) -> str:
+        return f"gold settings of campaign {self.campaign_id}"
+
+
+class GoldItem(models.Model):
+    """A (topic, document) whose grade is known: from imported qrels or from assessors who all
+    agreed. Shown to assessors like any item; their answers measure them, not the runs."""
+
+    class Source(models.TextChoices):
+        QRELS = "qrels", "Imported qrels"
+        AGREED = "agreed", "Assessors agreed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="gold_items")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    grade = models.PositiveSmallIntegerField()
+    source = models.CharField(max_length=8, choices=Source.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "topic", "document"], name="gold_item_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"gold {self.topic_id}/{self.document_id} = {self.grade}"
+
+
+class GoldAnswer(models.Model):
+    """An assessor's answer to a gold question, and whether it matched the known grade."""
+
+    gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
+    task = models.OneToOneField(Task, null=True, on_delete=models.SET_NULL, related_name="gold_answer")
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="gold_answers"
+    )
+    grade = models.PositiveSmallIntegerField()
+    correct = models.BooleanField()
+    seconds = models.FloatField(null=True, blank=True)
+    counted = models.BooleanField(default=True, help_text="false once the coordinator resumed the assessor")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["assessor", "gold"], name="gold_answer_assessor")]
+
+    def __str__(self) -> str:
+        return f"gold answer {self.grade} ({'right' if self.correct else 'wrong'})"
 
 
 class JudgmentChange(models.Model):

@@ -209,11 +209,15 @@ class DocumentOutputSerializer(serializers.Serializer):
 
 class TaskOutputSerializer(serializers.Serializer):
     task = serializers.IntegerField(source="pk")
-    kind = serializers.CharField()
+    # A gold question is served as the grade item it looks like (labeling.services.gold).
+    kind = serializers.SerializerMethodField()
     campaign = serializers.IntegerField(source="campaign_id")
     lease_expires_at = serializers.DateTimeField()
     topic = TopicOutputSerializer()
     document = DocumentOutputSerializer()
+
+    def get_kind(self, task: Task) -> str:
+        return Task.Kind.GRADE.value
 
     @staticmethod
     def of(task: Task) -> dict[str, Any]:

@@ -35,9 +35,9 @@ def _in_model_order(model: type[Model], wanted: set[str]) -> tuple[str, ...]:
 
 # The campaign fields the judging services read (lease, overlap, status, grade scale).
 _CAMPAIGN_FIELDS = _in_model_order(
-    Campaign, {"id", "judging_mode", "status", "overlap", "lease_seconds", "blocked", "grades"}
+    Campaign, {"id", "judging_mode", "status", "overlap", "lease_seconds", "blocked", "grades", "gold_active"}
 )
-_TASK_FIELDS = _in_model_order(Task, {"id", "campaign_id", "topic_id", "document_id", "draw_id"})
+_TASK_FIELDS = _in_model_order(Task, {"id", "campaign_id", "topic_id", "document_id", "draw_id", "kind"})
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/assessors/", views.campaign_assign, name="campaign_assign"),
     path("campaigns/<int:campaign_id>/budget/", views.campaign_budget, name="campaign_budget"),
     path("campaigns/<int:campaign_id>/guidelines/", views.campaign_guidelines, name="campaign_guidelines"),
+    path("campaigns/<int:campaign_id>/gold/", views.campaign_gold, name="campaign_gold"),
     path("campaigns/<int:campaign_id>/start/", views.campaign_start, name="campaign_start"),
     path("campaigns/<int:campaign_id>/pause/", views.campaign_pause, name="campaign_pause"),
 ]

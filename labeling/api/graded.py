@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
@@ -16,6 +17,7 @@ from labeling.api.common import bad_request, conflict, json_response
 from labeling.models import Campaign, Task
 from labeling.permissions import JUDGE
 from labeling.serializers import AnswerInputSerializer, JudgmentOutputSerializer, TaskOutputSerializer
+from labeling.services.gold import GoldPaused, gold_answer
 
 
 def wants_next(query: Any) -> bool:
@@ -36,20 +38,43 @@ def _answer(
     foreign lease; with want_next, `next` is the next task or null. ValueError on a bad grade or
     seconds."""
     try:
-        judgment, created = services.task_answer(
-            task=task, assessor=user, grade=grade, seconds=seconds, note=note
-        )
+        if task.kind == Task.Kind.GOLD:
+            # Answered like any item; stored as a GoldAnswer, which no estimate reads.
+            answer, created = gold_answer(
+                task=task, assessor=user, grade=grade, seconds=seconds, now=timezone.now()
+            )
+            body = {
+                "id": answer.pk,
+                "task": task.pk,
+                "grade": answer.grade,
+                "seconds": answer.seconds,
+                "created_at": answer.created_at.isoformat().replace("+00:00", "Z"),
+            }
+        else:
+            judgment, created = services.task_answer(
+                task=task, assessor=user, grade=grade, seconds=seconds, note=note
+            )
+            body = JudgmentOutputSerializer.of(judgment)
     except services.LeaseConflict as lease_conflict:
         return {"detail": str(lease_conflict)}, status.HTTP_409_CONFLICT
-    body = JudgmentOutputSerializer.of(judgment)
     if want_next:
-        upcoming = services.task_next(campaign=task.campaign, assessor=user)
+        try:
+            upcoming = services.task_next(campaign=task.campaign, assessor=user)
+        except GoldPaused:
+            upcoming = None  # the page asks /next/ again and is told why
         body["next"] = None if upcoming is None else TaskOutputSerializer.of(upcoming)
     return body, status.HTTP_201_CREATED if created else status.HTTP_200_OK
 
 
+def _paused(paused: GoldPaused) -> HttpResponse:
+    return json_response({"detail": f"Paused: {paused}."}, status.HTTP_403_FORBIDDEN)
+
+
 def next_response(request: Request, campaign: Campaign) -> HttpResponse:
-    return _next_response(services.task_next(campaign=campaign, assessor=request.user))
+    try:
+        return _next_response(services.task_next(campaign=campaign, assessor=request.user))
+    except GoldPaused as paused:
+        return _paused(paused)
 
 
 def answer_response(request: Request, task_id: int) -> Response:
@@ -81,7 +106,10 @@ def undo_response(request: Request, campaign: Campaign) -> Response:
 
 def token_next(judge: token_access.TokenJudge) -> HttpResponse:
     """/next/ for a token holder already known to judge this campaign."""
-    return _next_response(services.task_next(campaign=judge.campaign, assessor=judge.user))
+    try:
+        return _next_response(services.task_next(campaign=judge.campaign, assessor=judge.user))
+    except GoldPaused as paused:
+        return _paused(paused)
 
 
 def token_answer(

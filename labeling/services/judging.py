@@ -34,8 +34,9 @@ from labeling.leases import (
     lease_reopen,
     unanswered_claimable,
 )
-from labeling.models import Campaign, Document, Judgment, Skip, Task, Topic
+from labeling.models import Campaign, Document, GoldAnswer, Judgment, Skip, Task, Topic
 from labeling.selectors import task_active_for_assessor
+from labeling.services.gold import gold_task_for
 from labeling.services.refresh import campaign_refresh_enqueue, refresh_request  # noqa: F401 (re-exported)
 from labeling.services.sampling import draws_top_up, queue_target, tasks_unleased_count
 from labeling.services.skips import skipped_by
@@ -289,6 +290,10 @@ CLAIM_ATTEMPTS = 10
 def task_next(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Task | None:
     """Lease the assessor's next task (their current one first); None when nothing is left."""
     now = now or timezone.now()
+    if campaign.status == Campaign.Status.RUNNING:
+        gold = gold_task_for(campaign, assessor, now)  # GoldPaused when the assessor is paused
+        if gold is not None:
+            return gold
     for _ in range(CLAIM_ATTEMPTS):
         task = _task_claim(campaign, assessor, now)
         if task is not None:
@@ -448,6 +453,14 @@ def judgment_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: dateti
     )
     if judgment is None:
         raise UndoNotAllowed("there is no judgment of yours to undo")
+    latest_gold = (
+        GoldAnswer.objects.filter(gold__campaign=campaign, assessor_id=assessor.pk)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if latest_gold is not None and latest_gold > judgment.created_at:
+        raise UndoNotAllowed("your last answer cannot be undone")
     if (now - judgment.created_at).total_seconds() > settings.LABELING_UNDO_SECONDS:
         raise UndoNotAllowed(f"judgments can only be undone within {settings.LABELING_UNDO_SECONDS} seconds")
     task_id = judgment.task_id

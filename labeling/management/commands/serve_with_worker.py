@@ -78,7 +78,9 @@ class Command(BaseCommand):
             )
             worker = subprocess.Popen(worker_argv(), cwd=settings.BASE_DIR, env=os.environ.copy())
             self.stdout.write(f"Celery worker started (pid {worker.pid}) on the {broker}.")
-            self.stdout.write(self.style.SUCCESS(f"\nOpen http://{host}/  (API docs: http://{host}/api/docs/)"))
+            self.stdout.write(
+                self.style.SUCCESS(f"\nOpen http://{host}/  (API docs: http://{host}/api/docs/)")
+            )
             self.stdout.write("Demo logins:\n" + demo_logins() + "\n")
         # A plain `kill` (SIGTERM) must stop the worker too, not only Ctrl-C.
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
