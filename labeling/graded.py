@@ -28,7 +28,7 @@ from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
 from labeling.services.pool_arrays import campaign_metric_label
-from labeling.services.skips import task_skip
+from labeling.services.skips import notes_and_skips, skip_counts, task_skip
 from labeling.token_access import TokenJudge
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
@@ -228,6 +228,8 @@ class GradedMode(JudgingMode):
             "exports": downloads,
             "dashboard_config": config,
             "can_manage": request.user.has_perm(MANAGE, campaign),
+            "skips": skip_counts(campaign),
+            "notes": notes_and_skips(campaign),
         }
         return render(request, "labeling/dashboard.html", context)
 

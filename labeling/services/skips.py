@@ -71,3 +71,26 @@ def skip_counts(campaign: Campaign) -> dict[str, int]:
     for reason in Skip.objects.filter(campaign=campaign).values_list("reason", flat=True):
         counts[reason] += 1
     return counts
+
+
+def notes_and_skips(campaign: Campaign, limit: int = 12) -> list[dict[str, object]]:
+    """The latest notes on judgments and skips of the campaign, newest first (the dashboard)."""
+    from labeling.models import Judgment
+
+    notes = (
+        Judgment.objects.filter(campaign=campaign, source=Judgment.Source.ASSESSOR)
+        .exclude(note="")
+        .order_by("-created_at")
+        .values("created_at", "assessor__username", "topic__qid", "document__docno", "grade", "note")[:limit]
+    )
+    skips = (
+        Skip.objects.filter(campaign=campaign)
+        .order_by("-created_at")
+        .values("created_at", "assessor__username", "topic__qid", "document__docno", "reason", "note")[:limit]
+    )
+    reasons = dict(Skip.Reason.choices)
+    rows = [{**row, "what": f"grade {row['grade']}"} for row in notes] + [
+        {**row, "what": f"skipped: {reasons.get(row['reason'], row['reason']).lower()}"} for row in skips
+    ]
+    rows.sort(key=lambda row: row["created_at"], reverse=True)
+    return rows[:limit]

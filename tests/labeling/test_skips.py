@@ -118,3 +118,22 @@ def test_the_campaign_page_counts_skips_by_reason(
     assert client.login(username=coordinator.get_username(), password=PASSWORD)
     page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert "Skipped 3 times: cannot judge 0, not sure 0, document broken 2, other 1" in page
+
+
+def test_the_dashboard_shows_the_latest_notes_and_skips(
+    campaign: Campaign, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    from django.test import Client
+
+    from tests.labeling.conftest import PASSWORD
+
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    services.task_skip(task=task, assessor=assessor, reason="not_sure", note="ambiguous query")
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    services.task_answer(task=task, assessor=assessor, grade=2, seconds=1.0, note="<b>only the abstract</b>")
+    client = Client()
+    assert client.login(username=coordinator.get_username(), password=PASSWORD)
+    page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+    assert "Skipped 1 time: cannot judge 0, not sure 1" in page
+    assert "skipped: not sure" in page and "ambiguous query" in page
+    assert "&lt;b&gt;only the abstract&lt;/b&gt;" in page and "grade 2" in page
