@@ -114,40 +114,14 @@ def grade_scale(campaign: Campaign) -> list[dict[str, Any]]:
     ]
 
 
-class GradedMode(JudgingMode):
-    name = "graded"
-    label = "Graded judgments"
+class GradedTasksMode(JudgingMode):
+    """A mode whose items are the core's graded tasks (`Task`, answered with a grade): the graded
+    mode itself, and modes that choose their items otherwise (training data). It serves them
+    with the graded page, API, skip and undo; a subclass says how items are chosen and shown
+    to coordinators."""
+
     task_kind = "grade"
     answer_field = "grade"
-    uses_sampling = True
-    uploads = ("topics", "documents", "runs", "qrels", "labels")
-    exports = GRADED_EXPORTS
-
-    def settings_of(self, campaign: Campaign) -> dict[str, Any]:
-        return {"k": None}
-
-    def describe(self, campaign: Campaign) -> str:
-        goal = campaign.get_goal_display().lower()
-        if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:
-            goal = f"leaderboard of {campaign.goal_k} systems"
-        metric = campaign_metric_label(campaign)
-        return f"{metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
-
-    def start_problem(self, campaign: Campaign) -> str | None:
-        if not PoolItem.objects.filter(campaign=campaign).exists():
-            return "import runs first: the pool is empty"
-        pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
-        if campaign.goal in (Campaign.Goal.DIFFERENCE, Campaign.Goal.RELATIVE) and pooled < 2:
-            return f"a {campaign.goal} goal needs at least two pooled systems (runs)"
-        return None
-
-    def started(self, campaign: Campaign) -> None:
-        from labeling.services.sampling import draws_top_up
-
-        draws_top_up(campaign_id=campaign.pk)
-
-    def progress(self, campaign: Campaign) -> Progress:
-        return graded_progress(campaign)
 
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         return graded_throughput(campaign)[1]
@@ -208,6 +182,40 @@ class GradedMode(JudgingMode):
             "judge_answer": "judgment",
         }
         return render(request, "labeling/judge.html", context)
+
+
+class GradedMode(GradedTasksMode):
+    name = "graded"
+    label = "Graded judgments"
+    uses_sampling = True
+    uploads = ("topics", "documents", "runs", "qrels", "labels")
+    exports = GRADED_EXPORTS
+
+    def settings_of(self, campaign: Campaign) -> dict[str, Any]:
+        return {"k": None}
+
+    def describe(self, campaign: Campaign) -> str:
+        goal = campaign.get_goal_display().lower()
+        if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:
+            goal = f"leaderboard of {campaign.goal_k} systems"
+        metric = campaign_metric_label(campaign)
+        return f"{metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
+
+    def start_problem(self, campaign: Campaign) -> str | None:
+        if not PoolItem.objects.filter(campaign=campaign).exists():
+            return "import runs first: the pool is empty"
+        pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
+        if campaign.goal in (Campaign.Goal.DIFFERENCE, Campaign.Goal.RELATIVE) and pooled < 2:
+            return f"a {campaign.goal} goal needs at least two pooled systems (runs)"
+        return None
+
+    def started(self, campaign: Campaign) -> None:
+        from labeling.services.sampling import draws_top_up
+
+        draws_top_up(campaign_id=campaign.pk)
+
+    def progress(self, campaign: Campaign) -> Progress:
+        return graded_progress(campaign)
 
     def dashboard_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
         api = {

@@ -8,16 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.serializers import Serializer
 
-from labeling.api import graded as graded_api
+from labeling.graded import GradedTasksMode
 from labeling.models import Campaign
-from labeling.modes import Export, JudgingMode, mode_named
-from labeling.selectors import Progress, Throughput, graded_throughput
-from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
-from labeling.token_access import TokenJudge
+from labeling.modes import Export
+from labeling.selectors import Progress
 from training import exports, selectors, services, views
 from training.models import TrainingPool
 
@@ -54,11 +49,12 @@ TRAINING_EXPORTS = (
 )
 
 
-class TrainingMode(JudgingMode):
+class TrainingMode(GradedTasksMode):
+    """Items are graded tasks (served, answered, skipped and undone the graded way); the mode
+    chooses them in rounds."""
+
     name = "training"
     label = "Training data (ELO-DCG)"
-    task_kind = "grade"
-    answer_field = "grade"
     uploads = ("topics", "documents", "features", "training_labels", "test", "scores")
     setting_names = services.SETTING_NAMES
     exports = TRAINING_EXPORTS
@@ -104,34 +100,6 @@ class TrainingMode(JudgingMode):
 
     def progress(self, campaign: Campaign) -> Progress:
         return selectors.training_progress(campaign)
-
-    def throughput(self, campaign: Campaign) -> list[Throughput]:
-        return graded_throughput(campaign)[1]
-
-    # Items are graded tasks: the graded API serves, takes and undoes them.
-    def next_response(self, request: Request, campaign: Campaign) -> HttpResponse:
-        return graded_api.next_response(request, campaign)
-
-    def answer_response(self, request: Request, task_id: int) -> Response:
-        return graded_api.answer_response(request, task_id)
-
-    def undo_response(self, request: Request, campaign: Campaign) -> Response:
-        return graded_api.undo_response(request, campaign)
-
-    def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
-        return mode_named("graded").skip(unit_id, assessor, reason, note)
-
-    def token_next(self, judge: TokenJudge) -> HttpResponse | None:
-        return graded_api.token_next(judge)
-
-    def item_serializer(self) -> type[Serializer]:
-        return TaskOutputSerializer
-
-    def answer_serializer(self) -> type[Serializer]:
-        return AnswerInputSerializer
-
-    def judge_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
-        return mode_named("graded").judge_page(request, campaign)
 
     def dashboard_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
         return views.dashboard_page(request, campaign)

@@ -81,6 +81,21 @@ def _columns(model: type[models.Model], alias: str) -> str:
     return ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
 
 
+def _claim_condition(running: bool, overlap: bool) -> str:
+    """Which task rows `c` a claim may take: the assessor's own unanswered one, and while the
+    campaign runs any unanswered one nobody holds (or whose lease ran out) that the assessor
+    neither holds another copy of (overlap asks for different assessors per item) nor skipped."""
+    if not running:
+        return "c.answered_at IS NULL AND c.assessor_id = %(me)s"
+    not_held = ""
+    if overlap:
+        task_table = connection.ops.quote_name(Task._meta.db_table)
+        not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
+            AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
+    return f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
+        OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held} {_not_skipped_sql()}))"""
+
+
 @functools.cache
 def _claim_sql(running: bool, overlap: bool, standalone: bool) -> str:
     """The claim statement of `_task_claim_locking` (built once per shape)."""
@@ -89,15 +104,7 @@ def _claim_sql(running: bool, overlap: bool, standalone: bool) -> str:
     document_table = quote(Document._meta.db_table)
     task_columns, topic_columns = _columns(Task, "claimed"), _columns(Topic, "topic")
     document_columns = _columns(Document, "document")
-    condition = "c.answered_at IS NULL AND c.assessor_id = %(me)s"
-    if running:
-        not_held = ""
-        if overlap:
-            # Overlap asks for different assessors per item: skip items this assessor holds or held.
-            not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
-                AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
-        condition = f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
-            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held} {_not_skipped_sql()}))"""
+    condition = _claim_condition(running, overlap)
     # Standalone, set_config(..., true) makes only this statement's commit asynchronous: losing
     # a lease in a crash just returns the item to the pool. Inside a caller's transaction the
     # setting would also relax the caller's writes (a judgment), so it is left alone there.
@@ -202,14 +209,7 @@ def _claim_sql_sqlite(running: bool, overlap: bool) -> str:
     """The claim statement of `_task_claim_single` (built once per shape)."""
     quote = connection.ops.quote_name
     task_table = quote(Task._meta.db_table)
-    condition = "c.answered_at IS NULL AND c.assessor_id = %(me)s"
-    if running:
-        not_held = ""
-        if overlap:
-            not_held = f"""AND NOT EXISTS (SELECT 1 FROM {task_table} AS h WHERE h.campaign_id = %(campaign)s
-                AND h.assessor_id = %(me)s AND h.topic_id = c.topic_id AND h.document_id = c.document_id)"""
-        condition = f"""c.answered_at IS NULL AND (c.assessor_id = %(me)s
-            OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held} {_not_skipped_sql()}))"""
+    condition = _claim_condition(running, overlap)
     return f"""
         UPDATE {task_table}
         SET assessor_id = %(me)s, leased_at = %(now)s, lease_expires_at = %(expires)s
