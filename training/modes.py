@@ -10,8 +10,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 
 from labeling.graded import GradedTasksMode
-from labeling.models import Campaign
+from labeling.models import Campaign, Document, Topic
 from labeling.modes import Export
+from labeling.preflight import EXAMPLES_SHOWN, Problem
 from labeling.selectors import Progress
 from training import exports, selectors, services, views
 from training.models import TrainingPool
@@ -79,6 +80,36 @@ class TrainingMode(GradedTasksMode):
         if record is not None:
             record.pk, record.campaign = None, clone
             record.save(force_insert=True)
+
+    def preflight_problems(self, campaign: Campaign) -> list[Problem]:
+        """The pool's queries and documents have no text until topics and documents are uploaded:
+        assessors would judge by ids alone."""
+        record = TrainingPool.objects.filter(campaign=campaign).first()
+        if record is None:
+            return []
+        problems = []
+        if not Topic.objects.filter(campaign=campaign, is_stub=False).exists():
+            pool = services.pool_from_bytes(record.pool)
+            problems.append(
+                Problem(
+                    "topics_missing",
+                    pool.n_queries,
+                    tuple(pool.query_ids[:EXAMPLES_SHOWN]),
+                    "no topics uploaded for the pool's queries: assessors see only the query id "
+                    "(upload the topics file)",
+                )
+            )
+        if not Document.objects.filter(campaign=campaign, is_stub=False).exists():
+            problems.append(
+                Problem(
+                    "documents_missing",
+                    record.rows,
+                    (),
+                    "no documents uploaded for the pool's rows: assessors judge by the document id "
+                    "(upload the documents file)",
+                )
+            )
+        return problems
 
     def start_problem(self, campaign: Campaign) -> str | None:
         if not TrainingPool.objects.filter(campaign=campaign).exists():

@@ -217,3 +217,14 @@ def test_a_clone_takes_the_pool_and_settings_but_no_round(
     assert TrainingPool.objects.get(campaign=clone).rows == QUERIES * DOCS
     assert services.settings_of(clone).round_size == 7
     assert not TrainingRound.objects.filter(campaign=clone).exists()
+
+
+def test_preflight_says_the_pool_has_no_text_yet(make_training: Callable[..., Campaign]) -> None:
+    from labeling.preflight import campaign_preflight
+
+    campaign = make_training(start=False)
+    problems = {problem.kind: problem for problem in campaign_preflight(campaign)}
+    assert problems["topics_missing"].count == QUERIES and problems["topics_missing"].examples[0] == "q0"
+    assert problems["documents_missing"].count == QUERIES * DOCS
+    core.topics_import(campaign=campaign, files=[upload("t.jsonl", '{"id": "q0", "title": "zero"}\n')])
+    assert "topics_missing" not in {problem.kind for problem in campaign_preflight(campaign)}
