@@ -128,8 +128,15 @@ def topics_import(
                 update_fields=["title", "description", "narrative", "is_stub"],
             )
             _count(report, len(batch), len(changed), sum(1 for r in changed if r.qid in stored))
+            filled[0] += sum(1 for r in changed if r.qid in stored and stored[r.qid][3])
 
-    return _each_file(files, one)
+    # Runs name topics before their text comes: such a topic counts as "updated", and the report
+    # says so, so that "0 new, 5 updated" is not mistaken for nothing new.
+    filled = [0]
+    report = _each_file(files, one)
+    if filled[0]:
+        report.notes.append(f"{filled[0]} of the updated topics were named by runs and now have their text")
+    return report
 
 
 @transaction.atomic

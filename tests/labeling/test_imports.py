@@ -194,3 +194,12 @@ def test_it_refuses_a_pooled_run_with_new_topics_once_draws_were_made(campaign: 
     assert PoolItem.objects.filter(campaign=campaign, document__docno="d1-9").exists()
     services.runs_import(campaign=campaign, files=[upload("gamma.run", run)], evaluation_only=True)
     assert System.objects.get(campaign=campaign, name="gamma").evaluation_only
+
+
+def test_topics_named_by_runs_are_reported_as_filled_in(draft_campaign: Campaign) -> None:
+    report = services.topics_import(
+        campaign=draft_campaign,
+        files=[upload("t.jsonl", '{"id": "1", "title": "a"}\n{"id": "2", "title": "b"}\n')],
+    )
+    assert (report.created, report.updated) == (0, 2)
+    assert report.notes == ["2 of the updated topics were named by runs and now have their text"]
