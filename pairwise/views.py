@@ -111,10 +111,12 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "judge_answer": "answer",
         "sides": [("left", "Left", "←"), ("right", "Right", "→")],
     }
-    if not is_topk(campaign):  # a top-k comparison is a step of one assessor's sort: no skip
-        config["skip_url"] = reverse("api-skip", args=[0]).replace("/0/", "/{task}/")
-        context["skip_reasons"] = Skip.Reason.choices
-        context["note_max_chars"] = NOTE_MAX_CHARS
+    config["skip_url"] = reverse("api-skip", args=[0]).replace("/0/", "/{task}/")
+    # A top-k comparison is a step of one sort: a skip hands the query's whole list on.
+    config["skip_unit"] = "query's top-k list" if is_topk(campaign) else "pair"
+    context["skip_unit"] = config["skip_unit"]
+    context["skip_reasons"] = Skip.Reason.choices
+    context["note_max_chars"] = NOTE_MAX_CHARS
     return render(request, "pairwise/judge.html", context)
 
 

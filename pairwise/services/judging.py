@@ -3,8 +3,9 @@
 A top-k heap is claimed atomically with a conditional UPDATE that only one claimant can win
 (``filter(...).update(...) == 1``), like graded tasks. The heap then belongs to its assessor:
 the state machine (`estimation.topk`) holds that assessor's answers, so another assessor
-never drives it; only an untouched heap whose lease expired goes back to the queue, or one a
-coordinator releases (`heap_release`, when its assessor has left). With
+never drives it; only an untouched heap whose lease expired goes back to the queue, one a
+coordinator releases (`heap_release`, when its assessor has left), or one its assessor hands
+on by skipping a comparison (`pair_skip`). With
 overlap > 1 every topic has one heap per slot and nobody holds two slots of one topic, so
 each assessor builds a separate top-k of the topic (for agreement).
 
@@ -43,6 +44,7 @@ from pairwise.services.setup import pairwise_prepare, seed_for
 
 MAX_SECONDS = 24 * 3600.0
 OUTCOMES = ("left", "tie", "right", "left_bad", "right_bad")
+SKIP_KIND = "pair"  # the `Skip.kind` of both pair modes
 
 
 class PairNotPending(Exception):
@@ -65,10 +67,15 @@ def _claimable_heap(now: datetime) -> Q:
 
 def _heap_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> TopKHeap | None:
     held_topics = TopKHeap.objects.filter(campaign=campaign, assessor_id=assessor.pk).values("topic_id")
+    # A topic whose top-k list this assessor handed on by a skip never comes back to them.
+    skipped_topics = Skip.objects.filter(campaign=campaign, assessor_id=assessor.pk, kind=SKIP_KIND).values(
+        "topic_id"
+    )
     candidates = (
         TopKHeap.objects.filter(campaign=campaign)
         .filter(_claimable_heap(now))
         .exclude(topic_id__in=held_topics)
+        .exclude(topic_id__in=skipped_topics)
         .order_by("slot", "topic__qid", "id")
         .values_list("pk", flat=True)[:20]
     )
@@ -167,10 +174,17 @@ def heap_release(*, campaign: Campaign, heap_id: int) -> TopKHeap:
         raise ValueError("this top-k list is finished: there is nothing to release")
     if heap.assessor_id is None:
         raise ValueError("nobody holds this top-k list")
-    PairTask.objects.filter(heap=heap, answered_at__isnull=True, superseded=False).update(superseded=True)
-    lease_return(TopKHeap, heap.pk, updated_at=timezone.now())
+    _heap_hand_back(heap.pk)
     heap.refresh_from_db()
     return heap
+
+
+def _heap_hand_back(heap_id: int) -> None:
+    """The heap back in the queue with its answers so far; its open pair is superseded."""
+    PairTask.objects.filter(heap_id=heap_id, answered_at__isnull=True, superseded=False).update(
+        superseded=True
+    )
+    lease_return(TopKHeap, heap_id, updated_at=timezone.now())
 
 
 def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> PairTask | None:
@@ -204,21 +218,26 @@ def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime
     return None
 
 
-SKIP_KIND = "pair"
-
-
 @transaction.atomic
 def pair_skip(*, task: PairTask, assessor: AbstractBaseUser, reason: str, note: str = "") -> Skip:
-    """Give back a held pair of a pairwise campaign with a reason: someone else compares it, this
-    assessor never sees it again. A top-k comparison cannot be skipped (ValueError): it is a step
-    of one assessor's sort, which needs an answer ("about the same" is one)."""
+    """Give back a held pair with a reason; this assessor never sees it again.
+
+    Pairwise: someone else compares the pair. Top-k: a comparison is a step of one sort, so the
+    whole top-k list of the topic goes on: the next assessor continues the sort where it
+    stopped, with the answers given so far (as after `heap_release`), and this assessor gets no
+    list of that topic again.
+    """
     reason, note = skip_checked(reason, note)
     locked = PairTask.objects.select_for_update().get(pk=task.pk)
-    if locked.heap_id is not None:
-        raise ValueError("a top-k comparison cannot be skipped: answer it (a tie is an answer) or pause")
-    if locked.assessor_id != assessor.pk or locked.answered_at is not None:
+    if locked.assessor_id != assessor.pk or locked.answered_at is not None or locked.superseded:
         raise LeaseConflict("you do not hold this pair (answered, or its lease went to someone else)")
-    lease_return(PairTask, locked.pk)
+    if locked.heap_id is not None:
+        heap = TopKHeap.objects.select_for_update().get(pk=locked.heap_id)
+        if heap.assessor_id != assessor.pk or heap.done:
+            raise LeaseConflict("you do not hold this top-k list")
+        _heap_hand_back(heap.pk)
+    else:
+        lease_return(PairTask, locked.pk)
     return Skip.objects.create(
         campaign_id=locked.campaign_id,
         assessor=assessor,

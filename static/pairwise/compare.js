@@ -111,7 +111,7 @@
 
   if (config.skip_url) {
     common.skipBox(page, {
-      url: (task) => config.skip_url.replace("{task}", task), kind: "pair", unit: "pair",
+      url: (task) => config.skip_url.replace("{task}", task), kind: "pair", unit: config.skip_unit,
       loadNext: loadNext,
     });
   }

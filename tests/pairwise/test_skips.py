@@ -1,15 +1,16 @@
 """Skipping in the pair modes: a pairwise pair goes to someone else and never back, in no slot;
-a top-k comparison cannot be skipped (it is a step of one assessor's sort)."""
+a skipped top-k comparison hands the query's whole list on, to be continued where it stopped."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign, Skip
 from pairwise import services
-from pairwise.models import PairTask
+from pairwise.models import PairTask, TopKHeap
 
 
 def test_a_skipped_pair_goes_to_someone_else_and_never_back(
@@ -36,14 +37,42 @@ def test_a_skipped_pair_goes_to_someone_else_and_never_back(
     assert services.pair_next(campaign=campaign, assessor=second_assessor).order == skipped.order
 
 
-def test_a_top_k_comparison_cannot_be_skipped(
-    topk_campaign: Campaign, assessor: AbstractBaseUser, api: Callable
+def test_a_top_k_skip_hands_the_list_on_to_be_continued_where_it_stopped(
+    topk_campaign: Campaign,
+    assessor: AbstractBaseUser,
+    second_assessor: AbstractBaseUser,
+    api: Callable,
 ) -> None:
     client = api(assessor)
-    pair = client.get(f"/api/campaigns/{topk_campaign.pk}/next/").json()
-    refused = client.post(
-        f"/api/tasks/{pair['task']}/skip/", {"reason": "other", "kind": "pair"}, format="json"
+    first = client.get(f"/api/campaigns/{topk_campaign.pk}/next/").json()
+    services.pair_answer(
+        task=PairTask.objects.get(pk=first["task"]), assessor=assessor, outcome="left", seconds=1.0
     )
-    assert refused.status_code == 400 and "top-k comparison cannot be skipped" in refused.json()["detail"]
-    assert not Skip.objects.exists()
-    assert PairTask.objects.get(pk=pair["task"]).assessor_id == assessor.pk
+    pending = client.get(f"/api/campaigns/{topk_campaign.pk}/next/").json()
+    heap = TopKHeap.objects.get(pk=PairTask.objects.get(pk=pending["task"]).heap_id)
+    body = {"reason": "cannot_judge", "note": "both pages are in Dutch", "kind": "pair"}
+    assert (
+        api(second_assessor).post(f"/api/tasks/{pending['task']}/skip/", body, format="json").status_code
+        == 409
+    ), "only the holder can skip"
+    assert client.post(f"/api/tasks/{pending['task']}/skip/", body, format="json").status_code == 200
+    heap.refresh_from_db()
+    assert heap.assessor_id is None and heap.judgments == 1 and not heap.done
+    skip = Skip.objects.get()
+    assert (skip.kind, skip.topic_id, skip.note) == ("pair", heap.topic_id, "both pages are in Dutch")
+    # A late answer to the skipped pair is refused: the pair was superseded.
+    with pytest.raises((services.PairNotPending, services.LeaseConflict)):
+        services.pair_answer(
+            task=PairTask.objects.get(pk=pending["task"]), assessor=assessor, outcome="tie", seconds=1.0
+        )
+    # The first assessor moves on to the other topic and never gets this one back.
+    while (task := services.pair_next(campaign=topk_campaign, assessor=assessor)) is not None:
+        assert task.topic_id != heap.topic_id
+        services.pair_answer(task=task, assessor=assessor, outcome="left", seconds=1.0)
+    # The second assessor continues the same sort from its one answer.
+    continued = services.pair_next(campaign=topk_campaign, assessor=second_assessor)
+    assert continued.heap_id == heap.pk and continued.step == heap.steps
+    assert {continued.left_id, continued.right_id} == {
+        PairTask.objects.get(pk=pending["task"]).left_id,
+        PairTask.objects.get(pk=pending["task"]).right_id,
+    }, "the pending comparison of the sort, not a fresh start"
