@@ -16,6 +16,7 @@ from labeling.models import (
     Campaign,
     CampaignMember,
     Draw,
+    GoldItem,
     Judgment,
     PoolItem,
     RankingEntry,
@@ -256,7 +257,8 @@ def campaign_topics(campaign: Campaign) -> QuerySet[Topic]:
 
 
 def campaign_counts(campaign: Campaign) -> dict[str, int]:
-    """How many topics, documents (and stubs), systems, pool items and judgments a campaign holds."""
+    """How many topics, documents (and stubs), systems, pool items, judgments and gold items a
+    campaign holds."""
     return {
         "topics": campaign.topics.count(),
         "documents": campaign.documents.count(),
@@ -265,6 +267,7 @@ def campaign_counts(campaign: Campaign) -> dict[str, int]:
         "pool_items": PoolItem.objects.filter(campaign=campaign).count(),
         "judgments": Judgment.objects.filter(campaign=campaign).count(),
         "qrels_judgments": Judgment.objects.filter(campaign=campaign, source=Judgment.Source.QRELS).count(),
+        "gold_items": GoldItem.objects.filter(campaign=campaign).count(),
     }
 
 

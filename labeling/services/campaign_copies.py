@@ -1,4 +1,4 @@
-"""Keeping the campaign list tidy: clone a campaign (settings, files, members; no judgments),
+"""Keeping the campaign list tidy: clone a campaign (settings, files, gold, members; no judgments),
 archive it out of the work lists, delete it.
 
 The clone copies rows with ``INSERT ... SELECT`` joined on the natural keys (qid, docno, system
@@ -17,6 +17,8 @@ from labeling.models import (
     CampaignMember,
     CampaignProgress,
     Document,
+    GoldItem,
+    GoldSettings,
     Judgment,
     PoolItem,
     RankingEntry,
@@ -25,6 +27,7 @@ from labeling.models import (
 )
 from labeling.modes import mode_of
 from labeling.services.campaigns import campaign_pause
+from labeling.services.gold import gold_configure
 from labeling.services.imports import pool_rebuild
 
 # What a clone takes over from its source; status, seed, pool version, blocking and dates start
@@ -103,6 +106,31 @@ def _copy_files(source: Campaign, clone: Campaign) -> None:
     )
 
 
+def _copy_gold(source: Campaign, clone: Campaign) -> None:
+    """Gold settings and gold items (with their known grades); the gold answers stay behind."""
+    settings = GoldSettings.objects.filter(campaign=source).first()
+    if settings is not None:
+        gold_configure(
+            campaign=clone,
+            share=settings.share,
+            qualification=settings.qualification,
+            min_accuracy=settings.min_accuracy,
+            min_answers=settings.min_answers,
+        )
+    gold, topic, document = _table(GoldItem), _table(Topic), _table(Document)
+    _copy_rows(
+        f"INSERT INTO {gold} (campaign_id, topic_id, document_id, grade, source, created_at) "
+        f"SELECT %s, new_topic.id, new_document.id, g.grade, g.source, %s FROM {gold} g "
+        f"JOIN {topic} old_topic ON old_topic.id = g.topic_id "
+        f"JOIN {topic} new_topic ON new_topic.campaign_id = %s AND new_topic.qid = old_topic.qid "
+        f"JOIN {document} old_document ON old_document.id = g.document_id "
+        f"JOIN {document} new_document ON new_document.campaign_id = %s "
+        f"AND new_document.docno = old_document.docno "
+        f"WHERE g.campaign_id = %s",
+        [clone.pk, timezone.now(), clone.pk, clone.pk, source.pk],
+    )
+
+
 def _copy_priors(source: Campaign, clone: Campaign) -> None:
     """Prior grade probabilities (the labels upload) onto the clone's rebuilt pool."""
     priors = {
@@ -124,7 +152,8 @@ def _copy_priors(source: Campaign, clone: Campaign) -> None:
 @transaction.atomic
 def campaign_clone(*, campaign: Campaign, creator: AbstractBaseUser, name: str | None = None) -> Campaign:
     """A new draft with the campaign's settings, mode settings, uploaded files (topics, documents,
-    runs, qrels, prior labels) and members, without any judgment made in it."""
+    runs, qrels, prior labels), gold questions and members, without any judgment or gold answer
+    made in it."""
     clone = Campaign.objects.create(
         name=(name or f"{campaign.name} (copy)")[:200],
         created_by=creator,
@@ -144,6 +173,7 @@ def campaign_clone(*, campaign: Campaign, creator: AbstractBaseUser, name: str |
     settings = mode.settings_of(campaign)
     mode.configure(clone, {name: settings[name] for name in mode.setting_names if name in settings})
     _copy_files(campaign, clone)
+    _copy_gold(campaign, clone)
     if RankingEntry.objects.filter(system__campaign=clone).exists():
         pool_rebuild(campaign=clone)
         _copy_priors(campaign, clone)

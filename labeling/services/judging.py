@@ -334,6 +334,9 @@ def task_answer(
 ) -> tuple[Judgment, bool]:
     """Record the assessor's grade for a leased task: (judgment, created). A repeat returns the
     stored judgment with created=False; an expired or foreign lease raises LeaseConflict."""
+    if task.kind == Task.Kind.GOLD:
+        # A gold answer measures the assessor and must never become a judgment the estimates read.
+        raise ValueError("a gold question is answered through services.gold.gold_answer")
     now = now or timezone.now()
     campaign = task.campaign
     grade, seconds = _grade_and_seconds(campaign, grade, seconds)

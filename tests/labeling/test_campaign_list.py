@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import reverse
 
 from labeling import dashboard, services
-from labeling.models import Campaign, Judgment, PoolItem, RankingEntry
+from labeling.models import Campaign, GoldAnswer, GoldItem, GoldSettings, Judgment, PoolItem, RankingEntry
+from labeling.services import gold as gold_questions
 from tests.labeling.conftest import PASSWORD, upload
 
 
@@ -91,6 +92,29 @@ def test_a_clone_keeps_imported_qrels_and_the_pair_modes_settings(
     )
     assert qrels == {("1", "d1-1", 2, "qrels"), ("2", "d2-3", 1, "qrels")}
     assert PoolItem.objects.filter(campaign=clone, prejudged=True).count() == 2
+
+
+def test_a_clone_keeps_the_gold_questions_and_settings_but_no_gold_answers(
+    campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Callable
+) -> None:
+    services.qrels_import(campaign=campaign, files=[upload("q", "1 0 d1-1 2\n2 0 d2-3 1\n")])
+    assert gold_questions.gold_mark_from_qrels(campaign=campaign) == 2
+    gold_questions.gold_configure(
+        campaign=campaign, share=0.0, qualification=2, min_accuracy=0.75, min_answers=3
+    )
+    client = api(assessor)
+    item = client.get(f"/api/campaigns/{campaign.pk}/next/").json()  # a gold question first
+    assert client.post(f"/api/tasks/{item['task']}/answer/", {"grade": 0}, format="json").status_code == 201
+    assert GoldAnswer.objects.filter(gold__campaign=campaign).count() == 1
+
+    clone = services.campaign_clone(campaign=campaign, creator=coordinator)
+
+    gold = set(GoldItem.objects.filter(campaign=clone).values_list("topic__qid", "document__docno", "grade"))
+    assert gold == {("1", "d1-1", 2), ("2", "d2-3", 1)}
+    settings = GoldSettings.objects.get(campaign=clone)
+    assert (settings.qualification, settings.min_accuracy, settings.min_answers) == (2, 0.75, 3)
+    assert clone.gold_active and Campaign.objects.get(pk=clone.pk).gold_active
+    assert not GoldAnswer.objects.filter(gold__campaign=clone).exists()
 
 
 def test_archiving_pauses_and_hides_a_campaign_until_it_is_brought_back(

@@ -115,3 +115,14 @@ def test_items_assessors_agreed_on_become_gold(
 def test_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="share must be between 0 and 0.5"):
         gold.gold_configure(campaign=None, share=0.9, qualification=0, min_accuracy=0.5, min_answers=3)  # type: ignore[arg-type]
+
+
+def test_the_judgment_service_refuses_a_gold_task(
+    gold_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    gold.gold_configure(campaign=gold_campaign, share=0.0, qualification=1, min_accuracy=0.0, min_answers=5)
+    task = services.task_next(campaign=gold_campaign, assessor=assessor)
+    assert task.kind == Task.Kind.GOLD
+    with pytest.raises(ValueError, match="gold question"):
+        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    assert not Judgment.objects.filter(campaign=gold_campaign, source="assessor").exists()
