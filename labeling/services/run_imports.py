@@ -16,7 +16,8 @@ or failed with "database is locked". Now:
 
 Staged rows are deleted after publishing or on failure; a failure while publishing (which the
 checks leave to the database itself: a disk full, a lost connection) deletes the systems this
-import created, so no half-published run stays behind.
+import created and the topic and document stubs it made that nothing refers to, so no
+half-published run stays behind.
 """
 
 from __future__ import annotations
@@ -34,7 +35,17 @@ from estimation.trec import InputFileError
 from labeling.formats import upload_lines
 from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
 from labeling.formats.runs import iter_run_bounded
-from labeling.models import Campaign, Document, Draw, PoolItem, RankingEntry, StagedRunLine, System, Topic
+from labeling.models import (
+    Campaign,
+    Document,
+    Draw,
+    Judgment,
+    PoolItem,
+    RankingEntry,
+    StagedRunLine,
+    System,
+    Topic,
+)
 from labeling.selectors import ranking_positions
 from labeling.services.imports import (
     BATCH_SIZE,
@@ -315,6 +326,8 @@ def _publish(
 ) -> ImportReport:
     report = ImportReport()
     created: list[int] = []
+    stub_topics: list[int] = []
+    documents_before = Document.objects.filter(campaign=campaign).aggregate(high=Max("id"))["high"] or 0
     try:
         for staged_file in staged:
             with transaction.atomic():
@@ -329,7 +342,7 @@ def _publish(
                     evaluation_only=evaluation_only,
                 )
                 created.append(system.pk)
-                _topic_stubs(campaign, staged_file.qids)
+                stub_topics += _topic_stubs(campaign, staged_file.qids)
             _publish_entries(campaign, system, import_key, staged_file.index)
             report.systems.append(system.name)
             report.created += 1
@@ -340,17 +353,36 @@ def _publish(
             with transaction.atomic():
                 RankingEntry.objects.filter(system_id=pk).delete()
                 System.objects.filter(pk=pk).delete()
+        _stubs_delete_unused(campaign, stub_topics, documents_before)
         raise
     return report
 
 
-def _topic_stubs(campaign: Campaign, qids: set[str]) -> None:
+def _topic_stubs(campaign: Campaign, qids: set[str]) -> list[int]:
+    """Stub topics for the qids the campaign does not know yet; the ids of those created."""
     known = set(Topic.objects.filter(campaign=campaign, qid__in=qids).values_list("qid", flat=True))
+    new = qids - known
     Topic.objects.bulk_create(
-        [Topic(campaign=campaign, qid=qid, title=qid, is_stub=True) for qid in qids - known],
+        [Topic(campaign=campaign, qid=qid, title=qid, is_stub=True) for qid in new],
         ignore_conflicts=True,
         batch_size=BATCH_SIZE,
     )
+    return list(Topic.objects.filter(campaign=campaign, qid__in=new).values_list("id", flat=True))
+
+
+def _stubs_delete_unused(campaign: Campaign, topic_ids: list[int], documents_before: int) -> None:
+    """After a failed publish: the stubs it created that nothing refers to (a concurrent import
+    into the same campaign may already rank one of them; a topics upload may have filled one)."""
+    topics = Topic.objects.filter(pk__in=topic_ids, is_stub=True)
+    documents = Document.objects.filter(campaign=campaign, is_stub=True, pk__gt=documents_before)
+    for model in (RankingEntry, PoolItem, Judgment):
+        topics = topics.exclude(pk__in=model.objects.filter(topic__campaign=campaign).values("topic_id"))
+        documents = documents.exclude(
+            pk__in=model.objects.filter(document__campaign=campaign).values("document_id")
+        )
+    with transaction.atomic():
+        topics.delete()
+        documents.delete()
 
 
 def _publish_entries(campaign: Campaign, system: System, import_key: str, index: int) -> None:

@@ -11,10 +11,12 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import DatabaseError, connection
 from rest_framework.test import APIClient
 
 from labeling import services
 from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Topic
+from tests.labeling.conftest import upload
 
 LONG = "x" * 201
 
@@ -125,6 +127,55 @@ def test_it_stores_nothing_when_a_run_fails_after_its_first_batches(
     response = _post(client, empty_campaign, "runs", "big.run", content)
     assert response.status_code == 400 and response.json()["errors"][0]["line"] == 4501
     assert _stored(empty_campaign) == (0, 0, 0, 0, 0)
+
+
+def _refuse_ranking_entries_ranked(rank: int) -> None:
+    """A database that fails mid-publish (as a full disk would): a trigger refuses one row."""
+    table = RankingEntry._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "CREATE FUNCTION refuse_rank() RETURNS trigger AS $$ BEGIN "
+                f"IF NEW.rank = {rank} THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END "
+                "$$ LANGUAGE plpgsql"
+            )
+            cursor.execute(
+                f"CREATE TRIGGER refuse_rank BEFORE INSERT ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION refuse_rank()"
+            )
+        else:
+            cursor.execute(
+                f"CREATE TRIGGER refuse_rank BEFORE INSERT ON {table} WHEN NEW.rank = {rank} "
+                "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+            )
+
+
+def test_a_run_that_fails_while_publishing_leaves_no_system_and_no_stub(campaign: Campaign) -> None:
+    # The toy campaign holds topics 1-3 with their documents (and draws): only pooled topics.
+    before = _stored(campaign)
+    known_documents = set(Document.objects.filter(campaign=campaign).values_list("docno", flat=True))
+    _refuse_ranking_entries_ranked(999)
+    first = "1 Q0 d1-1 1 2.0 first\n1 Q0 new-a 2 1.0 first\n"
+    second = "2 Q0 d2-1 1 2.0 second\n2 Q0 new-b 999 1.0 second\n"
+    with pytest.raises(DatabaseError, match="disk full"):
+        services.runs_import(
+            campaign=campaign, files=[upload("first.run", first), upload("second.run", second)]
+        )
+    assert _stored(campaign) == before, "no system, entry, topic or document of the failed import"
+    assert set(Document.objects.filter(campaign=campaign).values_list("docno", flat=True)) == known_documents
+
+
+def test_a_failed_publish_keeps_the_stubs_another_run_already_ranks(empty_campaign: Campaign) -> None:
+    _refuse_ranking_entries_ranked(999)
+    services.runs_import(campaign=empty_campaign, files=[upload("kept.run", "7 Q0 shared 1 1.0 kept\n")])
+    failing = "7 Q0 shared 1 1.0 lost\n8 Q0 only-lost 999 1.0 lost\n"
+    with pytest.raises(DatabaseError):
+        services.runs_import(campaign=empty_campaign, files=[upload("lost.run", failing)])
+    assert list(System.objects.filter(campaign=empty_campaign).values_list("name", flat=True)) == ["kept"]
+    assert set(Topic.objects.filter(campaign=empty_campaign).values_list("qid", flat=True)) >= {"7"}
+    assert not Topic.objects.filter(campaign=empty_campaign, qid="8").exists()
+    documents = set(Document.objects.filter(campaign=empty_campaign).values_list("docno", flat=True))
+    assert "shared" in documents and "only-lost" not in documents
 
 
 def test_it_caps_titles_and_texts_at_the_settings_naming_the_limit(
