@@ -327,6 +327,8 @@ class Task(models.Model):
         indexes = [
             models.Index(fields=["campaign", "answered_at", "order"], name="task_open"),
             models.Index(fields=["assessor", "answered_at"], name="task_assessor"),
+            # The count of active assessors (the queue grows with them) reads recent leases.
+            models.Index(fields=["campaign", "leased_at"], name="task_recent_lease"),
         ]
 
     def __str__(self) -> str:
