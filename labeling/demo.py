@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -184,8 +185,19 @@ def _jsonl(records: list[dict]) -> io.BytesIO:
 DEMO_HISTORY_JUDGMENTS = 80
 
 
+# Demo campaigns of the apps the core does not import (training): each app registers a loader
+# from its ready(); the loader creates its campaign unless it exists and returns it.
+_app_demos: list[Callable[[], Campaign]] = []
+
+
+def register_demo(loader: Callable[[], Campaign]) -> None:
+    """Add an app's demo campaign to `manage.py demo` (call once, from the app's ready())."""
+    if loader not in _app_demos:
+        _app_demos.append(loader)
+
+
 def demo_load() -> tuple[Campaign, bool]:
-    """Create the demo users and campaign unless they exist: (campaign, created).
+    """Create the demo users and campaigns unless they exist: (the graded campaign, created).
 
     A new demo campaign comes with a short judging history (the hidden grades, answered by
     demo-assessor2 through the same services the page uses), refreshed after every few
@@ -195,7 +207,14 @@ def demo_load() -> tuple[Campaign, bool]:
         demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS)
     _demo_topk_campaign()
     _demo_sxs_campaign()
+    for loader in _app_demos:
+        loader()
     return campaign, created
+
+
+def demo_campaigns() -> list[Campaign]:
+    """Every demo campaign, oldest first (what `manage.py demo` prints)."""
+    return list(Campaign.objects.filter(name__startswith="Demo:").order_by("pk"))
 
 
 def demo_history(campaign: Campaign, *, judgments: int, refresh_every: int = 8) -> int:
@@ -294,11 +313,21 @@ def _demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) ->
             name: "".join(line for line in text.splitlines(keepends=True) if line.split(" ", 1)[0] in kept)
             for name, text in runs.items()
         }
-    services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
-    services.documents_import(campaign=campaign, files=[("documents.jsonl", _jsonl(documents))])
+    demo_texts_import(campaign, topics, documents)
     services.runs_import(
         campaign=campaign, files=[(f"{name}.run", io.BytesIO(text.encode())) for name, text in runs.items()]
     )
+    return demo_assign_and_start(campaign)
+
+
+def demo_texts_import(campaign: Campaign, topics: list[dict], documents: list[dict]) -> None:
+    """The demo collection's topics and documents (what assessors read) into a campaign."""
+    services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
+    services.documents_import(campaign=campaign, files=[("documents.jsonl", _jsonl(documents))])
+
+
+def demo_assign_and_start(campaign: Campaign) -> Campaign:
+    """The demo assessors on the campaign, and judging started."""
     services.campaign_assessors_assign(
         campaign=campaign, usernames=[name for name, role in DEMO_USERS if role == ROLE_ASSESSOR]
     )

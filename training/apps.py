@@ -10,7 +10,10 @@ class TrainingConfig(AppConfig):
     verbose_name = "Training-data campaigns"
 
     def ready(self) -> None:
+        from labeling.demo import register_demo
         from labeling.modes import register
+        from training.demo import demo_training_campaign
         from training.modes import TrainingMode
 
         register(TrainingMode())
+        register_demo(demo_training_campaign)

@@ -19,6 +19,7 @@ from labeling.demo import (
     DEMO_TOPK_CAMPAIGN,
     DEMO_USERS,
     RUN_NOISE,
+    demo_campaigns,
     demo_collection,
 )
 from labeling.models import Campaign, EstimateSnapshot, Judgment, System
@@ -52,6 +53,10 @@ def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
     assert (topk.judging_mode, topk.status, topk.overlap) == ("topk", Campaign.Status.RUNNING, 2)
     assert topk.topics.count() == campaign.topics.count()
     assert Campaign.objects.filter(name=DEMO_TOPK_CAMPAIGN).count() == 1
+    # Every demo campaign is printed with its mode, the training app's included.
+    modes = {demo.judging_mode for demo in demo_campaigns()}
+    assert modes == {"graded", "topk", "sxs", "training"}
+    assert all(demo.name in out.getvalue() for demo in demo_campaigns())
     for username, role in DEMO_USERS:
         assert f"{username} / {DEMO_PASSWORD}" in out.getvalue()
         client = Client()

@@ -1,25 +1,23 @@
-"""`manage.py demo`: load the generated demo campaign and users (safe to run again)."""
+"""`manage.py demo`: load the generated demo campaigns and users (safe to run again)."""
 
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from labeling.demo import DEMO_SXS_CAMPAIGN, DEMO_TOPK_CAMPAIGN, demo_load, demo_logins
-from labeling.models import Campaign
+from labeling.demo import demo_campaigns, demo_load, demo_logins
+from labeling.modes import mode_of
 
 
 class Command(BaseCommand):
     help = (
-        "Create demo users (one per role), a running graded demo campaign with three runs and a "
-        "top-k and a side-by-side campaign on the same collection; idempotent."
+        "Create demo users (one per role), a running graded demo campaign with three runs, and "
+        "top-k, side-by-side and training-data campaigns on the same collection; idempotent."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign, created = demo_load()
         verb = "Created" if created else "Kept existing"
-        self.stdout.write(self.style.SUCCESS(f"{verb} demo campaign {campaign.name!r} (id {campaign.pk})."))
-        topk = Campaign.objects.get(name=DEMO_TOPK_CAMPAIGN)
-        self.stdout.write(self.style.SUCCESS(f"Pairwise judging: {topk.name!r} (id {topk.pk})."))
-        sxs = Campaign.objects.get(name=DEMO_SXS_CAMPAIGN)
-        self.stdout.write(self.style.SUCCESS(f"Side-by-side judging: {sxs.name!r} (id {sxs.pk})."))
+        self.stdout.write(self.style.SUCCESS(f"{verb} the demo campaigns:"))
+        for demo in demo_campaigns():
+            self.stdout.write(f"  {demo.pk:>3}  {mode_of(demo).label}: {demo.name}")
         self.stdout.write("Demo logins:\n" + demo_logins())
