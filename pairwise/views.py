@@ -115,6 +115,10 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     # A top-k comparison is a step of one sort: a skip hands the query's whole list on.
     config["skip_unit"] = "query's top-k list" if is_topk(campaign) else "pair"
     context["skip_unit"] = config["skip_unit"]
+    if is_topk(campaign):
+        context["skip_consequence"] = (
+            "Someone else continues this query's sort where you stopped; it does not come back to you."
+        )
     context["skip_reasons"] = Skip.Reason.choices
     context["note_max_chars"] = NOTE_MAX_CHARS
     return render(request, "pairwise/judge.html", context)

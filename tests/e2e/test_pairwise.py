@@ -203,3 +203,28 @@ def test_it_skips_a_pairwise_pair_with_the_keyboard(
     wait_for_pair_other_than(page, task)
     skip = Skip.objects.get()
     assert (skip.kind, str(skip.unit), skip.reason) == ("pair", task, "not_sure")
+
+
+def test_it_skips_a_top_k_comparison_by_handing_the_list_on(
+    browser_page: Any, live_server: Any, topk_campaign: Campaign
+) -> None:
+    from labeling.models import Skip
+
+    page = browser_page
+    log_in(page, live_server.url, "alice", f"/judge/{topk_campaign.pk}/")
+    wait_for_pair_other_than(page, "")
+    task, left, right = shown(page)
+    page.keyboard.press(key_for(left, right))
+    wait_for_pair_other_than(page, task)
+    task, _, _ = shown(page)
+    page.keyboard.press("s")
+    page.locator("#skip-form").wait_for(state="visible")
+    assert "continues this query's sort where you stopped" in page.locator("#skip-form legend").text_content()
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    # The only topic's list went on: nothing is left for alice.
+    page.locator("#empty").wait_for(state="visible")
+    skip = Skip.objects.get()
+    assert (skip.kind, str(skip.unit), skip.reason) == ("pair", task, "cannot_judge")
+    heap = TopKHeap.objects.get(campaign=topk_campaign)
+    assert heap.assessor_id is None and heap.judgments == 1 and not heap.done
