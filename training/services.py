@@ -311,9 +311,10 @@ def round_select(*, campaign: Campaign) -> TrainingRound | None:
         selectable = pool.with_grades(grades)
     else:
         selectable = pool
-    if budget <= 0 or selectable.labeled.all():
-        return None
     seed = (campaign.seed + 7919 * number) % (2**31 - 1)
+    if budget <= 0 or selectable.labeled.all():
+        _final_point(campaign, record, pool, number, seed)
+        return None
     started = time.perf_counter()
     scores, model = _scores(record, pool, settings, seed)
     fitted = time.perf_counter()
@@ -351,6 +352,40 @@ def round_select(*, campaign: Campaign) -> TrainingRound | None:
     except IntegrityError:
         return None  # another refresh stored this round first
     return training_round
+
+
+FINAL_STRATEGY = "final"
+"""The strategy of the last row: no selection, the test score of every label judged."""
+
+
+def _final_point(
+    campaign: Campaign, record: TrainingPool, pool: LetorPool, number: int, seed: int
+) -> TrainingRound | None:
+    """Once the last round is judged (budget spent, or nothing left to label): the test DCG of
+    a model fitted on every label, as a row that selects nothing, so the learning curve ends
+    where the campaign's labels end. Stored once; None without test queries."""
+    if record.test is None or not TrainingRound.objects.filter(campaign=campaign).exists():
+        return None
+    if TrainingRound.objects.filter(campaign=campaign, strategy=FINAL_STRATEGY).exists():
+        return None
+    started = time.perf_counter()
+    test_dcg = _test_dcg(record, pool, seed)
+    try:
+        with transaction.atomic():
+            return TrainingRound.objects.create(
+                campaign=campaign,
+                number=number,
+                strategy=FINAL_STRATEGY,
+                seed=seed,
+                labels_before=int(pool.labeled.sum()),
+                selected=0,
+                model="lightgbm (test only)",
+                fit_seconds=time.perf_counter() - started,
+                test_dcg=test_dcg,
+                versions=_versions(),
+            )
+    except IntegrityError:
+        return None  # another refresh stored it first
 
 
 def _number(value: float) -> float | None:

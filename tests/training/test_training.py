@@ -171,6 +171,32 @@ def test_test_queries_give_a_learning_curve_and_the_summary_says_the_mode(
     assert summary["coverage"]["queries"] == QUERIES and summary["coverage"]["selected"] >= 1
 
 
+def test_the_learning_curve_ends_with_every_judged_label_once_the_budget_is_spent(
+    make_training: Callable[..., Campaign],
+    assessor: AbstractBaseUser,  # noqa: F811
+) -> None:
+    campaign = make_training(budget=20, start=False)
+    services.test_upload(
+        campaign=campaign, files=[upload("test.txt", letor_text(seed=9, labeled_queries=QUERIES, prefix="t"))]
+    )
+    campaign = core.campaign_start(campaign=campaign)
+    services.rounds_advance(campaign=campaign)
+    pool_text = letor_text()
+    for _ in range(2):
+        while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
+            core.task_answer(
+                task=task, assessor=assessor, grade=hidden_grade(task.document.docno, pool_text), seconds=2.0
+            )
+        services.rounds_advance(campaign=campaign)
+    assert services.rounds_advance(campaign=campaign) is None, "the final point is stored once"
+    curve = training_summary(campaign)["learning_curve"]
+    assert [point["labels"] for point in curve] == [36, 46, 56], "one point per round, then the last labels"
+    assert curve[-1]["hours"] == pytest.approx(20 * 2.0 / 3600)
+    final = TrainingRound.objects.get(campaign=campaign, strategy=services.FINAL_STRATEGY)
+    assert final.selected == 0 and not final.selections.exists() and final.test_dcg > 0
+    assert TrainingSelection.objects.filter(round__campaign=campaign).count() == 20
+
+
 def test_the_drawn_variant_records_inclusion_probabilities(make_training: Callable[..., Campaign]) -> None:
     campaign = make_training(drawn=True)
     propensities = list(
