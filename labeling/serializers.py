@@ -262,7 +262,10 @@ class ProgressSerializer(serializers.Serializer):
     drawn = serializers.IntegerField()
     status = serializers.CharField()
     fraction = serializers.FloatField()
-    state = serializers.CharField(help_text="running, paused, done, budget_spent or draft")
+    state = serializers.CharField(
+        help_text="running, paused, done, budget_spent, draft, or next_round (training: the worker is "
+        "selecting the next round)"
+    )
     strategy = serializers.CharField()
     open_tasks = serializers.IntegerField()
     draws = serializers.IntegerField()
@@ -273,6 +276,7 @@ class ProgressSerializer(serializers.Serializer):
         "paused": "The campaign is paused.",
         "done": "Every item of the pool is judged: the campaign is done.",
         "draft": "The campaign has not started yet.",
+        "next_round": "The next round is being selected: new items appear in a few seconds.",
     }
 
     def get_message(self, progress: Progress) -> str:

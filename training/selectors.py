@@ -24,8 +24,16 @@ def training_progress(campaign: Campaign) -> Progress:
     record = TrainingPool.objects.filter(campaign=campaign).values("rows", "base_labeled").first() or {}
     selected = TrainingSelection.objects.filter(round__campaign=campaign).count()
     state = campaign_state(campaign, open_tasks)
-    if campaign.status == Campaign.Status.RUNNING and open_tasks == 0 and selected:
-        state = "budget_spent" if spent >= campaign.budget else state
+    if campaign.status == Campaign.Status.RUNNING and open_tasks == 0 and record:
+        unselected = record["rows"] - record["base_labeled"] - selected
+        if selected and spent >= campaign.budget:
+            state = "budget_spent"
+        elif unselected <= 0:
+            state = "done"
+        else:
+            # Every selected item is judged and budget is left: the worker is fitting the
+            # ensemble and selecting the next round (the first, right after Start).
+            state = "next_round"
     settings = settings_of(campaign)
     return Progress(
         judgments=count,

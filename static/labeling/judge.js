@@ -74,6 +74,9 @@
     if (!away) refreshProgressSoon();
   }
 
+  const NEXT_ROUND_POLL_MS = 4000;
+  let nextRoundTimer = null;
+
   // 204 means nothing is leasable for this assessor; the progress record says why.
   async function explainNothingLeft() {
     let progress = null;
@@ -94,6 +97,13 @@
       renderEmpty("All done", message || "Every item of this campaign is judged. Thank you for your work!", false);
     } else if (phase === "draft") {
       renderEmpty("Not started yet", message || "The coordinator has not started this campaign yet.", true);
+    } else if (phase === "next_round") {
+      // A training campaign between rounds: the worker fits and selects; ask again by itself.
+      renderEmpty("The next round is being selected",
+        "A model is fitted on the labels so far to choose the most useful items to judge next. " +
+        "They appear here in a few seconds; this page checks by itself.", true);
+      clearTimeout(nextRoundTimer);
+      nextRoundTimer = setTimeout(() => { if (page.els.item.hidden) loadNext(); }, NEXT_ROUND_POLL_MS);
     } else {
       renderEmpty("Nothing left for you right now",
         "Every remaining item is judged or being judged by someone else. Items whose lease " +

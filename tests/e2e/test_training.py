@@ -87,9 +87,15 @@ def test_a_coordinator_starts_from_mq2008_and_an_assessor_judges_round_one(
     judged = set(Judgment.objects.filter(campaign=campaign).values_list("topic__qid", "document__docno"))
     selected = set(TrainingSelection.objects.filter(round=training_round).values_list("qid", "docid"))
     assert judged == selected and len(judged) == 6
+    # Between rounds the page says so, and shows round two by itself once the worker selected it.
+    assert "next round is being selected" in page.locator("#empty-title").inner_text()
+    core.campaign_refresh(campaign_id=campaign.pk)
+    page.locator("#grades button:not([disabled])").first.wait_for(timeout=15_000)
+    second = TrainingSelection.objects.filter(round__number=2, round__campaign=campaign)
+    assert page.locator("#doc-docno").inner_text() in set(second.values_list("docid", flat=True))
 
     page.click("text=Log out")
     log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/dashboard/")
     assert "deterministic" in page.locator("#selection-mode").inner_text()
-    assert page.locator("#rounds tr").count() == 2
+    assert page.locator("#rounds tr").count() == 3, "a header and two rounds"
     page.screenshot(path=str(screenshot_dir / "training-dashboard.png"), full_page=True)

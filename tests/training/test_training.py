@@ -18,7 +18,7 @@ from labeling.services.imports import ImportFailed
 from tests.labeling.conftest import upload
 from training import exports, services
 from training.models import TrainingPool, TrainingRound, TrainingSelection
-from training.selectors import training_summary
+from training.selectors import training_progress, training_summary
 
 QUERIES, DOCS, FEATURES = 8, 12, 5
 
@@ -195,6 +195,28 @@ def test_the_learning_curve_ends_with_every_judged_label_once_the_budget_is_spen
     final = TrainingRound.objects.get(campaign=campaign, strategy=services.FINAL_STRATEGY)
     assert final.selected == 0 and not final.selections.exists() and final.test_dcg > 0
     assert TrainingSelection.objects.filter(round__campaign=campaign).count() == 20
+
+
+def test_the_progress_says_when_the_next_round_is_being_selected(
+    make_training: Callable[..., Campaign],
+    assessor: AbstractBaseUser,  # noqa: F811
+) -> None:
+    campaign = make_training(budget=12, start=False)
+    campaign = core.campaign_start(campaign=campaign)
+
+    def state() -> str:
+        return training_progress(Campaign.objects.get(pk=campaign.pk)).state
+
+    assert state() == "next_round", "started, round one not selected yet"
+    services.rounds_advance(campaign=campaign)
+    assert state() == "running"
+    while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
+        core.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    assert state() == "next_round", "round one judged, two labels of budget left"
+    services.rounds_advance(campaign=campaign)
+    while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
+        core.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    assert state() == "budget_spent"
 
 
 def test_the_drawn_variant_records_inclusion_probabilities(make_training: Callable[..., Campaign]) -> None:
