@@ -28,7 +28,12 @@ from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
 from labeling.services.pool_arrays import campaign_metric_label
-from labeling.services.skips import notes_and_skips, skip_counts, task_skip
+from labeling.services.skips import (
+    items_skipped_by_every_assessor,
+    notes_and_skips,
+    skip_counts,
+    task_skip,
+)
 from labeling.token_access import TokenJudge
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
@@ -237,6 +242,7 @@ class GradedMode(GradedTasksMode):
             "dashboard_config": config,
             "can_manage": request.user.has_perm(MANAGE, campaign),
             "skips": skip_counts(campaign),
+            "skipped_by_everyone": items_skipped_by_every_assessor(campaign),
             "notes": notes_and_skips(campaign),
         }
         return render(request, "labeling/dashboard.html", context)

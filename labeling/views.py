@@ -26,7 +26,7 @@ from labeling.modes import campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
 from labeling.preflight import campaign_preflight
 from labeling.services import gold
-from labeling.services.skips import skip_counts
+from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
 UPLOADS: dict[str, dict[str, Any]] = {
@@ -289,6 +289,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "progress_percent": 100.0 * progress.fraction,
         "pool": selectors.campaign_counts(campaign),
         "skips": skip_counts(campaign),
+        "skipped_by_everyone": items_skipped_by_every_assessor(campaign),
         "throughput": mode.throughput(campaign),
         "mode_section": mode.campaign_section(request, campaign),
         "assessors": [member.user.get_username() for member in selectors.campaign_assessors(campaign)],

@@ -5,15 +5,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('labeling', '0014_gold_questions'),
+        ("labeling", "0014_gold_questions"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['campaign', 'leased_at'], name='task_recent_lease'),
+            model_name="task",
+            index=models.Index(fields=["campaign", "leased_at"], name="task_recent_lease"),
         ),
     ]

@@ -10,12 +10,12 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.leases import LeaseConflict, lease_return
-from labeling.models import Campaign, Skip, Task
+from labeling.models import Campaign, CampaignMember, Skip, Task
 
 
 def skip_checked(reason: str, note: str) -> tuple[str, str]:
@@ -71,6 +71,37 @@ def skip_counts(campaign: Campaign) -> dict[str, int]:
     for reason in Skip.objects.filter(campaign=campaign).values_list("reason", flat=True):
         counts[reason] += 1
     return counts
+
+
+def items_skipped_by_every_assessor(campaign: Campaign) -> int:
+    """Open graded items that every assessor of the campaign skipped: nobody is offered them any
+    more, so they stay open (their draws count once judged) until another assessor joins or a
+    coordinator judges them. 0 when the campaign has no assessor."""
+    assessors = CampaignMember.objects.filter(campaign=campaign, role=CampaignMember.Role.ASSESSOR).values(
+        "user_id"
+    )
+    count = assessors.count()
+    if count == 0:
+        return 0
+    skippers = (
+        Skip.objects.filter(
+            campaign=campaign,
+            assessor_id__in=assessors,
+            topic_id=OuterRef("topic_id"),
+            document_id=OuterRef("document_id"),
+        )
+        .values("topic_id")
+        .annotate(skippers=Count("assessor_id", distinct=True))
+        .values("skippers")
+    )
+    return (
+        Task.objects.filter(campaign=campaign, answered_at__isnull=True, document__isnull=False)
+        .annotate(skippers=Subquery(skippers))
+        .filter(skippers__gte=count)
+        .values("topic_id", "document_id")
+        .distinct()
+        .count()
+    )
 
 
 def notes_and_skips(campaign: Campaign, limit: int = 12) -> list[dict[str, object]]:

@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling import exports, services
 from labeling.models import Campaign, Judgment, Skip, Task
-from labeling.services.skips import skip_counts
+from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
 
 
 def _drain(campaign: Campaign, assessor: AbstractBaseUser) -> list[tuple[int, int]]:
@@ -137,3 +137,35 @@ def test_the_dashboard_shows_the_latest_notes_and_skips(
     assert "Skipped 1 time: cannot judge 0, not sure 1" in page
     assert "skipped: not sure" in page and "ambiguous query" in page
     assert "&lt;b&gt;only the abstract&lt;/b&gt;" in page and "grade 2" in page
+
+
+def test_an_item_every_assessor_skipped_is_named_on_the_pages_until_someone_judges_it(
+    campaign: Campaign,
+    assessor: AbstractBaseUser,
+    second_assessor: AbstractBaseUser,
+    coordinator: AbstractBaseUser,
+    api: Callable,
+) -> None:
+    assert set(campaign.members.filter(role="assessor").values_list("user__username", flat=True)) == {
+        "alice",
+        "bob",
+    }
+    task = services.task_next(campaign=campaign, assessor=assessor)
+    services.task_skip(task=task, assessor=assessor, reason="broken")
+    assert items_skipped_by_every_assessor(campaign) == 0, "bob may still judge it"
+    taken = services.task_next(campaign=campaign, assessor=second_assessor)
+    assert taken.pk == task.pk
+    services.task_skip(task=taken, assessor=second_assessor, reason="cannot_judge")
+    assert items_skipped_by_every_assessor(campaign) == 1
+    page = api(coordinator).get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert 'id="skipped-by-everyone"' in page and "1 open item skipped by every assessor" in page
+    dashboard = api(coordinator).get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+    assert 'id="skipped-by-everyone"' in dashboard
+    # The coordinator is offered it (they did not skip it) and judges it.
+    mine = services.task_next(campaign=campaign, assessor=coordinator)
+    assert mine.pk == task.pk
+    services.task_answer(task=mine, assessor=coordinator, grade=0, seconds=4.0)
+    assert items_skipped_by_every_assessor(campaign) == 0
+    assert (
+        'id="skipped-by-everyone"' not in api(coordinator).get(f"/campaigns/{campaign.pk}/").content.decode()
+    )
