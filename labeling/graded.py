@@ -27,6 +27,7 @@ from labeling.modes import Export, JudgingMode, export_links
 from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
+from labeling.services.gold import gold_paused_assessors
 from labeling.services.pool_arrays import campaign_metric_label
 from labeling.services.skips import (
     items_skipped_by_every_assessor,
@@ -244,6 +245,7 @@ class GradedMode(GradedTasksMode):
             "skips": skip_counts(campaign),
             "skipped_by_everyone": items_skipped_by_every_assessor(campaign),
             "notes": notes_and_skips(campaign),
+            "gold_paused": gold_paused_assessors(campaign) if request.user.has_perm(MANAGE, campaign) else [],
         }
         return render(request, "labeling/dashboard.html", context)
 

@@ -237,3 +237,10 @@ def gold_quality(campaign: Campaign) -> list[dict[str, Any]]:
             }
         )
     return quality
+
+
+def gold_paused_assessors(campaign: Campaign) -> list[str]:
+    """User names of the assessors the accuracy threshold pauses now (the pages' notice)."""
+    if not campaign.gold_active:
+        return []  # with gold off nobody is paused (gold_task_for pauses only while it is on)
+    return [row["assessor"] for row in gold_quality(campaign) if row["paused"]]

@@ -88,12 +88,18 @@ def test_wrong_answers_pause_the_assessor_until_the_coordinator_resumes(
 
     page = Client()
     assert page.login(username=coordinator.get_username(), password=PASSWORD)
-    assert (
-        "Paused by the accuracy threshold: alice"
-        in page.get(f"/campaigns/{gold_campaign.pk}/").content.decode()
-    )
+    campaign_page = page.get(f"/campaigns/{gold_campaign.pk}/").content.decode()
+    assert "Paused by the accuracy threshold: alice" in campaign_page
+    # The coordinator is told at the top of the campaign page and on the dashboard.
+    assert 'id="gold-paused-notice"' in campaign_page
+    dashboard = page.get(f"/campaigns/{gold_campaign.pk}/dashboard/").content.decode()
+    assert 'id="gold-paused-notice"' in dashboard and "<b>alice</b>" in dashboard
     page.post(f"/campaigns/{gold_campaign.pk}/gold/", {"action": "resume", "username": "alice"})
     assert api(assessor).get(f"/api/campaigns/{gold_campaign.pk}/next/").status_code == 200
+    assert (
+        'id="gold-paused-notice"'
+        not in page.get(f"/campaigns/{gold_campaign.pk}/dashboard/").content.decode()
+    )
 
 
 def test_items_assessors_agreed_on_become_gold(
