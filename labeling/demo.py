@@ -236,22 +236,32 @@ def demo_history(campaign: Campaign, *, judgments: int, refresh_every: int = 8) 
     return answered
 
 
-@transaction.atomic
-def _demo_campaign() -> tuple[Campaign, bool]:
-    users = {username: _demo_user(username, role) for username, role in DEMO_USERS}
-    existing = Campaign.objects.filter(name=DEMO_CAMPAIGN).first()
+DEMO_GRADES = [
+    {"name": "Bad", "key": "0"},
+    {"name": "Fair", "key": "1"},
+    {"name": "Good", "key": "2"},
+    {"name": "Excellent", "key": "3"},
+]
+
+
+def demo_campaign_draft(name: str, **fields: object) -> tuple[Campaign, bool]:
+    """The demo campaign of this name: (it, False) when it exists, else (a new draft by
+    demo-coordinator with these fields, True)."""
+    existing = Campaign.objects.filter(name=name).first()
     if existing is not None:
         return existing, False
-    campaign = services.campaign_create(
-        creator=users["demo-coordinator"],
-        name=DEMO_CAMPAIGN,
+    coordinator = get_user_model().objects.get(username="demo-coordinator")
+    return services.campaign_create(creator=coordinator, name=name, **fields), True
+
+
+@transaction.atomic
+def _demo_campaign() -> tuple[Campaign, bool]:
+    for username, role in DEMO_USERS:
+        _demo_user(username, role)
+    campaign, created = demo_campaign_draft(
+        DEMO_CAMPAIGN,
         metric="DCG@10",
-        grades=[
-            {"name": "Bad", "key": "0"},
-            {"name": "Fair", "key": "1"},
-            {"name": "Good", "key": "2"},
-            {"name": "Excellent", "key": "3"},
-        ],
+        grades=DEMO_GRADES,
         goal=Campaign.Goal.LEADERBOARD,
         goal_k=3,
         # Active query-level sampling (Sawade et al.): topics whose metrics are most uncertain
@@ -261,18 +271,13 @@ def _demo_campaign() -> tuple[Campaign, bool]:
         budget_unit=Campaign.BudgetUnit.JUDGMENTS,
         seed=2024,
     )
-    return _demo_fill_and_start(campaign), True
+    return (_demo_fill_and_start(campaign), True) if created else (campaign, False)
 
 
 @transaction.atomic
 def _demo_topk_campaign() -> Campaign:
-    existing = Campaign.objects.filter(name=DEMO_TOPK_CAMPAIGN).first()
-    if existing is not None:
-        return existing
-    coordinator = get_user_model().objects.get(username="demo-coordinator")
-    campaign = services.campaign_create(
-        creator=coordinator,
-        name=DEMO_TOPK_CAMPAIGN,
+    campaign, created = demo_campaign_draft(
+        DEMO_TOPK_CAMPAIGN,
         judging_mode="topk",
         mode_settings={"k": 5, "documents_per_topic": 12},
         overlap=2,  # two lists per topic, so the dashboard can show agreement
@@ -280,26 +285,21 @@ def _demo_topk_campaign() -> Campaign:
         budget_unit=Campaign.BudgetUnit.JUDGMENTS,
         seed=2025,
     )
-    return _demo_fill_and_start(campaign)
+    return _demo_fill_and_start(campaign) if created else campaign
 
 
 @transaction.atomic
 def _demo_sxs_campaign() -> Campaign:
-    existing = Campaign.objects.filter(name=DEMO_SXS_CAMPAIGN).first()
-    if existing is not None:
-        return existing
-    coordinator = get_user_model().objects.get(username="demo-coordinator")
     # The mode is named, not imported: the side-by-side app registers it (labeling.modes).
-    campaign = services.campaign_create(
-        creator=coordinator,
-        name=DEMO_SXS_CAMPAIGN,
+    campaign, created = demo_campaign_draft(
+        DEMO_SXS_CAMPAIGN,
         judging_mode="sxs",
         mode_settings={"k": 5},
         budget=100,
         budget_unit=Campaign.BudgetUnit.JUDGMENTS,
         seed=2026,
     )
-    return _demo_fill_and_start(campaign, topics_limit=DEMO_SXS_TOPICS)
+    return _demo_fill_and_start(campaign, topics_limit=DEMO_SXS_TOPICS) if created else campaign
 
 
 def _demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) -> Campaign:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import io
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from labeling import services
 from labeling.demo import (
+    DEMO_GRADES,
     RUN_NOISE,
     TOPICS,
     demo_assign_and_start,
+    demo_campaign_draft,
     demo_collection,
     demo_texts_import,
 )
@@ -68,26 +68,18 @@ def letor_lines(seed: int = 2024, qid_prefix: str = "", labeled: tuple[str, ...]
 @transaction.atomic
 def demo_training_campaign() -> Campaign:
     """The training-data demo campaign, started (its first round is selected by the worker)."""
-    existing = Campaign.objects.filter(name=DEMO_TRAINING_CAMPAIGN).first()
-    if existing is not None:
-        return existing
-    coordinator = get_user_model().objects.get(username="demo-coordinator")
-    campaign = services.campaign_create(
-        creator=coordinator,
-        name=DEMO_TRAINING_CAMPAIGN,
+    campaign, created = demo_campaign_draft(
+        DEMO_TRAINING_CAMPAIGN,
         judging_mode="training",
         # Rounds of 10 labels, at most 5 documents per query: four rounds on the budget of 40.
         mode_settings={"strategy": "elo_qd", "docs_per_query": 5, "round_size": 10, "ensemble": 8},
-        grades=[
-            {"name": "Bad", "key": "0"},
-            {"name": "Fair", "key": "1"},
-            {"name": "Good", "key": "2"},
-            {"name": "Excellent", "key": "3"},
-        ],
+        grades=DEMO_GRADES,
         budget=40,
         budget_unit=Campaign.BudgetUnit.JUDGMENTS,
         seed=2027,
     )
+    if not created:
+        return campaign
     topics, documents, _, _ = demo_collection()
     demo_texts_import(campaign, topics, documents)
     pool = letor_lines(labeled=LABELED_TOPICS)
