@@ -60,7 +60,10 @@ class ScoresImportApi(ImportApi):
 
 class RoundSerializer(serializers.Serializer):
     number = serializers.IntegerField()
-    strategy = serializers.CharField()
+    strategy = serializers.CharField(
+        help_text="the selection rule (' (drawn)' when drawn), or 'final': the row after the last "
+        "round, which selects nothing and scores a model fitted on every label"
+    )
     model = serializers.CharField()
     labels_before = serializers.IntegerField()
     selected = serializers.IntegerField()
