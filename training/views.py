@@ -62,6 +62,13 @@ class TrainingSettingsForm(forms.Form):
 def campaign_section(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
     record = services.settings_of(campaign)
     pool = services.TrainingPool.objects.filter(campaign=campaign).first()
+    editable = campaign.status == Campaign.Status.DRAFT
+    settings_form = TrainingSettingsForm(
+        initial={name: getattr(record, name) for name in services.SETTING_NAMES}
+    )
+    if not editable:  # fixed once started: shown, not offered for editing
+        for field in settings_form.fields.values():
+            field.disabled = True
     return {
         "template": "training/_section.html",
         "uploads": [
@@ -74,11 +81,11 @@ def campaign_section(request: HttpRequest, campaign: Campaign) -> dict[str, Any]
             for kind, (label, text, _) in UPLOADS.items()
         ],
         "pool": pool,
-        "settings_form": TrainingSettingsForm(
-            initial={name: getattr(record, name) for name in services.SETTING_NAMES}
-        ),
-        "settings_url": reverse("training:settings", args=[campaign.pk]),
-        "editable": campaign.status == Campaign.Status.DRAFT,
+        "settings_form": settings_form,
+        # The header's Settings button leads to the form on this page; the form posts here.
+        "settings_url": f"{reverse('labeling:campaign_detail', args=[campaign.pk])}#training-settings",
+        "settings_action": reverse("training:settings", args=[campaign.pk]),
+        "editable": editable,
         "rounds": selectors.rounds_table(campaign),
         "units_word": "pool rows",
     }

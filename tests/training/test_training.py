@@ -276,3 +276,25 @@ def test_preflight_says_the_pool_has_no_text_yet(make_training: Callable[..., Ca
     assert problems["documents_missing"].count == QUERIES * DOCS
     core.topics_import(campaign=campaign, files=[upload("t.jsonl", '{"id": "q0", "title": "zero"}\n')])
     assert "topics_missing" not in {problem.kind for problem in campaign_preflight(campaign)}
+
+
+def test_the_settings_button_leads_to_the_form_which_is_fixed_once_started(
+    make_training: Callable[..., Campaign],
+    coordinator: AbstractBaseUser,  # noqa: F811
+    api: Callable,
+) -> None:
+    from labeling.modes import mode_of
+
+    campaign = make_training(start=False)
+    client = api(coordinator)
+    page = client.get(f"/campaigns/{campaign.pk}/")
+    section = mode_of(campaign).campaign_section(page.wsgi_request, campaign)
+    target = client.get(section["settings_url"].split("#")[0])
+    assert target.status_code == 200 and 'id="training-settings"' in target.content.decode()
+    assert "Save settings" in target.content.decode()
+    campaign = core.campaign_start(campaign=campaign)
+    started = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Settings are fixed once the campaign started" in started
+    assert (
+        'name="round_size"' in started and "disabled" in started.split('name="round_size"')[1].split(">")[0]
+    )
