@@ -37,6 +37,7 @@ from labeling.leases import (
     unanswered_claimable,
 )
 from labeling.models import Campaign, Document, Skip
+from labeling.services.refresh import refresh_request
 from labeling.services.skips import skip_checked
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 from pairwise.selectors import heap_active_for_assessor, is_topk, pairwise_settings_get
@@ -349,6 +350,7 @@ def pair_answer(
         _heap_save(heap, state, now)
     task.answered_at = now
     task.save(update_fields=["answered_at"])
+    _progress_refresh_after_commit(task.campaign_id)
     return Comparison.objects.create(
         campaign_id=task.campaign_id,
         topic_id=task.topic_id,
@@ -362,6 +364,11 @@ def pair_answer(
         outcome=outcome,
         seconds=seconds,
     )
+
+
+def _progress_refresh_after_commit(campaign_id: int) -> None:
+    # The coalesced worker refresh records the campaign's progress (the campaign list reads it).
+    transaction.on_commit(lambda: refresh_request(campaign_id))
 
 
 @transaction.atomic
@@ -392,4 +399,5 @@ def pair_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime |
     task_id = comparison.task_id
     comparison.delete()
     lease_reopen(PairTask, task_id, assessor, now, campaign.lease_seconds, superseded=False)
+    _progress_refresh_after_commit(campaign.pk)
     return PairTask.objects.select_related("campaign", "topic", "left", "right", "heap").get(pk=task_id)
