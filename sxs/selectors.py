@@ -257,7 +257,7 @@ def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
         summary.update(
             status="waiting",
             answers=SxsAnswer.objects.filter(campaign=campaign).count(),
-            reason=f"no answer learned from yet: learning needs at least {MIN_STRICT_PAIRS} informative "
+            reason=f"learning needs at least {MIN_STRICT_PAIRS} informative "
             f"answers (one list better, the lists' grades not identical) over at least {MIN_TOPICS} topics",
             needed=MIN_STRICT_PAIRS,
         )

@@ -373,7 +373,9 @@
   function showThroughput(throughput) {
     document.getElementById("stat-median-seconds").textContent = fmt(throughput.median_seconds, 3);
     document.getElementById("stat-per-hour").textContent = throughput.per_hour === null ? "—" : String(Math.round(throughput.per_hour));
-    document.getElementById("stat-assessors").textContent = String((throughput.assessors || []).length);
+    const active = (throughput.assessors || []).length;
+    document.getElementById("stat-assessors").textContent = String(active);
+    document.getElementById("stat-assessors-label").textContent = active === 1 ? "assessor active" : "assessors active";
     const body = document.querySelector("#throughput-table tbody");
     clear(body);
     for (const row of throughput.assessors || []) {

@@ -411,7 +411,8 @@ window.JudgingCommon = (function () {
           event.preventDefault();
           event.stopImmediatePropagation();
           reasons[index].checked = true;
-          reasons[index].focus();
+          // The reason is chosen: what is typed next is the note, and Enter skips.
+          note.focus();
         }
         return;
       }

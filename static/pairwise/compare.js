@@ -38,7 +38,7 @@
     const progress = pair.progress;
     page.els.progressText.textContent = progress
       ? "This topic: your top " + progress.k + " of " + progress.documents + " documents, " +
-        progress.judgments + " comparisons so far"
+        progress.judgments + (progress.judgments === 1 ? " comparison" : " comparisons") + " so far"
       : "Pairwise preferences";
     page.els.item.dataset.task = String(pair.task);
     page.showItem();

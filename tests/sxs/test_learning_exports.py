@@ -29,7 +29,7 @@ def test_it_downloads_the_fit_as_json_and_as_the_gains_other_tools_take(
     base = f"/api/campaigns/{campaign.pk}/sxs/export/"
     waiting = client.get(base + "learned_dcg_gains.txt")
     assert (
-        waiting.status_code == 200 and "# no fit yet: no answer learned from yet" in waiting.content.decode()
+        waiting.status_code == 200 and "# no fit yet: learning needs at least" in waiting.content.decode()
     )
 
     answer_by_oracle(campaign, assessor)

@@ -16,7 +16,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign, created = demo_load()
-        verb = "Created" if created else "Kept existing"
+        verb = "Created" if created else "Kept"
         self.stdout.write(self.style.SUCCESS(f"{verb} the demo campaigns:"))
         for demo in demo_campaigns():
             self.stdout.write(f"  {demo.pk:>3}  {mode_of(demo).label}: {demo.name}")
