@@ -224,7 +224,11 @@ def kappa_metrics(campaign: Campaign, k: int) -> list[dict[str, Any]]:
 
 
 def merged_orders(campaign: Campaign, k: int) -> list[dict[str, Any]]:
-    """Per topic: the Bradley-Terry order of all assessors' answers next to each one's top-k."""
+    """Per topic: the Bradley-Terry order of all assessors' answers next to each one's top-k.
+
+    Only compared documents are ranked: a never-compared one would get the prior's score 0 and
+    stand above every document that lost more than it won, with no evidence at all; the row
+    counts them instead (`not_compared`)."""
     by_topic: dict[str, list[Preference]] = defaultdict(list)
     for preference in campaign_preferences(campaign):
         by_topic[preference.topic].append(preference)
@@ -235,13 +239,14 @@ def merged_orders(campaign: Campaign, k: int) -> list[dict[str, Any]]:
             own[heap.topic].append({"assessor": heap.assessor, "order": heap.order, "done": heap.done})
     merged = []
     for qid, preferences in sorted(by_topic.items()):
-        fit = merge_preferences(preferences, documents=documents.get(qid))
+        fit = merge_preferences(preferences)
         merged.append(
             {
                 "topic": qid,
                 "order": list(fit.order[:k]),
                 "scores": [round(score, 4) for score in fit.scores[:k]],
                 "comparisons": fit.n_comparisons,
+                "not_compared": max(0, len(documents.get(qid, ())) - len(fit.order)),
                 "assessors": list(fit.assessors),
                 "own": own.get(qid, []),
             }

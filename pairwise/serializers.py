@@ -133,6 +133,9 @@ class MergedOrderSerializer(serializers.Serializer):
     order = serializers.ListField(child=serializers.CharField())
     scores = serializers.ListField(child=serializers.FloatField())
     comparisons = serializers.IntegerField()
+    not_compared = serializers.IntegerField(
+        help_text="the topic's documents no answer compared yet (not ranked)"
+    )
     assessors = serializers.ListField(child=serializers.CharField())
     own = OwnOrderSerializer(many=True)
 

@@ -187,3 +187,15 @@ def test_it_merges_two_assessors_into_one_order_next_to_their_own(
     agreement = selectors.campaign_agreement(campaign)["preferences"]
     assert agreement is not None and agreement["pooled"]["overall"] == pytest.approx(1.0)
     services.pairwise_configure(campaign=campaign)  # no change requested: allowed after answers
+
+
+def test_the_merged_order_ranks_only_compared_documents(
+    make_campaign: Callable[..., Campaign], assessor: AbstractBaseUser
+) -> None:
+    campaign = make_campaign()
+    task = services.pair_next(campaign=campaign, assessor=assessor)
+    services.pair_answer(task=task, assessor=assessor, outcome="right", seconds=1.0)
+    (row,) = selectors.merged_orders(campaign, 3)
+    shown = [task.right.docno, task.left.docno]
+    assert row["order"] == shown, "the winner first; no never-compared document above the loser"
+    assert row["not_compared"] == 6 - 2, "n = 6 documents per topic, two compared"
