@@ -109,6 +109,10 @@
     return page.undo(() => config.undo_url, "Undone: compare this pair again.", refreshProgressSoon);
   }
 
+  // On a phone the query's text is cut to two lines: a tap shows all of it, another cuts it again.
+  const queryPanel = document.querySelector(".judge.pairwise .query");
+  if (queryPanel) queryPanel.addEventListener("click", () => queryPanel.classList.toggle("expanded"));
+
   if (config.skip_url) {
     common.skipBox(page, {
       url: (task) => config.skip_url.replace("{task}", task), kind: "pair", unit: config.skip_unit,
