@@ -21,7 +21,7 @@ from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
 from pairwise import api, dashboard, exports, selectors, services, views
-from pairwise.models import PairTask
+from pairwise.models import Comparison, PairTask
 from pairwise.serializers import AgreementSerializer, PairAnswerInputSerializer, PairOutputSerializer
 
 
@@ -110,6 +110,9 @@ class PairMode(JudgingMode):
 
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         return selectors.comparison_throughput(campaign)["assessors"]
+
+    def answers_by(self, campaign: Campaign, user_id: int) -> int:
+        return Comparison.objects.filter(campaign=campaign, assessor_id=user_id).count()
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:
         return api.pair_next_response(request, campaign)

@@ -20,7 +20,7 @@ from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
 from labeling.services.skips import skip_checked
 from sxs import api, exports, selectors, services, views
-from sxs.models import SxsTask
+from sxs.models import SxsAnswer, SxsTask
 from sxs.serializers import SxsAnswerInputSerializer, SxsItemSerializer
 
 SXS_EXPORTS = (
@@ -104,6 +104,9 @@ class SxsMode(JudgingMode):
 
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         return selectors.sxs_throughput(campaign)
+
+    def answers_by(self, campaign: Campaign, user_id: int) -> int:
+        return SxsAnswer.objects.filter(campaign=campaign, assessor_id=user_id).count()
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:
         return api.next_response(request, campaign)

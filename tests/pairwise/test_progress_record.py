@@ -42,3 +42,16 @@ def test_answers_and_undo_ask_for_the_refresh_that_records_the_progress(
     assert _queued_refreshes() == [[topk_campaign.pk]], "an undo asks too"
     core.campaign_refresh(campaign_id=topk_campaign.pk)
     assert CampaignProgress.objects.get(campaign=topk_campaign).judgments == 2
+
+
+def test_my_judgments_counts_the_comparisons_it_does_not_list(
+    topk_campaign: Campaign, assessor: AbstractBaseUser, api: Callable
+) -> None:
+    for outcome in ("left", "tie"):
+        task = services.pair_next(campaign=topk_campaign, assessor=assessor)
+        services.pair_answer(task=task, assessor=assessor, outcome=outcome, seconds=2.0)
+    page = api(assessor).get("/my-judgments/").content.decode()
+    other = page.split('id="other-answers"')[1].split("</p>")[0]
+    assert f"{topk_campaign.name}</a>: 2 comparisons" in other
+    chosen = api(assessor).get(f"/my-judgments/?campaign={topk_campaign.pk}").content.decode()
+    assert "2 comparisons" in chosen.split('id="other-answers"')[1]
