@@ -139,19 +139,26 @@ def _curve_svg(
     ys = [point["test_dcg"] for point in points]
     x0, x1 = min(xs), max(xs) or 1.0
     y0, y1 = min(ys), max(ys)
-    pad = 30
+    # Room on the left for the DCG ticks, below for the x ticks.
+    left, right, top, bottom = 52, width - 16, 14, height - 26
     span_x = (x1 - x0) or 1.0
     span_y = (y1 - y0) or 1.0
 
     def at(x: float, y: float) -> tuple[float, float]:
-        return pad + (x - x0) / span_x * (width - 2 * pad), height - pad - (y - y0) / span_y * (
-            height - 2 * pad
-        )
+        return left + (x - x0) / span_x * (right - left), bottom - (y - y0) / span_y * (bottom - top)
 
     coords = [at(x, y) for x, y in zip(xs, ys, strict=True)]
+    x_format = "{:.2f}" if key == "hours" else "{:.0f}"
     return {
         "width": width,
         "height": height,
+        "axes": {"left": left, "right": right, "top": top, "bottom": bottom},
+        "ticks": {
+            "y_low": f"{y0:.3f}",
+            "y_high": f"{y1:.3f}",
+            "x_low": x_format.format(x0),
+            "x_high": x_format.format(x1),
+        },
         "polyline": " ".join(f"{x:.1f},{y:.1f}" for x, y in coords),
         "dots": [{"x": x, "y": y, "label": f"{value:.3f}"} for (x, y), value in zip(coords, ys, strict=True)],
         "x_range": (x0, x1),
