@@ -219,6 +219,23 @@ def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime
     return None
 
 
+def _lock_heap_then_task(task_id: int) -> tuple[TopKHeap | None, PairTask]:
+    """Lock a pair's heap (top-k), then the pair: the order `pair_undo` takes them too, so an
+    answer, a skip and an undo of the same heap never deadlock."""
+    heap_id = PairTask.objects.filter(pk=task_id).values_list("heap_id", flat=True).first()
+    heap = (
+        None
+        if heap_id is None
+        else TopKHeap.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=heap_id)
+    )
+    task = (
+        PairTask.objects.select_for_update(of=("self",))
+        .select_related("campaign", "left", "right")
+        .get(pk=task_id)
+    )
+    return heap, task
+
+
 @transaction.atomic
 def pair_skip(*, task: PairTask, assessor: AbstractBaseUser, reason: str, note: str = "") -> Skip:
     """Give back a held pair with a reason; this assessor never sees it again.
@@ -229,11 +246,10 @@ def pair_skip(*, task: PairTask, assessor: AbstractBaseUser, reason: str, note: 
     list of that topic again.
     """
     reason, note = skip_checked(reason, note)
-    locked = PairTask.objects.select_for_update().get(pk=task.pk)
+    heap, locked = _lock_heap_then_task(task.pk)
     if locked.assessor_id != assessor.pk or locked.answered_at is not None or locked.superseded:
         raise LeaseConflict("you do not hold this pair (answered, or its lease went to someone else)")
-    if locked.heap_id is not None:
-        heap = TopKHeap.objects.select_for_update().get(pk=locked.heap_id)
+    if heap is not None:
         if heap.assessor_id != assessor.pk or heap.done:
             raise LeaseConflict("you do not hold this top-k list")
         _heap_hand_back(heap.pk)
@@ -310,18 +326,7 @@ def pair_answer(
     """
     now = now or timezone.now()
     seconds = _checked(outcome, seconds)
-    # Lock the heap before the task, in the order `pair_undo` takes them, so the two never deadlock.
-    heap_id = PairTask.objects.filter(pk=task.pk).values_list("heap_id", flat=True).first()
-    heap = (
-        None
-        if heap_id is None
-        else TopKHeap.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=heap_id)
-    )
-    task = (
-        PairTask.objects.select_for_update(of=("self",))
-        .select_related("campaign", "left", "right")
-        .get(pk=task.pk)
-    )
+    heap, task = _lock_heap_then_task(task.pk)
     if task.answered_at is not None:
         raise PairNotPending("this pair was answered already; fetch the next pair")
     if task.superseded:
