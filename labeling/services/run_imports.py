@@ -326,7 +326,7 @@ def _publish(
 ) -> ImportReport:
     report = ImportReport()
     created: list[int] = []
-    stub_topics: list[int] = []
+    stub_qids: set[str] = set()
     documents_before = Document.objects.filter(campaign=campaign).aggregate(high=Max("id"))["high"] or 0
     try:
         for staged_file in staged:
@@ -342,7 +342,7 @@ def _publish(
                     evaluation_only=evaluation_only,
                 )
                 created.append(system.pk)
-                stub_topics += _topic_stubs(campaign, staged_file.qids)
+                stub_qids |= _topic_stubs(campaign, staged_file.qids)
             _publish_entries(campaign, system, import_key, staged_file.index)
             report.systems.append(system.name)
             report.created += 1
@@ -353,13 +353,13 @@ def _publish(
             with transaction.atomic():
                 RankingEntry.objects.filter(system_id=pk).delete()
                 System.objects.filter(pk=pk).delete()
-        _stubs_delete_unused(campaign, stub_topics, documents_before)
+        _stubs_delete_unused(campaign, stub_qids, documents_before)
         raise
     return report
 
 
-def _topic_stubs(campaign: Campaign, qids: set[str]) -> list[int]:
-    """Stub topics for the qids the campaign does not know yet; the ids of those created."""
+def _topic_stubs(campaign: Campaign, qids: set[str]) -> set[str]:
+    """Stub topics for the qids the campaign does not know yet; those qids."""
     known = set(Topic.objects.filter(campaign=campaign, qid__in=qids).values_list("qid", flat=True))
     new = qids - known
     Topic.objects.bulk_create(
@@ -367,13 +367,13 @@ def _topic_stubs(campaign: Campaign, qids: set[str]) -> list[int]:
         ignore_conflicts=True,
         batch_size=BATCH_SIZE,
     )
-    return list(Topic.objects.filter(campaign=campaign, qid__in=new).values_list("id", flat=True))
+    return new
 
 
-def _stubs_delete_unused(campaign: Campaign, topic_ids: list[int], documents_before: int) -> None:
+def _stubs_delete_unused(campaign: Campaign, qids: set[str], documents_before: int) -> None:
     """After a failed publish: the stubs it created that nothing refers to (a concurrent import
     into the same campaign may already rank one of them; a topics upload may have filled one)."""
-    topics = Topic.objects.filter(pk__in=topic_ids, is_stub=True)
+    topics = Topic.objects.filter(campaign=campaign, qid__in=qids, is_stub=True)
     documents = Document.objects.filter(campaign=campaign, is_stub=True, pk__gt=documents_before)
     for model in (RankingEntry, PoolItem, Judgment):
         topics = topics.exclude(pk__in=model.objects.filter(topic__campaign=campaign).values("topic_id"))
