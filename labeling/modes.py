@@ -119,14 +119,11 @@ class JudgingMode:
         """Each assessor's pace (labeling.selectors.throughput_of over the mode's answers)."""
         raise NotImplementedError
 
-    def answers_by(self, campaign: Campaign, user_id: int) -> int:
-        """How many of the mode's answers (`judgments_word`) this user gave in the campaign (the
-        assessor's own page counts the answers it does not list). Default: graded judgments."""
-        from labeling.models import Judgment
-
-        return Judgment.objects.filter(
-            campaign=campaign, assessor_id=user_id, source=Judgment.Source.ASSESSOR
-        ).count()
+    def other_answers_by(self, campaign: Campaign, user_id: int) -> int:
+        """How many answers other than graded judgments (`judgments_word`: comparisons, side by
+        side answers) this user gave in the campaign: My judgments lists graded judgments and
+        counts these. Default: none."""
+        return 0
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:
         """200 with the assessor's next item (`kind` = task_kind), 204 when nothing is left."""

@@ -197,14 +197,12 @@ def own_judgments(request: HttpRequest) -> HttpResponse:
 
 
 def _other_answers(user: Any, campaigns: list[Campaign]) -> list[dict[str, Any]]:
-    """The user's answers in campaigns whose mode answers are not graded judgments (pairs, side
-    by side): counted per campaign, since the list shows graded judgments only."""
+    """The user's answers that are not graded judgments (pairs, side by side), counted per
+    campaign, since the list shows graded judgments only."""
     rows = []
     for campaign in campaigns:
         mode = mode_of(campaign)
-        if mode.task_kind == "grade":
-            continue
-        count = mode.answers_by(campaign, user.pk)
+        count = mode.other_answers_by(campaign, user.pk)
         if count:
             rows.append({"campaign": campaign, "count": count, "word": mode.judgments_word})
     return rows

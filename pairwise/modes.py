@@ -111,7 +111,7 @@ class PairMode(JudgingMode):
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         return selectors.comparison_throughput(campaign)["assessors"]
 
-    def answers_by(self, campaign: Campaign, user_id: int) -> int:
+    def other_answers_by(self, campaign: Campaign, user_id: int) -> int:
         return Comparison.objects.filter(campaign=campaign, assessor_id=user_id).count()
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:

@@ -105,7 +105,7 @@ class SxsMode(JudgingMode):
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         return selectors.sxs_throughput(campaign)
 
-    def answers_by(self, campaign: Campaign, user_id: int) -> int:
+    def other_answers_by(self, campaign: Campaign, user_id: int) -> int:
         return SxsAnswer.objects.filter(campaign=campaign, assessor_id=user_id).count()
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:
