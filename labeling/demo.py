@@ -196,8 +196,9 @@ def register_demo(loader: Callable[[], Campaign]) -> None:
         _app_demos.append(loader)
 
 
-def demo_load() -> tuple[Campaign, bool]:
-    """Create the demo users and campaigns unless they exist: (the graded campaign, created).
+def demo_load() -> tuple[list[Campaign], bool]:
+    """Create the demo users and campaigns unless they exist: (every demo campaign, the graded
+    one first; whether the graded one was created now).
 
     A new demo campaign comes with a short judging history (the hidden grades, answered by
     demo-assessor2 through the same services the page uses), refreshed after every few
@@ -205,16 +206,8 @@ def demo_load() -> tuple[Campaign, bool]:
     campaign, created = _demo_campaign()
     if created:
         demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS)
-    _demo_topk_campaign()
-    _demo_sxs_campaign()
-    for loader in _app_demos:
-        loader()
-    return campaign, created
-
-
-def demo_campaigns() -> list[Campaign]:
-    """Every demo campaign, oldest first (what `manage.py demo` prints)."""
-    return list(Campaign.objects.filter(name__startswith="Demo:").order_by("pk"))
+    others = [_demo_topk_campaign(), _demo_sxs_campaign(), *(loader() for loader in _app_demos)]
+    return [campaign, *others], created
 
 
 def demo_history(campaign: Campaign, *, judgments: int, refresh_every: int = 8) -> int:

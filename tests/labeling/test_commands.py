@@ -19,8 +19,8 @@ from labeling.demo import (
     DEMO_TOPK_CAMPAIGN,
     DEMO_USERS,
     RUN_NOISE,
-    demo_campaigns,
     demo_collection,
+    demo_load,
 )
 from labeling.models import Campaign, EstimateSnapshot, Judgment, System
 from labeling.permissions import user_role
@@ -54,9 +54,10 @@ def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
     assert topk.topics.count() == campaign.topics.count()
     assert Campaign.objects.filter(name=DEMO_TOPK_CAMPAIGN).count() == 1
     # Every demo campaign is printed with its mode, the training app's included.
-    modes = {demo.judging_mode for demo in demo_campaigns()}
-    assert modes == {"graded", "topk", "sxs", "training"}
-    assert all(demo.name in out.getvalue() for demo in demo_campaigns())
+    campaigns, created = demo_load()
+    assert not created and campaigns[0] == campaign, "loaded once: a third load keeps them all"
+    assert [demo.judging_mode for demo in campaigns] == ["graded", "topk", "sxs", "training"]
+    assert all(demo.name in out.getvalue() for demo in campaigns)
     for username, role in DEMO_USERS:
         assert f"{username} / {DEMO_PASSWORD}" in out.getvalue()
         client = Client()

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from labeling.demo import demo_campaigns, demo_load, demo_logins
+from labeling.demo import demo_load, demo_logins
 from labeling.modes import mode_of
 
 
@@ -15,9 +15,9 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign, created = demo_load()
+        campaigns, created = demo_load()
         verb = "Created" if created else "Kept"
         self.stdout.write(self.style.SUCCESS(f"{verb} the demo campaigns:"))
-        for demo in demo_campaigns():
+        for demo in campaigns:
             self.stdout.write(f"  {demo.pk:>3}  {mode_of(demo).label}: {demo.name}")
         self.stdout.write("Demo logins:\n" + demo_logins())
