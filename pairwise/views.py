@@ -113,9 +113,9 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     }
     config["skip_url"] = reverse("api-skip", args=[0]).replace("/0/", "/{task}/")
     # A top-k comparison is a step of one sort: a skip hands the query's whole list on.
-    config["skip_unit"] = "query's top-k list" if is_topk(campaign) else "pair"
-    context["skip_unit"] = config["skip_unit"]
-    if is_topk(campaign):
+    topk = is_topk(campaign)
+    config["skip_unit"] = context["skip_unit"] = "query's top-k list" if topk else "pair"
+    if topk:
         context["skip_consequence"] = (
             "Someone else continues this query's sort where you stopped; it does not come back to you."
         )

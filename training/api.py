@@ -73,6 +73,7 @@ class RoundSerializer(serializers.Serializer):
     select_seconds = serializers.FloatField()
     test_dcg = serializers.FloatField(allow_null=True)
     seed = serializers.IntegerField()
+    final = serializers.BooleanField(help_text="the row after the last round (strategy 'final')")
 
 
 class TrainingSummarySerializer(serializers.Serializer):

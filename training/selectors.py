@@ -11,7 +11,7 @@ from django.db.models import Count, Q, Sum
 from labeling.models import Campaign, Judgment, Task
 from labeling.selectors import Progress, campaign_spent, campaign_state
 from training.models import TrainingPool, TrainingRound, TrainingSelection
-from training.services import DRAW_STRATEGY, labels_now, settings_of
+from training.services import DRAW_STRATEGY, FINAL_STRATEGY, labels_now, settings_of
 
 # EL(q) below this counts as "the members agree": the query would teach the model nothing now.
 EL_NEAR_ZERO = 1e-6
@@ -71,6 +71,7 @@ def rounds_table(campaign: Campaign) -> list[dict[str, Any]]:
                 "fit_seconds": training_round.fit_seconds,
                 "select_seconds": training_round.select_seconds,
                 "test_dcg": training_round.test_dcg,
+                "final": training_round.strategy == FINAL_STRATEGY,
                 "seed": training_round.seed,
             }
         )

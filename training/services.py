@@ -358,21 +358,18 @@ FINAL_STRATEGY = "final"
 """The strategy of the last row: no selection, the test score of every label judged."""
 
 
-def _final_point(
-    campaign: Campaign, record: TrainingPool, pool: LetorPool, number: int, seed: int
-) -> TrainingRound | None:
+def _final_point(campaign: Campaign, record: TrainingPool, pool: LetorPool, number: int, seed: int) -> None:
     """Once the last round is judged (budget spent, or nothing left to label): the test DCG of
     a model fitted on every label, as a row that selects nothing, so the learning curve ends
     where the campaign's labels end. Stored once; None without test queries."""
-    if record.test is None or not TrainingRound.objects.filter(campaign=campaign).exists():
-        return None
-    if TrainingRound.objects.filter(campaign=campaign, strategy=FINAL_STRATEGY).exists():
-        return None
+    rounds = TrainingRound.objects.filter(campaign=campaign)
+    if record.test is None or not rounds.exists() or rounds.filter(strategy=FINAL_STRATEGY).exists():
+        return
     started = time.perf_counter()
     test_dcg = _test_dcg(record, pool, seed)
     try:
         with transaction.atomic():
-            return TrainingRound.objects.create(
+            TrainingRound.objects.create(
                 campaign=campaign,
                 number=number,
                 strategy=FINAL_STRATEGY,
@@ -385,7 +382,7 @@ def _final_point(
                 versions=_versions(),
             )
     except IntegrityError:
-        return None  # another refresh stored it first
+        pass  # another refresh stored it first
 
 
 def _number(value: float) -> float | None:

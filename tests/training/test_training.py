@@ -192,6 +192,7 @@ def test_the_learning_curve_ends_with_every_judged_label_once_the_budget_is_spen
     curve = training_summary(campaign)["learning_curve"]
     assert [point["labels"] for point in curve] == [36, 46, 56], "one point per round, then the last labels"
     assert curve[-1]["hours"] == pytest.approx(20 * 2.0 / 3600)
+    assert [row["final"] for row in training_summary(campaign)["rounds"]] == [False, False, True]
     final = TrainingRound.objects.get(campaign=campaign, strategy=services.FINAL_STRATEGY)
     assert final.selected == 0 and not final.selections.exists() and final.test_dcg > 0
     assert TrainingSelection.objects.filter(round__campaign=campaign).count() == 20
