@@ -28,9 +28,7 @@ def test_it_downloads_the_fit_as_json_and_as_the_gains_other_tools_take(
     client = api(coordinator)
     base = f"/api/campaigns/{campaign.pk}/sxs/export/"
     waiting = client.get(base + "learned_dcg_gains.txt")
-    assert (
-        waiting.status_code == 200 and "# no fit yet: learning needs at least" in waiting.content.decode()
-    )
+    assert waiting.status_code == 200 and "# no fit yet: learning needs at least" in waiting.content.decode()
 
     answer_by_oracle(campaign, assessor)
     fit = services.sxs_refit(campaign=campaign)
