@@ -214,6 +214,13 @@ def mode_of(campaign: Campaign) -> JudgingMode:
     return mode_named(campaign.judging_mode)
 
 
+def campaign_preflight(campaign: Campaign) -> list[Problem]:
+    """What assessors would miss: the core's checks, then the campaign's mode's own."""
+    from labeling.preflight import core_preflight
+
+    return core_preflight(campaign) + list(mode_of(campaign).preflight_problems(campaign))
+
+
 def campaign_progress(campaign: Campaign) -> Progress:
     """Judgments, budget, spent and remaining for a campaign, and its state (its mode counts)."""
     return mode_of(campaign).progress(campaign)

@@ -4,7 +4,8 @@ Each check is one query over the campaign's imports and returns a `Problem` (a k
 a few examples, and what to do) or nothing. `Start` asks for confirmation while any problem is
 listed; the API lists them at ``GET /api/campaigns/{id}/preflight/`` and the campaign page shows
 them while the campaign is a draft. A judging mode adds its own checks through
-`JudgingMode.preflight_problems`.
+`JudgingMode.preflight_problems`; `labeling.modes.campaign_preflight` lists both (this module
+sits below the mode registry and never imports it).
 """
 
 from __future__ import annotations
@@ -173,9 +174,7 @@ CHECKS: tuple[Callable[[Campaign], Problem | None], ...] = (
 )
 
 
-def campaign_preflight(campaign: Campaign) -> list[Problem]:
-    """Every problem the core's checks and the campaign's mode find, in a fixed order."""
-    from labeling.modes import mode_of  # the mode registry sits above this module
-
-    problems = [problem for check in CHECKS if (problem := check(campaign)) is not None]
-    return problems + list(mode_of(campaign).preflight_problems(campaign))
+def core_preflight(campaign: Campaign) -> list[Problem]:
+    """Every problem the core's checks find, in a fixed order (`labeling.modes.campaign_preflight`
+    adds the mode's own)."""
+    return [problem for check in CHECKS if (problem := check(campaign)) is not None]

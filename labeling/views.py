@@ -22,9 +22,8 @@ from labeling import dashboard, selectors, services
 from labeling.access import campaign_for_page
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GoldForm, GuidelinesForm, UploadForm
 from labeling.models import Campaign, GoldItem, GoldSettings, Judgment
-from labeling.modes import campaign_progress, export_links, mode_of
+from labeling.modes import campaign_preflight, campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
-from labeling.preflight import campaign_preflight
 from labeling.services import gold
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
 

@@ -13,8 +13,8 @@ from labeling import selectors, services
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
 from labeling.dashboard import LIST_FILTERS, campaigns_listed
+from labeling.modes import campaign_preflight
 from labeling.permissions import MANAGE, is_admin, is_coordinator, user_role
-from labeling.preflight import campaign_preflight
 from labeling.serializers import (
     CampaignArchiveSerializer,
     CampaignCloneSerializer,

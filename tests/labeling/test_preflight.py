@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from labeling import services
 from labeling.models import Campaign
-from labeling.preflight import campaign_preflight
+from labeling.modes import campaign_preflight
 from tests.labeling.conftest import PASSWORD, upload
 
 TOPICS = ("601", "602", "603")

@@ -269,7 +269,7 @@ def test_a_clone_takes_the_pool_and_settings_but_no_round(
 
 
 def test_preflight_says_the_pool_has_no_text_yet(make_training: Callable[..., Campaign]) -> None:
-    from labeling.preflight import campaign_preflight
+    from labeling.modes import campaign_preflight
 
     campaign = make_training(start=False)
     problems = {problem.kind: problem for problem in campaign_preflight(campaign)}
