@@ -55,9 +55,22 @@ def _table(model: type) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _copy_rows(sql: str, params: list[object]) -> None:
+def _copy_rows(sql: str, params: list[object] | dict[str, object]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+def _to_clone_items(alias: str) -> str:
+    """JOINs that find, for the row `alias` of the source, its topic and document in the clone
+    by qid and docno (`new_topic`, `new_document`); the clone's id is the named parameter `clone`."""
+    topic, document = _table(Topic), _table(Document)
+    return (
+        f"JOIN {topic} old_topic ON old_topic.id = {alias}.topic_id "
+        f"JOIN {topic} new_topic ON new_topic.campaign_id = %(clone)s AND new_topic.qid = old_topic.qid "
+        f"JOIN {document} old_document ON old_document.id = {alias}.document_id "
+        f"JOIN {document} new_document ON new_document.campaign_id = %(clone)s "
+        f"AND new_document.docno = old_document.docno "
+    )
 
 
 def _copy_files(source: Campaign, clone: Campaign) -> None:
@@ -82,27 +95,18 @@ def _copy_files(source: Campaign, clone: Campaign) -> None:
     _copy_rows(
         f"INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
         f"SELECT new_system.id, new_topic.id, new_document.id, e.rank, e.score FROM {entry} e "
-        f"JOIN {system} old_system ON old_system.id = e.system_id AND old_system.campaign_id = %s "
-        f"JOIN {system} new_system ON new_system.campaign_id = %s AND new_system.name = old_system.name "
-        f"JOIN {topic} old_topic ON old_topic.id = e.topic_id "
-        f"JOIN {topic} new_topic ON new_topic.campaign_id = %s AND new_topic.qid = old_topic.qid "
-        f"JOIN {document} old_document ON old_document.id = e.document_id "
-        f"JOIN {document} new_document ON new_document.campaign_id = %s "
-        f"AND new_document.docno = old_document.docno",
-        [source.pk, clone.pk, clone.pk, clone.pk],
+        f"JOIN {system} old_system ON old_system.id = e.system_id AND old_system.campaign_id = %(source)s "
+        f"JOIN {system} new_system ON new_system.campaign_id = %(clone)s "
+        f"AND new_system.name = old_system.name " + _to_clone_items("e"),
+        {"source": source.pk, "clone": clone.pk},
     )
     # Imported qrels are a file the coordinator gave; the assessors' judgments stay behind.
     _copy_rows(
         f"INSERT INTO {judgment} (campaign_id, topic_id, document_id, grade, seconds, cost, source, "
-        f"created_at) SELECT %s, new_topic.id, new_document.id, j.grade, j.seconds, j.cost, j.source, %s "
-        f"FROM {judgment} j "
-        f"JOIN {topic} old_topic ON old_topic.id = j.topic_id "
-        f"JOIN {topic} new_topic ON new_topic.campaign_id = %s AND new_topic.qid = old_topic.qid "
-        f"JOIN {document} old_document ON old_document.id = j.document_id "
-        f"JOIN {document} new_document ON new_document.campaign_id = %s "
-        f"AND new_document.docno = old_document.docno "
-        f"WHERE j.campaign_id = %s AND j.source = %s",
-        [clone.pk, now, clone.pk, clone.pk, source.pk, Judgment.Source.QRELS],
+        f"created_at) SELECT %(clone)s, new_topic.id, new_document.id, j.grade, j.seconds, j.cost, "
+        f"j.source, %(now)s FROM {judgment} j " + _to_clone_items("j") + "WHERE j.campaign_id = %(source)s "
+        "AND j.source = %(qrels)s",
+        {"clone": clone.pk, "now": now, "source": source.pk, "qrels": Judgment.Source.QRELS},
     )
 
 
@@ -117,17 +121,13 @@ def _copy_gold(source: Campaign, clone: Campaign) -> None:
             min_accuracy=settings.min_accuracy,
             min_answers=settings.min_answers,
         )
-    gold, topic, document = _table(GoldItem), _table(Topic), _table(Document)
+    gold = _table(GoldItem)
     _copy_rows(
         f"INSERT INTO {gold} (campaign_id, topic_id, document_id, grade, source, created_at) "
-        f"SELECT %s, new_topic.id, new_document.id, g.grade, g.source, %s FROM {gold} g "
-        f"JOIN {topic} old_topic ON old_topic.id = g.topic_id "
-        f"JOIN {topic} new_topic ON new_topic.campaign_id = %s AND new_topic.qid = old_topic.qid "
-        f"JOIN {document} old_document ON old_document.id = g.document_id "
-        f"JOIN {document} new_document ON new_document.campaign_id = %s "
-        f"AND new_document.docno = old_document.docno "
-        f"WHERE g.campaign_id = %s",
-        [clone.pk, timezone.now(), clone.pk, clone.pk, source.pk],
+        f"SELECT %(clone)s, new_topic.id, new_document.id, g.grade, g.source, %(now)s FROM {gold} g "
+        + _to_clone_items("g")
+        + "WHERE g.campaign_id = %(source)s",
+        {"clone": clone.pk, "now": timezone.now(), "source": source.pk},
     )
 
 
