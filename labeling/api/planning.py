@@ -12,9 +12,10 @@ from labeling.api.common import bad_request
 from labeling.api.estimates import sampling_campaign_for
 from labeling.permissions import MANAGE
 from labeling.services.planning import campaign_plan
+from labeling.strict_json import StrictSerializer
 
 
-class PlanInputSerializer(serializers.Serializer):
+class PlanInputSerializer(StrictSerializer):
     budgets = serializers.ListField(
         child=serializers.FloatField(min_value=1.0),
         required=False,
@@ -25,7 +26,7 @@ class PlanInputSerializer(serializers.Serializer):
     repetitions = serializers.IntegerField(min_value=20, max_value=2000, required=False)
 
 
-class PlanRowSerializer(serializers.Serializer):
+class PlanRowSerializer(StrictSerializer):
     strategy = serializers.CharField()
     budget = serializers.FloatField()
     rmse = serializers.FloatField(allow_null=True)
@@ -34,10 +35,13 @@ class PlanRowSerializer(serializers.Serializer):
     topics_judged = serializers.FloatField(allow_null=True)
 
 
-class PlanSerializer(serializers.Serializer):
+class PlanSerializer(StrictSerializer):
     metric = serializers.CharField()
     goal = serializers.CharField()
     systems = serializers.ListField(child=serializers.CharField())
+    planned_for = serializers.CharField(
+        help_text="what the figures are for, in words (one system, a difference)"
+    )
     unit = serializers.CharField()
     repetitions = serializers.IntegerField()
     budget = serializers.FloatField(help_text="the budget the recommendation and savings refer to")
@@ -45,6 +49,10 @@ class PlanSerializer(serializers.Serializer):
     rows = PlanRowSerializer(many=True)
     budget_for_width = serializers.JSONField(help_text="{width, budgets: {strategy: judgments or null}}")
     savings = serializers.JSONField(help_text="{strategy: share of the budget saved against passive}")
+    unplanned = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="what the replay could not tell (the figures left null), in words",
+    )
     recommendation = serializers.JSONField(help_text="{strategy, text, paper}")
     strategies = serializers.JSONField(help_text="{strategy: {label, help, paper}}")
 

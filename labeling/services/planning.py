@@ -36,6 +36,10 @@ PLAN_REPETITIONS = 200
 # A strategy is recommended over passive only when it saves at least this share of the budget
 # (the planner's own noise at PLAN_REPETITIONS is a few percent).
 MEANINGFUL_SAVING = 0.1
+# What one web request may replay: repetitions x the largest budget, in judgments drawn (about
+# 2,000,000 a second on one core, a few bytes each), and the largest budget against the pool.
+PLAN_MAX_DRAWS = 10_000_000
+PLAN_MAX_POOL_MULTIPLE = 100
 
 STRATEGY_WORDS = {
     "passive": ("Topics at random", "every document of a randomly drawn topic is judged"),
@@ -84,21 +88,53 @@ def _oracle(
     }
 
 
+def _number(value: float, scale: float = 1.0) -> float | None:
+    """A JSON number, or None where the replay could not give one (nan, infinity)."""
+    return float(value) * scale if np.isfinite(value) else None
+
+
 def _row(row: PlannerRow, share: float) -> dict[str, Any]:
     """One planner row over the campaign's topics: errors and widths scale by the ranked topics'
     share, as the estimates do (`in_estimand`)."""
-
-    def number(value: float, scale: float = 1.0) -> float | None:
-        return float(value) * scale if np.isfinite(value) else None
-
     return {
         "strategy": row.strategy,
         "budget": row.budget,
-        "rmse": number(row.rmse, share),
-        "coverage": number(row.coverage),
-        "mean_width": number(row.mean_width, share),
-        "topics_judged": number(row.topics_judged),
+        "rmse": _number(row.rmse, share),
+        "coverage": _number(row.coverage),
+        "mean_width": _number(row.mean_width, share),
+        "topics_judged": _number(row.topics_judged),
     }
+
+
+def _check_affordable(budgets: list[float], repetitions: int, pooled_documents: int) -> None:
+    """ValueError when the replay would not fit one web request or makes no sense for the pool."""
+    ceiling = PLAN_MAX_POOL_MULTIPLE * pooled_documents
+    if max(budgets) > ceiling:
+        raise ValueError(
+            f"budget {max(budgets):g} is more than {PLAN_MAX_POOL_MULTIPLE} times the "
+            f"{pooled_documents} pooled documents: plan budgets up to {ceiling:g} judgments"
+        )
+    if max(budgets) * repetitions > PLAN_MAX_DRAWS:
+        affordable = PLAN_MAX_DRAWS // repetitions
+        raise ValueError(
+            f"{repetitions} repetitions of a {max(budgets):g}-judgment campaign are more than one "
+            f"request replays ({PLAN_MAX_DRAWS:,} judgments): at {repetitions} repetitions plan "
+            f"budgets up to {affordable:,}, or use 'python -m estimation simulate'"
+        )
+
+
+def _goal_and_systems(campaign: Campaign, focus: list[int]) -> tuple[str, str]:
+    """The planner's goal for the campaign's (one system or one difference) and, in words, what
+    the figures are for: a leaderboard is planned on the difference of its first two systems."""
+    if campaign.goal == Campaign.Goal.ONE or len(focus) < 2:
+        return "one", "the value of one system"
+    if campaign.goal == Campaign.Goal.DIFFERENCE:
+        return "difference", "the difference of the two systems"
+    return "difference", (
+        f"the difference of the first two of the campaign's {len(focus)} systems (the planner "
+        "replays one system or one difference; the other pairs of the leaderboard behave alike "
+        "when their systems are as close)"
+    )
 
 
 def campaign_plan(
@@ -114,7 +150,7 @@ def campaign_plan(
     if metric.name == "nDCG":  # plans with DCG at the same cutoff, as sampling does
         metric = Metric("DCG", metric.cutoff, gain=metric.gain, y_max=metric.y_max)
     focus = focus_indices(campaign, arrays)
-    goal = "difference" if campaign.goal == Campaign.Goal.DIFFERENCE and len(focus) >= 2 else "one"
+    goal, planned_for = _goal_and_systems(campaign, focus)
     order = focus + [s for s in range(len(arrays.system_names)) if s not in focus]
     pool, _, _ = campaign_pool(campaign, arrays)
     qrels = _oracle(judged_grades(campaign, arrays), pool.theta, arrays, campaign.seed % 2**63)
@@ -128,12 +164,15 @@ def campaign_plan(
     if budgets is None:
         topic = float(replay.topic_cost.mean())
         anchor = reference or 20 * topic
-        budgets = sorted({max(1.0, round(anchor * share)) for share in (0.25, 0.5, 1.0, 2.0)})
-    anchor_budget = reference if reference in budgets else budgets[len(budgets) // 2]
+        ceiling = PLAN_MAX_POOL_MULTIPLE * int(arrays.slot_used.sum())
+        shares = (0.25, 0.5, 1.0, 2.0)
+        budgets = sorted({min(ceiling, max(1.0, round(anchor * share))) for share in shares})
+        repetitions = min(repetitions, max(2, int(PLAN_MAX_DRAWS // max(budgets))))
+    _check_affordable(budgets, repetitions, int(arrays.slot_used.sum()))
     strategies = applicable_strategies(metric)
     share = estimand_share(campaign, arrays)
     rows = plan_budgets(replay, strategies, budgets, repetitions=repetitions, seed=campaign.seed % 2**31)
-    width = next(row.mean_width for row in rows if row.strategy == "passive" and row.budget == anchor_budget)
+    anchor_budget, width = _anchor(rows, budgets, reference)
     needs = {
         strategy: budget_needed(rows, strategy, width, quantity="mean_width").budget
         for strategy in strategies
@@ -147,6 +186,7 @@ def campaign_plan(
         "metric": str(metric),
         "goal": goal,
         "systems": [arrays.system_names[s] for s in order[: 2 if goal == "difference" else 1]],
+        "planned_for": planned_for,
         "unit": "judgments",
         "repetitions": repetitions,
         "budget": anchor_budget,
@@ -154,16 +194,57 @@ def campaign_plan(
         "documents keep their grades): the figures hold if the label model is right",
         "rows": [_row(row, share) for row in rows],
         "budget_for_width": {
-            "width": float(width) * share,
-            "budgets": {strategy: (float(b) if np.isfinite(b) else None) for strategy, b in needs.items()},
+            "width": _number(width, share),
+            "budgets": {strategy: _number(b) for strategy, b in needs.items()},
         },
-        "savings": {strategy: (float(s) if np.isfinite(s) else None) for strategy, s in savings.items()},
+        "savings": {strategy: _number(s) for strategy, s in savings.items()},
+        "unplanned": _unplanned(rows, savings, width, anchor_budget),
         "recommendation": _recommendation(savings, anchor_budget),
         "strategies": {
             name: {"label": words[0], "help": words[1], "paper": PAPERS[name]}
             for name, words in STRATEGY_WORDS.items()
         },
     }
+
+
+def _anchor(rows: list[PlannerRow], budgets: list[float], reference: float | None) -> tuple[float, float]:
+    """The budget the recommendation and savings refer to (the campaign's, else the middle one)
+    and passive's interval width there; the nearest larger budget where passive has a finite
+    width when it has none (too few topics for an interval) at the preferred one."""
+    preferred = reference if reference in budgets else budgets[len(budgets) // 2]
+    width_at = {row.budget: row.mean_width for row in rows if row.strategy == "passive"}
+    finite = [budget for budget in budgets if np.isfinite(width_at[budget])]
+    chosen = next((b for b in finite if b >= preferred), finite[-1] if finite else preferred)
+    return chosen, width_at[chosen]
+
+
+def _unplanned(rows: list[PlannerRow], savings: dict[str, float], width: float, budget: float) -> list[str]:
+    """What the replay could not tell, in plain words (the numbers it leaves empty)."""
+    words = {name: label for name, (label, _) in STRATEGY_WORDS.items()}
+    notes = []
+    for row in rows:
+        if not np.isfinite(row.rmse):
+            notes.append(
+                f"{words[row.strategy]} at {row.budget:g} judgments: no error, because no replayed "
+                "campaign could afford its first draw"
+            )
+        elif not np.isfinite(row.mean_width):
+            notes.append(
+                f"{words[row.strategy]} at {row.budget:g} judgments: no interval width, because "
+                "some replayed campaigns judged fewer than two topics (no interval from one topic)"
+            )
+    if not np.isfinite(width):
+        notes.append(
+            "no budget planned gives random topics a finite interval, so the judgments needed for "
+            "its width cannot be told: plan larger budgets"
+        )
+    notes += [
+        f"{words[strategy]}: its saving against random topics at {budget:g} judgments cannot be "
+        "told (its error does not fall over the budgets planned)"
+        for strategy, value in savings.items()
+        if not np.isfinite(value)
+    ]
+    return notes
 
 
 def _recommendation(savings: dict[str, float], budget: float) -> dict[str, Any]:

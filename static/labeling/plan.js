@@ -32,6 +32,11 @@
     advice.title = plan.recommendation.paper;
     output.append(advice);
 
+    const scope = document.createElement("p");
+    scope.className = "small plan-scope";
+    scope.textContent = "Planned for " + plan.planned_for + ": " + plan.systems.join(" − ") + " (" + plan.metric + ").";
+    output.append(scope);
+
     const table = document.createElement("table");
     table.className = "plan-table";
     const head = document.createElement("tr");
@@ -66,6 +71,17 @@
       " wide (what random topics give at " + plan.budget + "): " + parts.join(" · ") + ". " +
       plan.repetitions + " replayed campaigns per strategy; " + plan.assumption + ".";
     output.append(needs);
+
+    if (plan.unplanned.length) {
+      const list = document.createElement("ul");
+      list.className = "small muted plan-unplanned";
+      for (const note of plan.unplanned) {
+        const item = document.createElement("li");
+        item.textContent = note + ".";
+        list.append(item);
+      }
+      output.append(list);
+    }
   }
 
   button.addEventListener("click", async () => {

@@ -85,3 +85,79 @@ def test_it_offers_the_planner_on_the_graded_campaign_page(
     client.force_login(coordinator)
     html = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert f'data-url="/api/campaigns/{campaign.pk}/plan/"' in html and "Plan the budget" in html
+
+
+RUN_C = "".join(f"{q} Q0 d{q}-{d} {d} {30 - d}.0 gamma\n" for q in (1, 2, 3) for d in range(2, 9))
+
+
+@pytest.fixture
+def three_run_draft(coordinator: AbstractBaseUser) -> Campaign:
+    """A graded draft with three runs and no qrels: the label model knows nothing yet."""
+    from tests.labeling.conftest import RUN_A, RUN_B, upload
+
+    draft = services.campaign_create(
+        creator=coordinator, name="three", metric="DCG@5", grades=["a", "b", "c"], budget=100
+    )
+    services.runs_import(
+        campaign=draft, files=[upload("a.run", RUN_A), upload("b.run", RUN_B), upload("c.run", RUN_C)]
+    )
+    return draft
+
+
+def test_it_plans_budgets_too_small_for_an_interval_and_says_what_it_cannot_tell(
+    three_run_draft: Campaign, coordinator: AbstractBaseUser, api: Api
+) -> None:
+    response = api(coordinator).post(
+        f"/api/campaigns/{three_run_draft.pk}/plan/", {"budgets": [10], "repetitions": 20}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    plan = response.json()
+    passive = next(row for row in plan["rows"] if row["strategy"] == "passive")
+    assert passive["mean_width"] is None and passive["rmse"] is not None
+    assert plan["budget_for_width"]["width"] is None
+    assert any("Topics at random at 10 judgments: no interval width" in note for note in plan["unplanned"])
+    assert any("plan larger budgets" in note for note in plan["unplanned"])
+
+
+def test_it_refers_to_a_budget_with_an_interval_when_the_first_has_none(
+    three_run_draft: Campaign, coordinator: AbstractBaseUser, api: Api
+) -> None:
+    response = api(coordinator).post(
+        f"/api/campaigns/{three_run_draft.pk}/plan/", {"budgets": [10, 20], "repetitions": 20}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    plan = response.json()
+    assert plan["budget"] == 20.0 and plan["budget_for_width"]["width"] > 0
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"budgets": [1e18]}, "100 times the 21 pooled documents"),
+        ({"budgets": [2000], "repetitions": 2000}, "at 2000 repetitions plan budgets up to 50,"),
+    ],
+)
+def test_it_refuses_plans_beyond_the_pool_or_one_request(
+    three_run_draft: Campaign,
+    coordinator: AbstractBaseUser,
+    api: Api,
+    body: dict,
+    words: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("labeling.services.planning.PLAN_MAX_DRAWS", 100_000)
+    response = api(coordinator).post(f"/api/campaigns/{three_run_draft.pk}/plan/", body, format="json")
+    assert response.status_code == 400 and words in response.json()["detail"], response.content
+
+
+def test_it_names_what_a_leaderboard_is_planned_for(
+    three_run_draft: Campaign, coordinator: AbstractBaseUser, api: Api
+) -> None:
+    services.campaign_update(campaign=three_run_draft, goal="leaderboard", goal_k=3)
+    plan = (
+        api(coordinator)
+        .post(f"/api/campaigns/{three_run_draft.pk}/plan/", {"repetitions": 20}, format="json")
+        .json()
+    )
+    assert plan["goal"] == "difference" and plan["systems"] == ["alpha", "beta"]
+    assert "first two of the campaign's 3 systems" in plan["planned_for"]
