@@ -2,6 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Where `make run` / `make dev` listen: `make run PORT=8731`, `make run HOST=0.0.0.0` (then set
+# ALLOWED_HOSTS to the names assessors type).
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run dev test install install-dev bench lint clean
 
@@ -26,14 +30,14 @@ install-dev: $(VENV)/.installed-dev
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
-	DEBUG=$${DEBUG:-0} $(BIN)/python manage.py serve_with_worker
+	$(BIN)/python manage.py serve_with_worker $(HOST):$(PORT)
 
-# The same with Django's development server, which reloads on code changes (one process:
-# for development, not for a team).
+# The same with Django's development server, which reloads on code changes, and DEBUG on (one
+# process: for development, not for a team).
 dev: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
-	$(BIN)/python manage.py serve_with_worker --dev
+	DEBUG=1 $(BIN)/python manage.py serve_with_worker --dev $(HOST):$(PORT)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest

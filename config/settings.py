@@ -1,9 +1,11 @@
 """Django settings, read from environment variables through small typed helpers.
 
-Defaults give a working development set-up with no server at all: SQLite under var/, a Celery
-broker on kombu's filesystem transport under var/celery/. Set DATABASE_URL for PostgreSQL,
-REDIS_URL for Redis (broker, result backend and cache), and PRODUCTION=1 for a deployment
-(DEBUG off, secret key and host names required, secure cookies, hashed static files).
+Defaults give a working set-up with no server at all: SQLite under var/, a Celery broker on
+kombu's filesystem transport under var/celery/, DEBUG off and a secret key made for this
+installation (var/secret_key). Set DATABASE_URL for PostgreSQL, REDIS_URL for Redis (broker,
+result backend and cache), DEBUG=1 for development (`make dev`), and PRODUCTION=1 for a
+deployment behind HTTPS (secret key and host names required, secure cookies, HSTS, hashed
+static files).
 """
 
 from __future__ import annotations
@@ -60,26 +62,47 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEV_SECRET_KEY = "dev-only-insecure-key-" + "x" * 40
+"""The public key earlier versions ran with outside production; refused everywhere now."""
 
 
 def refuse_weak_secret_key(key: str) -> str:
-    """`key` if it is fit for production; Django's own test (security.W009) as an error, so a
-    deployment with a guessable key does not start: sessions, CSRF tokens and password-reset
-    links are signed with it."""
+    """`key` if it is fit to sign with; Django's own test (security.W009) as an error, so a server
+    with a guessable key does not start: sessions, CSRF tokens and password-reset links are
+    signed with it."""
     if key == DEV_SECRET_KEY or key.startswith(("dev-only-insecure-key", "django-insecure-")):
-        raise ImproperlyConfigured("SECRET_KEY is the development key; set a random one in production")
+        raise ImproperlyConfigured("SECRET_KEY is a published development key; set a random one")
     if len(key) < 50 or len(set(key)) < 5:
         raise ImproperlyConfigured(
-            "SECRET_KEY is too weak for production: use at least 50 characters with at least 5 "
-            "different ones, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+            "SECRET_KEY is too weak: use at least 50 characters with at least 5 different ones, "
+            "e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'"
         )
     return key
 
 
+def installation_secret_key(folder: Path) -> str:
+    """The key made for this installation on its first start (`folder`/secret_key, readable by
+    its owner only), so a server started without SECRET_KEY signs with nothing anybody else knows."""
+    path = folder / "secret_key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    import secrets
+
+    key = secrets.token_urlsafe(50)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process of this start made it first
+        return path.read_text().strip()
+    with os.fdopen(descriptor, "w") as file:
+        file.write(key + "\n")
+    return key
+
+
 PRODUCTION = env_bool("PRODUCTION", False)
-DEBUG = env_bool("DEBUG", not PRODUCTION)
+# DEBUG pages show settings and source, and the browsable API is on: only when asked for.
+DEBUG = env_bool("DEBUG", False)
 if PRODUCTION and DEBUG:
-    # DEBUG pages show settings and source, and the browsable API would be on.
     raise ImproperlyConfigured(
         "PRODUCTION=1 with DEBUG=1 is refused: unset DEBUG (or PRODUCTION for development)"
     )
@@ -92,8 +115,10 @@ if PRODUCTION:
     if not ALLOWED_HOSTS:
         raise ImproperlyConfigured("ALLOWED_HOSTS is required in production (comma-separated host names)")
 else:
-    # Development only: a fixed key is fine for a server that listens on localhost.
-    SECRET_KEY = env_str("SECRET_KEY", DEV_SECRET_KEY)
+    # Plain HTTP on this machine (or a trusted network, with ALLOWED_HOSTS): a key given must
+    # still be strong; without one, the installation's own.
+    given = os.environ.get("SECRET_KEY", "")
+    SECRET_KEY = refuse_weak_secret_key(given) if given else installation_secret_key(VAR_DIR)
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -122,6 +147,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "labeling.middleware.refuse_nul_characters",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a login unless marked @login_not_required (the login page, the API,
@@ -193,14 +219,19 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Brute-force protection (django-axes, see labeling/login_throttle.py): after
-# LOGIN_FAILURE_LIMIT failures for one user name, or from one address, logins are refused for
-# LOGIN_COOLOFF_MINUTES. Behind proxies, LOGIN_TRUSTED_PROXY_COUNT says how many of them append
-# to X-Forwarded-For (one TLS proxy in the usual production set-up), so the client's address is
-# counted rather than the proxy's.
+# Brute-force protection (django-axes, see labeling/login_throttle.py): logins are refused for
+# LOGIN_COOLOFF_MINUTES after LOGIN_FAILURE_LIMIT failures of one user name from one address, or
+# LOGIN_ADDRESS_FAILURE_LIMIT from one address (any user names), or LOGIN_USER_FAILURE_LIMIT for
+# one user name (any addresses). Behind proxies, LOGIN_TRUSTED_PROXY_COUNT says how many of them
+# append to X-Forwarded-For (one TLS proxy in the usual production set-up), so the client's
+# address is counted rather than the proxy's.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 100)
+LOGIN_USER_FAILURE_LIMIT = env_int("LOGIN_USER_FAILURE_LIMIT", 100)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# The three counts, in the order LoginThrottleHandler reads them.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address", "username"]
+AXES_HANDLER = "labeling.login_throttle.LoginThrottleHandler"
 # No reset on a successful login: it would clear every failure from the same address, so an
 # attacker with an account of their own could reset the count against someone else's.
 AXES_RESET_ON_SUCCESS = False
@@ -343,6 +374,9 @@ SPECTACULAR_SETTINGS = {
 # Judging settings: how long a leased item stays reserved, how long an undo is allowed.
 LABELING_LEASE_SECONDS = env_int("LABELING_LEASE_SECONDS", 600)
 LABELING_UNDO_SECONDS = env_int("LABELING_UNDO_SECONDS", 30)
+# An item whose judging tab is hidden stays reserved this long (labeling.leases.lease_hold); a
+# closed page gives its item back at once.
+LABELING_IDLE_LEASE_SECONDS = env_int("LABELING_IDLE_LEASE_SECONDS", 120)
 # The queue of draws: open tasks kept drawn ahead, LABELING_QUEUE_PER_ASSESSOR for each assessor
 # who leased a task in the last LABELING_ACTIVE_MINUTES, never fewer than LABELING_QUEUE_TARGET.
 LABELING_QUEUE_TARGET = env_int("LABELING_QUEUE_TARGET", 50)

@@ -3,8 +3,13 @@
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
+
+from config.converters import IdConverter
+
+# Before the includes below: every app's routes take ids as <id:...>.
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     # Browsers ask every site for /favicon.ico; the icon is an SVG among the static files.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,6 +22,8 @@ from estimation.trec import InputFileError
 _OPTIONAL_COMMAND_MODULES = ("estimation.cli_plan",)
 
 BAD_INPUT_STATUS = 2
+BROKEN_PIPE_STATUS = 128 + 13
+"""As a Unix tool killed by SIGPIPE exits: the reader (``| head``) stopped early."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_STATUS
+    except BrokenPipeError:
+        # The reader is gone: no traceback, and no second error when Python flushes stdout at
+        # exit (the recipe of the signal module's documentation).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE_STATUS
 
 
 if __name__ == "__main__":

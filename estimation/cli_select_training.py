@@ -114,6 +114,11 @@ def select_training_command(args: argparse.Namespace, out: TextIO | None = None)
         merged = apply_labels(iter_lines(args.labels), args.labels, pool)
         pool = merged.pool
         notes.append(f"labels: {merged.applied} applied, {merged.unknown} for pairs not in the pool")
+    if args.max_grade is None and not pool.labeled.any():
+        raise ValueError(
+            "the pool holds no labeled row to infer the top grade from: give --max-grade "
+            "(the scale's top grade, e.g. --max-grade 4 for grades 0-4)"
+        )
     scores = None
     if args.scores:
         uploaded = read_scores(iter_lines(args.scores), args.scores, pool)

@@ -6,7 +6,8 @@ A line reads ``grade qid:Q 1:v 2:v ... # docid = D ...``:
   with ``qid:`` (no grade: unlabeled). A grade written as ``2.0`` is read as 2.
 - ``qid:Q`` is required (ranking data is grouped by query); the rows of a query must be
   contiguous within the files read together, as in LETOR 4.0 and MSLR-WEB.
-- features ``index:value`` with index >= 1, each index at most once per line, finite values;
+- features ``index:value`` with 1 <= index <= `MAX_FEATURE_INDEX`, each index at most once per
+  line, finite values within float32's range (the matrix's type);
   absent features are 0 (SVMlight's sparse convention). The feature count is the largest index
   seen (or ``n_features`` when given).
 - the comment after ``#`` may carry ``docid = D`` (LETOR 4.0); other comment fields (``inc``,
@@ -33,6 +34,10 @@ from estimation.trec import InputFileError, iter_lines, iter_qrels
 
 UNLABELED = -1
 _BLOCK_ROWS = 8192
+MAX_FEATURE_INDEX = 10_000
+"""Features are stored densely (one float32 column per index up to the largest seen), so an index
+bounds the pool's memory; the widest public learning-to-rank sets have 700 (Yahoo! LTR)."""
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +145,21 @@ def _grade(text: str, filename: str, number: int) -> int:
     return grade
 
 
+def _feature_index(text: str, filename: str, number: int) -> int:
+    """A feature's index (decimal digits), 1..`MAX_FEATURE_INDEX`."""
+    index = int(text)
+    if index < 1:
+        raise InputFileError(filename, number, f"feature index {index} is below 1")
+    if index > MAX_FEATURE_INDEX:
+        raise InputFileError(
+            filename,
+            number,
+            f"feature index {text} is above {MAX_FEATURE_INDEX} (features are stored densely: "
+            "one column per index)",
+        )
+    return index
+
+
 def _docid(comment: str, filename: str, number: int) -> str | None:
     fields = comment.replace("=", " = ").split()
     if "docid" not in fields:
@@ -177,21 +197,23 @@ def iter_letor(lines: Iterable[str | bytes], filename: str = "<letor>") -> Itera
         for position, token in enumerate(tokens[1:]):
             index, colon, value = token.partition(":")
             try:
-                if not colon:
+                if not colon or not (index.isascii() and index.isdigit()):
                     raise ValueError
-                indices[position] = int(index)
                 values[position] = float(value)
             except ValueError:
                 raise InputFileError(
                     filename, number, f"bad feature {token!r} (expected index:value)"
                 ) from None
+            indices[position] = _feature_index(index, filename, number)
         if indices.size:
-            if indices.min() < 1:
-                raise InputFileError(filename, number, f"feature index {int(indices.min())} is below 1")
             if np.unique(indices).size != indices.size:
                 raise InputFileError(filename, number, "a feature index appears twice")
             if not np.all(np.isfinite(values)):
                 raise InputFileError(filename, number, "a feature value is not finite")
+            if np.abs(values).max() > _FLOAT32_MAX:
+                raise InputFileError(
+                    filename, number, f"a feature value is beyond float32's range (±{_FLOAT32_MAX:.4g})"
+                )
         yield LetorRow(
             qid, _docid(comment, filename, number), grade, indices - 1, values.astype(np.float32), number
         )

@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from labeling import services
-from labeling.models import Campaign
+from labeling.models import Campaign, EstimateSnapshot
 from labeling.permissions import ROLE_ADMIN, ROLE_ASSESSOR, ROLE_COORDINATOR, role_group
 
 DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
@@ -181,7 +181,9 @@ def _jsonl(records: list[dict]) -> io.BytesIO:
     return io.BytesIO("".join(json.dumps(record) + "\n" for record in records).encode())
 
 
-# Judgments the second demo assessor has already made, so the dashboard has estimates to show.
+# Judgments the second demo assessor has already made, so the dashboard has estimates to show:
+# at least this many, and on until the estimates are reliable (enough topics judged for an
+# interval; active sampling may spend 80 judgments on three topics).
 DEMO_HISTORY_JUDGMENTS = 80
 
 
@@ -205,18 +207,21 @@ def demo_load() -> tuple[list[Campaign], bool]:
     judgments, so a new user sees running estimates at once."""
     campaign, created = _demo_campaign()
     if created:
-        demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS)
+        demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS, until_reliable=True)
     others = [_demo_topk_campaign(), _demo_sxs_campaign(), *(loader() for loader in _app_demos)]
     return [campaign, *others], created
 
 
-def demo_history(campaign: Campaign, *, judgments: int, refresh_every: int = 8) -> int:
-    """Answer up to `judgments` tasks with the hidden grades as demo-assessor2; returns how many."""
+def demo_history(
+    campaign: Campaign, *, judgments: int, refresh_every: int = 8, until_reliable: bool = False
+) -> int:
+    """Answer `judgments` tasks with the hidden grades as demo-assessor2 (and, `until_reliable`,
+    on until the latest estimates are reliable, or nothing is left); returns how many."""
     _, _, _, grades = demo_collection()
     assessor = get_user_model().objects.get(username="demo-assessor2")
     rng = np.random.default_rng(7)
     answered = 0
-    while answered < judgments:
+    while answered < judgments or (until_reliable and not _estimates_reliable(campaign)):
         task = services.task_next(campaign=campaign, assessor=assessor)
         if task is None:
             break
@@ -227,6 +232,13 @@ def demo_history(campaign: Campaign, *, judgments: int, refresh_every: int = 8) 
             services.campaign_refresh(campaign_id=campaign.pk)
     services.campaign_refresh(campaign_id=campaign.pk)
     return answered
+
+
+def _estimates_reliable(campaign: Campaign) -> bool:
+    """Whether the latest snapshot's estimates are reliable (an interval, not the any-n bounds)."""
+    latest = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
+    rows = (latest.data or {}).get("systems", []) if latest else []
+    return bool(rows) and all(row.get("reliable") for row in rows)
 
 
 DEMO_GRADES = [

@@ -28,6 +28,7 @@ from labeling.permissions import EXPORT, MANAGE
 from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
 from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
 from labeling.services.gold import gold_paused_assessors
+from labeling.services.judging import task_lease_hold
 from labeling.services.pool_arrays import campaign_metric_label
 from labeling.services.skips import (
     items_skipped_by_every_assessor,
@@ -141,6 +142,12 @@ class GradedTasksMode(JudgingMode):
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
         return graded_api.undo_response(request, campaign)
 
+    def unit_campaign_id(self, unit_id: int) -> int | None:
+        return Task.objects.filter(pk=unit_id).values_list("campaign_id", flat=True).first()
+
+    def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
+        return task_lease_hold(task_id=unit_id, assessor=assessor, state=state)
+
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
         task = Task.objects.filter(pk=unit_id).first()
         if task is None:
@@ -173,6 +180,7 @@ class GradedTasksMode(JudgingMode):
             "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
             "undo_url": reverse("api-undo", args=[campaign.pk]),
             "skip_url": reverse("api-skip", args=[0]).replace("/0/", "/{task}/"),
+            "lease_url": reverse("api-lease", args=[0]).replace("/0/", "/{task}/"),
             "progress_url": reverse("api-progress", args=[campaign.pk]),
             "login_url": reverse("login"),
         }

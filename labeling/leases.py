@@ -12,7 +12,9 @@ UPDATE ... RETURNING that takes the write lock itself.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Literal
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models
 from django.db.models import Q
@@ -58,6 +60,32 @@ def lease_renew(
     if held is not None:
         rows = rows.filter(held)
     return rows.update(leased_at=now, lease_expires_at=lease_expiry(now, seconds)) == 1
+
+
+LeaseState = Literal["active", "idle", "left"]
+LEASE_STATES: tuple[str, ...] = ("active", "idle", "left")
+
+
+def lease_hold(
+    model: type[models.Model],
+    pk: int,
+    assessor: AbstractBaseUser,
+    state: str,
+    seconds: int,
+    now: datetime,
+    **on_return: object,
+) -> bool:
+    """What the holder's page says of the unshown unit: "active" (in view again: a full lease of
+    `seconds`), "idle" (its tab is hidden: the lease runs out after LABELING_IDLE_LEASE_SECONDS,
+    so nobody waits on a tab no one looks at) or "left" (the page was closed: back to the pool,
+    setting `on_return` too). False when the assessor does not hold the unit (answered, or it
+    went to someone else)."""
+    held = Q(assessor_id=assessor.pk, answered_at__isnull=True)
+    if state == "left":
+        return leases_return(model._default_manager.filter(held, pk=pk), **on_return) == 1
+    if state == "idle":
+        seconds = min(seconds, settings.LABELING_IDLE_LEASE_SECONDS)
+    return lease_renew(model, pk, now, seconds, held)
 
 
 def lease_close(model: type[models.Model], pk: int, assessor: AbstractBaseUser, now: datetime) -> bool:

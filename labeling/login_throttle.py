@@ -1,12 +1,20 @@
 """Brute-force protection for the login form, the admin login and `/api/auth/token/`.
 
-django-axes counts failed logins per user name and per client address (AXES_LOCKOUT_PARAMETERS)
-and refuses further attempts for a cool-off time once either reaches the limit. It works at
-the authentication backend, so every login path that calls `authenticate(request, ...)` is
-covered by the same counter; the views that take a password over HTTP (Django's LoginView and
-admin login, DRF's token view) all pass their request. An administrator unlocks in the admin
-(Axes > Access attempts: delete the rows) or with `manage.py axes_reset_username NAME` /
-`axes_reset_ip ADDRESS` / `axes_reset`.
+django-axes records failed logins; `LoginThrottleHandler` refuses further attempts for a cool-off
+time once one of three counts reaches its limit:
+
+- one user name from one address: LOGIN_FAILURE_LIMIT (10). A typo-prone assessor locks only
+  themselves, on their own machine, never colleagues behind the same office NAT;
+- one address, whatever the user names: LOGIN_ADDRESS_FAILURE_LIMIT (100), against guessing
+  many accounts from one machine;
+- one user name, whatever the addresses: LOGIN_USER_FAILURE_LIMIT (100), against guessing one
+  account from many machines.
+
+It works at the authentication backend, so every login path that calls
+`authenticate(request, ...)` is covered by the same counts; the views that take a password over
+HTTP (Django's LoginView and admin login, DRF's token view) all pass their request. An
+administrator unlocks in the admin (Axes > Access attempts: delete the rows) or with
+`manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS` / `axes_reset`.
 """
 
 from __future__ import annotations
@@ -14,7 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
+from axes.handlers.database import AxesDatabaseHandler
 from django.conf import settings
+from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
@@ -36,6 +46,29 @@ class LoginThrottleBackend(AxesStandaloneBackend):
         return super().authenticate(request, username, password, **kwargs)
 
 
+class LoginThrottleHandler(AxesDatabaseHandler):
+    """Axes' database handler with a limit per count (see the module docstring).
+
+    Axes compares one number, its "failures", with AXES_FAILURE_LIMIT; this handler returns the
+    (user name, address) failures, or an address's or a user name's failures scaled to that limit
+    when one of them has reached its own ceiling first. The lockout parameters (settings) give
+    the three counts in that order.
+    """
+
+    def get_failures(self, request: HttpRequest, credentials: dict | None = None) -> int:
+        pair, address, user = (
+            attempts.aggregate(total=Sum("failures_since_start"))["total"] or 0
+            for attempts in self.get_user_attempts(request, credentials)
+        )
+        limit = settings.AXES_FAILURE_LIMIT
+        # floor(n * limit / ceiling) >= limit exactly when n >= ceiling.
+        return max(
+            pair,
+            address * limit // settings.LOGIN_ADDRESS_FAILURE_LIMIT,
+            user * limit // settings.LOGIN_USER_FAILURE_LIMIT,
+        )
+
+
 def client_address(request: HttpRequest) -> str | None:
     """The client's address: REMOTE_ADDR, or behind LOGIN_TRUSTED_PROXY_COUNT proxies the
     address the outermost of them put into X-Forwarded-For (earlier entries are the client's
@@ -53,8 +86,10 @@ def client_address(request: HttpRequest) -> str | None:
 def lockout_message() -> str:
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     return (
-        f"Too many failed logins for this user name or from this address ({settings.AXES_FAILURE_LIMIT} "
-        f"in a row): logins are refused for {minutes} minutes. An administrator can unlock it sooner."
+        f"Too many failed logins: {settings.AXES_FAILURE_LIMIT} for this user name from this address "
+        f"(or {settings.LOGIN_ADDRESS_FAILURE_LIMIT} from this address, or "
+        f"{settings.LOGIN_USER_FAILURE_LIMIT} for this user name from anywhere). Logins are refused "
+        f"for {minutes} minutes; an administrator can unlock it sooner."
     )
 
 

@@ -137,6 +137,18 @@ class JudgingMode:
         """Take back the assessor's last answer; 200 with its item again, 409 if not allowed."""
         raise NotImplementedError
 
+    def unit_campaign_id(self, unit_id: int) -> int | None:
+        """The campaign of one of the mode's units (an item of `task_kind`), None when there is no
+        such unit: the core checks that the user may judge it before `skip`, so a unit of a
+        campaign the user cannot see is a 404, as an answer to it is."""
+        return None
+
+    def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
+        """The holder's page is "active", "idle" (hidden) or "left" (closed): see
+        `labeling.leases.lease_hold`. False when the assessor does not hold the unit; None when
+        the mode keeps its units' leases otherwise (the page's report is ignored)."""
+        return None
+
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
         """Pass a held unit of this mode (an item of `task_kind`) on with a reason (one of
         `labeling.models.Skip.Reason`) and a note: it goes back for someone else, never to this
@@ -215,10 +227,13 @@ def mode_of(campaign: Campaign) -> JudgingMode:
 
 
 def campaign_preflight(campaign: Campaign) -> list[Problem]:
-    """What assessors would miss: the core's checks, then the campaign's mode's own."""
-    from labeling.preflight import core_preflight
+    """Why Start would refuse (a blocking problem, the mode's `start_problem`), then what assessors
+    would miss: the core's checks and the campaign's mode's own."""
+    from labeling.preflight import Problem, core_preflight
 
-    return core_preflight(campaign) + list(mode_of(campaign).preflight_problems(campaign))
+    refusal = mode_of(campaign).start_problem(campaign)
+    blocking = [Problem("cannot_start", 1, (), f"Start refuses: {refusal}", blocking=True)] if refusal else []
+    return blocking + core_preflight(campaign) + list(mode_of(campaign).preflight_problems(campaign))
 
 
 def campaign_progress(campaign: Campaign) -> Progress:

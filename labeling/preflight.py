@@ -22,12 +22,14 @@ EXAMPLES_SHOWN = 5
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing assessors or the estimates would miss: `count` cases, a few `examples`."""
+    """One thing assessors or the estimates would miss: `count` cases, a few `examples`;
+    `blocking` when Start refuses until it is fixed (confirming does not help)."""
 
     kind: str
     count: int
     examples: tuple[str, ...]
     message: str
+    blocking: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -35,6 +37,7 @@ class Problem:
             "count": self.count,
             "examples": list(self.examples),
             "message": self.message,
+            "blocking": self.blocking,
         }
 
 

@@ -10,9 +10,10 @@ from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_
 from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import ROLES
 from labeling.selectors import Progress
+from labeling.strict_json import StrictModelSerializer, StrictSerializer
 
 
-class CustomDcgSerializer(serializers.Serializer):
+class CustomDcgSerializer(StrictSerializer):
     gains = serializers.ListField(
         child=serializers.FloatField(), help_text="gain per grade, lowest grade first; non-decreasing, >= 0"
     )
@@ -24,7 +25,7 @@ class CustomDcgSerializer(serializers.Serializer):
     )
 
 
-class CampaignInputSerializer(serializers.Serializer):
+class CampaignInputSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200)
     metric = serializers.CharField(max_length=32, default="DCG@10")
     grades = serializers.ListField(
@@ -39,15 +40,15 @@ class CampaignInputSerializer(serializers.Serializer):
         max_length=16, source="judging_mode", required=False, help_text="as judging_mode"
     )
     k = serializers.IntegerField(
-        min_value=1, required=False, allow_null=True, help_text="top-k mode: k (default 10)"
+        min_value=1, max_value=1000, required=False, allow_null=True, help_text="top-k mode: k (default 10)"
     )
     goal = serializers.ChoiceField(Campaign.Goal.choices, default=Campaign.Goal.ONE)
-    goal_k = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    goal_k = serializers.IntegerField(min_value=1, max_value=10_000, required=False, allow_null=True)
     strategy = serializers.CharField(max_length=32, default="passive")
     budget = serializers.FloatField(min_value=0)
     budget_unit = serializers.ChoiceField(Campaign.BudgetUnit.choices, default=Campaign.BudgetUnit.JUDGMENTS)
     overlap = serializers.IntegerField(min_value=1, max_value=20, default=1)
-    pool_depth = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    pool_depth = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True)
     lease_seconds = serializers.IntegerField(min_value=10, max_value=86400, default=600)
     mix = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.1)
     focus_systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
@@ -74,11 +75,11 @@ class CampaignInputSerializer(serializers.Serializer):
         return data
 
 
-class CampaignCloneSerializer(serializers.Serializer):
+class CampaignCloneSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False, help_text="default: '<name> (copy)'")
 
 
-class CampaignArchiveSerializer(serializers.Serializer):
+class CampaignArchiveSerializer(StrictSerializer):
     archived = serializers.BooleanField(default=True, help_text="false brings it back to the work lists")
 
 
@@ -94,7 +95,7 @@ class CampaignUpdateSerializer(CampaignInputSerializer):
         super().__init__(*args, **kwargs)
 
 
-class CampaignOutputSerializer(serializers.ModelSerializer):
+class CampaignOutputSerializer(StrictModelSerializer):
     grades = serializers.SerializerMethodField()
     grade_scale = serializers.JSONField(source="grades")
     mode = serializers.CharField(source="judging_mode", read_only=True)
@@ -138,25 +139,25 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
         return mode_of(campaign).settings_of(campaign).get("k")
 
 
-class UserInputSerializer(serializers.Serializer):
+class UserInputSerializer(StrictSerializer):
     username = serializers.RegexField(r"^[\w.@+-]{1,150}$")
     password = serializers.CharField(write_only=True, style={"input_type": "password"})
     role = serializers.ChoiceField([(role, role) for role in ROLES])
     email = serializers.EmailField(required=False, default="")
 
 
-class UserOutputSerializer(serializers.Serializer):
+class UserOutputSerializer(StrictSerializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
     role = serializers.CharField()
 
 
-class UploadSerializer(serializers.Serializer):
+class UploadSerializer(StrictSerializer):
     file = serializers.ListField(child=serializers.FileField(), allow_empty=False)
     format = serializers.ChoiceField([("trec", "trec"), ("jsonl", "jsonl")], required=False)
 
 
-class ImportReportSerializer(serializers.Serializer):
+class ImportReportSerializer(StrictSerializer):
     files = serializers.IntegerField()
     lines = serializers.IntegerField()
     created = serializers.IntegerField()
@@ -166,40 +167,43 @@ class ImportReportSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
 
 
-class ErrorItemSerializer(serializers.Serializer):
+class ErrorItemSerializer(StrictSerializer):
     file = serializers.CharField()
     line = serializers.IntegerField(allow_null=True)
     message = serializers.CharField()
 
 
-class ErrorsSerializer(serializers.Serializer):
+class ErrorsSerializer(StrictSerializer):
     errors = ErrorItemSerializer(many=True)
 
 
-class ProblemSerializer(serializers.Serializer):
+class ProblemSerializer(StrictSerializer):
     kind = serializers.CharField(help_text="e.g. topics_missing, documents_without_text, runs_with_ties")
     count = serializers.IntegerField()
     examples = serializers.ListField(child=serializers.CharField(), help_text="at most five")
     message = serializers.CharField(help_text="what assessors would miss and what to do")
+    blocking = serializers.BooleanField(help_text="Start refuses until this is fixed (kind cannot_start)")
 
 
-class PreflightSerializer(serializers.Serializer):
+class PreflightSerializer(StrictSerializer):
     problems = ProblemSerializer(many=True)
-    ready = serializers.BooleanField(help_text="no problem listed: Start needs no confirmation")
+    ready = serializers.BooleanField(
+        help_text="no problem listed: Start needs no confirmation (and none refuses it)"
+    )
 
 
-class UsernamesSerializer(serializers.Serializer):
+class UsernamesSerializer(StrictSerializer):
     usernames = serializers.ListField(child=serializers.CharField(), allow_empty=False)
 
 
-class TopicOutputSerializer(serializers.Serializer):
+class TopicOutputSerializer(StrictSerializer):
     id = serializers.CharField(source="qid")
     title = serializers.CharField()
     description = serializers.CharField()
     narrative = serializers.CharField()
 
 
-class DocumentOutputSerializer(serializers.Serializer):
+class DocumentOutputSerializer(StrictSerializer):
     docno = serializers.CharField()
     title = serializers.CharField()
     text = serializers.CharField()
@@ -207,7 +211,7 @@ class DocumentOutputSerializer(serializers.Serializer):
     is_stub = serializers.BooleanField()
 
 
-class TaskOutputSerializer(serializers.Serializer):
+class TaskOutputSerializer(StrictSerializer):
     task = serializers.IntegerField(source="pk")
     # A gold question is served as the grade item it looks like (labeling.services.gold).
     kind = serializers.SerializerMethodField()
@@ -224,7 +228,7 @@ class TaskOutputSerializer(serializers.Serializer):
         return _TASK_OUTPUT.to_representation(task)
 
 
-class AnswerInputSerializer(serializers.Serializer):
+class AnswerInputSerializer(StrictSerializer):
     grade = serializers.IntegerField(min_value=0)
     seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
     note = serializers.CharField(
@@ -232,7 +236,7 @@ class AnswerInputSerializer(serializers.Serializer):
     )
 
 
-class JudgmentOutputSerializer(serializers.Serializer):
+class JudgmentOutputSerializer(StrictSerializer):
     id = serializers.IntegerField()
     task = serializers.IntegerField(source="task_id")
     grade = serializers.IntegerField()
@@ -251,7 +255,7 @@ _TASK_OUTPUT = TaskOutputSerializer()
 _JUDGMENT_OUTPUT = JudgmentOutputSerializer()
 
 
-class ProgressSerializer(serializers.Serializer):
+class ProgressSerializer(StrictSerializer):
     judgments = serializers.IntegerField()
     budget = serializers.FloatField()
     budget_unit = serializers.CharField()
@@ -287,7 +291,7 @@ class ProgressSerializer(serializers.Serializer):
         return ProgressSerializer(progress).data
 
 
-class _IntervalFieldsSerializer(serializers.Serializer):
+class _IntervalFieldsSerializer(StrictSerializer):
     """How an estimate's interval was built and whether it can be trusted (rows and differences)."""
 
     interval = serializers.CharField(
@@ -330,7 +334,7 @@ class DifferenceSerializer(_IntervalFieldsSerializer):
     p_order_right = serializers.FloatField(allow_null=True)
 
 
-class EstimatesSerializer(serializers.Serializer):
+class EstimatesSerializer(StrictSerializer):
     level = serializers.CharField()
     systems = EstimateRowSerializer(many=True)
     difference = DifferenceSerializer(allow_null=True)
@@ -345,7 +349,7 @@ class EstimatesSerializer(serializers.Serializer):
     )
 
 
-class SnapshotSerializer(serializers.Serializer):
+class SnapshotSerializer(StrictSerializer):
     id = serializers.IntegerField(
         help_text="increases with every snapshot: pass it as ?after= to get newer ones"
     )
@@ -359,14 +363,14 @@ class SnapshotSerializer(serializers.Serializer):
     difference = DifferenceSerializer(allow_null=True)
 
 
-class SamplingTopicSerializer(serializers.Serializer):
+class SamplingTopicSerializer(StrictSerializer):
     topic = serializers.CharField()
     q = serializers.FloatField()
     cost = serializers.FloatField()
     expected = serializers.FloatField()
 
 
-class AssessorThroughputSerializer(serializers.Serializer):
+class AssessorThroughputSerializer(StrictSerializer):
     assessor = serializers.CharField()
     judgments = serializers.IntegerField()
     median_seconds = serializers.FloatField(allow_null=True)
@@ -375,7 +379,7 @@ class AssessorThroughputSerializer(serializers.Serializer):
     last = serializers.CharField()
 
 
-class ThroughputSerializer(serializers.Serializer):
+class ThroughputSerializer(StrictSerializer):
     judgments = serializers.IntegerField()
     median_seconds = serializers.FloatField(allow_null=True)
     mean_seconds = serializers.FloatField(allow_null=True)
@@ -383,7 +387,7 @@ class ThroughputSerializer(serializers.Serializer):
     assessors = AssessorThroughputSerializer(many=True)
 
 
-class RunEvaluationSerializer(serializers.Serializer):
+class RunEvaluationSerializer(StrictSerializer):
     system = serializers.CharField()
     metric = serializers.CharField()
     level = serializers.CharField()

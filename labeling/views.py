@@ -496,7 +496,9 @@ def campaign_start(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Start or resume judging; a draft with pre-flight problems starts only once confirmed."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     if campaign.status == Campaign.Status.DRAFT and not request.POST.get("confirm"):
-        if campaign_preflight(campaign):
+        problems = campaign_preflight(campaign)
+        # A blocking problem is not confirmed away: the start below refuses and says why.
+        if problems and not any(problem.blocking for problem in problems):
             return render(
                 request,
                 "labeling/campaign_detail.html",

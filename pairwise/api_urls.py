@@ -12,20 +12,20 @@ def _api(view):  # type: ignore[no-untyped-def]
     return login_not_required(view)
 
 
-PREFIX = "campaigns/<int:campaign_id>/pairwise/"
+PREFIX = "campaigns/<id:campaign_id>/pairwise/"
 
 urlpatterns = [
     path(PREFIX + "settings/", _api(api.PairwiseSettingsApi.as_view()), name="api-pairwise-settings"),
     path(PREFIX + "next/", _api(api.PairNextApi.as_view()), name="api-pairwise-next"),
     path(
-        PREFIX + "tasks/<int:task_id>/answer/", _api(api.PairAnswerApi.as_view()), name="api-pairwise-answer"
+        PREFIX + "tasks/<id:task_id>/answer/", _api(api.PairAnswerApi.as_view()), name="api-pairwise-answer"
     ),
     path(PREFIX + "undo/", _api(api.PairUndoApi.as_view()), name="api-pairwise-undo"),
     path(PREFIX + "topk/", _api(api.TopKApi.as_view()), name="api-pairwise-topk"),
     # The contract names this one without the pairwise/ prefix.
-    path("campaigns/<int:campaign_id>/topk/", _api(api.TopKApi.as_view()), name="api-topk"),
+    path("campaigns/<id:campaign_id>/topk/", _api(api.TopKApi.as_view()), name="api-topk"),
     path(
-        PREFIX + "heaps/<int:heap_id>/release/",
+        PREFIX + "heaps/<id:heap_id>/release/",
         _api(api.HeapReleaseApi.as_view()),
         name="api-pairwise-release",
     ),

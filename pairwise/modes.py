@@ -123,6 +123,9 @@ class PairMode(JudgingMode):
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
         return api.pair_undo_response(request, campaign)
 
+    def unit_campaign_id(self, unit_id: int) -> int | None:
+        return PairTask.objects.filter(pk=unit_id).values_list("campaign_id", flat=True).first()
+
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
         task = PairTask.objects.filter(pk=unit_id).first()
         if task is None:

@@ -7,12 +7,13 @@ from typing import Any
 from rest_framework import serializers
 
 from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
+from labeling.strict_json import StrictModelSerializer, StrictSerializer
 from pairwise.models import Comparison, PairTask, PairwiseSettings
 from pairwise.services import OUTCOMES
 from pairwise.services.setup import SETTING_FIELDS
 
 
-class PairwiseSettingsSerializer(serializers.ModelSerializer):
+class PairwiseSettingsSerializer(StrictModelSerializer):
     mode = serializers.CharField(
         source="campaign.judging_mode",
         required=False,
@@ -25,13 +26,13 @@ class PairwiseSettingsSerializer(serializers.ModelSerializer):
         read_only_fields = ["prepared_at"]
 
 
-class PairProgressSerializer(serializers.Serializer):
+class PairProgressSerializer(StrictSerializer):
     judgments = serializers.IntegerField(help_text="answers given in this heap so far")
     documents = serializers.IntegerField(help_text="n: documents of the heap")
     k = serializers.IntegerField()
 
 
-class PairOutputSerializer(serializers.Serializer):
+class PairOutputSerializer(StrictSerializer):
     task = serializers.IntegerField(source="pk")
     kind = serializers.CharField(default="pair")
     mode = serializers.CharField(help_text="pairwise or topk")
@@ -59,12 +60,12 @@ class PairOutputSerializer(serializers.Serializer):
         return PairOutputSerializer(task).data
 
 
-class PairAnswerInputSerializer(serializers.Serializer):
+class PairAnswerInputSerializer(StrictSerializer):
     outcome = serializers.ChoiceField(choices=list(OUTCOMES), help_text="relative to the sides as displayed")
     seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
 
 
-class ComparisonOutputSerializer(serializers.ModelSerializer):
+class ComparisonOutputSerializer(StrictModelSerializer):
     left = serializers.CharField(source="left.docno")
     right = serializers.CharField(source="right.docno")
 
@@ -73,7 +74,7 @@ class ComparisonOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "task", "left", "right", "outcome", "seconds", "swapped", "created_at"]
 
 
-class TopKOrderSerializer(serializers.Serializer):
+class TopKOrderSerializer(StrictSerializer):
     heap = serializers.IntegerField(source="heap_id", help_text="the id .../heaps/{heap}/release/ takes")
     topic = serializers.CharField()
     assessor = serializers.CharField(allow_null=True)
@@ -85,7 +86,7 @@ class TopKOrderSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(help_text="the last answer, claim or release")
 
 
-class AgreementTableSerializer(serializers.Serializer):
+class AgreementTableSerializer(StrictSerializer):
     labels = serializers.ListField(child=serializers.CharField())
     counts = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
     row_normalised = serializers.ListField(
@@ -103,17 +104,17 @@ class AgreementBetweenSerializer(AgreementTableSerializer):
     second = serializers.CharField()
 
 
-class AgreementSetSerializer(serializers.Serializer):
+class AgreementSetSerializer(StrictSerializer):
     pooled = AgreementTableSerializer()
     between = AgreementBetweenSerializer(many=True)
 
 
-class AgreementSerializer(serializers.Serializer):
+class AgreementSerializer(StrictSerializer):
     preferences = AgreementSetSerializer(allow_null=True)
     inferred_from_grades = AgreementSetSerializer(allow_null=True)
 
 
-class KappaRunSerializer(serializers.Serializer):
+class KappaRunSerializer(StrictSerializer):
     system = serializers.CharField()
     metric_ndcg = serializers.CharField()
     kappa_ndcg = serializers.FloatField()
@@ -122,13 +123,13 @@ class KappaRunSerializer(serializers.Serializer):
     per_topic = serializers.DictField(child=serializers.DictField(child=serializers.FloatField()))
 
 
-class OwnOrderSerializer(serializers.Serializer):
+class OwnOrderSerializer(StrictSerializer):
     assessor = serializers.CharField()
     order = serializers.ListField(child=serializers.CharField())
     done = serializers.BooleanField()
 
 
-class MergedOrderSerializer(serializers.Serializer):
+class MergedOrderSerializer(StrictSerializer):
     topic = serializers.CharField()
     order = serializers.ListField(child=serializers.CharField())
     scores = serializers.ListField(child=serializers.FloatField())
@@ -140,7 +141,7 @@ class MergedOrderSerializer(serializers.Serializer):
     own = OwnOrderSerializer(many=True)
 
 
-class ResultsSerializer(serializers.Serializer):
+class ResultsSerializer(StrictSerializer):
     mode = serializers.CharField()
     k = serializers.IntegerField()
     topk = TopKOrderSerializer(many=True)

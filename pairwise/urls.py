@@ -8,9 +8,9 @@ from pairwise import views
 app_name = "pairwise"
 
 urlpatterns = [
-    path("pairwise/<int:campaign_id>/judge/", views.judge, name="judge"),
-    path("pairwise/<int:campaign_id>/settings/", views.settings_edit, name="settings"),
-    path("pairwise/<int:campaign_id>/dashboard/", views.dashboard, name="dashboard"),
-    path("pairwise/<int:campaign_id>/results/", views.results, name="results"),
-    path("pairwise/<int:campaign_id>/heaps/<int:heap_id>/release/", views.heap_release, name="heap_release"),
+    path("pairwise/<id:campaign_id>/judge/", views.judge, name="judge"),
+    path("pairwise/<id:campaign_id>/settings/", views.settings_edit, name="settings"),
+    path("pairwise/<id:campaign_id>/dashboard/", views.dashboard, name="dashboard"),
+    path("pairwise/<id:campaign_id>/results/", views.results, name="results"),
+    path("pairwise/<id:campaign_id>/heaps/<id:heap_id>/release/", views.heap_release, name="heap_release"),
 ]

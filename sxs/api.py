@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
-from labeling.models import Campaign
+from labeling.models import Campaign, Skip
 from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
 from labeling.serializers import TaskOutputSerializer
 from labeling.services.pool_arrays import campaign_metric_label
@@ -110,8 +110,10 @@ class SxsSettingsApi(APIView):
 
 
 class SxsSkipApi(APIView):
-    """Pass your current SxS task on with a reason: it goes back to the pool for someone else.
-    204 done; 409 when you do not hold it."""
+    """Pass your current SxS task on: the same skip as `POST /api/tasks/{task}/skip/` with
+    `"kind": "sxs"` (recorded alike: skip counts, the skips export). `reason` is one of the skip
+    reasons, or free text, stored as reason "other" with the text as its note. 204 done; 409
+    when you do not hold it."""
 
     @extend_schema(
         request=SkipInputSerializer,
@@ -125,8 +127,10 @@ class SxsSkipApi(APIView):
             raise NotFound("No such task.")
         data = SkipInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        text = data.validated_data["reason"].strip()
+        reason, note = (text, "") if text in Skip.Reason.values else (Skip.Reason.OTHER, text)
         try:
-            services.sxs_skip(task=task, assessor=request.user, reason=data.validated_data["reason"])
+            services.sxs_skip(task=task, assessor=request.user, reason=reason, note=note)
         except services.LeaseConflict as clash:
             return conflict(str(clash))
         except ValueError as error:

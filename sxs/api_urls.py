@@ -12,16 +12,16 @@ def _api(view):  # type: ignore[no-untyped-def]
     return login_not_required(view)
 
 
-PREFIX = "campaigns/<int:campaign_id>/sxs/"
+PREFIX = "campaigns/<id:campaign_id>/sxs/"
 
 urlpatterns = [
     path(PREFIX + "settings/", _api(api.SxsSettingsApi.as_view()), name="api-sxs-settings"),
-    path(PREFIX + "tasks/<int:task_id>/skip/", _api(api.SxsSkipApi.as_view()), name="api-sxs-skip"),
+    path(PREFIX + "tasks/<id:task_id>/skip/", _api(api.SxsSkipApi.as_view()), name="api-sxs-skip"),
     path(
-        "campaigns/<int:campaign_id>/learned-dcg/", _api(api.LearnedDcgApi.as_view()), name="api-learned-dcg"
+        "campaigns/<id:campaign_id>/learned-dcg/", _api(api.LearnedDcgApi.as_view()), name="api-learned-dcg"
     ),
     path(
-        "campaigns/<int:campaign_id>/learned-dcg/apply/",
+        "campaigns/<id:campaign_id>/learned-dcg/apply/",
         _api(api.LearnedDcgApplyApi.as_view()),
         name="api-learned-dcg-apply",
     ),

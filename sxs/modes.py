@@ -14,11 +14,10 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from labeling.leases import LeaseConflict
-from labeling.models import Campaign, Skip
+from labeling.models import Campaign
 from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
-from labeling.services.skips import skip_checked
 from sxs import api, exports, selectors, services, views
 from sxs.models import SxsAnswer, SxsTask
 from sxs.serializers import SxsAnswerInputSerializer, SxsItemSerializer
@@ -67,7 +66,7 @@ SXS_EXPORTS = (
 class SxsMode(JudgingMode):
     name = "sxs"
     label = "Side-by-side result lists"
-    task_kind = "sxs"
+    task_kind = selectors.ITEM_KIND
     answer_field = "preference"
     uploads = ("topics", "documents", "runs", "qrels")
     setting_names = tuple(services.SETTING_FIELDS)
@@ -114,22 +113,20 @@ class SxsMode(JudgingMode):
     def answer_response(self, request: Request, task_id: int) -> Response:
         return api.answer_response(request, task_id)
 
+    def unit_campaign_id(self, unit_id: int) -> int | None:
+        return SxsTask.objects.filter(pk=unit_id).values_list("campaign_id", flat=True).first()
+
+    def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
+        task = SxsTask.objects.filter(pk=unit_id).select_related("campaign").first()
+        if task is None:
+            return False
+        return services.sxs_lease_hold(task=task, assessor=assessor, state=state)
+
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
-        reason, note = skip_checked(reason, note)
         task = SxsTask.objects.filter(pk=unit_id).first()
         if task is None:
             raise LeaseConflict("no such comparison is leased to you")
-        label = Skip.Reason(reason).label
-        services.sxs_skip(task=task, assessor=assessor, reason=f"{label}: {note}" if note else label)
-        Skip.objects.create(
-            campaign_id=task.campaign_id,
-            assessor=assessor,
-            kind=self.task_kind,
-            unit=task.pk,
-            topic_id=task.topic_id,
-            reason=reason,
-            note=note,
-        )
+        services.sxs_skip(task=task, assessor=assessor, reason=reason, note=note)
         return True
 
     def undo_response(self, request: Request, campaign: Campaign) -> Response:

@@ -22,6 +22,8 @@ from labeling.selectors import Progress, Throughput, throughput_of, units_progre
 from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsSkip, SxsTask
 
 MODE_NAME = "sxs"
+ITEM_KIND = "sxs"
+"""The `kind` of a comparison as /next/ serves it and as its skips are recorded."""
 # The tasks' grade tasks (labeling's Task/Draw, mixed in before a topic's SxS tasks) carry this
 # as their draw's strategy, which tells them apart from anything else in the campaign.
 GRADE_DRAW_STRATEGY = "sxs-grade"

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from labeling.models import Document
 from labeling.serializers import TopicOutputSerializer
+from labeling.strict_json import StrictModelSerializer, StrictSerializer
 from sxs.models import SxsAnswer, SxsSettings, SxsTask
 from sxs.selectors import task_lists
 from sxs.services import MAX_SECONDS, PREFERENCES
@@ -26,7 +27,7 @@ def excerpt(text: str) -> str:
     return flat[:EXCERPT_CHARACTERS].rsplit(" ", 1)[0] + "…"
 
 
-class SxsSettingsSerializer(serializers.ModelSerializer):
+class SxsSettingsSerializer(StrictModelSerializer):
     k = serializers.IntegerField(min_value=1, max_value=MAX_K, required=False)
 
     class Meta:
@@ -35,7 +36,7 @@ class SxsSettingsSerializer(serializers.ModelSerializer):
         read_only_fields = ["prepared_at"]
 
 
-class ResultSerializer(serializers.Serializer):
+class ResultSerializer(StrictSerializer):
     rank = serializers.IntegerField()
     docno = serializers.CharField()
     title = serializers.CharField()
@@ -43,7 +44,7 @@ class ResultSerializer(serializers.Serializer):
     excerpt = serializers.CharField()
 
 
-class SxsItemSerializer(serializers.Serializer):
+class SxsItemSerializer(StrictSerializer):
     task = serializers.IntegerField()
     kind = serializers.CharField(default="sxs")
     campaign = serializers.IntegerField()
@@ -83,7 +84,7 @@ def _results(documents: list[Document]) -> list[dict[str, Any]]:
     ]
 
 
-class SxsAnswerInputSerializer(serializers.Serializer):
+class SxsAnswerInputSerializer(StrictSerializer):
     preference = serializers.ChoiceField(
         choices=list(PREFERENCES),
         help_text="as displayed: -2 left much better, -1 left better, 0 about the same, "
@@ -93,7 +94,7 @@ class SxsAnswerInputSerializer(serializers.Serializer):
     comment = serializers.CharField(max_length=MAX_COMMENT, required=False, allow_blank=True, default="")
 
 
-class SxsAnswerOutputSerializer(serializers.ModelSerializer):
+class SxsAnswerOutputSerializer(StrictModelSerializer):
     preference = serializers.IntegerField(source="shown", help_text="as displayed (negative = left better)")
     preference_a = serializers.IntegerField(
         source="preference", help_text="about the systems: negative = system A better"
@@ -104,7 +105,7 @@ class SxsAnswerOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "task", "preference", "preference_a", "seconds", "comment", "created_at"]
 
 
-class SkipInputSerializer(serializers.Serializer):
+class SkipInputSerializer(StrictSerializer):
     reason = serializers.CharField(max_length=500)
 
 
@@ -114,7 +115,7 @@ def _floats(help_text: str) -> serializers.ListField:
     )
 
 
-class AccuracySerializer(serializers.Serializer):
+class AccuracySerializer(StrictSerializer):
     learned = serializers.FloatField(help_text="held-out accuracy of the learned utility (CV over topics)")
     exp = serializers.FloatField(help_text="DCG@K with gain 2^y - 1, on the same answers")
     linear = serializers.FloatField(help_text="DCG@K with gain y, on the same answers")
@@ -124,7 +125,7 @@ class AccuracyPointSerializer(AccuracySerializer):
     answers = serializers.IntegerField(help_text="training answers per fold")
 
 
-class LeaderboardRowSerializer(serializers.Serializer):
+class LeaderboardRowSerializer(StrictSerializer):
     system = serializers.CharField()
     learned = serializers.FloatField(help_text="mean learned utility over the topics (sum of T(W))")
     standard = serializers.FloatField(help_text="mean DCG@K, gain 2^y - 1, discount 1/log2(1+k)")
@@ -132,14 +133,14 @@ class LeaderboardRowSerializer(serializers.Serializer):
     rank_standard = serializers.IntegerField()
 
 
-class DisagreementSerializer(serializers.Serializer):
+class DisagreementSerializer(StrictSerializer):
     first = serializers.CharField()
     second = serializers.CharField()
     learned_difference = serializers.FloatField(help_text="first - second, learned")
     standard_difference = serializers.FloatField(help_text="first - second, standard DCG")
 
 
-class DisagreeingAnswersSerializer(serializers.Serializer):
+class DisagreeingAnswersSerializer(StrictSerializer):
     count = serializers.IntegerField(
         help_text="answers where learned and standard DCG predict different winners"
     )
@@ -147,7 +148,7 @@ class DisagreeingAnswersSerializer(serializers.Serializer):
     standard_right = serializers.IntegerField(help_text="of those with a direction, standard DCG agreed")
 
 
-class LearnedDcgSerializer(serializers.Serializer):
+class LearnedDcgSerializer(StrictSerializer):
     """The latest learned-DCG fit of an SxS campaign (fields null while there is none)."""
 
     status = serializers.ChoiceField(
@@ -196,13 +197,13 @@ class LearnedDcgSerializer(serializers.Serializer):
     )
 
 
-class LearnedDcgApplyInputSerializer(serializers.Serializer):
+class LearnedDcgApplyInputSerializer(StrictSerializer):
     campaign = serializers.IntegerField(
         help_text="the campaign to measure DCG with these gains and discounts"
     )
 
 
-class LearnedDcgApplyOutputSerializer(serializers.Serializer):
+class LearnedDcgApplyOutputSerializer(StrictSerializer):
     campaign = serializers.IntegerField()
     custom_dcg = serializers.JSONField(help_text="{gains, discounts, source} now stored on that campaign")
     metric_label = serializers.CharField()

@@ -8,5 +8,5 @@ from sxs import views
 app_name = "sxs"
 
 urlpatterns = [
-    path("sxs/<int:campaign_id>/settings/", views.settings_edit, name="settings"),
+    path("sxs/<id:campaign_id>/settings/", views.settings_edit, name="settings"),
 ]

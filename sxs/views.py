@@ -13,7 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from labeling.access import campaign_for_page
-from labeling.models import Campaign
+from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE
 from sxs import selectors, services
@@ -63,7 +64,8 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
         "next_url": reverse("api-next", args=[campaign.pk]),
         "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
-        "skip_url": reverse("api-sxs-skip", args=[campaign.pk, 0]).replace("/0/", "/{task}/"),
+        "skip_url": reverse("api-skip", args=[0]).replace("/0/", "/{task}/"),
+        "lease_url": reverse("api-lease", args=[0]).replace("/0/", "/{task}/"),
         "undo_url": reverse("api-undo", args=[campaign.pk]),
         "progress_url": reverse("api-progress", args=[campaign.pk]),
     }
@@ -77,6 +79,11 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         # Words of the shared judging chrome (labeling/_judge_chrome.html).
         "judge_unit": "comparison",
         "judge_answer": "answer",
+        # The skip box every judge page shares (labeling/_skip_form.html): comparisons and the
+        # single documents shown to grade first skip alike.
+        "skip_unit": "item",
+        "skip_reasons": Skip.Reason.choices,
+        "note_max_chars": NOTE_MAX_CHARS,
     }
     return render(request, "sxs/judge.html", context)
 

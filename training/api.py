@@ -15,6 +15,7 @@ from labeling.access import campaign_for
 from labeling.api.common import ImportApi
 from labeling.models import Campaign
 from labeling.permissions import VIEW_RESULTS
+from labeling.strict_json import StrictSerializer
 from training import selectors, services
 
 
@@ -58,7 +59,7 @@ class ScoresImportApi(ImportApi):
         return services.scores_upload(campaign=campaign, files=files)
 
 
-class RoundSerializer(serializers.Serializer):
+class RoundSerializer(StrictSerializer):
     number = serializers.IntegerField()
     strategy = serializers.CharField(
         help_text="the selection rule (' (drawn)' when drawn), or 'final': the row after the last "
@@ -76,7 +77,7 @@ class RoundSerializer(serializers.Serializer):
     final = serializers.BooleanField(help_text="the row after the last round (strategy 'final')")
 
 
-class TrainingSummarySerializer(serializers.Serializer):
+class TrainingSummarySerializer(StrictSerializer):
     strategy = serializers.CharField()
     drawn = serializers.BooleanField()
     selection_mode = serializers.CharField()

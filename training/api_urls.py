@@ -7,7 +7,7 @@ from training import api
 
 urlpatterns = [
     path(
-        f"campaigns/<int:campaign_id>/training/{name}/",
+        f"campaigns/<id:campaign_id>/training/{name}/",
         login_not_required(view.as_view()),
         name=f"api-training-{name}",
     )
@@ -19,7 +19,7 @@ urlpatterns = [
     )
 ] + [
     path(
-        "campaigns/<int:campaign_id>/training/",
+        "campaigns/<id:campaign_id>/training/",
         login_not_required(api.TrainingSummaryApi.as_view()),
         name="api-training",
     ),

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from rest_framework.request import Request
 
 from labeling.graded import GradedTasksMode
 from labeling.models import Campaign, Document, Topic
@@ -128,6 +129,21 @@ class TrainingMode(GradedTasksMode):
 
     def refresh(self, campaign: Campaign) -> None:
         services.rounds_advance(campaign=campaign)
+
+    def next_response(self, request: Request, campaign: Campaign) -> HttpResponse:
+        response = super().next_response(request, campaign)
+        if (
+            response.status_code == 204
+            and campaign.status == Campaign.Status.RUNNING
+            and not services.round_waiting(campaign)
+        ):
+            # Nothing to claim: the last items of the round are held (no answer asked for the
+            # refresh since). Ask for it now, so the next round is selected without waiting on
+            # them; the request is coalesced, however many assessors ask.
+            from labeling.services.refresh import refresh_request
+
+            refresh_request(campaign.pk)
+        return response
 
     def progress(self, campaign: Campaign) -> Progress:
         return selectors.training_progress(campaign)

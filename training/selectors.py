@@ -11,7 +11,14 @@ from django.db.models import Count, Q, Sum
 from labeling.models import Campaign, Judgment, Task
 from labeling.selectors import Progress, campaign_spent, campaign_state
 from training.models import TrainingPool, TrainingRound, TrainingSelection
-from training.services import DRAW_STRATEGY, FINAL_STRATEGY, labels_now, settings_of
+from training.services import (
+    DRAW_STRATEGY,
+    FINAL_STRATEGY,
+    labels_now,
+    remaining_budget,
+    round_waiting,
+    settings_of,
+)
 
 # EL(q) below this counts as "the members agree": the query would teach the model nothing now.
 EL_NEAR_ZERO = 1e-6
@@ -24,15 +31,16 @@ def training_progress(campaign: Campaign) -> Progress:
     record = TrainingPool.objects.filter(campaign=campaign).values("rows", "base_labeled").first() or {}
     selected = TrainingSelection.objects.filter(round__campaign=campaign).count()
     state = campaign_state(campaign, open_tasks)
-    if campaign.status == Campaign.Status.RUNNING and open_tasks == 0 and record:
+    if campaign.status == Campaign.Status.RUNNING and record and not round_waiting(campaign):
         unselected = record["rows"] - record["base_labeled"] - selected
         if selected and spent >= campaign.budget:
             state = "budget_spent"
-        elif unselected <= 0:
+        elif open_tasks == 0 and unselected <= 0:
             state = "done"
-        else:
-            # Every selected item is judged and budget is left: the worker is fitting the
-            # ensemble and selecting the next round (the first, right after Start).
+        elif unselected > 0 and remaining_budget(campaign) > 0:
+            # No item of the round is left to claim (judged, or held by someone) and budget is
+            # left: the worker is fitting the ensemble and selecting the next round (the first,
+            # right after Start).
             state = "next_round"
     settings = settings_of(campaign)
     return Progress(

@@ -17,12 +17,15 @@ import lightgbm
 import numpy as np
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils import timezone
 
 from estimation.ensembles import BootstrapLightGBM, fit_ranker, predict, read_scores
 from estimation.letor import LetorPool, LetorRow, apply_labels, iter_letor, letor_from_rows
 from estimation.training_selection import DRAWABLE_STRATEGIES, STRATEGIES, pool_mean_dcg, select_training
 from estimation.trec import InputFileError
 from labeling.formats import upload_lines
+from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS, checked_text
+from labeling.leases import unanswered_claimable
 from labeling.models import Campaign, Document, Draw, Judgment, Task, Topic
 from labeling.services.imports import ImportFailed, ImportReport
 from training.models import TrainingPool, TrainingRound, TrainingSelection, TrainingSettings
@@ -93,12 +96,16 @@ def pool_from_bytes(data: bytes) -> LetorPool:
 
 # -- uploads ------------------------------------------------------------------------------------
 def _checked_rows(rows: Iterable[LetorRow], name: str, top_grade: int) -> Iterator[LetorRow]:
-    """The parser's rows, refusing grades above the campaign's scale with the line."""
+    """The parser's rows, refusing grades above the campaign's scale and ids that do not fit the
+    core's topics and documents (the rule of every upload: `labeling.formats.fields`), with the line."""
     for row in rows:
         if row.grade > top_grade:
             raise InputFileError(
                 name, row.line, f"grade {row.grade} is above the campaign's top grade {top_grade}"
             )
+        checked_text(row.qid, "qid", QID_MAX_CHARS, name, row.line)
+        if row.docid is not None:
+            checked_text(row.docid, "docid", DOCNO_MAX_CHARS, name, row.line)
         yield row
 
 
@@ -396,7 +403,8 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
     docids = {docid for _, docid in selection.items}
     topics = dict(Topic.objects.filter(campaign=campaign, qid__in=qids).values_list("qid", "id"))
     Topic.objects.bulk_create(
-        [Topic(campaign=campaign, qid=qid, is_stub=True) for qid in sorted(qids - set(topics))]
+        # A stub topic is titled by its id, as a run import names it (labeling.services.run_imports).
+        [Topic(campaign=campaign, qid=qid, title=qid, is_stub=True) for qid in sorted(qids - set(topics))]
     )
     topics = dict(Topic.objects.filter(campaign=campaign, qid__in=qids).values_list("qid", "id"))
     documents = dict(Document.objects.filter(campaign=campaign, docno__in=docids).values_list("docno", "id"))
@@ -436,20 +444,27 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
         )
 
 
-def round_open(campaign: Campaign) -> bool:
-    """Whether the latest round still has unanswered tasks."""
+def round_waiting(campaign: Campaign) -> bool:
+    """Whether the latest round still has a task an assessor can claim: unanswered and held by
+    nobody (or by a lease that ran out). A task someone holds does not hold the next round up: it
+    is answered later, and a selection never picks an item already selected."""
     latest = TrainingRound.objects.filter(campaign=campaign).order_by("-number").first()
     if latest is None:
         return False
-    return Task.objects.filter(
-        pk__in=TrainingSelection.objects.filter(round=latest).values("task_id"), answered_at__isnull=True
-    ).exists()
+    return (
+        Task.objects.filter(
+            pk__in=TrainingSelection.objects.filter(round=latest).values("task_id"),
+        )
+        .filter(unanswered_claimable(timezone.now()))
+        .exists()
+    )
 
 
 def rounds_advance(*, campaign: Campaign) -> TrainingRound | None:
-    """The refresh: once the latest round is judged, select the next while budget remains."""
+    """The refresh: once no item of the latest round is left to claim, select the next while
+    budget remains."""
     campaign.refresh_from_db(fields=["status", "budget"])
-    if campaign.status != Campaign.Status.RUNNING or round_open(campaign):
+    if campaign.status != Campaign.Status.RUNNING or round_waiting(campaign):
         return None
     if not TrainingPool.objects.filter(campaign=campaign).exists():
         return None

@@ -7,6 +7,6 @@ from training import views
 app_name = "training"
 
 urlpatterns = [
-    path("campaigns/<int:campaign_id>/training/upload/<slug:kind>/", views.upload, name="upload"),
-    path("campaigns/<int:campaign_id>/training/settings/", views.settings_change, name="settings"),
+    path("campaigns/<id:campaign_id>/training/upload/<slug:kind>/", views.upload, name="upload"),
+    path("campaigns/<id:campaign_id>/training/settings/", views.settings_change, name="settings"),
 ]

@@ -28,12 +28,13 @@ from labeling.api.imports import (
     RunsImportApi,
     TopicsImportApi,
 )
-from labeling.api.judging import AnswerApi, NextTaskApi, ProgressApi, SkipApi, UndoApi
+from labeling.api.judging import AnswerApi, LeaseApi, NextTaskApi, ProgressApi, SkipApi, UndoApi
 from labeling.api.own import OwnJudgmentGradeApi, OwnJudgmentsApi
 from labeling.api.planning import CampaignPlanApi
 
 __all__ = [
     "SkipApi",
+    "LeaseApi",
     "OwnJudgmentGradeApi",
     "OwnJudgmentsApi",
     "TokenApi",

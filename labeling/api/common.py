@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -24,6 +24,21 @@ from labeling.serializers import ErrorsSerializer, ImportReportSerializer, Uploa
 
 def bad_request(message: str) -> Response:
     return Response({"detail": message}, status=status.HTTP_400_BAD_REQUEST)
+
+
+# Eighteen decimal digits stay below 2**63, the widest database key (see config.converters).
+ID_MAX_DIGITS = 18
+
+
+def query_number(request: Request, name: str) -> int | None:
+    """A whole-number query parameter (an id, a page), None when absent; a 400 naming it when it
+    is not decimal digits or too long for a database key."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > ID_MAX_DIGITS:
+        raise ParseError(f"{name} must be a whole number of at most {ID_MAX_DIGITS} digits, got {raw[:30]!r}")
+    return int(raw)
 
 
 def conflict(message: str) -> Response:

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from labeling import exports, selectors, services
 from labeling.access import campaign_for
-from labeling.api.common import bad_request, import_failed, upload_errors
+from labeling.api.common import import_failed, query_number, upload_errors
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import MANAGE, VIEW_RESULTS
@@ -59,10 +59,7 @@ class EstimatesHistoryApi(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
-        after = request.query_params.get("after")
-        if after is not None and not after.isdigit():
-            return bad_request(f"after must be a snapshot id (a whole number), got {after!r}")
-        return Response(exports.estimates_history(campaign, after=None if after is None else int(after)))
+        return Response(exports.estimates_history(campaign, after=query_number(request, "after")))
 
 
 class SamplingApi(APIView):

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
+from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,12 +19,13 @@ from labeling import token_access
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
 from labeling.formats.fields import NOTE_MAX_CHARS
-from labeling.leases import LeaseConflict
+from labeling.leases import LEASE_STATES, LeaseConflict
 from labeling.models import Skip
-from labeling.modes import all_modes, campaign_progress, mode_for_answer, mode_of
+from labeling.modes import JudgingMode, all_modes, campaign_progress, mode_for_answer, mode_of
 from labeling.parsers import JsonBodyError, parse_json_object
 from labeling.permissions import JUDGE
 from labeling.serializers import ProgressSerializer
+from labeling.strict_json import StrictSerializer
 
 
 def _api_token(request: HttpRequest) -> str | None:
@@ -117,7 +119,7 @@ class AnswerApi(APIView):
         return mode.answer_response(request, task_id)
 
 
-class TaskSkipInputSerializer(serializers.Serializer):
+class TaskSkipInputSerializer(StrictSerializer):
     reason = serializers.ChoiceField(Skip.Reason.choices)
     note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS, default="")
     kind = serializers.CharField(
@@ -128,28 +130,41 @@ class TaskSkipInputSerializer(serializers.Serializer):
     )
 
 
-class TaskSkipOutputSerializer(serializers.Serializer):
+class TaskSkipOutputSerializer(StrictSerializer):
     task = serializers.IntegerField()
     kind = serializers.CharField()
     reason = serializers.CharField()
 
 
+def _held_unit_mode(request: Request, task_id: int, kind: str) -> JudgingMode:
+    """The mode of a unit of `kind` the user may judge: 400 for a kind no mode serves, 404 for no
+    such unit or one of a campaign the user cannot see (as an answer to it), 403 without the right."""
+    modes = [mode for mode in all_modes() if mode.task_kind == kind]
+    if not modes:
+        raise ParseError(f"no judging mode serves {kind!r} items")
+    campaign_id = modes[0].unit_campaign_id(task_id)
+    if campaign_id is None:
+        raise NotFound("No such item.")
+    campaign_for(request, campaign_id, JUDGE)
+    return modes[0]
+
+
 class SkipApi(APIView):
     """Pass a leased item on with a reason and an optional note: it goes back for someone else and
-    never comes back to you. 409 when you do not hold it; 400 when its mode has no skip."""
+    never comes back to you. 404 for an item of a campaign you cannot see (as an answer to it); 409
+    when you do not hold it; 400 when its mode has no skip."""
 
     @extend_schema(
-        request=TaskSkipInputSerializer, responses={200: TaskSkipOutputSerializer, 409: OpenApiResponse()}
+        request=TaskSkipInputSerializer,
+        responses={200: TaskSkipOutputSerializer, 404: OpenApiResponse(), 409: OpenApiResponse()},
     )
     def post(self, request: Request, task_id: int) -> Response:
         data = TaskSkipInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         kind, reason, note = (data.validated_data[name] for name in ("kind", "reason", "note"))
-        modes = [mode for mode in all_modes() if mode.task_kind == kind]
-        if not modes:
-            return bad_request(f"no judging mode serves {kind!r} items")
+        mode = _held_unit_mode(request, task_id, kind)
         try:
-            skipped = modes[0].skip(task_id, request.user, reason, note)
+            skipped = mode.skip(task_id, request.user, reason, note)
         except LeaseConflict as refusal:
             return conflict(str(refusal))
         except ValueError as error:
@@ -157,6 +172,39 @@ class SkipApi(APIView):
         if not skipped:
             return bad_request(f"{kind} items cannot be skipped (answer them, or pause)")
         return Response({"task": task_id, "kind": kind, "reason": reason})
+
+
+class LeaseInputSerializer(StrictSerializer):
+    state = serializers.ChoiceField(
+        [(state, state) for state in LEASE_STATES],
+        help_text="active: the page shows the item again (a full lease); idle: its tab is hidden "
+        "(the lease runs out after LABELING_IDLE_LEASE_SECONDS); left: the page was closed (the "
+        "item goes back at once)",
+    )
+    kind = serializers.CharField(required=False, default="grade", max_length=16, help_text="as for skip")
+
+
+class LeaseOutputSerializer(StrictSerializer):
+    task = serializers.IntegerField()
+    state = serializers.CharField()
+    held = serializers.BooleanField(help_text="false: the item is not yours (any more); fetch /next/")
+
+
+class LeaseApi(APIView):
+    """What the judging page says of the item you hold: in view again, hidden, or closed. A page
+    left open in a hidden tab keeps its item briefly, a closed page gives it back, so nobody waits
+    on an item no one looks at. Pages send "left" with navigator.sendBeacon (a form body with the
+    CSRF token)."""
+
+    @extend_schema(
+        request=LeaseInputSerializer, responses={200: LeaseOutputSerializer, 404: OpenApiResponse()}
+    )
+    def post(self, request: Request, task_id: int) -> Response:
+        data = LeaseInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        state, kind = data.validated_data["state"], data.validated_data["kind"]
+        held = _held_unit_mode(request, task_id, kind).lease_hold(task_id, request.user, state)
+        return Response({"task": task_id, "state": state, "held": bool(held)})
 
 
 class UndoApi(APIView):

@@ -10,19 +10,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling import selectors, services
-from labeling.api.common import bad_request, conflict
+from labeling.api.common import bad_request, conflict, query_number
 from labeling.models import Judgment
+from labeling.strict_json import StrictSerializer
 
 PAGE_SIZE = 100
 
 
-class JudgmentChangeSerializer(serializers.Serializer):
+class JudgmentChangeSerializer(StrictSerializer):
     old_grade = serializers.IntegerField()
     new_grade = serializers.IntegerField()
     changed_at = serializers.DateTimeField()
 
 
-class OwnJudgmentSerializer(serializers.Serializer):
+class OwnJudgmentSerializer(StrictSerializer):
     id = serializers.IntegerField()
     campaign = serializers.IntegerField(source="campaign_id")
     qid = serializers.CharField(source="topic.qid")
@@ -33,13 +34,13 @@ class OwnJudgmentSerializer(serializers.Serializer):
     changes = JudgmentChangeSerializer(many=True, source="changes.all")
 
 
-class OwnJudgmentsPageSerializer(serializers.Serializer):
+class OwnJudgmentsPageSerializer(StrictSerializer):
     count = serializers.IntegerField()
     today = serializers.IntegerField()
     judgments = OwnJudgmentSerializer(many=True)
 
 
-class RegradeSerializer(serializers.Serializer):
+class RegradeSerializer(StrictSerializer):
     grade = serializers.IntegerField(min_value=0, max_value=32767)
 
 
@@ -55,11 +56,8 @@ class OwnJudgmentsApi(APIView):
         responses={200: OwnJudgmentsPageSerializer},
     )
     def get(self, request: Request) -> Response:
-        try:
-            campaign = int(request.query_params["campaign"]) if "campaign" in request.query_params else None
-            page = max(1, int(request.query_params.get("page", 1)))
-        except ValueError:
-            return bad_request("campaign and page must be integers")
+        campaign = query_number(request, "campaign")
+        page = max(1, query_number(request, "page") or 1)
         judgments = selectors.own_judgments(
             request.user, campaign, request.query_params.get("search", "")[:200]
         )

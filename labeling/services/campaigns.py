@@ -102,13 +102,25 @@ def custom_dcg_problem(custom: Any, grade_count: int, cutoff: int) -> str | None
     return None
 
 
+# The same bounds on every database (SQLite would store any integer, PostgreSQL refuses what
+# overflows the column). None (goal_k, pool_depth) means "not set".
+CAMPAIGN_RANGES = {
+    "overlap": (1, 20),
+    "goal_k": (1, 10_000),
+    "pool_depth": (1, 100_000),
+    "lease_seconds": (10, 86_400),
+}
+
+
 def _validate(campaign: Campaign) -> None:
     Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
     strategy = strategy_for(campaign)
     if campaign.budget < 0:
         raise ValueError("budget must be >= 0")
-    if campaign.overlap < 1:
-        raise ValueError("overlap must be >= 1")
+    for name, (low, high) in CAMPAIGN_RANGES.items():
+        value = getattr(campaign, name)
+        if value is not None and not low <= value <= high:
+            raise ValueError(f"{name} must be from {low} to {high}, got {value}")
     if campaign.goal == Campaign.Goal.LEADERBOARD and not campaign.goal_k:
         raise ValueError("a leaderboard goal needs k (goal_k)")
     metric = Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))

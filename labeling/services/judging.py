@@ -30,6 +30,7 @@ from labeling.leases import (
     lease_claim,
     lease_close,
     lease_expiry,
+    lease_hold,
     lease_renew,
     lease_reopen,
     unanswered_claimable,
@@ -470,3 +471,12 @@ def judgment_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: dateti
     judgment.delete()
     lease_reopen(Task, task_id, assessor, now, campaign.lease_seconds)
     return Task.objects.select_related("topic", "document", "draw").get(pk=task_id)
+
+
+def task_lease_hold(*, task_id: int, assessor: AbstractBaseUser, state: str) -> bool:
+    """The holder's judging page is active, idle (hidden) or left (closed): see
+    `labeling.leases.lease_hold`. False when the assessor does not hold the task."""
+    task = Task.objects.filter(pk=task_id).select_related("campaign").first()
+    if task is None:
+        return False
+    return lease_hold(Task, task.pk, assessor, state, task.campaign.lease_seconds, timezone.now())

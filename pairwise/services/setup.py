@@ -24,6 +24,9 @@ SETTING_FIELDS = (
     "use_transitivity",
     "allow_bad_shortcut",
 )
+# The same bounds on every database (SQLite would store any integer, PostgreSQL refuses what
+# overflows the column); far above anything a campaign judges.
+SETTING_RANGES = {"k": (1, 1000), "documents_per_topic": (2, 10_000), "pairs_per_topic": (1, 100_000)}
 
 
 @transaction.atomic
@@ -48,12 +51,10 @@ def pairwise_configure(*, campaign: Campaign, mode: str | None = None, **fields:
         raise ValueError("pairwise settings cannot change once pairs were judged")
     for name, value in changed.items():
         setattr(pairwise, name, value)
-    if pairwise.k < 1:
-        raise ValueError(f"k must be at least 1, got {pairwise.k}")
-    if pairwise.documents_per_topic < 2:
-        raise ValueError(f"documents_per_topic must be at least 2, got {pairwise.documents_per_topic}")
-    if pairwise.pairs_per_topic < 1:
-        raise ValueError(f"pairs_per_topic must be at least 1, got {pairwise.pairs_per_topic}")
+    for name, (low, high) in SETTING_RANGES.items():
+        value = getattr(pairwise, name)
+        if not low <= value <= high:
+            raise ValueError(f"{name} must be from {low} to {high}, got {value}")
     if changed and pairwise.prepared_at is not None:
         # Nothing answered yet: rebuild the heaps or pairs with the new settings on demand.
         TopKHeap.objects.filter(campaign=campaign).delete()

@@ -394,7 +394,7 @@
   function clock(iso) {
     if (!iso) return "—";
     const date = new Date(iso);
-    return date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+    return date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
   }
 
   const LABEL_KINDS = {
@@ -538,7 +538,7 @@
       showThroughput(throughput);
       showModel(model);
       document.getElementById("updated").textContent =
-        "updated " + new Date().toLocaleTimeString() + " · every " + config.poll_seconds + " s";
+        "updated " + new Date().toLocaleTimeString([], { hourCycle: "h23" }) + " · every " + config.poll_seconds + " s";
       dot.classList.remove("stale");
       document.body.dataset.polls = String(Number(document.body.dataset.polls || 0) + 1);
     } catch (error) {

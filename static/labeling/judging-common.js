@@ -108,9 +108,10 @@ window.JudgingCommon = (function () {
   }
 
   // ---------- A judging session ----------
-  // options: config (the page's judge-config), answers (the element holding the answer
-  // buttons), render(data) (puts an item from the API on screen), csrfFallback, onEmpty()
-  // (extra clearing when the empty state shows).
+  // options: config (the page's judge-config; its lease_url, when given, is told when the page
+  // is hidden, shown again or closed), answers (the element holding the answer buttons),
+  // render(data) (puts an item from the API on screen), csrfFallback, onEmpty() (extra clearing
+  // when the empty state shows), itemKind() (the kind of the item on screen; default "grade").
   function session(options) {
     const config = options.config;
     const UNDO_WINDOW_MS = config.undo_window_seconds * 1000;
@@ -305,6 +306,28 @@ window.JudgingCommon = (function () {
       }
     }
 
+    // ---------- The lease of the item on screen ----------
+    // Tells the server the page is "active", "idle" (its tab hidden) or "left" (closed), so an
+    // item nobody looks at goes back soon (labeling.leases.lease_hold). Answers whether the
+    // assessor still holds the item (null: unknown, or no lease_url). "left" goes by
+    // navigator.sendBeacon, which a closing page still sends (a form body carries the CSRF token).
+    function reportLease(leaseState) {
+      if (!config.lease_url || state.task === null) return Promise.resolve(null);
+      const url = config.lease_url.replace("{task}", state.task);
+      const kind = options.itemKind ? options.itemKind() : "grade";
+      if (leaseState === "left") {
+        const form = new FormData();
+        form.append("state", leaseState);
+        form.append("kind", kind);
+        form.append("csrfmiddlewaretoken", csrfToken(options.csrfFallback));
+        if (navigator.sendBeacon) navigator.sendBeacon(url, form);
+        return Promise.resolve(null);
+      }
+      return api("POST", url, { state: leaseState, kind: kind })
+        .then((result) => (result.status === 200 && result.data ? result.data.held : null))
+        .catch(() => null);
+    }
+
     // ---------- Wiring ----------
     // handlers: answerOfKey (Map of lower-case key to answer), submit(answer), answerSelector
     // and answerOfButton(button) for clicks, undo(), loadNext(). Starts with loadNext().
@@ -342,8 +365,24 @@ window.JudgingCommon = (function () {
       $("undo-button").addEventListener("click", handlers.undo);
       els.retry.addEventListener("click", handlers.loadNext);
 
-      // A hidden tab is not time spent judging.
-      document.addEventListener("visibilitychange", () => { if (document.hidden) setPaused(true); });
+      // A hidden tab is not time spent judging, and its item should not keep others waiting: the
+      // lease shrinks while hidden and is renewed on return, unless the item went to someone
+      // else meanwhile (then the next one comes). A closed page gives its item back at once; one
+      // restored from the browser's cache asks for an item again.
+      document.addEventListener("visibilitychange", () => {
+        if (document.hidden) {
+          setPaused(true);
+          reportLease("idle");
+          return;
+        }
+        reportLease("active").then((held) => {
+          if (held !== false) return;
+          toast("This item went to someone else while the tab was hidden; here is the next one.", 4000);
+          handlers.loadNext();
+        });
+      });
+      window.addEventListener("pagehide", () => reportLease("left"));
+      window.addEventListener("pageshow", (event) => { if (event.persisted) handlers.loadNext(); });
 
       setInterval(renderTimer, 250);
       handlers.loadNext();
@@ -360,7 +399,8 @@ window.JudgingCommon = (function () {
   // The skip box (templates/labeling/_skip_form.html) of a judging session `page`: S opens it
   // (unless S is one of the page's `reserved` answer keys), 1-4 pick a reason, Enter skips, Esc
   // cancels. options: url(task), kind (the item kind the API expects), unit ("item", "pair"),
-  // loggedOut(result), loadNext(), onSkipped().
+  // each a value or a function of nothing (a page whose items change kind), reserved (keys the
+  // page's answers take), loggedOut(result), loadNext(), onSkipped().
   function skipBox(page, options) {
     const form = $("skip-form"), button = $("skip-button"), note = $("skip-note");
     const reasons = Array.from(form.querySelectorAll("input[name=reason]"));
@@ -383,13 +423,14 @@ window.JudgingCommon = (function () {
       const task = page.state.task;
       if (task === null || page.state.busy) return;
       const reason = form.querySelector("input[name=reason]:checked").value;
-      const body = { reason: reason, note: note.value.trim(), kind: options.kind };
+      const valueOf = (option) => (typeof option === "function" ? option() : option);
+      const body = { reason: reason, note: note.value.trim(), kind: valueOf(options.kind) };
       const result = await page.api("POST", options.url(task), body);
       if (options.loggedOut && options.loggedOut(result)) return;
       if (result.status === 200) {
         close();
         if (options.onSkipped) options.onSkipped();
-        page.toast("Skipped: someone else gets this " + options.unit + ".", 2500);
+        page.toast("Skipped: someone else gets this " + valueOf(options.unit) + ".", 2500);
         await options.loadNext();
       } else {
         page.toast("Could not skip: " + ((result.data && result.data.detail) || result.status), 3500);

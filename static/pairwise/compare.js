@@ -29,7 +29,19 @@
     $(side + "-doc").classList.remove("chosen");
   }
 
+  // On a phone one document shows at a time (pairwise.css): the switch picks which; a new pair
+  // starts with the left one.
+  const root = document.querySelector("main.judge");
+  const sideButtons = Array.from(document.querySelectorAll(".side-switch button"));
+  function showSide(side) {
+    root.dataset.side = side;
+    for (const button of sideButtons) button.setAttribute("aria-pressed", String(button.dataset.side === side));
+  }
+  for (const button of sideButtons) button.addEventListener("click", () => showSide(button.dataset.side));
+  showSide("left");
+
   function renderPair(pair) {
+    showSide("left");
     const topic = pair.topic || {};
     const terms = common.queryTerms(topic);
     page.renderTopic(topic);

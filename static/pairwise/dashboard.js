@@ -16,7 +16,7 @@
   function stamp(ok) {
     dot.classList.toggle("stale", !ok);
     dot.title = ok ? "live" : "not updated: the server did not answer";
-    updated.textContent = (ok ? "updated " : "stale since ") + new Date().toLocaleTimeString();
+    updated.textContent = (ok ? "updated " : "stale since ") + new Date().toLocaleTimeString([], { hourCycle: "h23" });
   }
 
   async function refresh() {

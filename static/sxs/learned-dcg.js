@@ -17,7 +17,7 @@
 
   function stamp(ok) {
     $("learned-dcg-dot").classList.toggle("stale", !ok);
-    $("learned-dcg-updated").textContent = (ok ? "updated " : "stale since ") + new Date().toLocaleTimeString();
+    $("learned-dcg-updated").textContent = (ok ? "updated " : "stale since ") + new Date().toLocaleTimeString([], { hourCycle: "h23" });
   }
 
   function legend(node, keys, extra) {
@@ -30,7 +30,9 @@
     if (extra) node.append(C.el("span", { class: "small muted", text: extra }));
   }
 
-  /** Lines over x with points; `series`: [{key, values, low?, high?, labelled?}]. */
+  /** Lines over x with points; `series`: [{key, values, low?, high?, labelled?}]. An interval
+      that reaches beyond `yRange` is cut at the axis and ends in an open arrow there (its whole
+      extent is in the point's tooltip). Returns how many intervals were cut. */
   function lineChart(node, xs, series, labels, yRange) {
     C.clear(node);
     const root = C.svg("svg", { viewBox: "0 0 " + WIDTH + " " + HEIGHT, class: "chart", role: "img", "aria-label": labels.aria });
@@ -40,6 +42,7 @@
     const y = C.scale(y0, y1, BOX.bottom, BOX.top);
     const xTicks = xs.length <= 12 ? xs : C.ticks(xs[0], xs[xs.length - 1], 6);
     C.axes(root, x, y, BOX, xTicks, C.ticks(y0, y1, 5), labels);
+    let cut = 0;
     for (const s of series) {
       const colour = COLOURS[s.key];
       const group = C.svg("g", { class: "series series-" + s.key });
@@ -49,7 +52,14 @@
         const value = s.values[i];
         if (!Number.isFinite(value)) return;
         if (s.low && Number.isFinite(s.low[i]) && Number.isFinite(s.high[i])) {
-          group.append(C.svg("line", { x1: x(xv), x2: x(xv), y1: y(s.low[i]), y2: y(s.high[i]), stroke: colour, "stroke-width": 1.4, class: "interval" }));
+          const low = Math.max(y0, s.low[i]), high = Math.min(y1, s.high[i]);
+          group.append(C.svg("line", { x1: x(xv), x2: x(xv), y1: y(low), y2: y(high), stroke: colour, "stroke-width": 1.4, class: "interval" }));
+          for (const [end, beyond, towards] of [[high, s.high[i] > y1, -1], [low, s.low[i] < y0, 1]]) {
+            if (!beyond) continue;
+            cut += 1;
+            const tip = y(end);
+            group.append(C.svg("polyline", { points: [[x(xv) - 4, tip - 5 * towards], [x(xv), tip], [x(xv) + 4, tip - 5 * towards]].map((p) => p.join(",")).join(" "), fill: "none", stroke: colour, "stroke-width": 1.4, class: "interval-cut" }));
+          }
         }
         const tip = labels.point(xv, i) + ": " + NAMES[s.key] + " " + C.fmt(value, 3) + (s.low ? " " + C.fmtInterval([s.low[i], s.high[i]]) : "");
         group.append(C.titled(C.svg("circle", { cx: x(xv), cy: y(value), r: s.key === "learned" ? 3.6 : 2.6, fill: colour, "data-value": value }), tip));
@@ -61,6 +71,18 @@
       root.append(group);
     }
     node.append(root);
+    return cut;
+  }
+
+  /** The values' range with some room, never the intervals': a few wide bootstrap intervals
+      would squeeze the estimates into a line (they are cut at the axis instead). */
+  function valueRange(values, floor, ceiling) {
+    const finite = values.filter(Number.isFinite);
+    return [Math.min(floor, ...finite), Math.max(ceiling, ...finite) * 1.15];
+  }
+
+  function cutNote(cut) {
+    return cut ? " · " + cut + " interval end" + (cut === 1 ? "" : "s") + " beyond the chart (open arrows; hover a point for the whole interval): few answers, wide intervals" : "";
   }
 
   function heatmap(node, table, gradeNames) {
@@ -132,14 +154,14 @@
       return;
     }
     $("learned-dcg-status").textContent =
-      "Learned from " + data.answers + " answers (" + data.pairs + " with a direction, " + data.ties + " about the same) on " + new Date(data.fitted_at).toLocaleString() + "; refitted as answers arrive.";
+      "Learned from " + data.answers + " answers (" + data.pairs + " with a direction, " + data.ties + " about the same) on " + new Date(data.fitted_at).toLocaleString([], { hourCycle: "h23" }) + "; refitted as answers arrive.";
     $("learned-dcg-facts").textContent =
       "Held-out accuracy: learned " + C.percent(data.accuracy.learned) + ", DCG with gain 2^y−1 " + C.percent(data.accuracy.exp) + ", with gain y " + C.percent(data.accuracy.linear) + " · C = " + C.fmt(data.c, 3);
 
     const grades = data.grade_names.map((_, i) => i);
     const top = grades.length - 1;
     const gradeLabel = (g) => data.grade_names[g] || String(g);
-    lineChart(
+    const gainsCut = lineChart(
       $("learned-gains-chart"),
       grades,
       [
@@ -148,21 +170,22 @@
         { key: "learned", values: data.gains, low: data.gains_low, high: data.gains_high, labelled: true },
       ],
       { x: "grade (" + data.grade_names.join(", ") + ")", y: "gain (worst 0, best 1)", aria: "learned gains per grade", point: (g) => gradeLabel(g) },
-      [Math.min(0, ...data.gains_low.filter(Number.isFinite)), Math.max(1, ...data.gains_high.filter(Number.isFinite)) * 1.04]
+      valueRange(data.gains, 0, 1)
     );
-    legend($("learned-gains-legend"), ["learned", "exp", "linear"]);
+    legend($("learned-gains-legend"), ["learned", "exp", "linear"], cutNote(gainsCut).replace(/^ · /, ""));
 
     const positions = data.discounts.map((_, i) => i + 1);
-    lineChart(
+    const discountsCut = lineChart(
       $("learned-discounts-chart"),
       positions,
       [
         { key: "exp", values: positions.map((k) => 1 / Math.log2(1 + k)) },
         { key: "learned", values: data.discounts, low: data.discounts_low, high: data.discounts_high, labelled: positions.length <= 10 },
       ],
-      { x: "position", y: "discount (position 1 = 1)", aria: "learned discounts per position", point: (k) => "position " + k }
+      { x: "position", y: "discount (position 1 = 1)", aria: "learned discounts per position", point: (k) => "position " + k },
+      valueRange(data.discounts, 0, 1)
     );
-    legend($("learned-discounts-legend"), ["learned"], "dashed: 1/log2(1+k)");
+    legend($("learned-discounts-legend"), ["learned"], "dashed: 1/log2(1+k)" + cutNote(discountsCut));
 
     heatmap($("learned-heatmap"), data.transformed, data.grade_names);
     $("learned-sigma").textContent =

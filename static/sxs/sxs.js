@@ -12,11 +12,12 @@
   const page = common.session({
     config: config, answers: answers, render: renderItem, csrfFallback: "",
     onEmpty: () => { page.els.progressText.textContent = ""; },
+    itemKind: () => kind,
   });
   const els = {
     leftList: $("left-list"), rightList: $("right-list"), gradeDoc: $("grade-doc"),
     sxsAnswers: $("sxs-answers"), gradeAnswers: $("grade-answers"), extras: $("sxs-extras"),
-    comment: $("comment"), skipForm: $("skip-form"), skipReason: $("skip-reason"),
+    comment: $("comment"), commentLabel: $("comment-label"),
     progressBar: $("progress-bar"), campaignProgress: $("campaign-progress-text"),
   };
   const SXS_NAMES = {};
@@ -40,9 +41,12 @@
     title.className = "title";
     title.appendChild(common.highlighted(item.title || item.docno, terms));
     title.title = item.title || item.docno;
+    // The second line names where the result leads: its URL, else its docno (unless the docno
+    // already stands in for a missing title).
     const url = document.createElement("div");
     url.className = "url";
-    url.textContent = item.url || item.docno;
+    url.textContent = item.url || (item.title ? item.docno : "");
+    url.hidden = !url.textContent;
     const excerpt = document.createElement("p");
     excerpt.className = "excerpt";
     excerpt.appendChild(common.highlighted(item.excerpt || "", terms));
@@ -58,15 +62,16 @@
   }
 
   function showKind(next) {
+    if (next !== kind) skipBox.close();
     kind = next;
     const sxs = next === "sxs";
     els.leftList.hidden = !sxs;
     els.rightList.hidden = !sxs;
     els.sxsAnswers.hidden = !sxs;
-    els.extras.hidden = !sxs;
     els.gradeDoc.hidden = sxs;
     els.gradeAnswers.hidden = sxs;
-    if (!sxs) hideSkip();
+    // One box: a comment on a comparison, a note on a single document's grade.
+    els.commentLabel.textContent = sxs ? "Comment (optional)" : "Note on this grade (optional)";
   }
 
   function renderItem(item) {
@@ -131,14 +136,14 @@
     const comment = els.comment.value.trim();
     const body = kind === "sxs"
       ? (seconds) => ({ preference: answer.value, seconds: seconds, comment: comment })
-      : (seconds) => ({ grade: answer.value, seconds: seconds });
+      : (seconds) => (comment ? { grade: answer.value, seconds: seconds, note: comment } : { grade: answer.value, seconds: seconds });
     const sent = await page.answer(button, (task) => config.answer_url.replace("{task}", task), body);
     if (sent === null) return;
     const response = sent.result;
     if (response.status === 201 || response.status === 200) {
       const name = kind === "sxs" ? SXS_NAMES[answer.value] : config.grades[answer.value].name;
       page.saved(sent, name);
-      if (kind === "sxs") els.comment.value = "";
+      els.comment.value = "";
       await loadNext();
     } else if (response.status === 409) {
       page.toast((response.data && response.data.detail) || "This item is no longer yours; here is the next one.", 3500);
@@ -153,54 +158,32 @@
   }
 
   // ---------- Skip ----------
-  function showSkip() {
-    if (kind !== "sxs" || page.state.task === null) return;
-    els.skipForm.hidden = false;
-    els.skipReason.focus();
-  }
+  // The skip box every judge page shares: a comparison (kind "sxs") and a single document to
+  // grade (kind "grade") skip alike, through POST /api/tasks/{task}/skip/.
+  const skipBox = common.skipBox(page, {
+    url: (task) => config.skip_url.replace("{task}", task),
+    kind: () => kind,
+    unit: () => (kind === "sxs" ? "comparison" : "document"),
+    reserved: { has: (key) => kind === "grade" && GRADE_OF_KEY.has(key) },
+    loadNext: loadNext,
+    onSkipped: () => { els.comment.value = ""; },
+  });
+  els.comment.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") { event.preventDefault(); els.comment.blur(); }
+  });
 
-  function hideSkip() {
-    els.skipForm.hidden = true;
-    els.skipReason.value = "";
-  }
-
-  async function skip(event) {
-    event.preventDefault();
-    const reason = els.skipReason.value.trim();
-    if (!reason) { page.toast("Say why you skip, please.", 2000); return; }
-    const task = page.state.task;
-    const response = await page.api("POST", config.skip_url.replace("{task}", task), { reason: reason });
-    if (response.status === 204) {
-      hideSkip();
-      page.toast("Skipped: another assessor gets this comparison.", 2500);
-      await loadNext();
-    } else {
-      page.toast("Could not skip: " + ((response.data && response.data.detail) || response.status), 3500);
-    }
-  }
-
-  $("skip-button").addEventListener("click", showSkip);
-  $("skip-cancel").addEventListener("click", hideSkip);
-  els.skipForm.addEventListener("submit", skip);
-  for (const input of [els.comment, els.skipReason]) {
-    input.addEventListener("keydown", (event) => {
-      if (event.key === "Escape") { event.preventDefault(); input.blur(); if (input === els.skipReason) hideSkip(); }
-    });
-  }
-
-  // Shift+arrows ("much better"), C (comment) and S (skip) are read before the shared handler,
-  // which sees a key without its Shift.
+  // Shift+arrows ("much better") and C / N (the comment or note box) are read before the shared
+  // handler, which sees a key without its Shift; a campaign's own grade keys win on a document.
   window.addEventListener("keydown", (event) => {
     const target = event.target;
-    if (event.altKey || event.metaKey || event.ctrlKey || event.repeat) return;
+    if (event.altKey || event.metaKey || event.ctrlKey || event.repeat || skipBox.isOpen()) return;
     if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
-    if (!page.els.help.hidden || kind !== "sxs") return;
+    if (!page.els.help.hidden || kind === null) return;
     const key = event.key.toLowerCase();
     let handled = true;
-    if (event.shiftKey && key === "arrowleft") submit({ kind: "sxs", value: -2 });
-    else if (event.shiftKey && key === "arrowright") submit({ kind: "sxs", value: 2 });
-    else if (key === "c") els.comment.focus();
-    else if (key === "s") showSkip();
+    if (kind === "sxs" && event.shiftKey && key === "arrowleft") submit({ kind: "sxs", value: -2 });
+    else if (kind === "sxs" && event.shiftKey && key === "arrowright") submit({ kind: "sxs", value: 2 });
+    else if ((key === "c" || key === "n") && !(kind === "grade" && GRADE_OF_KEY.has(key))) els.comment.focus();
     else handled = false;
     if (handled) { event.preventDefault(); event.stopImmediatePropagation(); }
   }, true);

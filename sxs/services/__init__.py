@@ -1,7 +1,16 @@
 """Writes: every state change of side-by-side judging goes through one of these functions."""
 
 from labeling.leases import LeaseConflict, UndoNotAllowed
-from sxs.services.judging import MAX_SECONDS, PREFERENCES, Item, sxs_answer, sxs_next, sxs_skip, sxs_undo
+from sxs.services.judging import (
+    MAX_SECONDS,
+    PREFERENCES,
+    Item,
+    sxs_answer,
+    sxs_lease_hold,
+    sxs_next,
+    sxs_skip,
+    sxs_undo,
+)
 from sxs.services.learning import learned_dcg_apply, sxs_refit
 from sxs.services.setup import SETTING_FIELDS, sxs_configure, sxs_prepare
 
@@ -18,6 +27,7 @@ __all__ = [
     "sxs_next",
     "sxs_prepare",
     "sxs_refit",
+    "sxs_lease_hold",
     "sxs_skip",
     "sxs_undo",
 ]

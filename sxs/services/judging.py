@@ -25,17 +25,19 @@ from labeling.leases import (
     UndoNotAllowed,
     lease_claim,
     lease_close,
+    lease_hold,
     lease_renew,
     lease_reopen,
     lease_return,
     unanswered_claimable,
 )
-from labeling.models import Campaign, Judgment, Task
+from labeling.models import Campaign, Judgment, Skip, Task
 from labeling.selectors import task_active_for_assessor
 from labeling.services import judgment_undo
 from labeling.services.refresh import refresh_request
+from labeling.services.skips import skip_checked, skipped_by
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
-from sxs.selectors import GRADE_DRAW_STRATEGY, sxs_settings_get
+from sxs.selectors import GRADE_DRAW_STRATEGY, ITEM_KIND, sxs_settings_get
 from sxs.services.selection import Candidate, choose
 from sxs.services.setup import seed_for, sxs_prepare
 
@@ -78,7 +80,8 @@ def _held_grade_task(campaign: Campaign, assessor: AbstractBaseUser, now: dateti
 
 
 def _grade_task_for(task: SxsTask, assessor: AbstractBaseUser, now: datetime) -> Task | None:
-    """Claim an open grade task for a document of this task's lists, if one is left."""
+    """Claim an open grade task for a document of this task's lists, if one is left (never one
+    the assessor skipped: the comparison then comes without that grade, which someone else gives)."""
     documents = {*task.documents_a, *task.documents_b}
     claimable = unanswered_claimable(now)
     candidates = (
@@ -89,6 +92,7 @@ def _grade_task_for(task: SxsTask, assessor: AbstractBaseUser, now: datetime) ->
             draw__strategy=GRADE_DRAW_STRATEGY,
         )
         .filter(claimable)
+        .exclude(skipped_by(task.campaign_id, assessor))
         .order_by("order", "id")
         .values_list("pk", flat=True)[:20]
     )
@@ -234,23 +238,50 @@ def sxs_answer(
 
 @transaction.atomic
 def sxs_skip(
-    *, task: SxsTask, assessor: AbstractBaseUser, reason: str, now: datetime | None = None
-) -> SxsSkip:
-    """Pass a held task on: it goes back to the pool for someone else (never to this assessor
-    again) and the skip is recorded with its reason."""
+    *, task: SxsTask, assessor: AbstractBaseUser, reason: str, note: str = "", now: datetime | None = None
+) -> Skip:
+    """Pass a held task on with a reason (one of `labeling.models.Skip.Reason`) and a note: it goes
+    back to the pool for someone else (never to this assessor again). Recorded as the core's
+    `Skip` of kind "sxs" (the skip counts, the skips export) and as the mode's `SxsSkip`."""
+    reason, note = skip_checked(reason, note)
     now = now or timezone.now()
-    reason = reason.strip()
-    if not reason:
-        raise ValueError("say why you skip (a reason is required)")
     locked = SxsTask.objects.select_for_update().get(pk=task.pk)
     held = locked.assessor_id == assessor.pk and locked.answered_at is None
     if not held or locked.lease_expires_at is None or locked.lease_expires_at < now:
         raise LeaseConflict("you do not hold this task (answered, expired or someone else's)")
-    skip = SxsSkip.objects.create(
-        campaign_id=locked.campaign_id, task=locked, assessor=assessor, reason=reason[:500]
+    label = Skip.Reason(reason).label
+    SxsSkip.objects.create(
+        campaign_id=locked.campaign_id,
+        task=locked,
+        assessor=assessor,
+        reason=(f"{label}: {note}" if note else label)[:500],
     )
     lease_return(SxsTask, locked.pk, selection_rule="", propensity=None, margin=None)
-    return skip
+    return Skip.objects.create(
+        campaign_id=locked.campaign_id,
+        assessor=assessor,
+        kind=ITEM_KIND,
+        unit=locked.pk,
+        topic_id=locked.topic_id,
+        reason=reason,
+        note=note,
+    )
+
+
+def sxs_lease_hold(*, task: SxsTask, assessor: AbstractBaseUser, state: str) -> bool:
+    """The holder's page is active, idle or left (`labeling.leases.lease_hold`); a left task goes
+    back to the pool as a skipped one does, with its selection cleared."""
+    return lease_hold(
+        SxsTask,
+        task.pk,
+        assessor,
+        state,
+        task.campaign.lease_seconds,
+        timezone.now(),
+        selection_rule="",
+        propensity=None,
+        margin=None,
+    )
 
 
 @transaction.atomic

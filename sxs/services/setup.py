@@ -18,6 +18,7 @@ from sxs.selectors import GRADE_DRAW_STRATEGY, MODE_NAME, compared_systems, know
 
 SETTING_FIELDS = ("k", "unjudged", "selection", "random_start")
 MAX_K = 20
+MAX_RANDOM_START = 100_000
 
 
 def seed_for(campaign: Campaign, *parts: int) -> int:
@@ -32,8 +33,8 @@ def _checked(settings: SxsSettings) -> None:
         raise ValueError(f"unjudged must be one of {', '.join(SxsSettings.Unjudged.values)}")
     if settings.selection not in SxsSettings.Selection.values:
         raise ValueError(f"selection must be one of {', '.join(SxsSettings.Selection.values)}")
-    if settings.random_start < 0:
-        raise ValueError("random_start must be at least 0")
+    if not 0 <= settings.random_start <= MAX_RANDOM_START:
+        raise ValueError(f"random_start must be from 0 to {MAX_RANDOM_START}, got {settings.random_start}")
 
 
 @transaction.atomic

@@ -82,3 +82,20 @@ def test_the_dark_theme_follows_the_system(browser_page: Any, live_server: Any, 
     assert light != dark
     red, green, blue = (int(part) for part in dark[dark.index("(") + 1 : -1].split(",")[:3])
     assert red + green + blue < 150, dark
+
+
+def test_dashboards_print_24_hour_times_as_every_other_page(
+    browser_page: Any, live_server: Any, demo: dict[str, int]
+) -> None:
+    import re
+
+    page = browser_page
+    _log_in(page, live_server.url, "demo-coordinator")
+    page.goto(f"{live_server.url}/campaigns/{demo['graded']}/dashboard/")
+    page.wait_for_function("document.getElementById('updated').textContent.startsWith('updated')")
+    updated = page.locator("#updated").inner_text()
+    assert re.search(r"\b\d{2}:\d{2}:\d{2}\b", updated) and not re.search(r"\b[AP]M\b", updated), updated
+    page.wait_for_function("document.body.innerText.includes('Last refit')")
+    body = page.locator("body").inner_text()
+    refit = body[body.index("Last refit") :][:80]
+    assert re.search(r"\d{2}:\d{2}:\d{2}", refit) and not re.search(r"\b[AP]M\b", refit), refit

@@ -156,3 +156,38 @@ def test_it_answers_three_comparisons_with_the_keyboard(
     page.wait_for_timeout(200)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=str(screenshot_dir / "sxs-phone.png"), full_page=True)
+
+
+def test_lists_without_uploaded_documents_name_each_result_once(
+    browser_page: Any, live_server: Any, people: dict[str, AbstractBaseUser]
+) -> None:
+    campaign = services.campaign_create(
+        creator=people["coordinator"],
+        name="Bare lists",
+        metric="DCG@3",
+        budget=10,
+        judging_mode="sxs",
+        mode_settings={"k": 3, "unjudged": "zero"},
+        seed=5,
+    )
+    runs = [
+        (
+            f"{name}.run",
+            io.BytesIO(
+                "".join(f"601 Q0 D{n} {r} {9 - r}.0 {name}\n" for r, n in enumerate(order, 1)).encode()
+            ),
+        )
+        for name, order in (("north", (1, 2, 3)), ("south", (3, 4, 5)))
+    ]
+    services.runs_import(campaign=campaign, files=runs)
+    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    services.campaign_start(campaign=campaign)
+    page = browser_page
+    log_in(page, live_server.url, "alice", f"/judge/{campaign.pk}/")
+    page.wait_for_function("document.getElementById('item').dataset.kind === 'sxs'")
+    rows = page.locator("#left-results li").all_inner_texts()
+    assert len(rows) == 3
+    for text in rows:
+        docno = next(word for word in text.split() if word.startswith("D"))
+        assert text.count(docno) == 1, text
+    assert page.locator("h2#topic-title").inner_text() == "601"

@@ -110,6 +110,7 @@ def test_it_takes_labels_from_a_qrels_file(tmp_path: Path, capsys: pytest.Captur
         (["--budget", "-1"], None, "--budget must be >= 0"),
         (["--scores", "SCORES"], None, "scores.tsv:1: query 9 document nope is not in the pool"),
         (["--strategy", "random_d", "--draw"], None, "draw applies"),
+        (["--strategy", "random_d"], "-1 qid:1 1:0.5 # docid = a\n", "give --max-grade"),
     ],
 )
 def test_it_exits_2_on_bad_input(
@@ -153,3 +154,20 @@ def test_it_runs_as_a_module(tmp_path: Path) -> None:
         check=False,
     )
     assert missing.returncode == 2 and "none.txt: cannot read" in missing.stderr
+
+
+def test_it_exits_quietly_when_its_reader_stops_early(tmp_path: Path) -> None:
+    # Far more output than a pipe buffers (64 KiB), so the writer meets the closed pipe.
+    pool = tmp_path / "big.svmlight"
+    pool.write_text(
+        "".join(f"-1 qid:{q} 1:0.5 # docid = document-{q}-{d}\n" for q in range(4000) for d in range(10))
+    )
+    command = [sys.executable, "-m", "estimation", "select-training", str(pool), "--strategy", "random_d"]
+    piped = subprocess.run(
+        ["/bin/sh", "-c", " ".join(command) + " --budget 40000 --max-grade 2 | head -n 1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert piped.stdout.startswith("# select-training") and piped.stdout.count("\n") == 1
+    assert "Traceback" not in piped.stderr and "BrokenPipeError" not in piped.stderr, piped.stderr

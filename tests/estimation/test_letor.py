@@ -68,6 +68,10 @@ def test_it_fixes_the_width_when_told(tmp_path: Path) -> None:
         ("1 qid:1 0:1\n", 1, "below 1"),
         ("1 qid:1 1:1 1:2\n", 1, "appears twice"),
         ("1 qid:1 1:nan\n", 1, "not finite"),
+        ("1 qid:1 1000000000000:1\n", 1, "feature index 1000000000000 is above 10000"),
+        ("1 qid:1 9223372036854775808:1\n", 1, "is above 10000"),
+        ("1 qid:1 1:1e39\n", 1, "beyond float32's range"),
+        ("1 qid:1 1:-1e39\n", 1, "beyond float32's range"),
         ("1 qid:1 1:1 # docid\n", 1, "'docid' without"),
         ("1 qid:1 1:1\n1 qid:2 1:1\n1 qid:1 1:1\n", 3, "query 1 appears in two separate blocks"),
         (

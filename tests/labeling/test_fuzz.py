@@ -12,6 +12,7 @@ import io
 import json
 import re
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
@@ -82,6 +83,9 @@ _json = st.recursive(
 _json_object = st.dictionaries(
     st.sampled_from(
         ["id", "qid", "docno", "title", "text", "url", "length", "description", "narrative", "name", "x"]
+        # The fields of the API's own bodies, so examples reach the serializers' type checks.
+        + ["grade", "preference", "note", "archived", "k", "mode", "goal_k", "budgets", "repetitions"]
+        + ["state", "kind", "reason", "budget", "pool_depth"]
     ),
     _json,
     max_size=6,
@@ -182,7 +186,7 @@ def test_it_never_answers_500_to_a_generated_file_and_stores_nothing_when_it_ref
 
 
 def _api_routes() -> list[str]:
-    """Every /api/ route of the URL conf, its converters left in (e.g. <int:campaign_id>)."""
+    """Every /api/ route of the URL conf, its converters left in (e.g. <id:campaign_id>)."""
     found: list[str] = []
 
     def walk(patterns: list, prefix: str) -> None:  # noqa: ANN001
@@ -199,8 +203,8 @@ def _api_routes() -> list[str]:
 
 def test_it_walks_every_api_route() -> None:
     routes = _api_routes()
-    assert "/api/tasks/<int:task_id>/answer/" in routes
-    assert "/api/campaigns/<int:campaign_id>/" in routes
+    assert "/api/tasks/<id:task_id>/answer/" in routes
+    assert "/api/campaigns/<id:campaign_id>/" in routes
     assert len(routes) > 20
 
 
@@ -232,5 +236,96 @@ def test_it_never_answers_500_to_a_generated_json_body_on_any_endpoint(
         assert response.status_code < 500, (method, route, body, response.status_code, response.content[:300])
         if response.status_code >= 400:
             assert (Campaign.objects.count(), Judgment.objects.count()) == (campaigns, judgments)
+
+    check()
+
+
+# Path ids and query values no database key holds, NUL characters, words where numbers go.
+_HUGE_ID = "99999999999999999999"
+_query_value = st.sampled_from(
+    ["", "1", "-1", _HUGE_ID, "999999999999999999", "\x00", "a\x00b", "x" * 300, "1e999"]
+)
+
+
+@pytest.mark.parametrize("persona", ["admin", "assessor"])
+def test_it_never_answers_500_to_an_id_or_a_query_no_database_holds(
+    persona: str,
+    campaign: Campaign,
+    admin: AbstractBaseUser,
+    assessor: AbstractBaseUser,
+    api: Callable[..., APIClient],
+) -> None:
+    client = {"admin": api(admin), "assessor": api(assessor)}[persona]
+    routes = _api_routes()
+
+    @settings(FUZZ, max_examples=120)
+    @given(
+        route=st.sampled_from(routes),
+        method=st.sampled_from(["get", "post"]),
+        path_id=st.sampled_from([_HUGE_ID, "999999999999999999", str(campaign.pk)]),
+        query=st.dictionaries(
+            st.sampled_from(["campaign", "page", "search", "after", "status", "q", "next"]),
+            _query_value,
+            max_size=3,
+        ),
+    )
+    def check(route: str, method: str, path_id: str, query: dict[str, str]) -> None:
+        path = re.sub(r"<(?:\w+:)?(\w+)>", path_id, route)
+        judgments = Judgment.objects.count()
+        if method == "get":
+            response = client.get(path, query)
+        else:
+            response = client.post(path + "?" + urlencode(query), {}, format="json")
+        assert response.status_code < 500, (method, path, query, response.status_code, response.content[:300])
+        if response.status_code >= 400:
+            assert Judgment.objects.count() == judgments
+
+    check()
+
+
+_feature_index = st.sampled_from(
+    ["1", "2", "0", "-3", "10001", "1000000000000", "9223372036854775808", "²", "x"]
+)
+_feature_value = st.sampled_from(["0.5", "1e39", "-1e39", "nan", "inf", "", "1"])
+
+
+@st.composite
+def _letor_file(draw: st.DrawFn) -> bytes:
+    """LETOR / SVMlight rows near the format: grades, qids and features awkward and plain."""
+    lines = []
+    for _ in range(draw(st.integers(0, 5))):
+        grade = draw(st.sampled_from(["0", "1", "2", "-1", "x", "1.5", "9" * 25, ""]))
+        qid = draw(st.sampled_from(["q1", "q2", "", "q" * 300, "é", "\x00"]))
+        features = " ".join(
+            f"{draw(_feature_index)}:{draw(_feature_value)}" for _ in range(draw(st.integers(0, 3)))
+        )
+        docid = draw(
+            st.sampled_from(["", " # docid = d1", " # docid = d2", " # docid = " + "d" * 500, " # docid"])
+        )
+        lines.append(f"{grade} qid:{qid} {features}{docid}".strip() + draw(_ending))
+    return _bytes(draw, "".join(lines))
+
+
+def test_it_never_answers_500_to_a_generated_feature_pool_and_stores_nothing_when_it_refuses(
+    coordinator: AbstractBaseUser, api: Callable[..., APIClient]
+) -> None:
+    from labeling import services
+    from training.models import TrainingPool
+
+    campaign = services.campaign_create(
+        creator=coordinator, name="ltr", grades=["Bad", "Fair", "Good"], budget=5, judging_mode="training"
+    )
+    client = api(coordinator)
+
+    @FUZZ
+    @given(data=_letor_file())
+    def check(data: bytes) -> None:
+        TrainingPool.objects.filter(campaign=campaign).delete()
+        body = {"file": io.BytesIO(data)}
+        body["file"].name = "pool.txt"  # type: ignore[attr-defined]
+        response = client.post(f"/api/campaigns/{campaign.pk}/training/features/", body, format="multipart")
+        assert response.status_code < 500, (response.status_code, data[:200], response.content[:300])
+        if response.status_code >= 400:
+            assert not TrainingPool.objects.filter(campaign=campaign).exists()
 
     check()

@@ -84,3 +84,44 @@ def test_it_renews_only_a_lease_its_holder_still_holds(
     assert not lease_renew(Task, task.pk, later + timedelta(seconds=5), 60, alices)
     task.refresh_from_db()
     assert task.assessor_id == second_assessor.pk and task.lease_expires_at == later + timedelta(seconds=60)
+
+
+def test_a_hidden_page_keeps_its_item_briefly_and_a_closed_one_gives_it_back(
+    campaign: Campaign,
+    assessor: AbstractBaseUser,
+    second_assessor: AbstractBaseUser,
+    outsider: AbstractBaseUser,
+    api: object,
+    settings: object,
+) -> None:
+    settings.LABELING_IDLE_LEASE_SECONDS = 90  # type: ignore[attr-defined]
+    client = api(assessor)  # type: ignore[operator]
+    task = client.get(f"/api/campaigns/{campaign.pk}/next/").json()["task"]
+    url = f"/api/tasks/{task}/lease/"
+
+    def expires_in() -> float:
+        expiry = Task.objects.get(pk=task).lease_expires_at
+        return (expiry - timezone.now()).total_seconds()
+
+    idle = client.post(url, {"state": "idle"}, format="json")
+    assert idle.status_code == 200 and idle.json() == {"task": task, "state": "idle", "held": True}
+    assert 80 < expires_in() <= 90
+    assert client.post(url, {"state": "active"}, format="json").json()["held"] is True
+    assert campaign.lease_seconds - 10 < expires_in() <= campaign.lease_seconds
+    # Someone else's report changes nothing; an outsider does not learn the item exists.
+    assert api(second_assessor).post(url, {"state": "left"}, format="json").json()["held"] is False  # type: ignore[operator]
+    assert api(outsider).post(url, {"state": "left"}, format="json").status_code == 404  # type: ignore[operator]
+    assert Task.objects.get(pk=task).assessor_id == assessor.pk
+    assert client.post(url, {"state": "asleep"}, format="json").status_code == 400
+    # A closed page: navigator.sendBeacon posts a form with the CSRF token.
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(assessor)
+    page = browser.get(f"/judge/{campaign.pk}/")
+    token = page.cookies["csrftoken"].value
+    left = browser.post(url, {"state": "left", "kind": "grade", "csrfmiddlewaretoken": token})
+    assert left.status_code == 200 and left.json()["held"] is True
+    returned = Task.objects.get(pk=task)
+    assert returned.assessor_id is None and returned.lease_expires_at is None
+    assert api(second_assessor).get(f"/api/campaigns/{campaign.pk}/next/").json()["task"] == task  # type: ignore[operator]

@@ -138,3 +138,37 @@ def test_start_asks_for_confirmation_while_problems_are_listed(
     assert draft_campaign.status == Campaign.Status.RUNNING
     running = client.get(reverse("labeling:campaign_detail", args=[draft_campaign.pk]))
     assert b'id="preflight"' not in running.content
+
+
+@pytest.mark.parametrize(
+    ("mode", "refusal"),
+    [
+        ("graded", "import runs first"),
+        ("pairwise", "import runs first"),
+        ("sxs", "import two or more runs first"),
+        ("training", "upload the feature pool first"),
+    ],
+)
+def test_it_lists_why_start_would_refuse_an_empty_campaign_in_every_mode(
+    api: Callable, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, mode: str, refusal: str
+) -> None:
+    empty = services.campaign_create(creator=coordinator, name="empty", budget=10, judging_mode=mode)
+    services.campaign_assessors_assign(campaign=empty, usernames=["alice"])
+    body = api(coordinator).get(f"/api/campaigns/{empty.pk}/preflight/").json()
+    assert body["ready"] is False
+    first = body["problems"][0]
+    assert first["kind"] == "cannot_start" and first["blocking"] is True and refusal in first["message"]
+    start = api(coordinator).post(f"/api/campaigns/{empty.pk}/start/")
+    assert start.status_code == 409 and refusal in start.json()["detail"]
+
+
+def test_the_page_does_not_offer_to_start_anyway_what_start_refuses(coordinator: AbstractBaseUser) -> None:
+    empty = services.campaign_create(creator=coordinator, name="empty", budget=10)
+    client = Client()
+    client.force_login(coordinator)
+    detail = client.get(reverse("labeling:campaign_detail", args=[empty.pk])).content.decode()
+    assert 'data-kind="cannot_start"' in detail and "Start is refused until then" in detail
+    answer = client.post(reverse("labeling:campaign_start", args=[empty.pk]), follow=True).content.decode()
+    assert "start-anyway" not in answer and "import runs first" in answer
+    empty.refresh_from_db()
+    assert empty.status == Campaign.Status.DRAFT

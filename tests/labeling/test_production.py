@@ -119,3 +119,46 @@ def test_the_admin_lists_title_excerpts_not_whole_texts(coordinator: AbstractBas
         assert response.status_code == 200
         assert b"title-xxx" in response.content and long_title.encode() not in response.content
         assert len(response.content) < 40_000
+
+
+def test_without_production_or_debug_it_runs_without_debug_on_a_key_of_its_own(tmp_path: Path) -> None:
+    read = "import config.settings as s; print(s.DEBUG, s.SECRET_KEY)"
+    first = _start(read, VAR_DIR=str(tmp_path))
+    again = _start(read, VAR_DIR=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    debug, key = first.stdout.split()
+    assert debug == "False" and refuse_weak_secret_key(key) == key
+    assert again.stdout == first.stdout, "the installation keeps its key across restarts"
+    assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
+    other = _start(read, VAR_DIR=str(tmp_path / "elsewhere"))
+    assert other.stdout.split()[1] != key, "every installation makes its own"
+    asked = _start(read, VAR_DIR=str(tmp_path), DEBUG="1")
+    assert asked.stdout.split()[0] == "True"
+
+
+def test_a_weak_key_is_refused_outside_production_too(tmp_path: Path) -> None:
+    weak = _start("import config.settings", VAR_DIR=str(tmp_path), SECRET_KEY=DEV_SECRET_KEY)
+    assert weak.returncode != 0 and "published development key" in weak.stderr
+
+
+def test_make_run_listens_where_host_and_port_say() -> None:
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    dry = subprocess.run(
+        ["make", "-n", "-W", ".venv/.installed", "run", "PORT=8731", "HOST=0.0.0.0"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "serve_with_worker 0.0.0.0:8731" in dry.stdout, dry.stdout + dry.stderr
+    dev = subprocess.run(
+        ["make", "-n", "-W", ".venv/.installed", "dev"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "DEBUG=1" in dev.stdout and "--dev 127.0.0.1:8000" in dev.stdout

@@ -169,3 +169,15 @@ def test_an_item_every_assessor_skipped_is_named_on_the_pages_until_someone_judg
     assert (
         'id="skipped-by-everyone"' not in api(coordinator).get(f"/campaigns/{campaign.pk}/").content.decode()
     )
+
+
+def test_an_outsider_skipping_an_item_gets_404_as_for_an_answer(
+    api: Callable, campaign: Campaign, assessor: AbstractBaseUser, outsider: AbstractBaseUser
+) -> None:
+    task = api(assessor).get(f"/api/campaigns/{campaign.pk}/next/").json()["task"]
+    answer = api(outsider).post(f"/api/tasks/{task}/answer/", {"grade": 1}, format="json")
+    skip = api(outsider).post(f"/api/tasks/{task}/skip/", {"reason": "other"}, format="json")
+    assert (answer.status_code, skip.status_code) == (404, 404)
+    assert "not hold" not in skip.content.decode()
+    missing = api(assessor).post("/api/tasks/99999999/skip/", {"reason": "other"}, format="json")
+    assert missing.status_code == 404

@@ -33,7 +33,7 @@ def test_answers_and_undo_ask_for_the_refresh_that_records_the_progress(
     assert CampaignProgress.objects.get(campaign=topk_campaign).judgments == 3
     listing = api(coordinator).get("/campaigns/").content.decode()
     row = listing.split(f'data-campaign="{topk_campaign.pk}"')[1].split("</tr>")[0]
-    assert '<td class="num">3</td>' in row
+    assert '<td class="num" data-label="Judged">3</td>' in row
 
     refresh.refresh_started(topk_campaign.pk)
     with django_capture_on_commit_callbacks(execute=True):

@@ -76,3 +76,17 @@ def test_a_top_k_skip_hands_the_list_on_to_be_continued_where_it_stopped(
         PairTask.objects.get(pk=pending["task"]).left_id,
         PairTask.objects.get(pk=pending["task"]).right_id,
     }, "the pending comparison of the sort, not a fresh start"
+
+
+def test_an_outsider_skipping_a_pair_gets_404_as_for_an_answer(
+    make_campaign: Callable[..., Campaign],
+    assessor: AbstractBaseUser,
+    outsider: AbstractBaseUser,
+    api: Callable,
+) -> None:
+    campaign = make_campaign(mode="pairwise", pairs_per_topic=3)
+    task = api(assessor).get(f"/api/campaigns/{campaign.pk}/next/").json()["task"]
+    answer = api(outsider).post(f"/api/tasks/{task}/answer/", {"outcome": "left"}, format="json")
+    skip = api(outsider).post(f"/api/tasks/{task}/skip/", {"reason": "other", "kind": "pair"}, format="json")
+    assert (answer.status_code, skip.status_code) == (404, 404)
+    assert PairTask.objects.get(pk=task).assessor_id == assessor.pk

@@ -263,3 +263,66 @@ def test_the_core_skip_route_skips_a_comparison_with_a_reason(
     assert SxsSkip.objects.get().reason == "Not sure: both pages equal"
     assert Skip.objects.get().kind == "sxs"
     assert next_comparison(api(assessor), sxs_campaign)["task"] != item["task"]
+
+
+def test_it_takes_the_preference_as_a_json_number_only(
+    sxs_campaign: Campaign, assessor: AbstractBaseUser, api: Client
+) -> None:
+    client = api(assessor)
+    item = next_comparison(client, sxs_campaign)
+    url = f"/api/tasks/{item['task']}/answer/"
+    refused = client.post(url, {"preference": "2"}, format="json")
+    assert refused.status_code == 400
+    assert refused.json() == {"preference": ["expected a number, not a string"]}
+    assert not SxsAnswer.objects.exists()
+    assert client.post(url, {"preference": 2}, format="json").status_code == 201
+
+
+def test_the_page_s_skip_route_records_the_skip_the_export_lists(
+    sxs_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Client
+) -> None:
+    import csv
+
+    item = next_comparison(api(assessor), sxs_campaign)
+    url = f"/api/campaigns/{sxs_campaign.pk}/sxs/tasks/{item['task']}/skip/"
+    assert api(assessor).post(url, {"reason": "cannot tell"}, format="json").status_code == 204
+    export = api(coordinator).get(f"/api/campaigns/{sxs_campaign.pk}/export/skips.csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode())))
+    assert [(row["kind"], row["task"], row["reason"], row["note"]) for row in rows] == [
+        ("sxs", str(item["task"]), "other", "cannot tell")
+    ]
+
+
+@pytest.mark.parametrize("route", ["core", "sxs"])
+def test_an_outsider_skipping_a_comparison_gets_404_as_for_an_answer(
+    sxs_campaign: Campaign, assessor: AbstractBaseUser, outsider: AbstractBaseUser, api: Client, route: str
+) -> None:
+    item = next_comparison(api(assessor), sxs_campaign)
+    answer = api(outsider).post(f"/api/tasks/{item['task']}/answer/", {"preference": 1}, format="json")
+    if route == "core":
+        url, body = f"/api/tasks/{item['task']}/skip/", {"reason": "other", "kind": "sxs"}
+    else:
+        url, body = f"/api/campaigns/{sxs_campaign.pk}/sxs/tasks/{item['task']}/skip/", {"reason": "x"}
+    skip = api(outsider).post(url, body, format="json")
+    assert (answer.status_code, skip.status_code) == (404, 404)
+
+
+def test_a_skipped_single_document_never_comes_back_to_its_skipper(
+    make_sxs: Callable[..., Campaign], assessor: AbstractBaseUser, api: Client
+) -> None:
+    from labeling.models import Skip
+
+    campaign = make_sxs(qrels=False)
+    client = api(assessor)
+    first = client.get(f"/api/campaigns/{campaign.pk}/next/").json()
+    assert first["kind"] == "grade"
+    body = {"reason": "not_sure", "note": "cannot tell", "kind": "grade"}
+    assert client.post(f"/api/tasks/{first['task']}/skip/", body, format="json").status_code == 200
+    assert Skip.objects.get().kind == "grade"
+    seen = []
+    while (item := client.get(f"/api/campaigns/{campaign.pk}/next/")).status_code == 200:
+        item = item.json()
+        seen.append(item["task"] if item["kind"] == "grade" else None)
+        answer = {"grade": 1} if item["kind"] == "grade" else {"preference": 0}
+        assert client.post(f"/api/tasks/{item['task']}/answer/", answer, format="json").status_code == 201
+    assert seen and first["task"] not in seen

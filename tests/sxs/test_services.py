@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from labeling import services as labeling_services
-from labeling.models import Campaign, Judgment, Task
+from labeling.models import Campaign, Judgment, Skip, Task
 from sxs import services
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
 from sxs.selectors import preference_data, side_bias, task_lists
@@ -171,8 +171,15 @@ def test_it_puts_a_skipped_task_back_for_someone_else(
     task = answer_grades_first(sxs_campaign, assessor).sxs
     with pytest.raises(ValueError, match="reason"):
         services.sxs_skip(task=task, assessor=assessor, reason=" ")
-    services.sxs_skip(task=task, assessor=assessor, reason="unclear query")
-    assert SxsSkip.objects.get().reason == "unclear query"
+    services.sxs_skip(task=task, assessor=assessor, reason="other", note="unclear query")
+    assert SxsSkip.objects.get().reason == "Other: unclear query"
+    recorded = Skip.objects.get()
+    assert (recorded.kind, recorded.unit, recorded.reason, recorded.note) == (
+        "sxs",
+        task.pk,
+        "other",
+        "unclear query",
+    )
     task.refresh_from_db()
     assert task.assessor_id is None and task.selection_rule == ""
     seen = []

@@ -299,3 +299,76 @@ def test_the_settings_button_leads_to_the_form_which_is_fixed_once_started(
     assert (
         'name="round_size"' in started and "disabled" in started.split('name="round_size"')[1].split(">")[0]
     )
+
+
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        ("0 qid:a 1000000000000:1 # docid = x\n", "feature index 1000000000000 is above"),
+        ("0 qid:a 9223372036854775808:1 # docid = x\n", "feature index 9223372036854775808 is above"),
+        ("0 qid:a 1:1e39 # docid = x\n", "beyond float32's range"),
+        ("0 qid:" + "q" * 300 + " 1:1 # docid = x\n", "qid longer than 64 characters"),
+        ("0 qid:a 1:1 # docid = " + "d" * 500 + "\n", "docid longer than 200 characters"),
+    ],
+)
+def test_a_pool_follows_the_rule_of_every_upload(
+    coordinator: AbstractBaseUser,
+    api: Callable,
+    row: str,
+    reason: str,  # noqa: F811
+) -> None:
+    campaign = core.campaign_create(
+        creator=coordinator, name="ltr", grades=["Bad", "Good"], budget=5, judging_mode="training"
+    )
+    response = api(coordinator).post(
+        f"/api/campaigns/{campaign.pk}/training/features/",
+        {"file": io.BytesIO(b"1 qid:a 1:0.5 # docid = w\n" + row.encode())},
+        format="multipart",
+    )
+    assert response.status_code == 400, response.content
+    errors = response.json()["errors"]
+    assert errors[0]["line"] == 2 and reason in errors[0]["message"], errors
+    assert not TrainingPool.objects.exists()
+
+
+def test_a_held_item_does_not_hold_up_the_next_round(
+    make_training: Callable[..., Campaign],
+    assessor: AbstractBaseUser,  # noqa: F811
+    second_assessor: AbstractBaseUser,  # noqa: F811
+    api: Callable,  # noqa: F811
+) -> None:
+    from django.core.cache import cache
+
+    from labeling.services.refresh import _refresh_keys, refresh_requests_wait
+
+    campaign = make_training(budget=25, round_size=5)
+    core.campaign_assessors_assign(campaign=campaign, usernames=["bob"])
+    # alice opens the judge page and leaves it: she holds one item of round 1.
+    held = api(assessor).get(f"/api/campaigns/{campaign.pk}/next/").json()["task"]
+    pool_text = letor_text()
+    while (task := core.task_next(campaign=campaign, assessor=second_assessor)) is not None:
+        grade = hidden_grade(task.document.docno, pool_text)
+        core.task_answer(task=task, assessor=second_assessor, grade=grade, seconds=2.0)
+    # Nothing is left for bob to claim: he is told the next round is coming, and his empty
+    # /next/ asks for the refresh that selects it (no answer has asked since alice's lease).
+    assert training_progress(campaign).state == "next_round"
+    refresh_requests_wait(timeout=5)
+    cache.delete(_refresh_keys(campaign.pk)[0])
+    assert api(second_assessor).get(f"/api/campaigns/{campaign.pk}/next/").status_code == 204
+    refresh_requests_wait(timeout=5)
+    assert cache.get(_refresh_keys(campaign.pk)[0]) is not None
+    second = services.rounds_advance(campaign=campaign)
+    assert second is not None and second.number == 2, "selected while alice still holds her item"
+    held_row = TrainingSelection.objects.get(task_id=held).row
+    assert held_row not in set(TrainingSelection.objects.filter(round=second).values_list("row", flat=True))
+    assert core.task_next(campaign=campaign, assessor=second_assessor) is not None
+
+
+def test_a_round_names_a_topic_without_text_by_its_id_as_every_mode_does(
+    make_training: Callable[..., Campaign],
+) -> None:
+    from labeling.models import Topic
+
+    campaign = make_training()
+    stubs = Topic.objects.filter(campaign=campaign, is_stub=True)
+    assert stubs.exists() and all(topic.title == topic.qid for topic in stubs)
