@@ -293,6 +293,7 @@ def _gold_context(campaign: Campaign, mode: Any) -> dict[str, Any]:
 def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> dict[str, Any]:
     mode = mode_of(campaign)
     progress = campaign_progress(campaign)
+    preflight = campaign_preflight(campaign) if campaign.status == Campaign.Status.DRAFT else []
     return {
         "campaign": campaign,
         "mode": mode,
@@ -316,7 +317,8 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
             if kind in UPLOADS  # the page offers files; prior labels come through the API only
         ],
         "exports": export_links(campaign, "campaign") if request.user.has_perm(EXPORT, campaign) else [],
-        "preflight": campaign_preflight(campaign) if campaign.status == Campaign.Status.DRAFT else [],
+        "preflight": preflight,
+        "preflight_blocked": any(problem.blocking for problem in preflight),
         **extra,
     }
 

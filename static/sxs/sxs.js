@@ -72,6 +72,7 @@
     els.gradeAnswers.hidden = sxs;
     // One box: a comment on a comparison, a note on a single document's grade.
     els.commentLabel.textContent = sxs ? "Comment (optional)" : "Note on this grade (optional)";
+    els.comment.placeholder = (sxs ? "Why? " : "e.g. only partly about the query ") + "(Esc leaves the box)";
   }
 
   function renderItem(item) {
