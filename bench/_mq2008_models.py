@@ -18,7 +18,7 @@ from letor import LetorSet
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from estimation.label_model import OrdinalModel, fit_ordinal_model
+from estimation.label_models.ordinal import OrdinalModel, fit_ordinal_model
 
 
 @dataclass(frozen=True, eq=False)

@@ -61,9 +61,9 @@ def _setup_django(folder: Path) -> None:
 
 
 def _truth(metric_cutoff: int) -> dict[str, float]:
-    from estimation.metric_spec import Metric
-    from estimation.metrics import evaluate_run
-    from estimation.trec import read_qrels, read_run
+    from estimation.formats.trec import read_qrels, read_run
+    from estimation.metrics.spec import Metric
+    from estimation.metrics.values import evaluate_run
 
     qrels = read_qrels(DATA / "qrels.txt")
     metric = Metric("DCG", metric_cutoff, y_max=2)
@@ -86,7 +86,7 @@ def main() -> None:
         _setup_django(Path(folder_name))
         from django.utils import timezone
 
-        from estimation.trec import read_qrels
+        from estimation.formats.trec import read_qrels
         from labeling import services
         from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
         from labeling.services.estimates import estimates_compute

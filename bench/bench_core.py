@@ -5,7 +5,7 @@ random permutations of all 120 documents per system, costs ``log(1 + length)`` r
 mean query cost of 1), evaluated at full depth (K = 120) and at K = 10, on one core.
 
 Cases: one-system q* for DCG and ERR, two-system q* for DCG and ERR (the ERR cross moment
-E[L1 L2]), and a 3-system leaderboard. When ``estimation.sampling`` offers
+E[L1 L2]), and a 3-system leaderboard. When ``estimation.sampling.queries`` offers
 ``optimal_query_distribution`` it is timed end to end; otherwise the moments plus the q*
 formula (``q* ∝ p sqrt(E[(L - R)^2 | x]) / sqrt(lambda)``, normalised, mixed with p).
 
@@ -38,9 +38,9 @@ import numpy as np  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from estimation.metric_spec import Metric  # noqa: E402
-from estimation.moments import difference_moments, leaderboard_second_moment, ranking_moments  # noqa: E402
-from estimation.pool import Pool  # noqa: E402
+from estimation.metrics.moments import difference_moments, leaderboard_second_moment, ranking_moments  # noqa: E402
+from estimation.metrics.spec import Metric  # noqa: E402
+from estimation.sampling.pool import Pool  # noqa: E402
 
 RESULTS = REPO_ROOT / "bench" / "results"
 MIX = 0.1
@@ -114,9 +114,9 @@ def formula_cases(pool: Pool, depth: int) -> dict[str, Callable[[], np.ndarray]]
 
 
 def sampling_cases(pool: Pool, depth: int) -> dict[str, Callable[[], object]] | None:
-    """End-to-end cases through estimation.sampling, when that module exists."""
+    """End-to-end cases through estimation.sampling.queries, when that module exists."""
     try:
-        from estimation.sampling import optimal_query_distribution
+        from estimation.sampling.queries import optimal_query_distribution
     except ImportError:
         return None
     dcg, err = Metric("DCG", cutoff=depth), Metric("ERR", cutoff=depth)
@@ -230,11 +230,11 @@ def main() -> None:
     pool = synthetic_pool(args.queries, args.documents, 5, 3, args.seed)
     pool_mb = (pool.theta.nbytes + pool.rankings.nbytes + pool.item_cost.nbytes) / 2**20
     results = []
-    method = "moments + q* formula (estimation.sampling not available)"
+    method = "moments + q* formula (estimation.sampling.queries not available)"
     for depth in (args.documents, 10):
         cases = sampling_cases(pool, depth)
         if cases is not None:
-            method = "estimation.sampling.optimal_query_distribution, end to end"
+            method = "estimation.sampling.queries.optimal_query_distribution, end to end"
         else:
             cases = formula_cases(pool, depth)
         for case, function in cases.items():

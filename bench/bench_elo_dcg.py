@@ -51,10 +51,10 @@ import numpy as np  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from estimation.elo_dcg import expected_loss_documents, expected_loss_queries  # noqa: E402
-from estimation.ensembles import BootstrapLightGBM, fit_ranker, predict  # noqa: E402
-from estimation.letor import LetorPool, concat_pools, drop_last_query, read_letor  # noqa: E402
-from estimation.training_selection import (  # noqa: E402
+from estimation.formats.letor import LetorPool, concat_pools, drop_last_query, read_letor  # noqa: E402
+from estimation.training.elo_dcg import expected_loss_documents, expected_loss_queries  # noqa: E402
+from estimation.training.ensembles import BootstrapLightGBM, fit_ranker, predict  # noqa: E402
+from estimation.training.selection import (  # noqa: E402
     DRAWABLE_STRATEGIES,
     STRATEGIES,
     pool_expected_loss,

@@ -78,8 +78,8 @@ def parse_seconds(path: Path, reader: str) -> float:
     import django
 
     django.setup()
-    from estimation.run_blocks import iter_run_blocks
-    from estimation.trec import iter_lines, iter_run
+    from estimation.formats.run_blocks import iter_run_blocks
+    from estimation.formats.trec import iter_lines, iter_run
     from labeling.services.run_imports import APP_BLOCK_BYTES, LIMITS
 
     started = time.perf_counter()
@@ -125,7 +125,7 @@ def evaluate_seconds(tool: str) -> float:
     runs = sorted(glob.glob(str(DATA / "robust03" / "runs" / "*.gz")))
     started = time.perf_counter()
     if tool == "estimation":
-        from estimation.cli_evaluate import evaluate_command
+        from estimation.cli.evaluate import evaluate_command
 
         args = argparse.Namespace(
             metrics=["nDCG@10"],

@@ -48,9 +48,9 @@ from scipy.stats import kendalltau  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from estimation._dcg_solvers import objective, solve_bounded, solve_newton, solve_qp  # noqa: E402
-from estimation.cli_learn_dcg import top_k_grades  # noqa: E402
-from estimation.learned_dcg import (  # noqa: E402
+from estimation.cli.learn_dcg import top_k_grades  # noqa: E402
+from estimation.formats.trec import read_qrels, read_run  # noqa: E402
+from estimation.learned_dcg.fit import (  # noqa: E402
     PreferenceData,
     _informative_pairs,
     fit_weights,
@@ -62,8 +62,8 @@ from estimation.learned_dcg import (  # noqa: E402
     transformed_weights,
     utilities,
 )
-from estimation.sxs_simulation import permutation_preferences, run_preferences  # noqa: E402
-from estimation.trec import read_qrels, read_run  # noqa: E402
+from estimation.learned_dcg.simulation import permutation_preferences, run_preferences  # noqa: E402
+from estimation.learned_dcg.solvers import objective, solve_bounded, solve_newton, solve_qp  # noqa: E402
 
 SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
 RESULTS = REPO_ROOT / "bench" / "results"

@@ -16,10 +16,10 @@ largest qrels grade; every document costs 1, so a topic costs its pooled documen
 of the runs' top 10). No label model is given (the planner's default, uniform over the
 grades), as for a campaign that starts without prior judgments. Budgets: 0.625 to 80 topics'
 worth (times the mean pooled topic cost). Every strategy and budget is replayed
-``--repetitions`` times through `estimation.planner.plan_budgets` with seed 0.
+``--repetitions`` times through `estimation.simulation.planner.plan_budgets` with seed 0.
 
 Savings: for passive's RMSE at a budget, the budget the other strategy needs for the same RMSE
-(log-log interpolation between the budgets simulated, `estimation.planner.budget_needed`),
+(log-log interpolation between the budgets simulated, `estimation.simulation.planner.budget_needed`),
 as a share of passive's budget; ``*`` marks a value extrapolated beyond the budgets simulated.
 
 Usage: ``python bench/bench_planner.py [--repetitions 2000]``. Writes
@@ -42,9 +42,9 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from estimation.metric_spec import Metric  # noqa: E402
-from estimation.planner import default_budgets, plan_budgets, prepare_replay, saving  # noqa: E402
-from estimation.trec import Run, read_qrels, read_run  # noqa: E402
+from estimation.formats.trec import Run, read_qrels, read_run  # noqa: E402
+from estimation.metrics.spec import Metric  # noqa: E402
+from estimation.simulation.planner import default_budgets, plan_budgets, prepare_replay, saving  # noqa: E402
 
 SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
 RESULTS = REPO_ROOT / "bench" / "results"

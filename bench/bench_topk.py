@@ -54,8 +54,8 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from estimation.topk import answer, mark_bad, next_pair, result, start_topk  # noqa: E402
-from estimation.trec import read_qrels, read_run  # noqa: E402
+from estimation.formats.trec import read_qrels, read_run  # noqa: E402
+from estimation.topk.state import answer, mark_bad, next_pair, result, start_topk  # noqa: E402
 
 SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
 DATA_DIR = SHARED_DATA / "mq2008"

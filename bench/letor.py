@@ -2,7 +2,7 @@
 
 A line reads ``grade qid:Q 1:v 2:v ... 46:v #docid = GX... inc = ... prob = ...``. The files
 may be gzip-compressed; they are streamed line by line by the core's reader
-(`estimation.letor`); this module keeps the float64 row layout the MQ2008 reproduction uses.
+(`estimation.formats.letor`); this module keeps the float64 row layout the MQ2008 reproduction uses.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from estimation.letor import read_letor as core_read_letor
+from estimation.formats.letor import read_letor as core_read_letor
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,12 +48,12 @@ class LetorSet:
 
 
 def read_letor(paths: list[Path], n_features: int = 46) -> LetorSet:
-    """Parse fully labeled LETOR files with docids through `estimation.letor.read_letor`.
+    """Parse fully labeled LETOR files with docids through `estimation.formats.letor.read_letor`.
 
     Raises
     ------
     ValueError
-        Naming file and line (`estimation.trec.InputFileError`), on a malformed line, a feature
+        Naming file and line (`estimation.formats.trec.InputFileError`), on a malformed line, a feature
         index above n_features, an unlabeled row, a missing ``#docid``, or a query id seen in
         two places.
     """

@@ -56,14 +56,14 @@ from _mq2008_models import (  # noqa: E402
 from _mq2008_report import plot_results, savings_table, write_markdown  # noqa: E402
 from letor import LetorSet, read_letor  # noqa: E402
 
-from estimation.costs import query_costs  # noqa: E402
-from estimation.label_model import OrdinalModel  # noqa: E402
-from estimation.metric_spec import Metric  # noqa: E402
-from estimation.metrics import metric_values  # noqa: E402
-from estimation.pool import EMPTY, Pool  # noqa: E402
-from estimation.results import SamplingDistribution  # noqa: E402
-from estimation.sampling import optimal_query_distribution, passive_distribution  # noqa: E402
-from estimation.simulate_batch import QueryBatchResult, simulate_query_level_batch  # noqa: E402
+from estimation.label_models.ordinal import OrdinalModel  # noqa: E402
+from estimation.metrics.spec import Metric  # noqa: E402
+from estimation.metrics.values import metric_values  # noqa: E402
+from estimation.sampling.costs import query_costs  # noqa: E402
+from estimation.sampling.pool import EMPTY, Pool  # noqa: E402
+from estimation.sampling.queries import optimal_query_distribution, passive_distribution  # noqa: E402
+from estimation.sampling.results import SamplingDistribution  # noqa: E402
+from estimation.simulation.batch import QueryBatchResult, simulate_query_level_batch  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data")) / "mq2008"
 RESULTS_DIR = BENCH_DIR / "results"

@@ -23,28 +23,14 @@ frozen dataclasses out. The modules, in the order a campaign uses them:
 - ``letor`` / ``elo_dcg`` / ``training_selection`` / ``inclusion`` / ``ensembles``: training-data
   selection (ELO-DCG, Long et al. 2010): LETOR pools as arrays, the expected DCG loss of an
   ensemble, the selection rules and their drawn variant with inclusion probabilities, the
-  bootstrap LightGBM ensemble (import ``estimation.ensembles`` directly; it loads LightGBM).
+  bootstrap LightGBM ensemble (import ``estimation.training.ensembles`` directly; it loads LightGBM).
 """
 
-from estimation.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
-from estimation.draws import DrawBatch, draw_batch, pair_unit_items, seeded_draw, topic_unit_items
-from estimation.elo_dcg import ExpectedLoss, expected_loss, expected_loss_documents, expected_loss_queries
-from estimation.estimators import query_level_estimate, unreachable_mass
-from estimation.inclusion import horvitz_thompson_total, inclusion_probabilities, systematic_draw
-from estimation.item_estimators import (
-    ReuseEstimate,
-    item_level_difference_estimate,
-    item_level_estimate,
-    item_level_weight_bound,
-    reuse_estimate,
-)
-from estimation.item_sampling import expected_utility, item_sampling_distribution, system_weights
-from estimation.label_features import default_item_priors, label_feature_names, label_features
-from estimation.label_model import OrdinalModel, default_prior, fit_ordinal_model, prior_model
-from estimation.letor import LetorPool, apply_labels, read_letor
-from estimation.metric_spec import Metric
-from estimation.metrics import RunEvaluation, dcg, err, evaluate_run, metric_values, ndcg, summarize_run
-from estimation.moments import (
+from estimation.formats.letor import LetorPool, apply_labels, read_letor
+from estimation.formats.trec import InputFileError, Run, read_costs, read_labels, read_qrels, read_run
+from estimation.label_models.features import default_item_priors, label_feature_names, label_features
+from estimation.label_models.ordinal import OrdinalModel, default_prior, fit_ordinal_model, prior_model
+from estimation.metrics.moments import (
     difference_moments,
     err_cross_moment,
     leaderboard_second_moment,
@@ -52,15 +38,42 @@ from estimation.moments import (
     pool_moments,
     ranking_moments,
 )
-from estimation.planner import PlannerRow, budget_needed, plan_budgets, prepare_replay
-from estimation.pool import Pool
-from estimation.pool_build import build_pool
-from estimation.results import Estimate, Moments, SamplingDistribution
-from estimation.sampling import DEFAULT_MIX, optimal_query_distribution, passive_distribution
-from estimation.simulate import simulate_item_level, simulate_query_level
-from estimation.simulate_batch import simulate_item_level_batch, simulate_query_level_batch
-from estimation.training_selection import STRATEGIES, Selection, pool_expected_loss, select_training
-from estimation.trec import InputFileError, Run, read_costs, read_labels, read_qrels, read_run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import (
+    RunEvaluation,
+    dcg,
+    err,
+    evaluate_run,
+    metric_values,
+    ndcg,
+    summarize_run,
+)
+from estimation.sampling.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
+from estimation.sampling.draws import DrawBatch, draw_batch, pair_unit_items, seeded_draw, topic_unit_items
+from estimation.sampling.estimators import query_level_estimate, unreachable_mass
+from estimation.sampling.inclusion import horvitz_thompson_total, inclusion_probabilities, systematic_draw
+from estimation.sampling.item_estimators import (
+    ReuseEstimate,
+    item_level_difference_estimate,
+    item_level_estimate,
+    item_level_weight_bound,
+    reuse_estimate,
+)
+from estimation.sampling.items import expected_utility, item_sampling_distribution, system_weights
+from estimation.sampling.pool import Pool
+from estimation.sampling.pool_build import build_pool
+from estimation.sampling.queries import DEFAULT_MIX, optimal_query_distribution, passive_distribution
+from estimation.sampling.results import Estimate, Moments, SamplingDistribution
+from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.simulation.loop import simulate_item_level, simulate_query_level
+from estimation.simulation.planner import PlannerRow, budget_needed, plan_budgets, prepare_replay
+from estimation.training.elo_dcg import (
+    ExpectedLoss,
+    expected_loss,
+    expected_loss_documents,
+    expected_loss_queries,
+)
+from estimation.training.selection import STRATEGIES, Selection, pool_expected_loss, select_training
 
 __all__ = [
     "DEFAULT_MIX",

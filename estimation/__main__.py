@@ -15,11 +15,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from estimation import cli_evaluate, cli_learn_dcg, cli_select_training, cli_simulate
-from estimation.trec import InputFileError
+from estimation.cli import evaluate, learn_dcg, plan, select_training, simulate
+from estimation.formats.trec import InputFileError
 
-# Commands whose modules may not exist in every checkout are registered when present.
-_OPTIONAL_COMMAND_MODULES = ("estimation.cli_plan",)
+# Commands of other packages (a site's own), registered when importable: each module exposes
+# ``register(subparsers)`` as the commands of `estimation.cli` do.
+_OPTIONAL_COMMAND_MODULES: tuple[str, ...] = ()
 
 BAD_INPUT_STATUS = 2
 BROKEN_PIPE_STATUS = 128 + 13
@@ -33,10 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate rankings and plan relevance-judging campaigns.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    cli_evaluate.register(subparsers)
-    cli_simulate.register(subparsers)
-    cli_learn_dcg.register(subparsers)
-    cli_select_training.register(subparsers)
+    for command in (evaluate, simulate, plan, learn_dcg, select_training):
+        command.register(subparsers)
     for module_name in _OPTIONAL_COMMAND_MODULES:
         if importlib.util.find_spec(module_name) is not None:
             importlib.import_module(module_name).register(subparsers)

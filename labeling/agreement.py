@@ -1,7 +1,7 @@
 """Assessor agreement as JSON types: pooled over assessors and between every two of them.
 
 Every judging mode reports agreement on preferences: pair modes on the answers, the graded mode
-on preferences inferred from grades (`estimation.preferences`).
+on preferences inferred from grades (`estimation.learned_dcg.preferences`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from estimation.preferences import (
+from estimation.learned_dcg.preferences import (
     Agreement,
     Preference,
     agreement_between,

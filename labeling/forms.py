@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from estimation.metric_spec import Metric
+from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
 from labeling.modes import mode_choices, mode_named

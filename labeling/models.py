@@ -131,7 +131,7 @@ class Campaign(models.Model):
     @property
     def metric_cutoff(self) -> int:
         """K of the metric name (DCG@K)."""
-        from estimation.metric_spec import Metric
+        from estimation.metrics.spec import Metric
 
         return Metric.parse(self.metric, y_max=max(1, self.grade_count - 1)).cutoff
 

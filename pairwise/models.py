@@ -46,7 +46,7 @@ class PairwiseSettings(models.Model):
 class TopKHeap(models.Model):
     """One HeapSort top-k procedure: a topic, an overlap slot and, once claimed, its assessor.
 
-    `state` is `estimation.topk.TopKState.to_json()`, written after every answer; the heap
+    `state` is `estimation.topk.state.TopKState.to_json()`, written after every answer; the heap
     stays with the assessor who answered in it (resumable another day); an untouched heap
     whose lease expired can be claimed by someone else.
     """

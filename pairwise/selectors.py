@@ -15,10 +15,10 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, Sum
 
-from estimation.bradley_terry import merge_preferences
-from estimation.kappa_metrics import position_labels, summarize_run_kappa
-from estimation.preferences import Preference
-from estimation.topk import TopKState, fused_prior_order, result
+from estimation.learned_dcg.preferences import Preference
+from estimation.topk.bradley_terry import merge_preferences
+from estimation.topk.kappa import position_labels, summarize_run_kappa
+from estimation.topk.state import TopKState, fused_prior_order, result
 from labeling.agreement import agreement_of, grade_agreement
 from labeling.models import Campaign, RankingEntry, System
 from labeling.selectors import Progress, throughput_of, units_progress

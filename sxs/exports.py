@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from estimation.dcg_tool_forms import CONVENTIONS, numbers, other_tools_text
+from estimation.metrics.tool_forms import CONVENTIONS, numbers, other_tools_text
 from labeling.models import Campaign
 from sxs.selectors import answer_rows, learned_dcg_summary, sxs_settings
 

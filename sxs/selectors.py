@@ -1,6 +1,6 @@
 """Reads: settings, the top-K lists of the runs, the grades the lists hold, progress, the answers
 as rows, their distribution and side bias, agreement, and `preference_data`, the arrays the
-learned-DCG core (`estimation.learned_dcg.learn_dcg`) takes."""
+learned-DCG core (`estimation.learned_dcg.fit.learn_dcg`) takes."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 from django.db.models import Count, Q, Sum
 from scipy.stats import binomtest
 
-from estimation.learned_dcg import MIN_STRICT_PAIRS, MIN_TOPICS
-from estimation.preferences import Preference
+from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS
+from estimation.learned_dcg.preferences import Preference
 from labeling.agreement import agreement_of
 from labeling.dashboard import campaigns_to_manage
 from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Task
@@ -106,7 +106,7 @@ def list_grades(
 
 @dataclass(frozen=True)
 class PreferenceData:
-    """What `estimation.learned_dcg.learn_dcg` takes, one row per answer.
+    """What `estimation.learned_dcg.fit.learn_dcg` takes, one row per answer.
 
     `left` and `right` (n, K) are the grades of system A's and system B's lists (the stored
     order of the pair, not the sides the assessor saw), EMPTY (-1) where a list is shorter than
@@ -189,7 +189,7 @@ class LeaderboardLists:
 
 
 def leaderboard_lists(campaign: Campaign, grades: dict[tuple[int, int], int], k: int) -> LeaderboardLists:
-    """The arrays `estimation.learned_leaderboard.compare_leaderboards` takes."""
+    """The arrays `estimation.learned_dcg.leaderboard.compare_leaderboards` takes."""
     by_system = system_lists(campaign)
     missing = {
         (topic_id, document_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from estimation.training_selection import DEFAULT_DOCS_PER_QUERY, STRATEGIES
+from estimation.training.selection import DEFAULT_DOCS_PER_QUERY, STRATEGIES
 from labeling.models import Campaign, Task
 
 

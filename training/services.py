@@ -19,10 +19,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from estimation.ensembles import BootstrapLightGBM, fit_ranker, predict, read_scores
-from estimation.letor import LetorPool, LetorRow, apply_labels, iter_letor, letor_from_rows
-from estimation.training_selection import DRAWABLE_STRATEGIES, STRATEGIES, pool_mean_dcg, select_training
-from estimation.trec import InputFileError
+from estimation.formats.letor import LetorPool, LetorRow, apply_labels, iter_letor, letor_from_rows
+from estimation.formats.trec import InputFileError
+from estimation.training.ensembles import BootstrapLightGBM, fit_ranker, predict, read_scores
+from estimation.training.selection import DRAWABLE_STRATEGIES, STRATEGIES, pool_mean_dcg, select_training
 from labeling.formats import upload_lines
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS, checked_text
 from labeling.leases import unanswered_claimable

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from estimation.training_selection import STRATEGIES
+from estimation.training.selection import STRATEGIES
 from labeling.access import campaign_for_page
 from labeling.models import Campaign
 from labeling.modes import export_links

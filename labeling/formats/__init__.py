@@ -1,6 +1,6 @@
 """Readers for uploaded files: TREC topics, JSONL topics and documents, and a bounded-memory
-wrapper around the TREC run reader of `estimation.trec`. Every problem raises
-`estimation.trec.InputFileError` (file, line, reason)."""
+wrapper around the TREC run reader of `estimation.formats.trec`. Every problem raises
+`estimation.formats.trec.InputFileError` (file, line, reason)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 from django.conf import settings
 
-from estimation.trec import InputFileError, text_lines
+from estimation.formats.trec import InputFileError, text_lines
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -21,7 +21,7 @@ def upload_lines(filename: str, stream: BinaryIO) -> Iterator[str]:
 
     Streams one line at a time under the upload limits (settings LABELING_UPLOAD_MAX_LINE_BYTES
     and LABELING_UPLOAD_MAX_BYTES, the latter counted after decompression), with the rules every
-    text file shares (`estimation.trec.text_lines`: BOM dropped, CRLF read, NUL refused).
+    text file shares (`estimation.formats.trec.text_lines`: BOM dropped, CRLF read, NUL refused).
     """
     # A Django UploadedFile wraps the real file object (BytesIO or a temporary file).
     stream = getattr(stream, "file", stream)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from estimation.trec import InputFileError
+from estimation.formats.trec import InputFileError
 from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, URL_MAX_CHARS, title_max_chars
 from labeling.formats.topics import _json_object, _text_field
 

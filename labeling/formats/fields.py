@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from estimation.trec import InputFileError
+from estimation.formats.trec import InputFileError
 from labeling.models import Document, RankingEntry, System, Topic
 
 INT32_MIN = -(2**31)

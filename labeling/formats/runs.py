@@ -1,4 +1,4 @@
-"""TREC runs in bounded memory, on top of `estimation.trec.iter_run`.
+"""TREC runs in bounded memory, on top of `estimation.formats.trec.iter_run`.
 
 `iter_run` remembers every (qid, docno) of a file to catch a document listed twice, which
 grows with the file (about 240 bytes a line). Runs list their queries in contiguous blocks,
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from estimation.trec import InputFileError, RunLine, iter_run
+from estimation.formats.trec import InputFileError, RunLine, iter_run
 from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
 
 

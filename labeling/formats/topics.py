@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from estimation.trec import InputFileError
+from estimation.formats.trec import InputFileError
 from labeling.formats.fields import QID_MAX_CHARS, checked_text, text_max_chars, title_max_chars
 
 _FIELD_TAGS = {"num": "qid", "title": "title", "desc": "description", "narr": "narrative"}

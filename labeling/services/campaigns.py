@@ -13,7 +13,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from estimation.metric_spec import Metric
+from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.leases import leases_return
 from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task

@@ -15,7 +15,7 @@ Item level (Schnabel et al. 2016): an item draw counts once its item is judged;
 (the range ``R`` is the largest ``P_S / Q`` over the distributions drawn from so far);
 DCG = ``g(y_max) U``. nDCG and ERR are not linear in the labels: reported as null with a reason.
 
-The estimand (`campaign_estimand`, the core's `estimation.pool_build.ESTIMAND_RULE`): the mean
+The estimand (`campaign_estimand`, the core's `estimation.sampling.pool_build.ESTIMAND_RULE`): the mean
 over every topic of the campaign. A topic no run ranks counts 0 for every run and needs no
 label, so the estimators run over the pooled topics and every number is then multiplied by
 their share of the campaign's topics (`in_estimand`): exact, and a smaller variance than
@@ -32,13 +32,13 @@ import numpy as np
 from django.db.models import Count, Max
 from scipy.stats import norm
 
-from estimation.estimators import query_level_estimate
-from estimation.item_estimators import item_level_difference_estimate, item_level_estimate
-from estimation.item_sampling import system_weights
-from estimation.metric_spec import Metric
-from estimation.metrics import metric_values
-from estimation.pool_build import ESTIMAND_RULE
-from estimation.results import Estimate
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import metric_values
+from estimation.sampling.estimators import query_level_estimate
+from estimation.sampling.item_estimators import item_level_difference_estimate, item_level_estimate
+from estimation.sampling.items import system_weights
+from estimation.sampling.pool_build import ESTIMAND_RULE
+from estimation.sampling.results import Estimate
 from labeling.models import Campaign, Draw, EstimateSnapshot, PoolItem, SamplingState, Task, Topic
 from labeling.selectors import campaign_spent
 from labeling.services.label_model import judged_grades

@@ -22,10 +22,10 @@ import numpy as np
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
-from estimation.estimators import query_level_estimate, unreachable_mass
-from estimation.item_estimators import reuse_estimate
-from estimation.metric_spec import Metric
-from estimation.metrics import metric_values
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import metric_values
+from estimation.sampling.estimators import query_level_estimate, unreachable_mass
+from estimation.sampling.item_estimators import reuse_estimate
 from labeling.models import Campaign, Judgment, RankingEntry, System
 from labeling.selectors import campaign_spent
 from labeling.services.estimates import (

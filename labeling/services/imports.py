@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, Model, OuterRef
 from django.utils import timezone
 
-from estimation.trec import InputFileError, iter_labels, iter_qrels
+from estimation.formats.trec import InputFileError, iter_labels, iter_qrels
 from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import iter_documents_jsonl
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS

@@ -1,6 +1,6 @@
 """The campaign's label model theta and cost model, fitted from its judgments so far.
 
-Label model (`estimation.label_model`, a cumulative-logit model, Sawade et al. 2013 Sect. 5.1):
+Label model (`estimation.label_models.ordinal`, a cumulative-logit model, Sawade et al. 2013 Sect. 5.1):
 features per pool item are, for each pooled system, the rank discount ``1 / log2(1 + rank)``
 (0 when the system does not rank it) and the within-topic z-scored score (0 when unranked),
 the number of pooled systems ranking it in their top K, ``log(1 + length)`` (0 when unknown),
@@ -11,7 +11,7 @@ item: the lower median grade) and shrunk toward the default prior with a pseudo-
 prior of an item is its imported prior, else uniform over the grades; before any label exists
 theta is the default prior. A judged item's theta is its observed grade (one-hot).
 
-Cost model (`estimation.costs`): ``c(z) = log(1 + length)`` (unknown lengths: the mean of the
+Cost model (`estimation.sampling.costs`): ``c(z) = log(1 + length)`` (unknown lengths: the mean of the
 known ones; no length known at all: every item costs the same), normalised to mean 1 over the
 pool items. Once `MIN_TIMED_JUDGMENTS` assessor judgments with measured seconds of documents
 of different lengths exist, ``seconds = a + b log(1 + length)`` fitted to them replaces it
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from estimation.costs import fit_cost_model
-from estimation.label_features import default_item_priors, label_feature_names, label_features
-from estimation.label_model import fit_ordinal_model
+from estimation.label_models.features import default_item_priors, label_feature_names, label_features
+from estimation.label_models.ordinal import fit_ordinal_model
+from estimation.sampling.costs import fit_cost_model
 from labeling.models import Campaign, Judgment
 from labeling.services.pool_arrays import EMPTY, PoolArrays
 

@@ -1,5 +1,5 @@
 """Plan a graded campaign's budget before (or while) judging: the core's budget planner
-(`estimation.planner`) run on the campaign's own runs.
+(`estimation.simulation.planner`) run on the campaign's own runs.
 
 The planner needs a truth to replay campaigns against. The app has the assessors' judgments
 and imported qrels for some documents and its label model (theta) for the rest, so the
@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from estimation.metric_spec import Metric
-from estimation.planner import (
+from estimation.formats.trec import Run
+from estimation.metrics.spec import Metric
+from estimation.simulation.planner import (
     PlannerRow,
     applicable_strategies,
     budget_needed,
@@ -24,7 +25,6 @@ from estimation.planner import (
     prepare_replay,
     saving,
 )
-from estimation.trec import Run
 from labeling.models import Campaign
 from labeling.services.estimates import estimand_share
 from labeling.services.label_model import judged_grades

@@ -2,7 +2,7 @@
 
 Built from the database once per pool version (imports bump `Campaign.pool_version`) and
 cached twice: in a `.npz` file under ``settings.VAR_DIR / "pool-arrays"`` (shared by the web
-server and the worker) and in this process's memory. Layout (see `estimation.pool`):
+server and the worker) and in this process's memory. Layout (see `estimation.sampling.pool`):
 
 - topics: the campaign's topics that have pool items, in qid order (``m`` of them);
 - slots: each topic's pool items in docno order (``n`` = the largest pool of a topic);
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from estimation.metric_spec import Metric
-from estimation.pool import Pool
+from estimation.metrics.spec import Metric
+from estimation.sampling.pool import Pool
 from labeling.models import Campaign, PoolItem, RankingEntry, System
 from labeling.selectors import ranking_positions
 
@@ -79,7 +79,7 @@ class PoolArrays:
 def pool_from_arrays(
     arrays: PoolArrays, theta: np.ndarray | None = None, item_cost: np.ndarray | None = None
 ) -> Pool:
-    """The `estimation.pool.Pool` of these arrays, p(x) uniform over the topics.
+    """The `estimation.sampling.pool.Pool` of these arrays, p(x) uniform over the topics.
 
     Without `theta` and `item_cost` the pool carries placeholders (grade 0 certain, zero costs):
     enough for what reads only the rankings and p(x), such as `system_weights`.

@@ -4,7 +4,7 @@ A million-line run written in one transaction held SQLite's write lock for tens 
 (and PostgreSQL's row locks on the campaign's pool), so judging in every other campaign stalled
 or failed with "database is locked". Now:
 
-1. **Stage.** Each file is parsed and checked by the block reader (`estimation.run_blocks`;
+1. **Stage.** Each file is parsed and checked by the block reader (`estimation.formats.run_blocks`;
    the line reader words the error when a file is bad) with no transaction open, and its rows
    are written to `StagedRunLine` a few thousand at a time, each batch its own short
    transaction. A bad file stages nothing that survives; every file's error is reported.
@@ -30,8 +30,8 @@ from typing import BinaryIO
 from django.db import connection, transaction
 from django.db.models import F, Max, Min
 
-from estimation.run_blocks import ColumnLimits, NeedsLineReader, RunBlock, iter_run_blocks
-from estimation.trec import InputFileError
+from estimation.formats.run_blocks import ColumnLimits, NeedsLineReader, RunBlock, iter_run_blocks
+from estimation.formats.trec import InputFileError
 from labeling.formats import upload_lines
 from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
 from labeling.formats.runs import iter_run_bounded

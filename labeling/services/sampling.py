@@ -6,7 +6,7 @@ are open. A query draw creates one task per pool item of the topic that has neit
 judgment nor an open task (times the overlap); an item draw, one for its item if needed. A
 draw of a unit already judged or queued creates nothing and costs nothing, but is recorded: it
 counts in the estimator. Each draw stores the propensity in force when it was drawn. The
-seeded inverse-CDF loop is `estimation.draws.draw_batch`; the strategy's level says what a unit
+seeded inverse-CDF loop is `estimation.sampling.draws.draw_batch`; the strategy's level says what a unit
 is (a topic or an item); this module reads coverage and costs and stores draws and tasks.
 
 Budget (Sawade et al. 2013, Algorithm 1): drawing stops when the next draw's predicted cost
@@ -26,8 +26,8 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from estimation.costs import fits_budget
-from estimation.draws import STOP_BUDGET, STOP_EXHAUSTED, draw_batch
+from estimation.sampling.costs import fits_budget
+from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED, draw_batch
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment

@@ -15,7 +15,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count, F, Max, Sum
 
-from estimation.pool import Pool
+from estimation.sampling.pool import Pool
 from labeling.models import Campaign, Judgment, SamplingState
 from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for, pool_from_arrays

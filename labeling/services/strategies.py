@@ -32,15 +32,15 @@ from typing import Any, ClassVar
 import numpy as np
 from django.utils.module_loading import import_string
 
-from estimation.costs import query_costs
-from estimation.draws import pair_unit_items, topic_unit_items
-from estimation.item_estimators import item_level_weight_bound
-from estimation.item_sampling import item_sampling_distribution, system_weights
-from estimation.metric_spec import Metric
-from estimation.moments import ranking_moments
-from estimation.pool import Pool
-from estimation.results import SamplingDistribution
-from estimation.sampling import optimal_query_distribution, passive_distribution
+from estimation.metrics.moments import ranking_moments
+from estimation.metrics.spec import Metric
+from estimation.sampling.costs import query_costs
+from estimation.sampling.draws import pair_unit_items, topic_unit_items
+from estimation.sampling.item_estimators import item_level_weight_bound
+from estimation.sampling.items import item_sampling_distribution, system_weights
+from estimation.sampling.pool import Pool
+from estimation.sampling.queries import optimal_query_distribution, passive_distribution
+from estimation.sampling.results import SamplingDistribution
 from labeling.models import Campaign, Draw, SamplingState
 from labeling.services.pool_arrays import PoolArrays, campaign_metric
 

@@ -2,7 +2,7 @@
 
 A top-k heap is claimed atomically with a conditional UPDATE that only one claimant can win
 (``filter(...).update(...) == 1``), like graded tasks. The heap then belongs to its assessor:
-the state machine (`estimation.topk`) holds that assessor's answers, so another assessor
+the state machine (`estimation.topk.state`) holds that assessor's answers, so another assessor
 never drives it; only an untouched heap whose lease expired goes back to the queue, one a
 coordinator releases (`heap_release`, when its assessor has left), or one its assessor hands
 on by skipping a comparison (`pair_skip`). With
@@ -25,7 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from estimation.topk import Pair, TopKState, answer, mark_bad, next_pair, result, undo
+from estimation.topk.state import Pair, TopKState, answer, mark_bad, next_pair, result, undo
 from labeling.leases import (
     LeaseConflict,
     UndoNotAllowed,

@@ -10,7 +10,7 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from estimation.topk import result, start_topk
+from estimation.topk.state import result, start_topk
 from labeling.models import Campaign, Document, Topic
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 from pairwise.selectors import is_pair_campaign, is_topk, topic_candidates

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from estimation.learned_dcg import MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
-from estimation.learned_dcg import PreferenceData as CorePreferenceData
-from estimation.learned_leaderboard import compare_leaderboards, disagreeing_answers
+from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
+from estimation.learned_dcg.fit import PreferenceData as CorePreferenceData
+from estimation.learned_dcg.leaderboard import compare_leaderboards, disagreeing_answers
 from labeling.models import Campaign
 from labeling.services import campaign_update
 from labeling.services.campaigns import custom_dcg_problem

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimation.learned_dcg import simple_margin, utilities
+from estimation.learned_dcg.fit import simple_margin, utilities
 from labeling.models import Campaign
 from sxs.models import SxsAnswer, SxsSettings
 from sxs.selectors import known_grades, latest_fit, list_grades

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from estimation.metric_spec import Metric
+from estimation.metrics.spec import Metric
 
 Labels = Mapping[int, int]
 

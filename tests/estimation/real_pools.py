@@ -7,7 +7,7 @@ query-level sampling distributions a campaign would draw from.
   query of each file dropped; the systems are two single features (BM25 = feature 110 and
   LMIR.JM = feature 130), ties broken by docno descending as trec_eval does.
 
-Everything is read through `estimation.trec` / `estimation.pool_build`, never copied.
+Everything is read through `estimation.formats.trec` / `estimation.sampling.pool_build`, never copied.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from estimation.metric_spec import Metric
-from estimation.metrics import metric_values
-from estimation.pool_build import build_pool
-from estimation.sampling import optimal_query_distribution
-from estimation.trec import read_qrels, read_run
+from estimation.formats.trec import read_qrels, read_run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import metric_values
+from estimation.sampling.pool_build import build_pool
+from estimation.sampling.queries import optimal_query_distribution
 
 ROBUST_RUNS = ("input.aplrob03a.gz", "input.UIUC03Rd1.gz")
 MSLR_FEATURES = (110, 130)

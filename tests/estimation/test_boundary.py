@@ -24,10 +24,10 @@ def _imported_modules(path: Path) -> set[str]:
 
 
 def test_it_has_no_django_import_in_any_module() -> None:
-    modules = sorted(ESTIMATION_DIR.glob("*.py"))
+    modules = sorted(ESTIMATION_DIR.rglob("*.py"))
     assert len(modules) > 10
     offenders = {
-        path.name: sorted(
+        str(path.relative_to(ESTIMATION_DIR)): sorted(
             name
             for name in _imported_modules(path)
             if name.split(".")[0] in {"django", "rest_framework", "celery", "labeling", "config"}
@@ -45,19 +45,25 @@ ALLOWED_THIRD_PARTY = {"numpy", "scipy", "qpsolvers", "lightgbm"}
 
 def test_it_imports_only_the_standard_library_and_allowed_packages() -> None:
     found = {
-        path.name: sorted(
+        str(path.relative_to(ESTIMATION_DIR)): sorted(
             name
             for name in _imported_modules(path)
             if name.split(".")[0] not in sys.stdlib_module_names
             and name.split(".")[0] not in ALLOWED_THIRD_PARTY | {"estimation"}
         )
-        for path in sorted(ESTIMATION_DIR.glob("*.py"))
+        for path in sorted(ESTIMATION_DIR.rglob("*.py"))
     }
     assert {name: names for name, names in found.items() if names} == {}
 
 
 def test_it_imports_every_module_without_loading_django() -> None:
-    modules = [f"estimation.{path.stem}" for path in ESTIMATION_DIR.glob("*.py") if path.stem != "__main__"]
+    modules = [
+        ".".join(("estimation", *path.relative_to(ESTIMATION_DIR).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        )
+        for path in ESTIMATION_DIR.rglob("*.py")
+        if path.stem != "__main__"
+    ]
     script = (
         "import importlib, sys\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"

@@ -7,8 +7,8 @@ import pytest
 from scipy.optimize import approx_fprime
 from scipy.stats import spearmanr
 
-from estimation.bradley_terry import fit_bradley_terry, merge_preferences
-from estimation.preferences import Preference
+from estimation.learned_dcg.preferences import Preference
+from estimation.topk.bradley_terry import fit_bradley_terry, merge_preferences
 
 
 def simulate(theta: np.ndarray, nu: float, n_comparisons: int, seed: int) -> tuple[np.ndarray, ...]:

@@ -11,7 +11,7 @@ import pytest
 import pytrec_eval
 
 from estimation import __main__ as cli
-from estimation.trec import read_qrels, read_run
+from estimation.formats.trec import read_qrels, read_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

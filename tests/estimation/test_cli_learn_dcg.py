@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from estimation.__main__ import main
-from estimation.cli_learn_dcg import top_k_grades
-from estimation.trec import read_qrels, read_run
+from estimation.cli.learn_dcg import top_k_grades
+from estimation.formats.trec import read_qrels, read_run
 
 N_TOPICS, N_DOCS, K = 30, 8, 5
 SYSTEMS = ("alpha", "beta", "gamma", "delta")

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from estimation.__main__ import main
-from estimation.trec import read_run
+from estimation.formats.trec import read_run
 from tests.conftest import REPO_ROOT
 
 D2 = 1.0 / math.log2(3.0)

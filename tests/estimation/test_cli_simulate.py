@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from estimation.__main__ import main
-from estimation.planner import STRATEGIES
+from estimation.simulation.planner import STRATEGIES
 
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 1\n3 0 e 1\n"
 RUN_A = "1 Q0 a 1 2.0 A\n1 Q0 b 2 1.0 A\n2 Q0 c 1 2.0 A\n2 Q0 d 2 1.0 A\n"

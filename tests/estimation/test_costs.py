@@ -7,8 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from estimation.costs import CostModel, fit_cost_model, fits_budget, item_costs_from_lengths, query_costs
-from estimation.pool import Pool
+from estimation.sampling.costs import (
+    CostModel,
+    fit_cost_model,
+    fits_budget,
+    item_costs_from_lengths,
+    query_costs,
+)
+from estimation.sampling.pool import Pool
 
 
 def _pool(query_weight: tuple[float, ...] = (0.5, 0.5)) -> Pool:

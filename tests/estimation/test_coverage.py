@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import binomtest
 
-from estimation.simulate_batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
 from tests.estimation.test_unbiasedness import item_pool, query_pool
 
 REPETITIONS = 4000

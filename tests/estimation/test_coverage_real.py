@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from estimation.estimators import query_level_estimate
+from estimation.sampling.estimators import query_level_estimate
 from tests.estimation.real_pools import RealPool, mslr_pool, robust03_pool, topic_budget_draws
 
 REPETITIONS = 600

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimation.draws import (
+from estimation.sampling.draws import (
     STOP_BUDGET,
     STOP_EXHAUSTED,
     draw_batch,

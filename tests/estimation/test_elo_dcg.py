@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimation.elo_dcg import (
+from estimation.training.elo_dcg import (
     best_dcg,
     expected_loss,
     expected_loss_documents,
@@ -154,7 +154,7 @@ def test_it_is_invariant_to_permuting_documents_within_queries() -> None:
 
 
 def test_it_does_not_depend_on_how_queries_are_chunked(monkeypatch: pytest.MonkeyPatch) -> None:
-    import estimation.elo_dcg as module
+    import estimation.training.elo_dcg as module
 
     scores, offsets = random_pool(np.random.default_rng(5), n_queries=60)
     whole = expected_loss(scores, offsets, max_grade=MAX_GRADE, cutoff=10)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimation.ensembles import BootstrapLightGBM, UploadedScores, read_scores
-from estimation.letor import LetorPool
-from estimation.trec import InputFileError
+from estimation.formats.letor import LetorPool
+from estimation.formats.trec import InputFileError
+from estimation.training.ensembles import BootstrapLightGBM, UploadedScores, read_scores
 
 
 def small_pool(seed: int = 0) -> LetorPool:

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from estimation.estimators import query_level_estimate
-from estimation.intervals import normal_quantile
+from estimation.sampling.estimators import query_level_estimate
+from estimation.sampling.intervals import normal_quantile
 
 
 def test_it_weights_each_draw_by_p_over_q() -> None:

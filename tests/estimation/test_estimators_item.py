@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from estimation.estimators import unreachable_mass
-from estimation.intervals import empirical_bernstein_halfwidth, hoeffding_halfwidth, normal_quantile
-from estimation.item_estimators import (
+from estimation.sampling.estimators import unreachable_mass
+from estimation.sampling.intervals import empirical_bernstein_halfwidth, hoeffding_halfwidth, normal_quantile
+from estimation.sampling.item_estimators import (
     item_level_difference_estimate,
     item_level_estimate,
     item_level_weight_bound,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from estimation.intervals import (
+from estimation.sampling.intervals import (
     clt_interval,
     empirical_bernstein_halfwidth,
     hoeffding_halfwidth,

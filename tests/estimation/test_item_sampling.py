@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimation.item_sampling import expected_utility, item_sampling_distribution, system_weights
-from estimation.metric_spec import Metric
-from estimation.pool import Pool
-from estimation.pool_build import build_pool
-from estimation.trec import read_run
+from estimation.formats.trec import read_run
+from estimation.metrics.spec import Metric
+from estimation.sampling.items import expected_utility, item_sampling_distribution, system_weights
+from estimation.sampling.pool import Pool
+from estimation.sampling.pool_build import build_pool
 
 DCG2 = Metric("DCG", 2, gain="exp", y_max=2)
 D2 = 1.0 / math.log2(3.0)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimation.kappa_metrics import (
+from estimation.topk.kappa import (
     kappa_err,
     kappa_ndcg,
     position_labels,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimation.label_features import default_item_priors, label_feature_names, label_features
+from estimation.label_models.features import default_item_priors, label_feature_names, label_features
 
 NAN = np.nan
 

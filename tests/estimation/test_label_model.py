@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
-from estimation.label_model import (
+from estimation.label_models.ordinal import (
     OrdinalModel,
     _penalised_negative_log_likelihood,
     default_prior,

@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from estimation._dcg_solvers import merge_pairs, objective, solve_bounded, solve_newton, solve_qp
-from estimation.learned_dcg import (
+from estimation.learned_dcg.fit import (
     PreferenceData,
     encode_lists,
     fit_weights,
@@ -21,7 +20,8 @@ from estimation.learned_dcg import (
     transformed_weights,
     utilities,
 )
-from estimation.sxs_simulation import permutation_preferences
+from estimation.learned_dcg.simulation import permutation_preferences
+from estimation.learned_dcg.solvers import merge_pairs, objective, solve_bounded, solve_newton, solve_qp
 
 LOG3 = math.log2(3)
 
@@ -134,7 +134,7 @@ def test_it_satisfies_monotone_gains_and_discounts_and_beats_feasible_perturbati
         if monotone_discounts:
             assert np.all(T[:-1] - T[1:] >= -1e-8)
     # Optimality: no feasible perturbation (gains kept monotone) lowers the objective.
-    from estimation.learned_dcg import _informative_pairs
+    from estimation.learned_dcg.fit import _informative_pairs
 
     pairs = _informative_pairs(data, 4, ties=True, much_better_margin=1.0)
     weights = pairs.design.row_weights(np.ones(pairs.answer.size))
@@ -188,7 +188,7 @@ def test_it_refuses_data_without_a_strict_pair() -> None:
 @pytest.mark.parametrize("solver", [solve_newton, solve_bounded])
 def test_it_solves_the_same_problem_with_the_bound_only_form(solver) -> None:
     data = mixed_lists(600, seed=3)
-    from estimation.learned_dcg import _informative_pairs
+    from estimation.learned_dcg.fit import _informative_pairs
 
     pairs = _informative_pairs(data, 4, ties=True, much_better_margin=2.0)
     rng = np.random.default_rng(4)
@@ -303,9 +303,9 @@ def test_it_says_how_many_informative_answers_it_needs() -> None:
 
 
 def test_it_comes_close_to_the_oracle_on_simulated_answers_over_real_robust03_runs(shared_data) -> None:
-    from estimation.cli_learn_dcg import top_k_grades
-    from estimation.sxs_simulation import run_preferences
-    from estimation.trec import read_qrels, read_run
+    from estimation.cli.learn_dcg import top_k_grades
+    from estimation.formats.trec import read_qrels, read_run
+    from estimation.learned_dcg.simulation import run_preferences
 
     qrels = read_qrels(shared_data / "robust03" / "qrels.txt")
     names = ("input.aplrob03a.gz", "input.UIUC03Rd1.gz", "input.pircRBa1.gz", "input.uwmtCR0.gz")

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from estimation.dcg_lists import standard_weights
-from estimation.learned_leaderboard import compare_leaderboards, disagreeing_answers
+from estimation.learned_dcg.leaderboard import compare_leaderboards, disagreeing_answers
+from estimation.learned_dcg.lists import standard_weights
 
 D2 = 1 / math.log2(3)  # standard discount of position 2
 # A learned table (K = 2, grades 0..2) that rates grade 1 as high as grade 2 (gains [0, 1, 1])

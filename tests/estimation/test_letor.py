@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimation.letor import apply_labels, concat_pools, drop_last_query, read_letor
-from estimation.trec import InputFileError
+from estimation.formats.letor import apply_labels, concat_pools, drop_last_query, read_letor
+from estimation.formats.trec import InputFileError
 
 POOL = """\
 # a comment line

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from estimation.metric_spec import Metric
-from estimation.metrics import dcg, err, evaluate_run, metric_values, ndcg, summarize_run
-from estimation.trec import Run
+from estimation.formats.trec import Run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import dcg, err, evaluate_run, metric_values, ndcg, summarize_run
 
 LOG2 = math.log2
 

@@ -21,9 +21,9 @@ import pytest
 import pytrec_eval
 from ir_measures import ERR, nDCG
 
-from estimation.metric_spec import Metric
-from estimation.metrics import evaluate_run, summarize_run
-from estimation.trec import Run, read_qrels, read_run
+from estimation.formats.trec import Run, read_qrels, read_run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import evaluate_run, summarize_run
 
 GDEVAL_DECIMALS_TOLERANCE = 5e-6 + 1e-12
 needs_perl = pytest.mark.skipif(shutil.which("perl") is None, reason="gdeval needs the perl binary")
@@ -188,7 +188,7 @@ def test_it_matches_gdeval_err_and_ndcg_on_the_0_to_4_mslr_sample(shared_data: P
 
 
 def run_in_trec_eval_order(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]:
-    """Score descending, then docno descending, written out independently of estimation.trec."""
+    """Score descending, then docno descending, written out independently of estimation.formats.trec."""
     return {
         qid: [docno for docno, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)]
         for qid, scores in run.items()

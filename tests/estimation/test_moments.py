@@ -7,9 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import estimation.moments as moments_module
-from estimation.metric_spec import Metric
-from estimation.moments import (
+import estimation.metrics.moments as moments_module
+from estimation.metrics.moments import (
     difference_moments,
     err_cross_moment,
     leaderboard_second_moment,
@@ -17,7 +16,8 @@ from estimation.moments import (
     pool_moments,
     ranking_moments,
 )
-from estimation.pool import Pool
+from estimation.metrics.spec import Metric
+from estimation.sampling.pool import Pool
 from tests.estimation import bruteforce
 
 TOLERANCE = 1e-9

@@ -1,4 +1,4 @@
-"""`estimation.planner`: hand-worked toy campaigns, the oracles against the truth, and an
+"""`estimation.simulation.planner`: hand-worked toy campaigns, the oracles against the truth, and an
 independent replay of the same seeds through the one-draw-at-a-time loop.
 
 Toy data: binary grades, DCG@2 with exponential gain (g(1) = 1), discounts (1, d2) with
@@ -20,22 +20,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimation.estimators import query_level_estimate
-from estimation.item_estimators import item_level_difference_estimate
-from estimation.item_sampling import item_sampling_distribution, system_weights
-from estimation.metric_spec import Metric
-from estimation.metrics import evaluate_run, summarize_run
-from estimation.planner import (
+from estimation.formats.trec import Run, read_qrels, read_run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import evaluate_run, summarize_run
+from estimation.sampling.estimators import query_level_estimate
+from estimation.sampling.item_estimators import item_level_difference_estimate
+from estimation.sampling.items import item_sampling_distribution, system_weights
+from estimation.sampling.pool_build import build_pool
+from estimation.sampling.queries import optimal_query_distribution
+from estimation.simulation.loop import simulate_item_level, simulate_query_level
+from estimation.simulation.planner import (
     budget_needed,
     default_budgets,
     plan_budgets,
     prepare_replay,
     saving,
 )
-from estimation.pool_build import build_pool
-from estimation.sampling import optimal_query_distribution
-from estimation.simulate import simulate_item_level, simulate_query_level
-from estimation.trec import Run, read_qrels, read_run
 
 D2 = 1.0 / math.log2(3.0)
 QRELS = {"1": {"a": 1, "b": 0}, "2": {"c": 1, "d": 1}, "3": {"e": 1}}
@@ -114,7 +114,7 @@ def test_it_refuses_strategies_the_metric_does_not_support() -> None:
 
 
 def test_it_interpolates_the_budget_for_a_target_in_log_log() -> None:
-    from estimation.planner import PlannerRow
+    from estimation.simulation.planner import PlannerRow
 
     def row(strategy: str, budget: float, rmse: float) -> PlannerRow:
         return PlannerRow(strategy, budget, 0.0, 0.0, 0.0, rmse, 0.95, 1.0, 1.0, budget, 10, 0)

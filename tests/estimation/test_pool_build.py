@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimation.pool import EMPTY, Pool
-from estimation.pool_build import build_pool
-from estimation.trec import read_run
+from estimation.formats.trec import read_run
+from estimation.sampling.pool import EMPTY, Pool
+from estimation.sampling.pool_build import build_pool
 
 RUN_A = ("A", {"9": ("d1", "d2", "d3"), "10": ("e1", "e2")})
 RUN_B = ("B", {"10": ("e2", "e3", "e1"), "2": ("f1",)})

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimation.preferences import (
+from estimation.learned_dcg.preferences import (
     Preference,
     agreement_between,
     agreement_pooled,

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estimation.run_blocks import (
+from estimation.formats.run_blocks import (
     ColumnLimits,
     NeedsLineReader,
     iter_run_blocks,
     read_run_fast,
     run_from_blocks,
 )
-from estimation.trec import InputFileError, iter_run, read_run, text_lines
+from estimation.formats.trec import InputFileError, iter_run, read_run, text_lines
 
 PROPERTY = settings(
     max_examples=250, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimation.metric_spec import Metric
-from estimation.pool import Pool
-from estimation.pool_build import build_pool
-from estimation.sampling import DEFAULT_MIX, optimal_query_distribution, passive_distribution
-from estimation.trec import read_run
+from estimation.formats.trec import read_run
+from estimation.metrics.spec import Metric
+from estimation.sampling.pool import Pool
+from estimation.sampling.pool_build import build_pool
+from estimation.sampling.queries import DEFAULT_MIX, optimal_query_distribution, passive_distribution
 from tests.estimation import bruteforce
 
 DCG2 = Metric("DCG", 2, gain="exp", y_max=1)
@@ -285,7 +285,7 @@ def test_it_falls_back_to_p_for_an_err_difference_of_identical_rankings() -> Non
 
 
 def test_it_gives_certain_err_labels_a_variance_of_exactly_zero() -> None:
-    from estimation.moments import ranking_moments
+    from estimation.metrics.moments import ranking_moments
 
     rng = np.random.default_rng(5)
     grades = rng.integers(0, 3, (30, 4))

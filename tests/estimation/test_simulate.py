@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimation.budget_loop import draw_units
-from estimation.estimators import query_level_estimate
-from estimation.item_estimators import item_level_estimate
-from estimation.results import SamplingDistribution
-from estimation.simulate import LoopState, simulate_item_level, simulate_query_level
-from estimation.simulate_batch import simulate_query_level_batch
+from estimation.sampling.budget_loop import draw_units
+from estimation.sampling.estimators import query_level_estimate
+from estimation.sampling.item_estimators import item_level_estimate
+from estimation.sampling.results import SamplingDistribution
+from estimation.simulation.batch import simulate_query_level_batch
+from estimation.simulation.loop import LoopState, simulate_item_level, simulate_query_level
 
 
 def small_pool(seed: int = 0, n_queries: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -249,8 +249,8 @@ def test_it_needs_item_costs_for_an_item_budget() -> None:
 def test_it_buys_exactly_n_equal_cost_queries_with_a_budget_of_n(budget: int) -> None:
     # Repro: equal costs normalised to 1.0000000000000002, so a budget of 5 on 50 queries
     # bought 4 and a budget of one query bought none (nan, 0 topics).
-    from estimation.costs import query_costs
-    from estimation.pool import Pool
+    from estimation.sampling.costs import query_costs
+    from estimation.sampling.pool import Pool
 
     m = 50
     pool = Pool(

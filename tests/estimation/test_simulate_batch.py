@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimation.batch_kernels import first_occurrences, stop_counts
-from estimation.simulate import simulate_item_level, simulate_query_level
-from estimation.simulate_batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.simulation.kernels import first_occurrences, stop_counts
+from estimation.simulation.loop import simulate_item_level, simulate_query_level
 
 
 def small_pool(seed: int = 0, n_queries: int = 15) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -104,7 +104,7 @@ def test_it_shares_draws_across_budgets_and_keeps_spending_within_each() -> None
 
 
 def test_it_gives_the_same_numbers_whatever_the_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
-    import estimation.batch_kernels as batch_kernels
+    import estimation.simulation.kernels as batch_kernels
 
     values, costs, q, p = small_pool()
     whole = simulate_query_level_batch(values, costs, q, p, 5.0, 50, np.random.default_rng(3))
@@ -187,7 +187,7 @@ def test_it_uses_the_signed_range_for_a_difference_target() -> None:
 def test_it_fails_clearly_instead_of_chasing_an_unreachable_exhaustion(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import estimation.batch_kernels as batch_kernels
+    import estimation.simulation.kernels as batch_kernels
 
     # The budget buys the whole pool, but one query has probability 1e-12: no run stops.
     values, costs = np.array([0.1, 0.9, 0.5]), np.array([1.0, 1.0, 1.0])

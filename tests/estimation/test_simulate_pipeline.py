@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from estimation.costs import query_costs
-from estimation.item_sampling import item_sampling_distribution, system_weights
-from estimation.metric_spec import Metric
-from estimation.metrics import metric_values
-from estimation.pool import EMPTY, Pool
-from estimation.sampling import optimal_query_distribution, passive_distribution
-from estimation.simulate_batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import metric_values
+from estimation.sampling.costs import query_costs
+from estimation.sampling.items import item_sampling_distribution, system_weights
+from estimation.sampling.pool import EMPTY, Pool
+from estimation.sampling.queries import optimal_query_distribution, passive_distribution
+from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
 
 METRIC = Metric(name="DCG", cutoff=8)
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy.stats import skew
 
-from estimation.estimators import MIN_RELIABLE_TOPICS, query_level_estimate
-from estimation.intervals import skew_t_interval, student_quantile, t_interval
-from estimation.item_estimators import item_level_difference_estimate, item_level_estimate
-from estimation.simulate_batch import simulate_query_level_batch
+from estimation.sampling.estimators import MIN_RELIABLE_TOPICS, query_level_estimate
+from estimation.sampling.intervals import skew_t_interval, student_quantile, t_interval
+from estimation.sampling.item_estimators import item_level_difference_estimate, item_level_estimate
+from estimation.simulation.batch import simulate_query_level_batch
 
 
 def test_it_gives_no_zero_width_interval_for_one_topic_drawn_twice() -> None:

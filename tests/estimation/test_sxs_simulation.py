@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import binomtest, norm
 
-from estimation.learned_dcg import standard_weights, utilities
-from estimation.sxs_simulation import (
+from estimation.learned_dcg.fit import standard_weights, utilities
+from estimation.learned_dcg.simulation import (
     TABLE1_COUNTS,
     permutation_preferences,
     run_preferences,

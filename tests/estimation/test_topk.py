@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from estimation.topk import (
+from estimation.topk.procedure import LESS, MORE, TIE, PreferenceGraph
+from estimation.topk.state import (
     Pair,
     TopKState,
     answer,
@@ -27,7 +28,6 @@ from estimation.topk import (
     start_topk,
     undo,
 )
-from estimation.topk_procedure import LESS, MORE, TIE, PreferenceGraph
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimation.topk import answer, mark_bad, next_pair, result, start_topk
-from estimation.trec import read_qrels, read_run
+from estimation.formats.trec import read_qrels, read_run
+from estimation.topk.state import answer, mark_bad, next_pair, result, start_topk
 
 K = 10
 

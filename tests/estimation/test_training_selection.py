@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from estimation.elo_dcg import discounts
-from estimation.estimators import query_level_estimate
-from estimation.inclusion import (
+from estimation.formats.letor import LetorPool
+from estimation.sampling.estimators import query_level_estimate
+from estimation.sampling.inclusion import (
     horvitz_thompson_total,
     inclusion_probabilities,
     mixture_weights,
     systematic_draw,
 )
-from estimation.letor import LetorPool
-from estimation.training_selection import (
+from estimation.training.elo_dcg import discounts
+from estimation.training.selection import (
     DRAWABLE_STRATEGIES,
     STRATEGIES,
     pool_expected_loss,

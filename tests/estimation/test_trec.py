@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from estimation.trec import (
+from estimation.formats.trec import (
     InputFileError,
     iter_costs,
     iter_labels,

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimation.simulate import LoopState, simulate_query_level
-from estimation.simulate_batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.simulation.loop import LoopState, simulate_query_level
 
 REPETITIONS = 4000
 

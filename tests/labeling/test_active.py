@@ -14,9 +14,9 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from estimation.estimators import query_level_estimate
-from estimation.metric_spec import Metric
-from estimation.metrics import dcg
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import dcg
+from estimation.sampling.estimators import query_level_estimate
 from labeling import exports, services
 from labeling.models import Campaign, Document, Draw, EstimateSnapshot, Judgment, SamplingState, Task
 from labeling.modes import campaign_progress

@@ -1,6 +1,6 @@
 """What the app's estimates average over: every topic of the campaign (issue 10, repro 5).
 
-The core's rule (`estimation.pool_build.ESTIMAND_RULE`): a topic no run ranks counts 0 for every
+The core's rule (`estimation.sampling.pool_build.ESTIMAND_RULE`): a topic no run ranks counts 0 for every
 run, as `evaluate` counts a qrels topic no run ranks. The app does not draw those known zeros; it
 scales the pooled topics' estimates by their share, so every number follows the rule exactly.
 """
@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from estimation.pool_build import ESTIMAND_RULE
+from estimation.sampling.pool_build import ESTIMAND_RULE
 from labeling import services
 from labeling.models import Campaign, PoolItem, System
 from tests.labeling.conftest import upload

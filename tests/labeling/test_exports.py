@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from estimation.trec import iter_qrels
+from estimation.formats.trec import iter_qrels
 from labeling import exports, services
 from labeling.models import Campaign, Draw, Judgment
 from tests.labeling.conftest import RUN_A, RUN_B, upload

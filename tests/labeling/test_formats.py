@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from estimation.trec import InputFileError
+from estimation.formats.trec import InputFileError
 from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import iter_documents_jsonl
 from labeling.formats.runs import iter_run_bounded

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from estimation.trec import read_qrels, read_run
+from estimation.formats.trec import read_qrels, read_run
 from labeling import services
 from labeling.models import (
     Campaign,

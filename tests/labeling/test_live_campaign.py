@@ -12,9 +12,9 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from estimation.metric_spec import Metric
-from estimation.metrics import evaluate_run
-from estimation.trec import read_qrels, read_run
+from estimation.formats.trec import read_qrels, read_run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import evaluate_run
 from labeling import services
 from labeling.models import CampaignProgress, Draw, EstimateSnapshot, Judgment, SamplingState, Task
 from tests.labeling.conftest import upload

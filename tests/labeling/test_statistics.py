@@ -4,7 +4,7 @@ One small synthetic pool (16 topics, two systems, DCG@3 on grades 0-2) is import
 simulated campaign resets the draws and judgments, takes a new seed and runs to the end of its
 budget: `draws_top_up` draws from the stored q, an oracle assessor answers the open tasks, and
 every few rounds `sampling_state_refresh` refits theta and q, as the worker does. The truth is computed from
-the oracle's grades with `estimation.metrics.dcg`, independently of the app.
+the oracle's grades with `estimation.metrics.values.dcg`, independently of the app.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from estimation.metric_spec import Metric
-from estimation.metrics import dcg
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import dcg
 from labeling import services
 from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
 from labeling.services.estimates import estimates_compute

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from estimation.metric_spec import Metric
+from estimation.metrics.spec import Metric
 from labeling.models import Campaign, Draw
 from labeling.services.strategies import (
     ITEM_LEVEL,

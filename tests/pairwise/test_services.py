@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from estimation.topk import AnswerEvent, TopKState, answer, next_pair, result
+from estimation.topk.state import AnswerEvent, TopKState, answer, next_pair, result
 from labeling import services as labeling_services
 from labeling.models import Campaign, Document
 from pairwise import services

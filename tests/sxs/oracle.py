@@ -9,7 +9,7 @@ import json
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 
-from estimation.learned_dcg import utilities
+from estimation.learned_dcg.fit import utilities
 from labeling import services
 from labeling.models import Campaign, Document
 from sxs import services as sxs_services

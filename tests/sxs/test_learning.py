@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from estimation.learned_dcg import MIN_STRICT_PAIRS, utilities
+from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, utilities
 from labeling import services as labeling_services
 from labeling.models import Campaign
 from sxs import services

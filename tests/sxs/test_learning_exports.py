@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from estimation.dcg_tool_forms import other_tools_text
+from estimation.metrics.tool_forms import other_tools_text
 from labeling import services as labeling_services
 from sxs import services
 from tests.sxs.oracle import answer_by_oracle, make_learning_campaign

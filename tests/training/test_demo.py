@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from estimation.letor import LetorPool, iter_letor, letor_from_rows
+from estimation.formats.letor import LetorPool, iter_letor, letor_from_rows
 from labeling.demo import demo_load
 from labeling.models import Campaign
 from training import services

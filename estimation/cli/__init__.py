@@ -1,0 +1,1 @@
+"""The command lines of ``python -m estimation``: one module per command."""

@@ -1,0 +1,217 @@
+"""``python -m estimation simulate``: replay judging campaigns with the qrels as the oracle.
+
+Output (stdout, tab-separated, a header then one line per strategy and budget)::
+
+    strategy  budget  truth  mean  bias_se  rmse  coverage  mean_width  topics_judged
+
+A summary (pool, label model, seeds) goes to stderr so that stdout stays machine-readable.
+The numbers come from `estimation.simulation.planner.plan_budgets`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from estimation.cli.evaluate import add_qrels_and_runs
+from estimation.formats.trec import read_costs, read_labels, read_qrels, read_run
+from estimation.metrics.spec import Metric
+from estimation.simulation.planner import (
+    DEFAULT_REPETITIONS,
+    DEFAULT_TOPIC_MULTIPLES,
+    GOAL_SYSTEMS,
+    STRATEGIES,
+    applicable_strategies,
+    check_strategy,
+    default_budgets,
+    plan_budgets,
+    prepare_replay,
+)
+
+COLUMNS = (
+    "strategy",
+    "budget",
+    "truth",
+    "mean",
+    "bias_se",
+    "rmse",
+    "coverage",
+    "mean_width",
+    "topics_judged",
+)
+
+DESCRIPTION = f"""\
+Replay judging campaigns with the qrels as the assessors, to choose a strategy and a budget.
+For each strategy and budget, REPETITIONS seeded campaigns are run through the core's own
+sampling loop and estimator; the line reports how they did against the truth.
+
+Goals: one (the metric of the first run), difference (first run minus second). Every run
+given is pooled: judging a topic means judging the union of all runs' top K.
+Strategies (default: all that apply to the metric):
+  passive  topics drawn uniformly, every pooled document of a topic judged
+  active   topics drawn where the label model expects the most information per cost
+           (Sawade et al. 2013); DCG@K or ERR@K
+  items    single (topic, document) pairs drawn by importance sampling
+           (Schnabel et al. 2016); DCG@K only
+
+Columns:
+  budget         cost units (1 per document unless --costs; a topic costs its pooled
+                 documents); default: the cost of about {", ".join(map(str, DEFAULT_TOPIC_MULTIPLES))} topics
+  truth          the value `python -m estimation evaluate` reports (mean over every qrels topic)
+  mean, bias_se  mean estimate and its Monte-Carlo standard error
+  rmse           root mean squared error about the truth
+  coverage       share of campaigns whose 95 % interval held the truth
+  mean_width     mean interval width
+  topics_judged  mean number of distinct topics with a judged document
+
+Label model for active and items: LABELS (qid docno p_0 ... p_ymax, as `plan` reads it);
+without it, uniform over the grades. Repetition r uses numpy's default_rng([SEED, r]).
+"""
+
+EPILOG = """\
+example:
+  python -m estimation simulate qrels.txt runA.gz runB.gz --metric DCG@10 --goal difference
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``simulate`` subcommand."""
+    parser = subparsers.add_parser(
+        "simulate",
+        help="replay campaigns against qrels: error and coverage per strategy and budget",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_qrels_and_runs(parser)
+    parser.add_argument("--metric", "-m", required=True, metavar="M", help="DCG@K, ERR@K or nDCG@K")
+    parser.add_argument(
+        "--goal", required=True, choices=tuple(GOAL_SYSTEMS), help="what the campaign estimates"
+    )
+    parser.add_argument(
+        "--strategy",
+        dest="strategies",
+        action="append",
+        choices=STRATEGIES,
+        help="repeat for several (default: every strategy that applies to the metric)",
+    )
+    parser.add_argument(
+        "--budget",
+        dest="budgets",
+        action="append",
+        type=float,
+        metavar="B",
+        help="budget in cost units; repeat for several",
+    )
+    parser.add_argument(
+        "--repetitions",
+        type=int,
+        default=DEFAULT_REPETITIONS,
+        metavar="R",
+        help=f"campaigns per strategy (default {DEFAULT_REPETITIONS})",
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed, >= 0 (default 0)")
+    parser.add_argument("--costs", metavar="COSTS", help="docno cost per line (default: 1 per document)")
+    parser.add_argument(
+        "--labels", metavar="LABELS", help="label model: qid docno p_0 ... p_ymax (default: uniform)"
+    )
+    parser.add_argument(
+        "--gain",
+        choices=("exp", "linear"),
+        default="exp",
+        help="DCG/nDCG gain: exp = 2^y - 1 (default), linear = y",
+    )
+    parser.add_argument(
+        "--ymax",
+        type=int,
+        default=None,
+        metavar="N",
+        help="top grade (default: the label rows' width minus 1, else the largest qrels grade, at least 1)",
+    )
+    parser.set_defaults(handler=simulate_command)
+
+
+def simulate_command(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the ``simulate`` subcommand; file problems raise `InputFileError` (exit status 2)."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    Metric.parse(args.metric)  # fail on a typo before reading any file
+    needed = GOAL_SYSTEMS[args.goal]
+    if len(args.runs) < needed:
+        raise ValueError(f"--goal {args.goal} needs at least {needed} run(s), got {len(args.runs)}")
+    if args.repetitions < 2:
+        raise ValueError(f"--repetitions must be >= 2, got {args.repetitions}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    for budget in args.budgets or ():
+        if not budget > 0:
+            raise ValueError(f"--budget must be > 0, got {budget:g}")
+
+    qrels = read_qrels(args.qrels)
+    largest_grade = max(grade for grades_of in qrels.values() for grade in grades_of.values())
+    labels = read_labels(args.labels) if args.labels else None
+    y_max = _top_grade(args, labels, largest_grade)
+    metric = Metric.parse(args.metric, gain=args.gain, y_max=y_max)
+    strategies = tuple(dict.fromkeys(args.strategies)) if args.strategies else applicable_strategies(metric)
+    for strategy in strategies:
+        check_strategy(strategy, metric)
+    runs = [read_run(path) for path in args.runs]
+    costs = read_costs(args.costs) if args.costs else None
+    if costs is not None:
+        _check_costs_cover_runs(costs, runs, qrels, metric.cutoff, args.costs)
+
+    replay = prepare_replay(qrels, runs, metric, args.goal, labels=labels, item_cost=costs)
+    budgets = args.budgets or default_budgets(replay).tolist()
+    rows = plan_budgets(replay, strategies, budgets, repetitions=args.repetitions, seed=args.seed)
+
+    out.write("\t".join(COLUMNS) + "\n")
+    for row in rows:
+        numbers = (row.budget, row.truth, row.mean, row.bias_se, row.rmse, row.coverage, row.mean_width)
+        fields = [row.strategy, *(f"{value:.8g}" for value in numbers), f"{row.topics_judged:.4g}"]
+        out.write("\t".join(fields) + "\n")
+    used = " minus ".join(run.tag for run in runs[:needed])
+    err.write(
+        f"simulate: {metric} (y_max {y_max}, gain {metric.gain}) of {used}; {len(runs)} run(s) pooled; "
+        f"{replay.pool.n_queries} of {len(qrels)} qrels topics ranked by some run (the others count 0); "
+        f"mean topic cost {replay.topic_cost.mean():.6g}; label model "
+        f"{'from ' + args.labels if labels else 'uniform over the grades'}; "
+        f"{args.repetitions} repetitions, seed {args.seed}\n"
+    )
+    empty = [row for row in rows if row.n_without_estimate]
+    for row in empty:
+        err.write(
+            f"simulate: {row.strategy} at budget {row.budget:g}: {row.n_without_estimate} of "
+            f"{row.n_repetitions} campaigns could not afford their first draw (no estimate)\n"
+        )
+    return 0
+
+
+def _top_grade(args: argparse.Namespace, labels: dict | None, largest_grade: int) -> int:
+    width = len(next(iter(labels.values()))) if labels else None
+    if args.ymax is not None:
+        y_max = args.ymax
+    elif width is not None:
+        y_max = width - 1
+    else:
+        y_max = max(largest_grade, 1)
+    if y_max < largest_grade:
+        raise ValueError(f"{args.qrels}: the qrels hold grade {largest_grade}, above the top grade {y_max}")
+    if width is not None and width != y_max + 1:
+        raise ValueError(
+            f"{args.labels}: rows hold {width} probabilities (grades 0..{width - 1}), "
+            f"but the top grade is {y_max}"
+        )
+    return y_max
+
+
+def _check_costs_cover_runs(costs: dict[str, float], runs: list, qrels: dict, cutoff: int, path: str) -> None:
+    for run in runs:
+        for qid, docnos in run.rankings.items():
+            if qid not in qrels:
+                continue
+            for docno in docnos[:cutoff]:
+                if docno not in costs:
+                    raise ValueError(
+                        f"{path}: no cost for document {docno!r} (run {run.tag!r}, query {qid!r})"
+                    )

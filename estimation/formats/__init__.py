@@ -1,0 +1,1 @@
+"""File formats: TREC runs, qrels and label files; LETOR / SVMlight feature pools."""

@@ -1,0 +1,1 @@
+"""Label models: p(grade | item) from item features, with priors."""

@@ -1,0 +1,463 @@
+"""The budget planner: replay judging campaigns with the qrels as the oracle.
+
+For each sampling strategy and budget, `plan_budgets` runs many seeded campaigns through the
+core's own loop (`estimation.simulation.batch`), with the qrels standing in for the assessors,
+and summarises how close the estimates came to the truth and how often the confidence
+interval held it. A coordinator reads off the budget a strategy needs for an error or an
+interval width (`budget_needed`), and how much one strategy saves against another.
+
+Strategies (one campaign pools every run given; a topic costs its pooled documents):
+
+- ``passive``: topics drawn uniformly (q = p), every pooled document of a drawn topic judged;
+  the self-normalised query-level estimator (Sawade et al. 2013, Sect. 4).
+- ``active``: topics drawn from the cost-sensitive q* of Sawade et al. (2013, Thm 1/2,
+  Eqs. 16-17) under the label model, mixed with p (`estimation.sampling.queries.DEFAULT_MIX`).
+- ``items``: (topic, document) pairs drawn from Schnabel et al.'s (2016) Q* (Eqs. 5-6 for one
+  system, Eq. 13 for a difference), one judgment per draw; DCG only (the metric must be linear
+  in the labels).
+
+The estimand is the one `python -m estimation evaluate` reports: the mean over **every
+qrels topic** (topics no run ranks count 0). Run topics without qrels are ignored. The pool
+holds the qrels topics some run ranks; if it holds fewer than the qrels (``m_pool < m``),
+every estimate is multiplied by ``m_pool / m``, which is exact because the left-out topics
+score 0 for every run.
+
+Seeds: repetition ``r`` draws from ``numpy.random.default_rng([seed, r])``, one uniform per
+draw, for every strategy (common random numbers); all budgets of a repetition share its draws,
+as if one campaign were stopped at each budget. `estimation.simulation.loop.simulate_query_level`
+and `simulate_item_level` with that generator reproduce a repetition draw for draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from estimation.formats.trec import Run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import summarize_run
+from estimation.sampling.budget_loop import draw_units
+from estimation.sampling.items import item_sampling_distribution, system_weights
+from estimation.sampling.pool import Pool
+from estimation.sampling.pool_build import build_pool
+from estimation.sampling.queries import optimal_query_distribution, passive_distribution
+from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
+
+Strategy = Literal["passive", "active", "items"]
+PlannerGoal = Literal["one", "difference"]
+STRATEGIES: tuple[str, ...] = ("passive", "active", "items")
+GOAL_SYSTEMS = {"one": 1, "difference": 2}
+DEFAULT_TOPIC_MULTIPLES = (10, 20, 40)
+"""Default budgets: the cost of about this many topics (times the mean pooled topic cost)."""
+DEFAULT_REPETITIONS = 500
+"""Coverage to about ± 1 point (its standard error at 0.95); a few seconds on Robust03."""
+
+
+@dataclass(frozen=True)
+class PlannerRow:
+    """What campaigns of one strategy at one budget delivered, over the repetitions.
+
+    Attributes
+    ----------
+    strategy : str
+        ``"passive"``, ``"active"`` or ``"items"``.
+    budget : float
+        In cost units (1 per document unless item costs are given).
+    truth : float
+        The metric (goal ``"one"``) or the difference of the first two runs, as `evaluate`
+        computes it over the qrels topics.
+    mean : float
+        Mean estimate over the repetitions that drew something.
+    bias_se : float
+        Monte-Carlo standard error of ``mean`` (sd of the estimates / sqrt(count)): the bias
+        ``mean - truth`` is significant only when it is several of these.
+    rmse : float
+        Root mean squared error of the estimates about the truth.
+    coverage : float
+        Share of the repetitions whose confidence interval (query level: the Student t interval
+        of `estimation.sampling.intervals.t_interval`, which the batch path computes; the dashboard's
+        self-normalised one-system interval is Hall's skew-corrected t) holds the truth (a repetition with
+        fewer than two draws has the interval (-inf, inf), which covers).
+    mean_width : float
+        Mean interval width (inf if some repetition had no finite interval).
+    topics_judged : float
+        Mean number of distinct topics with at least one judged document.
+    spent : float
+        Mean cost units spent (<= budget).
+    n_repetitions : int
+    n_without_estimate : int
+        Repetitions whose first draw was already unaffordable (no estimate); left out of
+        ``mean``, ``bias_se`` and ``rmse``.
+    """
+
+    strategy: str
+    budget: float
+    truth: float
+    mean: float
+    bias_se: float
+    rmse: float
+    coverage: float
+    mean_width: float
+    topics_judged: float
+    spent: float
+    n_repetitions: int
+    n_without_estimate: int
+
+
+@dataclass(frozen=True, eq=False)
+class Replay:
+    """Everything a replayed campaign needs, built once from the qrels and the runs.
+
+    Attributes
+    ----------
+    pool : Pool
+        The qrels topics some run ranks; all runs' top K pooled.
+    metric : Metric
+    goal : str
+    truth : float
+        As `python -m estimation evaluate` computes it (difference: first run minus second).
+    topic_values : ndarray, shape (m_pool,)
+        ``L(x)`` (or ``delta(x)``) per pool topic from the qrels: the query-level oracle.
+    utility : ndarray, shape (m_pool, n)
+        ``u = g(y) / g(y_max)`` per pooled document from the qrels (unjudged: 0): the
+        item-level oracle.
+    topic_cost : ndarray, shape (m_pool,)
+        Raw cost of judging every pooled document of a topic.
+    scale : float
+        ``m_pool / m_qrels``: turns a mean over the pool into the mean over the qrels topics.
+    """
+
+    pool: Pool
+    metric: Metric
+    goal: str
+    truth: float
+    topic_values: np.ndarray
+    utility: np.ndarray
+    topic_cost: np.ndarray
+    scale: float
+
+    @property
+    def systems(self) -> tuple[int, ...]:
+        return tuple(range(GOAL_SYSTEMS[self.goal]))
+
+
+@dataclass(frozen=True)
+class BudgetNeed:
+    """The budget at which a strategy's curve reaches a target; ``extrapolated`` if outside the grid."""
+
+    budget: float
+    extrapolated: bool
+
+
+def prepare_replay(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Sequence[Run],
+    metric: Metric,
+    goal: PlannerGoal,
+    *,
+    labels: Mapping[tuple[str, str], Sequence[float]] | None = None,
+    item_cost: Mapping[str, float] | None = None,
+) -> Replay:
+    """Build the pool, the oracles and the truth for `plan_budgets`.
+
+    Parameters
+    ----------
+    qrels : mapping qid -> docno -> grade
+        Grades in 0..``metric.y_max`` (`estimation.formats.trec.read_qrels` reads negatives as 0).
+    runs : sequence of Run
+        ``"one"`` evaluates the first, ``"difference"`` the first minus the second; every run
+        is pooled (its top K costs judging).
+    metric : Metric
+    goal : {"one", "difference"}
+    labels : mapping (qid, docno) -> probabilities, optional
+        Label model for active sampling; default uniform over the grades.
+    item_cost : mapping docno -> cost, optional
+        Default 1 per document.
+    """
+    if goal not in GOAL_SYSTEMS:
+        raise ValueError(f"unknown goal {goal!r}; expected 'one' or 'difference'")
+    if len(runs) < GOAL_SYSTEMS[goal]:
+        raise ValueError(f"goal {goal} needs at least {GOAL_SYSTEMS[goal]} run(s), got {len(runs)}")
+    evaluations = [summarize_run(qrels, run, metric) for run in runs[: GOAL_SYSTEMS[goal]]]
+    per_topic = [evaluation.per_query for evaluation in evaluations]
+    truth = evaluations[0].mean if goal == "one" else evaluations[0].mean - evaluations[1].mean
+
+    judged_runs = [
+        (run.tag, {qid: docs for qid, docs in run.rankings.items() if qid in qrels}) for run in runs
+    ]
+    if not any(ranking for _, ranking in judged_runs):
+        raise ValueError("no run ranks any topic of the qrels: nothing to judge")
+    pool = build_pool(judged_runs, metric.cutoff, y_max=metric.y_max, labels=labels, item_cost=item_cost)
+
+    values = np.array([per_topic[0][qid] for qid in pool.query_ids])
+    if goal == "difference":
+        values = values - np.array([per_topic[1][qid] for qid in pool.query_ids])
+    gains = metric.gain_table()
+    utility = np.zeros(pool.slot_used.shape)
+    if metric.is_linear_in_labels and gains.max() > 0:
+        for row, (qid, docnos) in enumerate(zip(pool.query_ids, pool.item_ids, strict=True)):
+            grades = [qrels[qid].get(docno, 0) for docno in docnos]
+            utility[row, : len(docnos)] = gains[grades] / gains.max()
+    return Replay(
+        pool=pool,
+        metric=metric,
+        goal=goal,
+        truth=float(truth),
+        topic_values=values,
+        utility=utility,
+        topic_cost=pool.item_cost.sum(axis=1),  # every slot comes from some run's top K
+        scale=pool.n_queries / len(qrels),
+    )
+
+
+def default_budgets(replay: Replay, multiples: Sequence[float] = DEFAULT_TOPIC_MULTIPLES) -> np.ndarray:
+    """The cost of about ``multiples`` topics: each times the mean pooled topic cost."""
+    mean_cost = float(replay.topic_cost.mean())
+    if mean_cost <= 0:
+        raise ValueError("every pooled document costs 0: give budgets explicitly")
+    return np.array([multiple * mean_cost for multiple in multiples], dtype=float)
+
+
+def plan_budgets(
+    replay: Replay,
+    strategies: Sequence[str] | None = None,
+    budgets: Sequence[float] | None = None,
+    *,
+    repetitions: int = DEFAULT_REPETITIONS,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[PlannerRow]:
+    """Replay campaigns for every strategy and budget; one `PlannerRow` per pair.
+
+    Parameters
+    ----------
+    replay : Replay
+        From `prepare_replay`.
+    strategies : sequence of {"passive", "active", "items"}, optional
+        Default: every strategy that applies to the metric (``active`` needs DCG or ERR,
+        ``items`` DCG).
+    budgets : sequence of float, optional
+        Cost units; default `default_budgets`.
+    repetitions : int
+        Campaigns per strategy (each is stopped at every budget).
+    seed : int
+        >= 0; see the module docstring.
+    confidence : float
+        Level of the intervals (the core's CLT intervals, as the dashboard shows them).
+
+    Returns
+    -------
+    list of PlannerRow
+        Strategy-major, budgets in the order given.
+    """
+    chosen = applicable_strategies(replay.metric) if strategies is None else tuple(strategies)
+    for strategy in chosen:
+        check_strategy(strategy, replay.metric)
+    budget_array = default_budgets(replay) if budgets is None else np.asarray(budgets, dtype=float)
+    if budget_array.ndim != 1 or budget_array.size == 0 or np.any(~(budget_array > 0)):
+        raise ValueError(f"budgets must be positive numbers, got {list(np.atleast_1d(budget_array))}")
+    if int(repetitions) != repetitions or repetitions < 2:
+        raise ValueError(f"repetitions must be an integer >= 2, got {repetitions!r}")
+    if int(seed) != seed or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    rows = []
+    for strategy in chosen:
+        outcome = _replay_strategy(replay, strategy, budget_array, int(repetitions), int(seed), confidence)
+        rows += [
+            _summarise(strategy, budget, replay.truth, *outcome[b]) for b, budget in enumerate(budget_array)
+        ]
+    return rows
+
+
+def applicable_strategies(metric: Metric) -> tuple[str, ...]:
+    """The strategies that can estimate ``metric``."""
+    return tuple(strategy for strategy in STRATEGIES if _refusal(strategy, metric) is None)
+
+
+def check_strategy(strategy: str, metric: Metric) -> None:
+    """ValueError for an unknown strategy or one that cannot estimate ``metric``."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    reason = _refusal(strategy, metric)
+    if reason is not None:
+        raise ValueError(f"strategy {strategy} cannot estimate {metric}: {reason}")
+
+
+def budget_needed(
+    rows: Sequence[PlannerRow], strategy: str, target: float, *, quantity: str = "rmse"
+) -> BudgetNeed:
+    """The budget at which ``strategy``'s ``quantity`` (``"rmse"`` or ``"mean_width"``) falls to ``target``.
+
+    Interpolates log(quantity) against log(budget) between the two budgets whose values
+    bracket the target (errors fall roughly as 1/sqrt(budget), a straight line in log-log),
+    searching from the largest budget down: at tiny budgets the curves are noisy. Rows where
+    some campaign could not afford a first draw are left out (their error is over the lucky
+    campaigns only). Outside the budgets simulated, the nearest segment's line is extended and
+    ``extrapolated`` is set. nan when fewer than two budgets have a finite positive value, or
+    the curve does not fall.
+    """
+    points = sorted(
+        (row.budget, getattr(row, quantity))
+        for row in rows
+        if row.strategy == strategy
+        and row.n_without_estimate == 0
+        and np.isfinite(getattr(row, quantity))
+        and getattr(row, quantity) > 0
+    )
+    if len(points) < 2 or not target > 0:
+        return BudgetNeed(float("nan"), True)
+    log_budget = np.log([budget for budget, _ in points])
+    log_value = np.log([value for _, value in points])
+    log_target = np.log(target)
+    for i in reversed(range(len(points) - 1)):
+        low, high = sorted((log_value[i], log_value[i + 1]))
+        if low <= log_target <= high and log_value[i] != log_value[i + 1]:
+            return BudgetNeed(float(np.exp(_line(log_value, log_budget, i, log_target))), False)
+    segment = 0 if log_target > log_value[0] else len(points) - 2
+    if log_value[segment + 1] >= log_value[segment]:
+        return BudgetNeed(float("nan"), True)
+    return BudgetNeed(float(np.exp(_line(log_value, log_budget, segment, log_target))), True)
+
+
+def saving(rows: Sequence[PlannerRow], strategy: str, budget: float, baseline: str = "passive") -> BudgetNeed:
+    """Share of ``budget`` that ``strategy`` saves against ``baseline`` at equal RMSE.
+
+    ``1 - b_strategy / budget`` where ``b_strategy`` is the budget at which ``strategy``
+    reaches the RMSE ``baseline`` has at ``budget`` (`budget_needed`); negative when it needs more.
+    """
+    (reference,) = [row.rmse for row in rows if row.strategy == baseline and row.budget == budget]
+    need = budget_needed(rows, strategy, reference)
+    return BudgetNeed(1.0 - need.budget / budget, need.extrapolated)
+
+
+def _line(x: np.ndarray, y: np.ndarray, i: int, at: float) -> float:
+    return float(y[i] + (y[i + 1] - y[i]) * (at - x[i]) / (x[i + 1] - x[i]))
+
+
+def _refusal(strategy: str, metric: Metric) -> str | None:
+    if strategy == "active" and metric.name == "nDCG":
+        return "its sampling distribution needs DCG@K or ERR@K (nDCG is reported, not planned)"
+    if strategy == "items" and not metric.is_linear_in_labels:
+        return "item-level sampling needs a metric linear in the labels (DCG@K)"
+    return None
+
+
+# Per budget: estimates, lows, highs, topics judged, spent (each shape (R,)).
+_Outcome = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _replay_strategy(
+    replay: Replay, strategy: str, budgets: np.ndarray, repetitions: int, seed: int, confidence: float
+) -> list[_Outcome]:
+    pool, scale = replay.pool, replay.scale
+    shape = (len(budgets), repetitions)
+    estimates, lows, highs, topics, spent = (np.zeros(shape) for _ in range(5))
+    if strategy == "items":
+        distribution = item_sampling_distribution(pool, replay.metric, replay.goal, replay.systems)
+        weights = [system_weights(pool, replay.metric, system) for system in replay.systems]
+        target = weights[0] if replay.goal == "one" else weights[0] - weights[1]
+        gain_max = float(replay.metric.gain_table().max())
+        for r in range(repetitions):
+            result = simulate_item_level_batch(
+                replay.utility,
+                distribution,
+                target[None],
+                1,
+                np.random.default_rng([seed, r]),
+                budget=budgets,
+                item_cost=pool.item_cost,
+                confidence=confidence,
+            )
+            low, high = result.interval("clt")
+            factor = gain_max * scale
+            estimates[:, r], lows[:, r], highs[:, r] = (
+                a[:, 0, 0] * factor for a in (result.estimates, low, high)
+            )
+            spent[:, r] = result.spent[:, 0]
+            topics[:, r] = _item_topics_judged(distribution.q, result.n_draws[:, 0], seed, r)
+    else:
+        if strategy == "passive":
+            distribution = passive_distribution(pool, query_cost=replay.topic_cost)
+        else:
+            distribution = optimal_query_distribution(
+                pool, replay.metric, replay.goal, replay.systems, query_cost=replay.topic_cost
+            )
+        for r in range(repetitions):
+            result = simulate_query_level_batch(
+                replay.topic_values,
+                replay.topic_cost,
+                distribution,
+                pool.query_weight,
+                budgets,
+                1,
+                np.random.default_rng([seed, r]),
+                confidence=confidence,
+            )
+            low, high = result.interval()
+            estimates[:, r], lows[:, r], highs[:, r] = (
+                a[:, 0] * scale for a in (result.estimates, low, high)
+            )
+            spent[:, r] = result.spent[:, 0]
+            topics[:, r] = result.n_judged[:, 0]
+    return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
+
+
+def _item_topics_judged(q: np.ndarray, n_draws: np.ndarray, seed: int, repetition: int) -> np.ndarray:
+    """Distinct topics among each budget's draws, regenerated from the repetition's uniforms.
+
+    The item-level batch path consumes one uniform per draw in order, like the loop, so the
+    first ``n`` draws are ``draw_units(q, u[:n])``.
+    """
+    longest = int(n_draws.max())
+    if longest == 0:
+        return np.zeros(n_draws.shape)
+    uniforms = np.random.default_rng([seed, repetition]).random(longest)
+    topic_of = draw_units(q.ravel(), uniforms) // q.shape[1]
+    return np.array([np.unique(topic_of[:n]).size for n in n_draws], dtype=float)
+
+
+def _summarise(
+    strategy: str,
+    budget: float,
+    truth: float,
+    estimates: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    topics: np.ndarray,
+    spent: np.ndarray,
+) -> PlannerRow:
+    known = estimates[~np.isnan(estimates)]
+    count = known.size
+    return PlannerRow(
+        strategy=strategy,
+        budget=float(budget),
+        truth=truth,
+        mean=float(known.mean()) if count else float("nan"),
+        bias_se=float(known.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan"),
+        rmse=float(np.sqrt(np.mean((known - truth) ** 2))) if count else float("nan"),
+        coverage=float(np.mean((lows <= truth) & (truth <= highs))),
+        mean_width=float(np.mean(highs - lows)),
+        topics_judged=float(topics.mean()),
+        spent=float(spent.mean()),
+        n_repetitions=estimates.size,
+        n_without_estimate=int(estimates.size - count),
+    )
+
+
+__all__ = [
+    "DEFAULT_REPETITIONS",
+    "STRATEGIES",
+    "BudgetNeed",
+    "PlannerRow",
+    "Replay",
+    "applicable_strategies",
+    "budget_needed",
+    "check_strategy",
+    "default_budgets",
+    "plan_budgets",
+    "prepare_replay",
+    "saving",
+]
