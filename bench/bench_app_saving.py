@@ -87,20 +87,26 @@ def main() -> None:
         from django.utils import timezone
 
         from estimation.formats.trec import read_qrels
-        from labeling import services
         from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
+        from labeling.services.campaigns import (
+            campaign_assessors_assign,
+            campaign_create,
+            campaign_start,
+            user_create,
+        )
         from labeling.services.estimates import estimates_compute
+        from labeling.services.run_imports import runs_import
         from labeling.services.sampling import draws_top_up
         from labeling.services.sampling_state import sampling_state_refresh
 
         qrels = read_qrels(DATA / "qrels.txt")
-        admin = services.user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
+        admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
         truth = _truth(10)
         files = [(f"{name}.run", (DATA / "runs" / f"{name}.run").open("rb")) for name in RUNS]
         campaigns: dict[tuple[str, str], Campaign] = {}
         for goal in ("one", "difference"):
             for strategy in ("passive", "active"):
-                campaign = services.campaign_create(
+                campaign = campaign_create(
                     creator=admin,
                     name=f"{goal} {strategy}",
                     metric="DCG@10",
@@ -113,9 +119,9 @@ def main() -> None:
                 )
                 for _, stream in files:
                     stream.seek(0)
-                services.runs_import(campaign=campaign, files=files)
-                services.campaign_assessors_assign(campaign=campaign, usernames=["bench"])
-                services.campaign_start(campaign=campaign)
+                runs_import(campaign=campaign, files=files)
+                campaign_assessors_assign(campaign=campaign, usernames=["bench"])
+                campaign_start(campaign=campaign)
                 campaigns[(goal, strategy)] = campaign
         pool_topics = campaigns[("one", "passive")].pool_items.values("topic").distinct().count()
         pool_items = campaigns[("one", "passive")].pool_items.count()

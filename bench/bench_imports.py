@@ -3,7 +3,7 @@
 1. Parse and check: a synthetic run (seeded: T topics x 1,000 documents, random scores, one
    duplicate-free file) read by the block reader with the app's column limits, and by the
    line reader it replaces (1M lines only: it is slow).
-2. Import: `services.runs_import` of the same files into a fresh campaign, in a child process
+2. Import: `run_imports.runs_import` of the same files into a fresh campaign, in a child process
    per database: SQLite (a file, WAL) and a throwaway PostgreSQL (`tests.servers`).
 3. Evaluate: nDCG@10 (linear gain, trec_eval's ndcg_cut.10) of the 17 Robust03 runs against
    their qrels, in one process, files read by each tool: `python -m estimation evaluate`'s
@@ -48,12 +48,12 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.contrib.auth import get_user_model
-from labeling import services
+from labeling.services import campaigns, run_imports
 user = get_user_model().objects.create_user(f"c{time.time_ns()}")
-campaign = services.campaign_create(creator=user, name="big", metric="DCG@10", budget=10)
+campaign = campaigns.campaign_create(creator=user, name="big", metric="DCG@10", budget=10)
 started = time.perf_counter()
 with open(sys.argv[1], "rb") as stream:
-    report = services.runs_import(campaign=campaign, files=[("big.run", stream)])
+    report = run_imports.runs_import(campaign=campaign, files=[("big.run", stream)])
 print(json.dumps({"seconds": time.perf_counter() - started, "lines": report.lines}))
 """
 

@@ -4,7 +4,7 @@ Builds the campaign in a throwaway SQLite database (synthetic runs: three system
 same 100 documents per topic in different orders; document lengths 50-5,000 words), starts it
 with the active strategy (leaderboard of the three systems, DCG@10, pool depth 100), judges a
 few hundred items, then repeats: one assessor judgment through `task_answer`, followed by the
-whole refresh pipeline (`campaign_refresh`: refit theta and costs, recompute q over the pool,
+whole recompute pipeline (`labeling.recompute.recompute`: refit theta and costs, recompute q over the pool,
 top up the draws, store an estimate snapshot). Reports the median of the refreshes and the
 time of each stage, measured on the same state.
 
@@ -89,9 +89,16 @@ def main() -> None:
         _setup_django(folder)
         from django.db import connection
 
-        from labeling import services
         from labeling.models import Campaign, Document
+        from labeling.recompute import recompute
+        from labeling.services.campaigns import (
+            campaign_assessors_assign,
+            campaign_create,
+            campaign_start,
+            user_create,
+        )
         from labeling.services.estimates import snapshot_record
+        from labeling.services.judging import task_answer, task_next
         from labeling.services.label_model import (
             cost_model_fit,
             item_features,
@@ -104,12 +111,13 @@ def main() -> None:
             pool_arrays_for,
             pool_arrays_forget,
         )
+        from labeling.services.run_imports import runs_import
         from labeling.services.sampling import draws_top_up
         from labeling.services.sampling_state import campaign_pool, focus_indices, sampling_state_refresh
         from labeling.services.strategies import strategy_for
 
-        admin = services.user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
-        campaign = services.campaign_create(
+        admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
+        campaign = campaign_create(
             creator=admin,
             name="recompute",
             metric="DCG@10",
@@ -124,7 +132,7 @@ def main() -> None:
         )
         setup: dict[str, float] = {}
         _, setup["import_runs_s"] = _timed(
-            services.runs_import, campaign=campaign, files=_runs(args.topics, args.documents, args.systems, 1)
+            runs_import, campaign=campaign, files=_runs(args.topics, args.documents, args.systems, 1)
         )
         with connection.cursor() as cursor:
             cursor.execute(
@@ -134,24 +142,24 @@ def main() -> None:
         Campaign.objects.filter(pk=campaign.pk).update(pool_version=campaign.pool_version + 1)
         campaign.refresh_from_db()
         _, setup["build_pool_arrays_s"] = _timed(pool_arrays_for, campaign)
-        services.campaign_assessors_assign(campaign=campaign, usernames=["bench"])
-        campaign = services.campaign_start(campaign=campaign)
+        campaign_assessors_assign(campaign=campaign, usernames=["bench"])
+        campaign = campaign_start(campaign=campaign)
         setup["pool_items"] = float(campaign.pool_items.count())
         rng = np.random.default_rng(3)
         for _ in range(args.judged):
-            task = services.task_next(campaign=campaign, assessor=admin)
-            services.task_answer(
+            task = task_next(campaign=campaign, assessor=admin)
+            task_answer(
                 task=task, assessor=admin, grade=int(rng.integers(0, 4)), seconds=float(rng.uniform(5, 60))
             )
-        services.campaign_refresh(campaign_id=campaign.pk)
+        recompute(campaign.pk)
 
         refreshes = []
         for _ in range(args.repeats):
-            task = services.task_next(campaign=campaign, assessor=admin)
-            services.task_answer(task=task, assessor=admin, grade=int(rng.integers(0, 4)), seconds=20.0)
-            _, seconds = _timed(services.campaign_refresh, campaign_id=campaign.pk)
+            task = task_next(campaign=campaign, assessor=admin)
+            task_answer(task=task, assessor=admin, grade=int(rng.integers(0, 4)), seconds=20.0)
+            _, seconds = _timed(recompute, campaign.pk)
             refreshes.append(seconds)
-        _, idle = _timed(services.campaign_refresh, campaign_id=campaign.pk)
+        _, idle = _timed(recompute, campaign.pk)
 
         # The stages, each timed on the same state (the worker runs them in this order).
         campaign.refresh_from_db()
@@ -174,8 +182,8 @@ def main() -> None:
         strategy = strategy_for(campaign)
         focus = focus_indices(campaign, arrays)
         _, stages["sampling distribution q"] = _timed(strategy.distribution, campaign, pool, metric, focus)
-        task = services.task_next(campaign=campaign, assessor=admin)
-        services.task_answer(task=task, assessor=admin, grade=1, seconds=20.0)
+        task = task_next(campaign=campaign, assessor=admin)
+        task_answer(task=task, assessor=admin, grade=1, seconds=20.0)
         _, stages["whole sampling state refresh (incl. storing q)"] = _timed(sampling_state_refresh, campaign)
         _, stages["draws top-up"] = _timed(draws_top_up, campaign_id=campaign.pk)
         _, stages["estimates + snapshot"] = _timed(snapshot_record, campaign)

@@ -275,7 +275,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
-# The cache holds the refresh markers (labeling.services.refresh), which the web processes set and
+# The cache holds the refresh markers (labeling.recompute), which the web processes set and
 # the worker clears, so every process must see the same cache: Redis, or else files under VAR_DIR
 # (a per-process memory cache would keep each web process's marker out of the worker's reach).
 CACHE_TIMEOUT_SECONDS = 0.05

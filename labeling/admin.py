@@ -5,7 +5,6 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from labeling import services
 from labeling.models import (
     Campaign,
     CampaignMember,
@@ -27,6 +26,7 @@ from labeling.models import (
     Task,
     Topic,
 )
+from labeling.services.corrections import judgment_discard
 
 EXCERPT_CHARS = 80
 """How much of a title the admin's lists show: a title may be up to LABELING_MAX_TITLE_CHARS."""
@@ -210,14 +210,14 @@ class JudgmentAdmin(admin.ModelAdmin):
     raw_id_fields = ["topic", "document", "assessor", "task", "draw"]
     list_select_related = ["campaign", "topic", "document", "assessor"]
 
-    # Deleting a judgment here puts its item back to be judged (see services.judgment_discard):
+    # Deleting a judgment here puts its item back to be judged (see judgment_discard):
     # a bare delete would leave the item counted as drawn, never to be judged again.
     def delete_model(self, request: HttpRequest, obj: Judgment) -> None:
-        services.judgment_discard(judgment=obj)
+        judgment_discard(judgment=obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Judgment]) -> None:
         for judgment in queryset:
-            services.judgment_discard(judgment=judgment)
+            judgment_discard(judgment=judgment)
 
 
 @admin.register(CampaignProgress)

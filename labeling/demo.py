@@ -13,9 +13,17 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from labeling import services
 from labeling.models import Campaign, EstimateSnapshot
 from labeling.permissions import ROLE_ADMIN, ROLE_ASSESSOR, ROLE_COORDINATOR, role_group
+from labeling.recompute import recompute
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+)
+from labeling.services.imports import documents_import, topics_import
+from labeling.services.judging import task_answer, task_next
+from labeling.services.run_imports import runs_import
 
 DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
 # The same collection judged in pairs: each assessor finds the ordered top 5 of a topic's best 12.
@@ -222,15 +230,15 @@ def demo_history(
     rng = np.random.default_rng(7)
     answered = 0
     while answered < judgments or (until_reliable and not _estimates_reliable(campaign)):
-        task = services.task_next(campaign=campaign, assessor=assessor)
+        task = task_next(campaign=campaign, assessor=assessor)
         if task is None:
             break
         grade = grades[(task.topic.qid, task.document.docno)]
-        services.task_answer(task=task, assessor=assessor, grade=grade, seconds=float(rng.uniform(4.0, 20.0)))
+        task_answer(task=task, assessor=assessor, grade=grade, seconds=float(rng.uniform(4.0, 20.0)))
         answered += 1
         if answered % refresh_every == 0:
-            services.campaign_refresh(campaign_id=campaign.pk)
-    services.campaign_refresh(campaign_id=campaign.pk)
+            recompute(campaign.pk)
+    recompute(campaign.pk)
     return answered
 
 
@@ -256,7 +264,7 @@ def demo_campaign_draft(name: str, **fields: object) -> tuple[Campaign, bool]:
     if existing is not None:
         return existing, False
     coordinator = get_user_model().objects.get(username="demo-coordinator")
-    return services.campaign_create(creator=coordinator, name=name, **fields), True
+    return campaign_create(creator=coordinator, name=name, **fields), True
 
 
 @transaction.atomic
@@ -319,7 +327,7 @@ def _demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) ->
             for name, text in runs.items()
         }
     demo_texts_import(campaign, topics, documents)
-    services.runs_import(
+    runs_import(
         campaign=campaign, files=[(f"{name}.run", io.BytesIO(text.encode())) for name, text in runs.items()]
     )
     return demo_assign_and_start(campaign)
@@ -327,16 +335,16 @@ def _demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) ->
 
 def demo_texts_import(campaign: Campaign, topics: list[dict], documents: list[dict]) -> None:
     """The demo collection's topics and documents (what assessors read) into a campaign."""
-    services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
-    services.documents_import(campaign=campaign, files=[("documents.jsonl", _jsonl(documents))])
+    topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
+    documents_import(campaign=campaign, files=[("documents.jsonl", _jsonl(documents))])
 
 
 def demo_assign_and_start(campaign: Campaign) -> Campaign:
     """The demo assessors on the campaign, and judging started."""
-    services.campaign_assessors_assign(
+    campaign_assessors_assign(
         campaign=campaign, usernames=[name for name, role in DEMO_USERS if role == ROLE_ASSESSOR]
     )
-    return services.campaign_start(campaign=campaign)
+    return campaign_start(campaign=campaign)
 
 
 def demo_logins() -> str:

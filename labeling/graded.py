@@ -228,6 +228,21 @@ class GradedMode(GradedTasksMode):
 
         draws_top_up(campaign_id=campaign.pk)
 
+    def recompute(self, campaign: Campaign) -> None:
+        """The sampling engine after answers: refit the label and cost models, recompute q (when
+        anything changed), top up the draws, store an estimate snapshot (when anything changed)."""
+        from labeling.services.estimates import snapshot_record
+        from labeling.services.sampling import draws_top_up
+        from labeling.services.sampling_state import sampling_state_refresh
+
+        if not PoolItem.objects.filter(campaign=campaign).exists():
+            return
+        # Fitting runs outside any transaction: a judgment never waits for it.
+        sampling_state_refresh(campaign)
+        draws_top_up(campaign_id=campaign.pk)
+        campaign.refresh_from_db()
+        snapshot_record(campaign)
+
     def progress(self, campaign: Campaign) -> Progress:
         return graded_progress(campaign)
 

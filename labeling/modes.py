@@ -103,10 +103,10 @@ class JudgingMode:
         unlike `start_problem`, these warn and Start asks for confirmation."""
         return ()
 
-    def refresh(self, campaign: Campaign) -> None:
-        """The mode's own recompute after answers (`services.campaign_refresh`, in the worker,
-        coalesced like the estimate refresh): e.g. a model fitted to the answers. Idempotent;
-        runs outside any transaction."""
+    def recompute(self, campaign: Campaign) -> None:
+        """The mode's own recompute after answers (`labeling.recompute.recompute`, in the worker,
+        coalesced): e.g. the sampling engine's refit and snapshot, a model fitted to the answers.
+        Idempotent; runs outside any transaction."""
 
     # -- judging -------------------------------------------------------------------------------
     # What one answer is called on the pages ("judgments", "comparisons").

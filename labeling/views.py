@@ -18,13 +18,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from labeling import dashboard, selectors, services
+from labeling import dashboard, selectors
 from labeling.access import campaign_for_page
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GoldForm, GuidelinesForm, UploadForm
 from labeling.models import Campaign, GoldItem, GoldSettings, Judgment
 from labeling.modes import campaign_preflight, campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
-from labeling.services import gold
+from labeling.services import campaign_copies, gold, imports, run_imports
+from labeling.services import campaigns as campaign_services
+from labeling.services.own_judgments import judgment_regrade
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
@@ -32,7 +34,7 @@ UPLOADS: dict[str, dict[str, Any]] = {
     "topics": {
         "label": "Topics",
         "help": "TREC topic file (<top> blocks) or JSONL with id, title, description, narrative.",
-        "service": services.topics_import,
+        "service": imports.topics_import,
         "multiple": False,
         "formats": [("trec", "TREC"), ("jsonl", "JSONL")],
     },
@@ -40,7 +42,7 @@ UPLOADS: dict[str, dict[str, Any]] = {
         "label": "Documents",
         "help": "JSONL with docno, title, text, url, length. Optional: documents only named by runs "
         "are judged by docno or URL.",
-        "service": services.documents_import,
+        "service": imports.documents_import,
         "multiple": False,
         "formats": [("jsonl", "JSONL")],
     },
@@ -48,14 +50,14 @@ UPLOADS: dict[str, dict[str, Any]] = {
         "label": "Runs",
         "help": "TREC runs (qid Q0 docno rank score tag), plain or gzip; several files at once, "
         "one system each.",
-        "service": services.runs_import,
+        "service": run_imports.runs_import,
         "multiple": True,
         "formats": [],
     },
     "qrels": {
         "label": "Existing qrels",
         "help": "TREC qrels (qid 0 docno grade): counted as already judged.",
-        "service": services.qrels_import,
+        "service": imports.qrels_import,
         "multiple": True,
         "formats": [],
     },
@@ -116,7 +118,7 @@ def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
         raise PermissionDenied("Only coordinators and admins create campaigns.")
     name = request.POST.get("name", "").strip()[:200] or f"{campaign.name} (copy)"
     if request.method == "POST":
-        clone = services.campaign_clone(campaign=campaign, creator=request.user, name=name)
+        clone = campaign_copies.campaign_clone(campaign=campaign, creator=request.user, name=name)
         messages.success(
             request, f"Cloned “{campaign.name}” as “{clone.name}”: settings, files and assessors."
         )
@@ -134,7 +136,7 @@ def campaign_archive(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Archive (a running campaign is paused) or bring back a campaign."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     archived = request.POST.get("archived", "1") == "1"
-    campaign = services.campaign_archive(campaign=campaign, archived=archived)
+    campaign = campaign_copies.campaign_archive(campaign=campaign, archived=archived)
     verb = "archived: it no longer shows in the work lists" if archived else "back in the work lists"
     messages.success(request, f"“{campaign.name}” is {verb}.")
     return redirect("labeling:campaign_list")
@@ -150,7 +152,7 @@ def campaign_delete(request: HttpRequest, campaign_id: int) -> HttpResponse:
     typed = request.POST.get("name", "")
     if request.method == "POST" and typed == campaign.name:
         name = campaign.name
-        services.campaign_delete(campaign=campaign)
+        campaign_copies.campaign_delete(campaign=campaign)
         messages.success(request, f"Deleted “{name}” and everything in it.")
         return redirect("labeling:campaign_list")
     return render(
@@ -214,7 +216,7 @@ def own_judgment_regrade(request: HttpRequest, judgment_id: int) -> HttpResponse
     judgment = get_object_or_404(Judgment, pk=judgment_id, assessor_id=request.user.pk)
     try:
         grade = int(request.POST.get("grade", ""))
-        services.judgment_regrade(judgment=judgment, assessor=request.user, grade=grade)
+        judgment_regrade(judgment=judgment, assessor=request.user, grade=grade)
     except ValueError as error:
         messages.error(request, f"Not changed: {error}.")
     else:
@@ -255,7 +257,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
         if data.get("goal") != Campaign.Goal.LEADERBOARD:
             data["goal_k"] = None
         try:
-            campaign = services.campaign_create(creator=request.user, **data)
+            campaign = campaign_services.campaign_create(creator=request.user, **data)
         except ValueError as error:
             form.add_error(None, str(error))
         else:
@@ -354,7 +356,7 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
         arguments["file_format"] = form.cleaned_data["format"]
     try:
         report = spec["service"](**arguments)
-    except services.ImportFailed as failure:
+    except imports.ImportFailed as failure:
         errors = [
             {"file": error.file, "line": error.line, "message": error.reason} for error in failure.errors
         ]
@@ -382,7 +384,7 @@ def campaign_assign(request: HttpRequest, campaign_id: int) -> HttpResponse:
     form = AssignForm(request.POST)
     if form.is_valid():
         try:
-            users = services.campaign_assessors_assign(
+            users = campaign_services.campaign_assessors_assign(
                 campaign=campaign, usernames=form.cleaned_data["usernames"]
             )
         except ValueError as error:
@@ -406,7 +408,9 @@ def campaign_budget(request: HttpRequest, campaign_id: int) -> HttpResponse:
     form = BudgetForm(request.POST)
     if form.is_valid():
         try:
-            campaign = services.campaign_update(campaign=campaign, budget=form.cleaned_data["budget"])
+            campaign = campaign_services.campaign_update(
+                campaign=campaign, budget=form.cleaned_data["budget"]
+            )
         except ValueError as error:
             form.add_error("budget", str(error))
         else:
@@ -431,7 +435,7 @@ def campaign_guidelines(request: HttpRequest, campaign_id: int) -> HttpResponse:
     form = GuidelinesForm(request.POST, campaign=campaign)
     if form.is_valid():
         try:
-            services.campaign_update(campaign=campaign, **form.changes())
+            campaign_services.campaign_update(campaign=campaign, **form.changes())
         except ValueError as error:
             form.add_error(None, str(error))
         else:
@@ -506,14 +510,14 @@ def campaign_start(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 "labeling/campaign_detail.html",
                 _detail_context(request, campaign, preflight_confirm=True),
             )
-    return _status_change(request, campaign_id, services.campaign_start, "Judging is running.")
+    return _status_change(request, campaign_id, campaign_services.campaign_start, "Judging is running.")
 
 
 @login_required
 @require_POST
 def campaign_pause(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Pause judging: no new items are handed out."""
-    return _status_change(request, campaign_id, services.campaign_pause, "Judging is paused.")
+    return _status_change(request, campaign_id, campaign_services.campaign_pause, "Judging is paused.")
 
 
 @login_required

@@ -95,7 +95,7 @@ class SxsMode(JudgingMode):
     def started(self, campaign: Campaign) -> None:
         services.sxs_prepare(campaign=campaign)
 
-    def refresh(self, campaign: Campaign) -> None:
+    def recompute(self, campaign: Campaign) -> None:
         services.sxs_refit(campaign=campaign)
 
     def progress(self, campaign: Campaign) -> Progress:

@@ -26,7 +26,7 @@ def shared_data() -> Path:
 def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
     """Each test gets its own file cache (the embedded default), so no refresh marker outlives
     its test; refreshes a test requested are queued before the next test starts."""
-    from labeling.services.refresh import refresh_requests_wait
+    from labeling.recompute import recompute_soon_wait
 
     settings.CACHES = {  # type: ignore[attr-defined]
         "default": {
@@ -35,7 +35,7 @@ def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
         }
     }
     yield
-    refresh_requests_wait(timeout=5)
+    recompute_soon_wait(timeout=5)
 
 
 @pytest.fixture(autouse=True)

@@ -122,12 +122,12 @@ class TrainingMode(GradedTasksMode):
         # minutes): the start transaction only asks for it.
         from django.db import transaction
 
-        from labeling.services.refresh import refresh_request
+        from labeling.recompute import recompute_soon
 
         campaign_id = campaign.pk
-        transaction.on_commit(lambda: refresh_request(campaign_id))
+        transaction.on_commit(lambda: recompute_soon(campaign_id))
 
-    def refresh(self, campaign: Campaign) -> None:
+    def recompute(self, campaign: Campaign) -> None:
         services.rounds_advance(campaign=campaign)
 
     def next_response(self, request: Request, campaign: Campaign) -> HttpResponse:
@@ -140,9 +140,9 @@ class TrainingMode(GradedTasksMode):
             # Nothing to claim: the last items of the round are held (no answer asked for the
             # refresh since). Ask for it now, so the next round is selected without waiting on
             # them; the request is coalesced, however many assessors ask.
-            from labeling.services.refresh import refresh_request
+            from labeling.recompute import recompute_soon
 
-            refresh_request(campaign.pk)
+            recompute_soon(campaign.pk)
         return response
 
     def progress(self, campaign: Campaign) -> Progress:

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import selectors, services
+from labeling import selectors
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
 from labeling.dashboard import LIST_FILTERS, campaigns_listed
@@ -26,6 +26,15 @@ from labeling.serializers import (
     UsernamesSerializer,
     UserOutputSerializer,
 )
+from labeling.services.campaign_copies import campaign_archive, campaign_clone, campaign_delete
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_pause,
+    campaign_start,
+    campaign_update,
+    user_create,
+)
 
 
 class UserCreateApi(APIView):
@@ -38,7 +47,7 @@ class UserCreateApi(APIView):
         data = UserInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            user = services.user_create(creator=request.user, **data.validated_data)
+            user = user_create(creator=request.user, **data.validated_data)
         except PermissionError as error:
             raise PermissionDenied(str(error)) from None
         except ValueError as error:
@@ -79,7 +88,7 @@ class CampaignListCreateApi(APIView):
         data = CampaignInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            campaign = services.campaign_create(creator=request.user, **data.validated_data)
+            campaign = campaign_create(creator=request.user, **data.validated_data)
         except ValueError as error:
             return bad_request(str(error))
         return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
@@ -98,7 +107,7 @@ class CampaignDetailApi(APIView):
         data = CampaignUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            campaign = services.campaign_update(campaign=campaign, **data.validated_data)
+            campaign = campaign_update(campaign=campaign, **data.validated_data)
         except ValueError as error:
             return bad_request(str(error))
         return Response(CampaignOutputSerializer(campaign).data)
@@ -109,7 +118,7 @@ class CampaignDetailApi(APIView):
         campaign = campaign_for(request, campaign_id, MANAGE)
         if not is_admin(request.user):
             raise PermissionDenied("Only admins delete campaigns.")
-        services.campaign_delete(campaign=campaign)
+        campaign_delete(campaign=campaign)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -123,9 +132,7 @@ class CampaignCloneApi(APIView):
             raise PermissionDenied("Only coordinators and admins create campaigns.")
         data = CampaignCloneSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        clone = services.campaign_clone(
-            campaign=campaign, creator=request.user, name=data.validated_data.get("name")
-        )
+        clone = campaign_clone(campaign=campaign, creator=request.user, name=data.validated_data.get("name"))
         return Response(CampaignOutputSerializer(clone).data, status=status.HTTP_201_CREATED)
 
 
@@ -137,7 +144,7 @@ class CampaignArchiveApi(APIView):
         campaign = campaign_for(request, campaign_id, MANAGE)
         data = CampaignArchiveSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        campaign = services.campaign_archive(campaign=campaign, archived=data.validated_data["archived"])
+        campaign = campaign_archive(campaign=campaign, archived=data.validated_data["archived"])
         return Response(CampaignOutputSerializer(campaign).data)
 
 
@@ -156,7 +163,7 @@ class AssessorsApi(APIView):
         data = UsernamesSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            services.campaign_assessors_assign(campaign=campaign, usernames=data.validated_data["usernames"])
+            campaign_assessors_assign(campaign=campaign, usernames=data.validated_data["usernames"])
         except ValueError as error:
             return bad_request(str(error))
         usernames = [member.user.get_username() for member in selectors.campaign_assessors(campaign)]
@@ -191,10 +198,10 @@ class _StatusChangeApi(APIView):
 class CampaignStartApi(_StatusChangeApi):
     """Start or resume judging."""
 
-    change = staticmethod(services.campaign_start)
+    change = staticmethod(campaign_start)
 
 
 class CampaignPauseApi(_StatusChangeApi):
     """Pause judging."""
 
-    change = staticmethod(services.campaign_pause)
+    change = staticmethod(campaign_pause)

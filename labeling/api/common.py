@@ -14,12 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import services
 from labeling.access import campaign_for
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import MANAGE
 from labeling.serializers import ErrorsSerializer, ImportReportSerializer, UploadSerializer
+from labeling.services.imports import ImportFailed
 
 
 def bad_request(message: str) -> Response:
@@ -67,7 +67,7 @@ def upload_errors(message: str) -> Response:
     )
 
 
-def import_failed(failure: services.ImportFailed) -> Response:
+def import_failed(failure: ImportFailed) -> Response:
     errors = [{"file": error.file, "line": error.line, "message": error.reason} for error in failure.errors]
     return Response({"errors": errors}, status=status.HTTP_400_BAD_REQUEST)
 
@@ -98,6 +98,6 @@ class ImportApi(APIView):
         file_format = request.data.get("format") or None
         try:
             report = self.run_import(campaign, [(upload.name, upload) for upload in uploads], file_format)
-        except services.ImportFailed as failure:
+        except ImportFailed as failure:
             return import_failed(failure)
         return Response(ImportReportSerializer(report).data, status=status.HTTP_201_CREATED)

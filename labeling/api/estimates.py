@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import exports, selectors, services
+from labeling import exports, selectors
 from labeling.access import campaign_for
 from labeling.api.common import import_failed, query_number, upload_errors
 from labeling.models import Campaign
@@ -26,6 +26,9 @@ from labeling.serializers import (
     ThroughputSerializer,
     UploadSerializer,
 )
+from labeling.services.estimates import estimates_current
+from labeling.services.evaluation import evaluation_runs_import, run_evaluate
+from labeling.services.imports import ImportFailed
 from labeling.services.sampling_state import sampling_per_topic
 
 
@@ -44,7 +47,7 @@ class EstimatesApi(APIView):
     @extend_schema(responses={200: EstimatesSerializer})
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
-        result = services.estimates_current(campaign)
+        result = estimates_current(campaign)
         result.pop("fingerprint", None)
         return Response(result)
 
@@ -89,7 +92,7 @@ class EvaluateRunApi(APIView):
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         systems = campaign.systems.filter(evaluation_only=True).order_by("id")
-        return Response([services.run_evaluate(campaign, system) for system in systems])
+        return Response([run_evaluate(campaign, system) for system in systems])
 
     @extend_schema(
         request={"multipart/form-data": UploadSerializer},
@@ -101,11 +104,11 @@ class EvaluateRunApi(APIView):
         if not uploads:
             return upload_errors("upload a run in the field 'file'")
         try:
-            systems = services.evaluation_runs_import(
+            systems = evaluation_runs_import(
                 campaign=campaign, files=[(upload.name, upload) for upload in uploads]
             )
-        except services.ImportFailed as failure:
+        except ImportFailed as failure:
             return import_failed(failure)
         return Response(
-            [services.run_evaluate(campaign, system) for system in systems], status=status.HTTP_201_CREATED
+            [run_evaluate(campaign, system) for system in systems], status=status.HTTP_201_CREATED
         )

@@ -12,12 +12,14 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from labeling import selectors, services, token_access
+from labeling import selectors, token_access
 from labeling.api.common import bad_request, conflict, json_response
+from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Task
 from labeling.permissions import JUDGE
 from labeling.serializers import AnswerInputSerializer, JudgmentOutputSerializer, TaskOutputSerializer
 from labeling.services.gold import GoldPaused, gold_answer
+from labeling.services.judging import judgment_undo, task_answer, task_next
 
 
 def wants_next(query: Any) -> bool:
@@ -51,15 +53,13 @@ def _answer(
                 "created_at": answer.created_at.isoformat().replace("+00:00", "Z"),
             }
         else:
-            judgment, created = services.task_answer(
-                task=task, assessor=user, grade=grade, seconds=seconds, note=note
-            )
+            judgment, created = task_answer(task=task, assessor=user, grade=grade, seconds=seconds, note=note)
             body = JudgmentOutputSerializer.of(judgment)
-    except services.LeaseConflict as lease_conflict:
+    except LeaseConflict as lease_conflict:
         return {"detail": str(lease_conflict)}, status.HTTP_409_CONFLICT
     if want_next:
         try:
-            upcoming = services.task_next(campaign=task.campaign, assessor=user)
+            upcoming = task_next(campaign=task.campaign, assessor=user)
         except GoldPaused:
             upcoming = None  # the page asks /next/ again and is told why
         body["next"] = None if upcoming is None else TaskOutputSerializer.of(upcoming)
@@ -72,7 +72,7 @@ def _paused(paused: GoldPaused) -> HttpResponse:
 
 def next_response(request: Request, campaign: Campaign) -> HttpResponse:
     try:
-        return _next_response(services.task_next(campaign=campaign, assessor=request.user))
+        return _next_response(task_next(campaign=campaign, assessor=request.user))
     except GoldPaused as paused:
         return _paused(paused)
 
@@ -98,8 +98,8 @@ def answer_response(request: Request, task_id: int) -> Response:
 
 def undo_response(request: Request, campaign: Campaign) -> Response:
     try:
-        task = services.judgment_undo(campaign=campaign, assessor=request.user)
-    except services.UndoNotAllowed as refusal:
+        task = judgment_undo(campaign=campaign, assessor=request.user)
+    except UndoNotAllowed as refusal:
         return conflict(str(refusal))
     return Response(TaskOutputSerializer.of(task))
 
@@ -107,7 +107,7 @@ def undo_response(request: Request, campaign: Campaign) -> Response:
 def token_next(judge: token_access.TokenJudge) -> HttpResponse:
     """/next/ for a token holder already known to judge this campaign."""
     try:
-        return _next_response(services.task_next(campaign=judge.campaign, assessor=judge.user))
+        return _next_response(task_next(campaign=judge.campaign, assessor=judge.user))
     except GoldPaused as paused:
         return _paused(paused)
 

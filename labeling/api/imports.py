@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from labeling import services
 from labeling.api.common import ImportApi
 from labeling.models import Campaign
+from labeling.services.imports import documents_import, labels_import, qrels_import, topics_import
+from labeling.services.run_imports import runs_import
 
 
 class TopicsImportApi(ImportApi):
@@ -15,7 +16,7 @@ class TopicsImportApi(ImportApi):
     kind = "topics"
 
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
-        return services.topics_import(campaign=campaign, files=files, file_format=file_format)
+        return topics_import(campaign=campaign, files=files, file_format=file_format)
 
 
 class DocumentsImportApi(ImportApi):
@@ -24,7 +25,7 @@ class DocumentsImportApi(ImportApi):
     kind = "documents"
 
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
-        return services.documents_import(campaign=campaign, files=files, file_format=file_format)
+        return documents_import(campaign=campaign, files=files, file_format=file_format)
 
 
 class RunsImportApi(ImportApi):
@@ -35,7 +36,7 @@ class RunsImportApi(ImportApi):
     many_files = True
 
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
-        return services.runs_import(campaign=campaign, files=files)
+        return runs_import(campaign=campaign, files=files)
 
 
 class QrelsImportApi(ImportApi):
@@ -46,7 +47,7 @@ class QrelsImportApi(ImportApi):
     many_files = True
 
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
-        return services.qrels_import(campaign=campaign, files=files)
+        return qrels_import(campaign=campaign, files=files)
 
 
 class LabelsImportApi(ImportApi):
@@ -57,4 +58,4 @@ class LabelsImportApi(ImportApi):
     many_files = True
 
     def run_import(self, campaign: Campaign, files: list[tuple[str, Any]], file_format: str | None) -> Any:
-        return services.labels_import(campaign=campaign, files=files)
+        return labels_import(campaign=campaign, files=files)

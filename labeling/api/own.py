@@ -9,9 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import selectors, services
+from labeling import selectors
 from labeling.api.common import bad_request, conflict, query_number
 from labeling.models import Judgment
+from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
 from labeling.strict_json import StrictSerializer
 
 PAGE_SIZE = 100
@@ -81,12 +82,12 @@ class OwnJudgmentGradeApi(APIView):
         data = RegradeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            judgment = services.judgment_regrade(
+            judgment = judgment_regrade(
                 judgment=judgment, assessor=request.user, grade=data.validated_data["grade"]
             )
-        except services.JudgmentFinal as error:
+        except JudgmentFinal as error:
             return conflict(str(error))
-        except services.RegradeRefused as error:
+        except RegradeRefused as error:
             return bad_request(str(error))
         judgment = selectors.own_judgments(request.user).prefetch_related("changes").get(pk=judgment.pk)
         return Response(OwnJudgmentSerializer(judgment).data)

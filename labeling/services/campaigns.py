@@ -1,4 +1,4 @@
-"""Campaigns and users: create, configure, assign, start, pause, refresh."""
+"""Campaigns and users: create, configure, assign, start, pause."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.leases import leases_return
 from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task
-from labeling.modes import campaign_progress, mode_named, mode_of
+from labeling.modes import mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
-from labeling.services.sampling import BLOCKED_EXHAUSTED, draws_top_up, tasks_trim_to_budget
+from labeling.services.sampling import draws_top_up, tasks_trim_to_budget
 from labeling.services.strategies import strategy_for
 
 # Keys offered when a grade scale comes as bare names: the grade's own digit.
@@ -270,52 +270,6 @@ def campaign_assessor_remove(*, campaign: Campaign, user: AbstractBaseUser) -> N
     """Withdraw an assessor from the campaign; their open leases return to the pool."""
     CampaignMember.objects.filter(campaign=campaign, user=user, role=CampaignMember.Role.ASSESSOR).delete()
     leases_return(Task.objects.filter(campaign=campaign, assessor=user, answered_at__isnull=True))
-
-
-def campaign_refresh(*, campaign_id: int) -> CampaignProgress | None:
-    """The recompute pipeline after judgments: refit theta and costs, recompute q (when anything
-    changed), top up the draws, store an estimate snapshot (when anything changed), run the
-    mode's own refresh (`JudgingMode.refresh`), record the progress, and mark the campaign done
-    once every pool item is judged. Idempotent."""
-    from labeling.services.estimates import snapshot_record
-    from labeling.services.refresh import refresh_started
-    from labeling.services.sampling_state import sampling_state_refresh
-
-    refresh_started(campaign_id)
-    campaign = Campaign.objects.filter(pk=campaign_id).first()
-    if campaign is None:
-        return None
-    if mode_of(campaign).uses_sampling and PoolItem.objects.filter(campaign=campaign).exists():
-        # Fitting runs outside any transaction: a judgment never waits for it.
-        sampling_state_refresh(campaign)
-        draws_top_up(campaign_id=campaign_id)
-        campaign.refresh_from_db()
-        snapshot_record(campaign)
-    mode_of(campaign).refresh(campaign)
-    return _progress_record(campaign)
-
-
-@transaction.atomic
-def _progress_record(campaign: Campaign) -> CampaignProgress:
-    progress = campaign_progress(campaign)
-    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
-    if (
-        campaign.status == Campaign.Status.RUNNING
-        and open_tasks == 0
-        and campaign.blocked == BLOCKED_EXHAUSTED
-    ):
-        Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DONE)
-    record, _ = CampaignProgress.objects.update_or_create(
-        campaign_id=campaign.pk,
-        defaults={
-            "judgments": progress.judgments,
-            "spent": progress.spent,
-            "pool_size": progress.pool_size,
-            "drawn": progress.drawn,
-            "open_tasks": open_tasks,
-        },
-    )
-    return record
 
 
 @transaction.atomic

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from labeling.leases import lease_return
 from labeling.models import Judgment, PoolItem, Task
-from labeling.services.refresh import refresh_request
+from labeling.recompute import recompute_soon
 
 
 @transaction.atomic
@@ -29,4 +29,4 @@ def judgment_discard(*, judgment: Judgment) -> None:
         pair = {"campaign_id": campaign_id, "topic_id": topic_id, "document_id": document_id}
         if not Judgment.objects.filter(source=Judgment.Source.QRELS, **pair).exists():
             PoolItem.objects.filter(**pair).update(prejudged=False)
-    transaction.on_commit(lambda: refresh_request(campaign_id))
+    transaction.on_commit(lambda: recompute_soon(campaign_id))

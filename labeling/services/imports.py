@@ -321,7 +321,12 @@ def pool_mark_prejudged(*, campaign: Campaign) -> int:
 @transaction.atomic
 def pool_rebuild(*, campaign: Campaign) -> int:
     """Pool the top-d documents of every run and topic (trec_eval order: score descending,
-    docno descending); add new items and refresh best ranks. Returns the pool size."""
+    docno descending); add new items and refresh best ranks. Returns the pool size.
+
+    The positions are read first, outside any write (a reader blocks no one, on SQLite in WAL
+    mode as on PostgreSQL); the pool rows are then written in one short transaction (a savepoint
+    inside a caller's), so a big run's pool never holds the write lock while it is read.
+    """
     depth = campaign.effective_pool_depth
     positions = ranking_positions(
         RankingEntry.objects.filter(system__campaign=campaign, system__evaluation_only=False), depth
@@ -335,16 +340,17 @@ def pool_rebuild(*, campaign: Campaign) -> int:
         PoolItem(campaign=campaign, topic_id=topic_id, document_id=document_id, best_rank=rank)
         for (topic_id, document_id), rank in best.items()
     ]
-    PoolItem.objects.bulk_create(
-        items,
-        batch_size=BATCH_SIZE,
-        update_conflicts=True,
-        unique_fields=["campaign", "topic", "document"],
-        update_fields=["best_rank"],
-    )
-    pool_mark_prejudged(campaign=campaign)
-    # The cached pool arrays and the sampling state are keyed by this version.
-    Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
+    with transaction.atomic():
+        PoolItem.objects.bulk_create(
+            items,
+            batch_size=BATCH_SIZE,
+            update_conflicts=True,
+            unique_fields=["campaign", "topic", "document"],
+            update_fields=["best_rank"],
+        )
+        pool_mark_prejudged(campaign=campaign)
+        # The cached pool arrays and the sampling state are keyed by this version.
+        Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
     campaign.refresh_from_db(fields=["pool_version"])
     return PoolItem.objects.filter(campaign=campaign).count()
 

@@ -5,7 +5,7 @@ with one UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING (a write statement
 single write lock from its start), elsewhere with a conditional UPDATE that only one claimant
 can win (``filter(...).update(...) == 1``).
 Expired leases are claimable again. A judgment is unique per task, so a double submit stores
-one. After each judgment commits, the campaign's refresh is requested (`labeling.services.refresh`):
+one. After each judgment commits, the campaign's refresh is requested (`labeling.recompute`):
 a background thread queues it, so the request never waits on the cache or the broker.
 """
 
@@ -36,9 +36,9 @@ from labeling.leases import (
     unanswered_claimable,
 )
 from labeling.models import Campaign, Document, GoldAnswer, Judgment, Skip, Task, Topic
+from labeling.recompute import recompute_queue, recompute_soon  # noqa: F401 (re-exported)
 from labeling.selectors import task_active_for_assessor
 from labeling.services.gold import gold_task_for
-from labeling.services.refresh import campaign_refresh_enqueue, refresh_request  # noqa: F401 (re-exported)
 from labeling.services.sampling import draws_top_up, queue_target, tasks_unleased_count
 from labeling.services.skips import skipped_by
 
@@ -374,7 +374,7 @@ def task_answer(
             raise LeaseConflict("this task was answered by another assessor")
         return existing, False
     campaign_id = campaign.pk
-    transaction.on_commit(lambda: refresh_request(campaign_id))
+    transaction.on_commit(lambda: recompute_soon(campaign_id))
     return judgment, True
 
 

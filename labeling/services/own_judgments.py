@@ -6,7 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from labeling.models import Campaign, Judgment, JudgmentChange
-from labeling.services.refresh import refresh_request
+from labeling.recompute import recompute_soon
 
 # A grade may change while the campaign can still take judgments; once it is done (or archived)
 # its results are final.
@@ -48,5 +48,5 @@ def judgment_regrade(*, judgment: Judgment, assessor: AbstractBaseUser, grade: i
     judgment.grade = grade
     judgment.save(update_fields=["grade"])
     campaign_id = campaign.pk
-    transaction.on_commit(lambda: refresh_request(campaign_id))
+    transaction.on_commit(lambda: recompute_soon(campaign_id))
     return judgment

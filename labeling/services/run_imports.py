@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from django.db import connection, transaction
-from django.db.models import F, Max, Min
+from django.db.models import Max, Min
 
 from estimation.formats.run_blocks import ColumnLimits, NeedsLineReader, RunBlock, iter_run_blocks
 from estimation.formats.trec import InputFileError
@@ -46,13 +46,12 @@ from labeling.models import (
     System,
     Topic,
 )
-from labeling.selectors import ranking_positions
 from labeling.services.imports import (
     BATCH_SIZE,
     ImportFailed,
     ImportReport,
     UploadedFile,
-    pool_mark_prejudged,
+    pool_rebuild,
 )
 
 APP_BLOCK_BYTES = 1 << 20
@@ -126,7 +125,7 @@ def runs_import(
         _delete_staged(import_key)
         _sqlite_cache_restore(cache_before)
     if not evaluation_only:
-        pool_rebuild_short(campaign=campaign)
+        pool_rebuild(campaign=campaign)
     return report
 
 
@@ -432,39 +431,4 @@ def _publish_entries(campaign: Campaign, system: System, import_key: str, index:
 # Pool
 
 
-def pool_rebuild_short(*, campaign: Campaign) -> int:
-    """`pool_rebuild` with its long read outside the write transaction.
-
-    The positions of every run's top-d documents are read first (a reader blocks no one, on
-    SQLite in WAL mode as on PostgreSQL); the pool rows are then written in one short
-    transaction. Returns the pool size.
-    """
-    depth = campaign.effective_pool_depth
-    positions = ranking_positions(
-        RankingEntry.objects.filter(system__campaign=campaign, system__evaluation_only=False), depth
-    ).values_list("topic_id", "document_id", "position")
-    best: dict[tuple[int, int], int] = {}
-    for topic_id, document_id, position in positions.iterator(chunk_size=BATCH_SIZE):
-        key = (topic_id, document_id)
-        if position < best.get(key, depth + 1):
-            best[key] = position
-    items = [
-        PoolItem(campaign=campaign, topic_id=topic_id, document_id=document_id, best_rank=rank)
-        for (topic_id, document_id), rank in best.items()
-    ]
-    with transaction.atomic():
-        PoolItem.objects.bulk_create(
-            items,
-            batch_size=BATCH_SIZE,
-            update_conflicts=True,
-            unique_fields=["campaign", "topic", "document"],
-            update_fields=["best_rank"],
-        )
-        pool_mark_prejudged(campaign=campaign)
-        # The cached pool arrays and the sampling state are keyed by this version.
-        Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
-    campaign.refresh_from_db(fields=["pool_version"])
-    return PoolItem.objects.filter(campaign=campaign).count()
-
-
-__all__ = ["pool_rebuild_short", "runs_import"]
+__all__ = ["runs_import"]

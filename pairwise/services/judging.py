@@ -37,7 +37,7 @@ from labeling.leases import (
     unanswered_claimable,
 )
 from labeling.models import Campaign, Document, Skip
-from labeling.services.refresh import refresh_request
+from labeling.recompute import recompute_soon
 from labeling.services.skips import skip_checked
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
 from pairwise.selectors import heap_active_for_assessor, is_topk, pairwise_settings_get
@@ -373,7 +373,7 @@ def pair_answer(
 
 def _progress_refresh_after_commit(campaign_id: int) -> None:
     # The coalesced worker refresh records the campaign's progress (the campaign list reads it).
-    transaction.on_commit(lambda: refresh_request(campaign_id))
+    transaction.on_commit(lambda: recompute_soon(campaign_id))
 
 
 @transaction.atomic

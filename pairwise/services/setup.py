@@ -34,7 +34,7 @@ def pairwise_configure(*, campaign: Campaign, mode: str | None = None, **fields:
     """Create or change the campaign's pairwise settings; refused once pairs were answered.
     With `mode`, the campaign first switches to that judging mode (which configures it)."""
     if mode is not None and mode != campaign.judging_mode:
-        from labeling.services import campaign_mode_set
+        from labeling.services.campaigns import campaign_mode_set
 
         campaign_mode_set(campaign=campaign, mode_name=mode, settings=fields)
         return PairwiseSettings.objects.get(campaign=campaign)

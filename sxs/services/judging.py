@@ -32,9 +32,9 @@ from labeling.leases import (
     unanswered_claimable,
 )
 from labeling.models import Campaign, Judgment, Skip, Task
+from labeling.recompute import recompute_soon
 from labeling.selectors import task_active_for_assessor
-from labeling.services import judgment_undo
-from labeling.services.refresh import refresh_request
+from labeling.services.judging import judgment_undo
 from labeling.services.skips import skip_checked, skipped_by
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
 from sxs.selectors import GRADE_DRAW_STRATEGY, ITEM_KIND, sxs_settings_get
@@ -226,7 +226,7 @@ def sxs_answer(
             )
             campaign_id = task.campaign_id
             # As for a graded judgment: the worker refits (learned DCG) once the answer commits.
-            transaction.on_commit(lambda: refresh_request(campaign_id))
+            transaction.on_commit(lambda: recompute_soon(campaign_id))
             return answer, True
     existing = SxsAnswer.objects.filter(task_id=task.pk).first()
     if existing is None:
@@ -307,7 +307,7 @@ def sxs_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | 
     if grade is not None and (answer is None or grade > answer.created_at):
         # A grade taken back changes the lists the answers are learned from: refit too.
         undone = judgment_undo(campaign=campaign, assessor=assessor, now=now)
-        transaction.on_commit(lambda: refresh_request(campaign_id))
+        transaction.on_commit(lambda: recompute_soon(campaign_id))
         return Item("grade", grade=undone)
     if answer is None:
         raise UndoNotAllowed("there is no answer of yours to undo")
@@ -322,7 +322,7 @@ def sxs_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | 
     for other in held.exclude(pk=task_id).values_list("pk", flat=True):
         lease_return(SxsTask, other, selection_rule="", propensity=None, margin=None)
     lease_reopen(SxsTask, task_id, assessor, now, campaign.lease_seconds)
-    transaction.on_commit(lambda: refresh_request(campaign_id))
+    transaction.on_commit(lambda: recompute_soon(campaign_id))
     return Item("sxs", sxs=SxsTask.objects.select_related("campaign", "topic").get(pk=task_id))
 
 

@@ -1,7 +1,7 @@
 """Writes: refit learned DCG from the answers (the worker's refresh), and hand the learned gains
 and discounts to another campaign as its DCG.
 
-`sxs_refit` runs in `labeling.services.campaign_refresh` (through `SxsMode.refresh`), which the
+`sxs_refit` runs in `labeling.recompute.recompute` (through `SxsMode.recompute`), which the
 refresh pipeline coalesces: a burst of answers costs one refit. It fits only when the
 informative answers changed since the last stored record (same answers, same grades of their
 lists: same fit); otherwise it only brings the stored leaderboard up to date with grades given
@@ -22,8 +22,7 @@ from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
 from estimation.learned_dcg.fit import PreferenceData as CorePreferenceData
 from estimation.learned_dcg.leaderboard import compare_leaderboards, disagreeing_answers
 from labeling.models import Campaign
-from labeling.services import campaign_update
-from labeling.services.campaigns import custom_dcg_problem
+from labeling.services.campaigns import campaign_update, custom_dcg_problem
 from sxs.models import SxsFit
 from sxs.selectors import (
     PreferenceData,

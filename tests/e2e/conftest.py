@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from config.celery import app as celery_app
-from labeling import services
+from labeling.services.campaigns import user_create
 from tests.e2e.helpers import PASSWORD
 
 # Judgments enqueue a campaign refresh; here it goes to an in-memory transport (the Celery
@@ -117,6 +117,6 @@ def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def people(db: None) -> dict[str, AbstractBaseUser]:
     """An assessor (alice) and a coordinator (carl)."""
     return {
-        role: services.user_create(creator=None, username=name, password=PASSWORD, role=role)
+        role: user_create(creator=None, username=name, password=PASSWORD, role=role)
         for name, role in (("alice", "assessor"), ("carl", "coordinator"))
     }

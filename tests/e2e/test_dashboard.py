@@ -13,8 +13,15 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign, EstimateSnapshot
+from labeling.recompute import recompute
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+)
+from labeling.services.imports import documents_import, topics_import
+from labeling.services.run_imports import runs_import
 from tests.e2e.helpers import log_in
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -54,7 +61,7 @@ def item_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
 
 
 def campaign_of(coordinator: AbstractBaseUser, *, strategy: str, goal: str) -> Campaign:
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name="Web track replay",
         metric="DCG@5",
@@ -72,14 +79,14 @@ def campaign_of(coordinator: AbstractBaseUser, *, strategy: str, goal: str) -> C
         for t in range(1, N_TOPICS + 1)
         for d in range(DOCS_PER_TOPIC)
     ]
-    services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
-    services.documents_import(campaign=campaign, files=[("docs.jsonl", _jsonl(documents))])
-    services.runs_import(
+    topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(topics))])
+    documents_import(campaign=campaign, files=[("docs.jsonl", _jsonl(documents))])
+    runs_import(
         campaign=campaign,
         files=[(f"{tag}.run", _run(tag, offset)) for offset, tag in enumerate(SYSTEMS)],
     )
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    return services.campaign_start(campaign=campaign)
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return campaign_start(campaign=campaign)
 
 
 def _jsonl(records: list[dict[str, Any]]) -> io.BytesIO:
@@ -107,7 +114,7 @@ def judge_and_refresh(campaign: Campaign, assessor: AbstractBaseUser, batches: i
     """Judge in batches of six, each followed by the worker's refresh (one snapshot each)."""
     for _ in range(batches):
         assert judge_through_the_api(campaign, assessor, 6) > 0
-        services.campaign_refresh(campaign_id=campaign.pk)
+        recompute(campaign.pk)
 
 
 def table_values(page: Any) -> dict[str, str]:
@@ -237,7 +244,7 @@ def test_it_says_when_too_few_topics_are_judged_and_what_the_mean_is_over(
     """One or two topics judged: no interval is printed as if it could be trusted, the any-n
     bounds are; a topic no run ranks is named in the line that says what the mean is over."""
     judge_and_refresh(active_campaign, people["assessor"], 1)
-    services.topics_import(
+    topics_import(
         campaign=active_campaign,
         files=[("extra.jsonl", _jsonl([{"id": "99", "title": "nobody ranks this"}]))],
     )

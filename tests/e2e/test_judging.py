@@ -12,8 +12,15 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign, Judgment, System
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    campaign_update,
+)
+from labeling.services.imports import documents_import, topics_import
+from labeling.services.run_imports import runs_import
 from tests.e2e.helpers import log_in
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -75,7 +82,7 @@ def _run(tag: str, order: list[str]) -> io.BytesIO:
 @pytest.fixture
 def running_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     """Two topics with text, six documents, two runs; alice assigned; running."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=people["coordinator"],
         name="Energy and oceans",
         metric="DCG@5",
@@ -83,18 +90,18 @@ def running_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         budget=50,
         budget_unit="judgments",
     )
-    services.topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(TOPICS))])
+    topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(TOPICS))])
     documents = [
         {"docno": d, "title": t, "text": x, "url": "", "length": len(x.split())} for d, t, x in DOCUMENTS
     ]
-    services.documents_import(campaign=campaign, files=[("docs.jsonl", _jsonl(documents))])
+    documents_import(campaign=campaign, files=[("docs.jsonl", _jsonl(documents))])
     docnos = [docno for docno, _, _ in DOCUMENTS]
-    services.runs_import(
+    runs_import(
         campaign=campaign,
         files=[("good.run", _run("good", docnos)), ("poor.run", _run("poor", docnos[::-1]))],
     )
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    return services.campaign_start(campaign=campaign)
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return campaign_start(campaign=campaign)
 
 
 def shown_item(page: Any) -> str:
@@ -326,7 +333,7 @@ def test_it_tells_the_assessor_when_the_budget_is_spent(
     people: dict[str, AbstractBaseUser],
     screenshot_dir: Path,
 ) -> None:
-    services.campaign_update(campaign=running_campaign, budget=3)
+    campaign_update(campaign=running_campaign, budget=3)
     page = browser_page
     log_in(page, live_server.url, "alice", f"/judge/{running_campaign.pk}/")
     presses = 0

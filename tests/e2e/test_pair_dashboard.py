@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.imports import documents_import, topics_import
+from labeling.services.run_imports import runs_import
 from pairwise import services as pairwise_services
 from pairwise.models import Comparison, PairTask, TopKHeap
 from tests.e2e.helpers import log_in
@@ -36,7 +38,7 @@ def truth(docno: str) -> int:
 
 def pair_campaign(people: dict[str, AbstractBaseUser], mode: str) -> Campaign:
     """Two topics of six documents from one run (ranked worst first), k = 3, alice assigned."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=people["coordinator"],
         name=f"Pairs ({mode})",
         metric="DCG@6",
@@ -47,23 +49,23 @@ def pair_campaign(people: dict[str, AbstractBaseUser], mode: str) -> Campaign:
         seed=7,
     )
     topics = "".join(json.dumps(topic) + "\n" for topic in TOPICS)
-    services.topics_import(campaign=campaign, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
+    topics_import(campaign=campaign, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
     records = "".join(
         json.dumps({"docno": docno, "title": f"Document {docno}", "text": f"About {docno}."}) + "\n"
         for docnos in DOCNOS.values()
         for docno in docnos
     )
-    services.documents_import(campaign=campaign, files=[("docs.jsonl", io.BytesIO(records.encode()))])
+    documents_import(campaign=campaign, files=[("docs.jsonl", io.BytesIO(records.encode()))])
     run = "".join(
         f"{qid} Q0 {docno} {rank} {10 - rank}.0 naive\n"
         for qid, docnos in DOCNOS.items()
         for rank, docno in enumerate(docnos, 1)
     )
-    services.runs_import(campaign=campaign, files=[("naive.run", io.BytesIO(run.encode()))])
+    runs_import(campaign=campaign, files=[("naive.run", io.BytesIO(run.encode()))])
     if mode == "pairwise":
         pairwise_services.pairwise_configure(campaign=campaign, pairs_per_topic=4)
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    return services.campaign_start(campaign=campaign)
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return campaign_start(campaign=campaign)
 
 
 def answer(campaign: Campaign, assessor: AbstractBaseUser, times: int) -> int:

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.imports import documents_import, topics_import
+from labeling.services.run_imports import runs_import
 from pairwise.models import Comparison, TopKHeap
 from tests.e2e.helpers import log_in
 
@@ -38,7 +40,7 @@ DOCUMENTS = {
 @pytest.fixture
 def topk_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     """One topic, six documents from one run (ranked worst first), k = 3, alice assigned."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=people["coordinator"],
         name="Solar",
         metric="DCG@6",
@@ -47,20 +49,18 @@ def topk_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         judging_mode="topk",
         mode_settings={"k": 3},
     )
-    services.topics_import(
-        campaign=campaign, files=[("topics.jsonl", io.BytesIO(json.dumps(TOPIC).encode()))]
-    )
+    topics_import(campaign=campaign, files=[("topics.jsonl", io.BytesIO(json.dumps(TOPIC).encode()))])
     records = "".join(
         json.dumps({"docno": docno, "title": title, "text": f"{title}. Solar panels are discussed here."})
         + "\n"
         for docno, (title, _) in DOCUMENTS.items()
     )
-    services.documents_import(campaign=campaign, files=[("docs.jsonl", io.BytesIO(records.encode()))])
+    documents_import(campaign=campaign, files=[("docs.jsonl", io.BytesIO(records.encode()))])
     worst_first = sorted(DOCUMENTS, key=lambda docno: DOCUMENTS[docno][1])
     run = "".join(f"501 Q0 {docno} {rank} {10 - rank}.0 naive\n" for rank, docno in enumerate(worst_first, 1))
-    services.runs_import(campaign=campaign, files=[("naive.run", io.BytesIO(run.encode()))])
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    return services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=[("naive.run", io.BytesIO(run.encode()))])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return campaign_start(campaign=campaign)
 
 
 def shown(page: Any) -> tuple[str, str, str]:
@@ -176,7 +176,7 @@ def test_it_skips_a_pairwise_pair_with_the_keyboard(
 ) -> None:
     from labeling.models import Skip
 
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=people["coordinator"], name="Solar pairs", metric="DCG@6", budget=20, judging_mode="pairwise"
     )
     for kind, name, body in (
@@ -187,11 +187,13 @@ def test_it_skips_a_pairwise_pair_with_the_keyboard(
             "".join(json.dumps({"docno": d, "title": t}) + "\n" for d, (t, _) in DOCUMENTS.items()),
         ),
     ):
-        getattr(services, f"{kind}_import")(campaign=campaign, files=[(name, io.BytesIO(body.encode()))])
+        {"topics": topics_import, "documents": documents_import}[kind](
+            campaign=campaign, files=[(name, io.BytesIO(body.encode()))]
+        )
     run = "".join(f"501 Q0 {docno} {rank} {10 - rank}.0 naive\n" for rank, docno in enumerate(DOCUMENTS, 1))
-    services.runs_import(campaign=campaign, files=[("naive.run", io.BytesIO(run.encode()))])
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=[("naive.run", io.BytesIO(run.encode()))])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    campaign_start(campaign=campaign)
     page = browser_page
     log_in(page, live_server.url, "alice", f"/judge/{campaign.pk}/")
     wait_for_pair_other_than(page, "")

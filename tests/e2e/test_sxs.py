@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign, Judgment
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.imports import documents_import, qrels_import, topics_import
+from labeling.services.run_imports import runs_import
 from sxs.models import SxsAnswer, SxsTask
 from tests.e2e.helpers import log_in
 
@@ -33,7 +35,7 @@ SYSTEMS = ("north", "south", "west")
 @pytest.fixture
 def sxs_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     """Two topics, three runs of ten documents, K = 10; documents 1-8 have qrels, 9-12 do not."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=people["coordinator"],
         name="Lists",
         metric="DCG@10",
@@ -43,7 +45,7 @@ def sxs_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         seed=11,
     )
     topics = "".join(json.dumps(topic) + "\n" for topic in TOPICS)
-    services.topics_import(campaign=campaign, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
+    topics_import(campaign=campaign, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
     documents = "".join(
         json.dumps(
             {
@@ -57,7 +59,7 @@ def sxs_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         for topic in TOPICS
         for n in range(1, 13)
     )
-    services.documents_import(campaign=campaign, files=[("docs.jsonl", io.BytesIO(documents.encode()))])
+    documents_import(campaign=campaign, files=[("docs.jsonl", io.BytesIO(documents.encode()))])
     orders = {"north": range(1, 11), "south": range(10, 0, -1), "west": [*range(3, 11), 11, 12]}
     runs = [
         (
@@ -72,11 +74,11 @@ def sxs_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         )
         for name in SYSTEMS
     ]
-    services.runs_import(campaign=campaign, files=runs)
+    runs_import(campaign=campaign, files=runs)
     qrels = "".join(f"{topic['id']} 0 {topic['id']}-{n} {n % 4}\n" for topic in TOPICS for n in range(1, 11))
-    services.qrels_import(campaign=campaign, files=[("q.txt", io.BytesIO(qrels.encode()))])
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    return services.campaign_start(campaign=campaign)
+    qrels_import(campaign=campaign, files=[("q.txt", io.BytesIO(qrels.encode()))])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return campaign_start(campaign=campaign)
 
 
 def wait_for_item_other_than(page: Any, task: str) -> None:
@@ -161,7 +163,7 @@ def test_it_answers_three_comparisons_with_the_keyboard(
 def test_lists_without_uploaded_documents_name_each_result_once(
     browser_page: Any, live_server: Any, people: dict[str, AbstractBaseUser]
 ) -> None:
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=people["coordinator"],
         name="Bare lists",
         metric="DCG@3",
@@ -179,9 +181,9 @@ def test_lists_without_uploaded_documents_name_each_result_once(
         )
         for name, order in (("north", (1, 2, 3)), ("south", (3, 4, 5)))
     ]
-    services.runs_import(campaign=campaign, files=runs)
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=runs)
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    campaign_start(campaign=campaign)
     page = browser_page
     log_in(page, live_server.url, "alice", f"/judge/{campaign.pk}/")
     page.wait_for_function("document.getElementById('item').dataset.kind === 'sxs'")

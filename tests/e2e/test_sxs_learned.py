@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services as labeling_services
+from labeling.services.campaigns import campaign_create
 from sxs import services
 from sxs.selectors import learned_dcg_summary
 from tests.e2e.helpers import log_in
@@ -27,7 +27,7 @@ def test_the_dashboard_shows_the_learned_dcg_and_applies_it_to_another_campaign(
     services.sxs_refit(campaign=campaign)
     expected = learned_dcg_summary(campaign)
     assert expected["status"] == "fitted"
-    target = labeling_services.campaign_create(
+    target = campaign_create(
         creator=people["coordinator"],
         name="Graded at 3",
         metric="DCG@3",

@@ -9,8 +9,9 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services as core
 from labeling.models import Campaign, Judgment
+from labeling.recompute import recompute
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create
 from tests.e2e.helpers import log_in
 from training.models import TrainingRound, TrainingSelection
 
@@ -42,14 +43,14 @@ def test_a_coordinator_starts_from_mq2008_and_an_assessor_judges_round_one(
     tmp_path: Path,
     screenshot_dir: Path,
 ) -> None:
-    campaign = core.campaign_create(
+    campaign = campaign_create(
         creator=people["coordinator"],
         name="MQ2008 training",
         grades=["Not relevant", "Relevant", "Highly relevant"],
         budget=20,
         judging_mode="training",
     )
-    core.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
     page = browser_page
     log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/")
     page.set_input_files("#training-features", str(mq2008_subset(shared_data, tmp_path / "mq2008.txt")))
@@ -67,7 +68,7 @@ def test_a_coordinator_starts_from_mq2008_and_an_assessor_judges_round_one(
         page.wait_for_load_state()
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.RUNNING
-    core.campaign_refresh(campaign_id=campaign.pk)  # what the worker runs after the start
+    recompute(campaign.pk)  # what the worker runs after the start
     training_round = TrainingRound.objects.get(campaign=campaign)
     assert training_round.selected == 6 and training_round.model == "lightgbm x 2"
     page.screenshot(path=str(screenshot_dir / "training-campaign.png"), full_page=True)
@@ -89,7 +90,7 @@ def test_a_coordinator_starts_from_mq2008_and_an_assessor_judges_round_one(
     assert judged == selected and len(judged) == 6
     # Between rounds the page says so, and shows round two by itself once the worker selected it.
     assert "next round is being selected" in page.locator("#empty-title").inner_text()
-    core.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     page.locator("#grades button:not([disabled])").first.wait_for(timeout=15_000)
     second = TrainingSelection.objects.filter(round__number=2, round__campaign=campaign)
     assert page.locator("#doc-docno").inner_text() in set(second.values_list("docid", flat=True))

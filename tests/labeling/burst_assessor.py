@@ -27,22 +27,22 @@ def main(argv: list[str]) -> int:
     django.setup()
     from django.contrib.auth import get_user_model
 
-    from labeling import services
     from labeling.models import Campaign
-    from labeling.services.refresh import refresh_requests_wait
+    from labeling.recompute import recompute_soon_wait
+    from labeling.services.judging import task_answer, task_next
 
     campaign = Campaign.objects.get(pk=campaign_id)
     user = get_user_model().objects.get(username=username)
     answers: list[tuple[float, float]] = []
     for index in range(count):
-        task = services.task_next(campaign=campaign, assessor=user)
+        task = task_next(campaign=campaign, assessor=user)
         if task is None:
             break
         started, clock = time.time(), time.perf_counter()
-        services.task_answer(task=task, assessor=user, grade=index % 3, seconds=1.0)
+        task_answer(task=task, assessor=user, grade=index % 3, seconds=1.0)
         answers.append((started, time.perf_counter() - clock))
     finished = time.monotonic()
-    flushed = refresh_requests_wait(timeout=FLUSH_SECONDS)
+    flushed = recompute_soon_wait(timeout=FLUSH_SECONDS)
     report.write_text(
         json.dumps({"answers": answers, "flushed": flushed, "flush_seconds": time.monotonic() - finished})
     )

@@ -11,8 +11,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
 from config.celery import app as celery_app
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    user_create,
+)
+from labeling.services.run_imports import runs_import
 from tests.labeling.workers import celery_worker, worker  # noqa: F401  (fixtures)
 from tests.servers import postgres_url, redis_url  # noqa: F401  (fixtures)
 
@@ -40,7 +46,7 @@ def make_user(db: None) -> Callable[..., AbstractBaseUser]:
             from django.contrib.auth import get_user_model
 
             return get_user_model().objects.create_user(username=username, password=PASSWORD)
-        return services.user_create(creator=None, username=username, password=PASSWORD, role=role)
+        return user_create(creator=None, username=username, password=PASSWORD, role=role)
 
     return make
 
@@ -73,7 +79,7 @@ def outsider(make_user: Callable[..., AbstractBaseUser]) -> AbstractBaseUser:
 @pytest.fixture
 def draft_campaign(coordinator: AbstractBaseUser) -> Campaign:
     """A campaign with two runs imported, not started."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name="toy",
         metric="DCG@5",
@@ -81,7 +87,7 @@ def draft_campaign(coordinator: AbstractBaseUser) -> Campaign:
         budget=100,
         budget_unit="judgments",
     )
-    services.runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
     return campaign
 
 
@@ -90,8 +96,8 @@ def campaign(
     draft_campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> Campaign:
     """The toy campaign, running, with both assessors assigned."""
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
-    return services.campaign_start(campaign=draft_campaign)
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
+    return campaign_start(campaign=draft_campaign)
 
 
 @pytest.fixture

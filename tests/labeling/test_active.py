@@ -17,11 +17,22 @@ from rest_framework.test import APIClient
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import dcg
 from estimation.sampling.estimators import query_level_estimate
-from labeling import exports, services
+from labeling import exports
 from labeling.models import Campaign, Document, Draw, EstimateSnapshot, Judgment, SamplingState, Task
 from labeling.modes import campaign_progress
+from labeling.recompute import recompute
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    campaign_update,
+)
+from labeling.services.estimates import estimates_current
+from labeling.services.imports import ImportFailed, labels_import
+from labeling.services.judging import task_answer, task_next
 from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from labeling.services.pool_arrays import pool_arrays_for
+from labeling.services.run_imports import runs_import
 from labeling.services.sampling_state import state_load
 from tests.labeling.conftest import RUN_A, RUN_B, upload
 
@@ -32,8 +43,8 @@ def _judge(
     campaign: Campaign, assessor: AbstractBaseUser, grade_of: Callable[[Task], int], limit: int = 1000
 ) -> int:
     answered = 0
-    while answered < limit and (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
-        services.task_answer(task=task, assessor=assessor, grade=grade_of(task), seconds=3.0)
+    while answered < limit and (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=grade_of(task), seconds=3.0)
         answered += 1
     return answered
 
@@ -50,11 +61,11 @@ def _grade(task: Task) -> int:
 def test_it_stores_the_propensity_of_the_distribution_in_force(
     strategy: str, draft_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    services.campaign_update(campaign=draft_campaign, strategy=strategy, budget=30)
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    campaign_update(campaign=draft_campaign, strategy=strategy, budget=30)
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     _judge(campaign, assessor, _grade, limit=6)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     state = state_load(SamplingState.objects.get(campaign=campaign))
     arrays = pool_arrays_for(campaign)
     assert np.isclose(state.q.sum(), 1.0) and np.all(state.q >= 0)
@@ -81,9 +92,9 @@ def test_it_refuses_item_level_sampling_for_metrics_that_are_not_linear(
 ) -> None:
     for metric in ("ERR@5", "nDCG@5"):
         with pytest.raises(ValueError, match="estimates DCG only"):
-            services.campaign_create(creator=coordinator, name="x", metric=metric, strategy="items", budget=5)
+            campaign_create(creator=coordinator, name="x", metric=metric, strategy="items", budget=5)
     with pytest.raises(ValueError, match="unknown strategy"):
-        services.campaign_create(creator=coordinator, name="x", strategy="clairvoyant", budget=5)
+        campaign_create(creator=coordinator, name="x", strategy="clairvoyant", budget=5)
 
 
 def test_it_builds_label_model_features_from_the_runs(draft_campaign: Campaign) -> None:
@@ -128,7 +139,7 @@ def test_it_starts_from_the_prior_and_learns_from_judgments(
 
 def test_it_uses_imported_priors_as_each_items_default(draft_campaign: Campaign) -> None:
     labels = "1 d1-1 0.0 0.0 1.0\n1 d1-2 0.5 0.5 0.0\nnot-pooled zz 1 0 0\n"
-    report = services.labels_import(campaign=draft_campaign, files=[upload("labels.tsv", labels)])
+    report = labels_import(campaign=draft_campaign, files=[upload("labels.tsv", labels)])
     assert (report.lines, report.updated) == (3, 2)
     arrays = pool_arrays_for(draft_campaign)
     theta, _ = label_model_fit(
@@ -137,34 +148,34 @@ def test_it_uses_imported_priors_as_each_items_default(draft_campaign: Campaign)
     t = arrays.topic_qids.index("1")
     assert theta[t, arrays.docnos[t].index("d1-1")] == pytest.approx([0, 0, 1])
     assert theta[t, arrays.docnos[t].index("d1-3")] == pytest.approx([1 / 3] * 3)
-    with pytest.raises(services.ImportFailed, match="expected 3 probabilities"):
-        services.labels_import(campaign=draft_campaign, files=[upload("bad.tsv", "1 d1-1 0.5 0.5\n")])
+    with pytest.raises(ImportFailed, match="expected 3 probabilities"):
+        labels_import(campaign=draft_campaign, files=[upload("bad.tsv", "1 d1-1 0.5 0.5\n")])
 
 
 def test_it_switches_from_the_length_model_to_the_fitted_cost_model(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator, name="costs", metric="DCG@10", strategy="items", budget=60, budget_unit="cost"
     )
     run = "".join(f"{q} Q0 q{q}d{d} {d} {50 - d} r\n" for q in range(1, 5) for d in range(1, 11))
-    services.runs_import(campaign=campaign, files=[upload("r.run", run)])
+    runs_import(campaign=campaign, files=[upload("r.run", run)])
     for document in Document.objects.filter(campaign=campaign):
         document.length = 10 * int(document.docno.split("d")[-1]) ** 2
         document.save()
     Campaign.objects.filter(pk=campaign.pk).update(pool_version=campaign.pool_version + 1)
     campaign.refresh_from_db()
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=campaign)
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=campaign)
     arrays = pool_arrays_for(campaign)
     costs, model = cost_model_fit(campaign, arrays)
     assert model["kind"] == "log_length" and costs[arrays.slot_used].mean() == pytest.approx(1.0)
     longest = arrays.lengths == np.nanmax(arrays.lengths)
     assert costs[longest].min() > costs[arrays.slot_used].min()
     answered = 0
-    while answered < 30 and (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
+    while answered < 30 and (task := task_next(campaign=campaign, assessor=assessor)) is not None:
         seconds = 4.0 + 2.5 * np.log1p(task.document.length)  # the assessor's true timing
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=float(seconds))
+        task_answer(task=task, assessor=assessor, grade=1, seconds=float(seconds))
         answered += 1
     assert answered == 30
     costs, model = cost_model_fit(campaign, arrays)
@@ -180,16 +191,16 @@ def test_it_switches_from_the_length_model_to_the_fitted_cost_model(
 
 def test_it_refreshes_idempotently(campaign: Campaign, assessor: AbstractBaseUser) -> None:
     _judge(campaign, assessor, _grade, limit=5)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     state = SamplingState.objects.get(campaign=campaign)
     counts = (Draw.objects.count(), Task.objects.count(), EstimateSnapshot.objects.count())
-    services.campaign_refresh(campaign_id=campaign.pk)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
+    recompute(campaign.pk)
     again = SamplingState.objects.get(campaign=campaign)
     assert (again.version, again.fingerprint) == (state.version, state.fingerprint)
     assert (Draw.objects.count(), Task.objects.count(), EstimateSnapshot.objects.count()) == counts
     _judge(campaign, assessor, _grade, limit=1)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     assert SamplingState.objects.get(campaign=campaign).version == state.version + 1
     assert EstimateSnapshot.objects.count() == counts[2] + 1
 
@@ -197,7 +208,7 @@ def test_it_refreshes_idempotently(campaign: Campaign, assessor: AbstractBaseUse
 def test_it_estimates_every_system_and_the_difference_from_complete_topics(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, api: Api
 ) -> None:
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name="diff",
         metric="DCG@5",
@@ -207,11 +218,11 @@ def test_it_estimates_every_system_and_the_difference_from_complete_topics(
         budget=21,
         seed=5,
     )
-    services.runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=campaign)
     assert _judge(campaign, assessor, _grade) == 21  # every topic: the estimate is a weighted mean
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     response = api(coordinator).get(f"/api/campaigns/{campaign.pk}/estimates/")
     assert response.status_code == 200
     body = response.json()
@@ -247,11 +258,11 @@ def test_it_estimates_every_system_and_the_difference_from_complete_topics(
 def test_it_reports_item_level_intervals_and_no_err_at_item_level(
     draft_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Api
 ) -> None:
-    services.campaign_update(campaign=draft_campaign, strategy="items", budget=12)
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    campaign_update(campaign=draft_campaign, strategy="items", budget=12)
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     _judge(campaign, assessor, _grade)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     body = api(coordinator).get(f"/api/campaigns/{campaign.pk}/estimates/").json()
     assert body["level"] == "item"
     dcg_row = next(r for r in body["systems"] if r["name"] == "alpha" and r["metric"] == "DCG@5")
@@ -271,9 +282,9 @@ def test_it_reports_item_level_intervals_and_no_err_at_item_level(
 def test_it_warns_when_a_new_run_reaches_beyond_the_judged_documents(
     campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Api
 ) -> None:
-    services.campaign_update(campaign=campaign, budget=21)
+    campaign_update(campaign=campaign, budget=21)
     assert _judge(campaign, assessor, _grade) == 21
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     copy_of_alpha = RUN_A.replace("alpha", "gamma")
     novel = "".join(f"{q} Q0 new{q}-{d} {d} {9 - d}.0 delta\n" for q in (1, 2, 3) for d in range(1, 4))
     novel += "".join(f"{q} Q0 d{q}-1 4 1.0 delta\n" for q in (1, 2, 3))
@@ -285,9 +296,7 @@ def test_it_warns_when_a_new_run_reaches_beyond_the_judged_documents(
     assert response.status_code == 201, response.content
     by_name = {row["system"]: row for row in response.json()}
     alpha = next(
-        r
-        for r in services.estimates_current(campaign)["systems"]
-        if r["name"] == "alpha" and r["metric"] == "DCG@5"
+        r for r in estimates_current(campaign)["systems"] if r["name"] == "alpha" and r["metric"] == "DCG@5"
     )
     assert by_name["gamma"]["value"] == pytest.approx(alpha["value"])
     assert by_name["gamma"]["unreachable_share"] == 0 and by_name["gamma"]["warning"] is None
@@ -304,9 +313,9 @@ def test_it_serves_sampling_history_and_throughput(
     campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Api
 ) -> None:
     _judge(campaign, assessor, _grade, limit=7)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     _judge(campaign, assessor, _grade, limit=7)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     client = api(coordinator)
     sampling = client.get(f"/api/campaigns/{campaign.pk}/sampling/").json()
     assert [row["topic"] for row in sampling] == ["1", "2", "3"]
@@ -331,9 +340,9 @@ def test_it_serves_sampling_history_and_throughput(
 def test_it_exports_everything_to_recompute_the_estimates_offline(
     campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Api
 ) -> None:
-    services.campaign_update(campaign=campaign, budget=14)
+    campaign_update(campaign=campaign, budget=14)
     _judge(campaign, assessor, _grade)
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     response = api(coordinator).get(f"/api/campaigns/{campaign.pk}/export/offline.zip")
     assert response.status_code == 200
     archive = zipfile.ZipFile(io.BytesIO(response.content))

@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign, Judgment, System, Task
+from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import PASSWORD, RUN_A, RUN_B
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
@@ -367,7 +367,7 @@ def test_it_answers_each_role_on_each_endpoint(
     expected: dict[str, int],
 ) -> None:
     user = {"assessor": assessor, "coordinator": coordinator, "admin": admin, "outsider": outsider}[role]
-    task: Task | None = services.task_next(campaign=campaign, assessor=assessor)
+    task: Task | None = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
     url = path.format(c=campaign.pk, t=task.pk)
     data = payload() if payload else None
@@ -381,8 +381,8 @@ def test_it_answers_each_role_on_each_endpoint(
 def test_it_hides_estimates_and_other_labels_from_assessors(
     api: Api, campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=second_assessor)
-    services.task_answer(task=task, assessor=second_assessor, grade=2, seconds=1.0)
+    task = task_next(campaign=campaign, assessor=second_assessor)
+    task_answer(task=task, assessor=second_assessor, grade=2, seconds=1.0)
     served = api(assessor).get(f"/api/campaigns/{campaign.pk}/next/").json()
     assert "grade" not in str(served["topic"]) and "judgment" not in served
     for export in ("qrels/", "judgments.csv", "judgments.jsonl"):

@@ -9,9 +9,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import dashboard, services
+from labeling import dashboard
 from labeling.models import Campaign, GoldAnswer, GoldItem, GoldSettings, Judgment, PoolItem, RankingEntry
 from labeling.services import gold as gold_questions
+from labeling.services.campaign_copies import campaign_clone
+from labeling.services.campaigns import campaign_create, campaign_update
+from labeling.services.imports import qrels_import, topics_import
+from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import PASSWORD, upload
 
 
@@ -23,9 +27,9 @@ def _client(user: AbstractBaseUser) -> Client:
 
 def _judge(campaign: Campaign, assessor: AbstractBaseUser, count: int) -> None:
     for _ in range(count):
-        task = services.task_next(campaign=campaign, assessor=assessor)
+        task = task_next(campaign=campaign, assessor=assessor)
         assert task is not None
-        services.task_answer(task=task, assessor=assessor, grade=2, seconds=3.0)
+        task_answer(task=task, assessor=assessor, grade=2, seconds=3.0)
 
 
 def _lines(campaign: Campaign) -> set[tuple[str, str, str, int, float]]:
@@ -39,12 +43,12 @@ def _lines(campaign: Campaign) -> set[tuple[str, str, str, int, float]]:
 def test_a_clone_takes_settings_files_and_members_but_no_judgments(
     campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
 ) -> None:
-    services.topics_import(campaign=campaign, files=[upload("t.jsonl", '{"id": "1", "title": "cats"}\n')])
-    services.campaign_update(campaign=campaign, overlap=2, lease_seconds=120, budget=77)
+    topics_import(campaign=campaign, files=[upload("t.jsonl", '{"id": "1", "title": "cats"}\n')])
+    campaign_update(campaign=campaign, overlap=2, lease_seconds=120, budget=77)
     _judge(campaign, assessor, 3)
     campaign.refresh_from_db()
 
-    clone = services.campaign_clone(campaign=campaign, creator=coordinator, name="toy again")
+    clone = campaign_clone(campaign=campaign, creator=coordinator, name="toy again")
 
     assert clone.name == "toy again" and clone.status == Campaign.Status.DRAFT
     assert (clone.metric, clone.grades, clone.overlap, clone.lease_seconds, clone.budget) == (
@@ -77,10 +81,10 @@ def test_a_clone_takes_settings_files_and_members_but_no_judgments(
 def test_a_clone_keeps_imported_qrels_and_the_pair_modes_settings(
     draft_campaign: Campaign, coordinator: AbstractBaseUser
 ) -> None:
-    services.qrels_import(campaign=draft_campaign, files=[upload("q", "1 0 d1-1 2\n2 0 d2-3 1\n")])
-    services.campaign_update(campaign=draft_campaign, judging_mode="topk", mode_settings={"k": 3})
+    qrels_import(campaign=draft_campaign, files=[upload("q", "1 0 d1-1 2\n2 0 d2-3 1\n")])
+    campaign_update(campaign=draft_campaign, judging_mode="topk", mode_settings={"k": 3})
     draft_campaign.refresh_from_db()
-    clone = services.campaign_clone(campaign=draft_campaign, creator=coordinator)
+    clone = campaign_clone(campaign=draft_campaign, creator=coordinator)
     assert clone.name == "toy (copy)" and clone.judging_mode == "topk"
     from labeling.modes import mode_of
 
@@ -97,7 +101,7 @@ def test_a_clone_keeps_imported_qrels_and_the_pair_modes_settings(
 def test_a_clone_keeps_the_gold_questions_and_settings_but_no_gold_answers(
     campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Callable
 ) -> None:
-    services.qrels_import(campaign=campaign, files=[upload("q", "1 0 d1-1 2\n2 0 d2-3 1\n")])
+    qrels_import(campaign=campaign, files=[upload("q", "1 0 d1-1 2\n2 0 d2-3 1\n")])
     assert gold_questions.gold_mark_from_qrels(campaign=campaign) == 2
     gold_questions.gold_configure(
         campaign=campaign, share=0.0, qualification=2, min_accuracy=0.75, min_answers=3
@@ -107,7 +111,7 @@ def test_a_clone_keeps_the_gold_questions_and_settings_but_no_gold_answers(
     assert client.post(f"/api/tasks/{item['task']}/answer/", {"grade": 0}, format="json").status_code == 201
     assert GoldAnswer.objects.filter(gold__campaign=campaign).count() == 1
 
-    clone = services.campaign_clone(campaign=campaign, creator=coordinator)
+    clone = campaign_clone(campaign=campaign, creator=coordinator)
 
     gold = set(GoldItem.objects.filter(campaign=clone).values_list("topic__qid", "document__docno", "grade"))
     assert gold == {("1", "d1-1", 2), ("2", "d2-3", 1)}
@@ -137,7 +141,7 @@ def test_archiving_pauses_and_hides_a_campaign_until_it_is_brought_back(
 def test_the_list_searches_names_and_metrics_and_filters_by_status(
     campaign: Campaign, coordinator: AbstractBaseUser, api: Callable
 ) -> None:
-    other = services.campaign_create(creator=coordinator, name="Robust replay", metric="ERR@20", budget=5)
+    other = campaign_create(creator=coordinator, name="Robust replay", metric="ERR@20", budget=5)
     client = _client(coordinator)
     page = client.get(reverse("labeling:campaign_list"), {"q": "robust"})
     assert [row.pk for row in page.context["campaigns"]] == [other.pk]

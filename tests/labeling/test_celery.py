@@ -11,9 +11,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 
 from config.celery import app as celery_app
-from labeling import services
 from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, SamplingState, Task
-from labeling.services.refresh import campaign_refresh_enqueue, refresh_requests_wait
+from labeling.recompute import recompute_queue, recompute_soon_wait
+from labeling.services.judging import task_answer, task_next
 from tests.labeling.workers import use_broker
 from tests.servers import free_port
 
@@ -33,8 +33,8 @@ def test_it_refreshes_the_campaign_in_a_real_worker_after_a_judgment(
     worker: Path, campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     assert not EstimateSnapshot.objects.filter(campaign=campaign).exists()
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    services.task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)  # enqueues on commit
+    task = task_next(campaign=campaign, assessor=assessor)
+    task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)  # enqueues on commit
     _wait_for(lambda: CampaignProgress.objects.get(campaign=campaign).judgments == 1, 60, worker)
     progress = CampaignProgress.objects.get(campaign=campaign)
     assert progress.pool_size == 21 and progress.spent == 1.0
@@ -52,25 +52,25 @@ def test_it_keeps_judging_when_the_broker_is_down_and_queues_the_refresh_once_it
     use_broker(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
     cache.clear()
     try:
-        with caplog.at_level(logging.WARNING, logger="labeling.services.refresh"):
+        with caplog.at_level(logging.WARNING, logger="labeling.recompute"):
             # The synchronous enqueue reports the failure and leaves no marker behind.
-            assert campaign_refresh_enqueue(campaign.pk) is False
+            assert recompute_queue(campaign.pk) is False
             assert "could not enqueue campaign_refresh" in caplog.text
             assert cache.get(f"labeling:campaign-refresh:{campaign.pk}") is None
-            task = services.task_next(campaign=campaign, assessor=assessor)
+            task = task_next(campaign=campaign, assessor=assessor)
             started = time.monotonic()
-            judgment, created = services.task_answer(task=task, assessor=assessor, grade=2, seconds=1.0)
+            judgment, created = task_answer(task=task, assessor=assessor, grade=2, seconds=1.0)
             elapsed = time.monotonic() - started
             assert created and judgment.pk
             assert elapsed < 0.2  # the broker is the background thread's business
             # The refresh is held, not dropped: still pending while the broker stays down.
-            assert refresh_requests_wait(timeout=1.0) is False
+            assert recompute_soon_wait(timeout=1.0) is False
             assert "will retry" in caplog.text
-        assert services.task_next(campaign=campaign, assessor=assessor) is not None
+        assert task_next(campaign=campaign, assessor=assessor) is not None
         use_broker("memory://")
         with celery_app.connection_for_write() as connection:
             connection.SimpleQueue("celery").clear()
-        assert refresh_requests_wait(timeout=10.0) is True
+        assert recompute_soon_wait(timeout=10.0) is True
         with celery_app.connection_for_write() as connection:
             message = connection.SimpleQueue("celery").get(timeout=1)
         assert message.headers["task"] == "labeling.tasks.campaign_refresh"
@@ -84,12 +84,12 @@ def test_it_spaces_refreshes_out_and_still_follows_every_judgment(
 ) -> None:
     # The fixture spaces refreshes 2 s apart: the first judgment is refreshed at once, the four
     # that follow within a second share one refresh that waits out the rest of the 2 s.
-    first = services.task_next(campaign=campaign, assessor=assessor)
-    services.task_answer(task=first, assessor=assessor, grade=1, seconds=2.0)
+    first = task_next(campaign=campaign, assessor=assessor)
+    task_answer(task=first, assessor=assessor, grade=1, seconds=2.0)
     _wait_for(lambda: CampaignProgress.objects.get(campaign=campaign).judgments == 1, 60, worker)
     for _ in range(4):
-        task = services.task_next(campaign=campaign, assessor=assessor)
-        services.task_answer(task=task, assessor=assessor, grade=0, seconds=2.0)
+        task = task_next(campaign=campaign, assessor=assessor)
+        task_answer(task=task, assessor=assessor, grade=0, seconds=2.0)
     _wait_for(lambda: CampaignProgress.objects.get(campaign=campaign).judgments == 5, 60, worker)
     snapshots = list(EstimateSnapshot.objects.filter(campaign=campaign).order_by("id"))
     assert [snapshot.judgments for snapshot in snapshots][-1] == 5

@@ -88,10 +88,10 @@ def test_it_generates_runs_whose_quality_follows_their_noise() -> None:
 def test_it_registers_every_model_in_the_admin_with_working_pages(
     admin: AbstractBaseUser, campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    from labeling import services
+    from labeling.services.judging import task_answer, task_next
 
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    task = task_next(campaign=campaign, assessor=assessor)
+    task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
     client = Client()
     client.force_login(admin)
     for model in apps.get_app_config("labeling").get_models():

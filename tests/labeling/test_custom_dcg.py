@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_update
 from labeling.services.pool_arrays import campaign_metric
 from tests.labeling.test_exports import _judge_everything
 
@@ -64,17 +64,13 @@ def test_every_dcg_and_ndcg_number_uses_the_custom_gains_and_discounts(
     assert standard["alpha|DCG@5"]["value"] > 0
 
     # The standard vectors written out: the same numbers.
-    services.campaign_update(
-        campaign=campaign, custom_dcg={"gains": [0, 1, 3], "discounts": STANDARD_DISCOUNTS}
-    )
+    campaign_update(campaign=campaign, custom_dcg={"gains": [0, 1, 3], "discounts": STANDARD_DISCOUNTS})
     same = _rows(client, campaign)
     for key, row in standard.items():
         assert same[key]["value"] == pytest.approx(row["value"], rel=1e-12), key
 
     # Twice the gains: DCG doubles, nDCG and ERR do not move.
-    services.campaign_update(
-        campaign=campaign, custom_dcg={"gains": [0, 2, 6], "discounts": STANDARD_DISCOUNTS}
-    )
+    campaign_update(campaign=campaign, custom_dcg={"gains": [0, 2, 6], "discounts": STANDARD_DISCOUNTS})
     doubled = _rows(client, campaign)
     for key, row in standard.items():
         factor = 2.0 if key.endswith("|DCG@5") else 1.0
@@ -82,7 +78,7 @@ def test_every_dcg_and_ndcg_number_uses_the_custom_gains_and_discounts(
 
     # Another discount curve changes DCG in the direction the curve says: flat discounts
     # weigh the lower ranks more, so no system's DCG can drop.
-    services.campaign_update(campaign=campaign, custom_dcg={"gains": [0, 1, 3], "discounts": [1.0] * 5})
+    campaign_update(campaign=campaign, custom_dcg={"gains": [0, 1, 3], "discounts": [1.0] * 5})
     flat = _rows(client, campaign)
     assert all(flat[k]["value"] >= standard[k]["value"] - 1e-12 for k in standard if k.endswith("|DCG@5"))
     assert any(flat[k]["value"] > standard[k]["value"] + 1e-9 for k in standard if k.endswith("|DCG@5"))

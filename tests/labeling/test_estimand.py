@@ -15,8 +15,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
 from estimation.sampling.pool_build import ESTIMAND_RULE
-from labeling import services
 from labeling.models import Campaign, PoolItem, System
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
+from labeling.services.evaluation import run_evaluate
+from labeling.services.imports import topics_import
 from tests.labeling.conftest import upload
 from tests.labeling.test_exports import _judge_everything
 
@@ -28,7 +30,7 @@ SCALED = ("value", "se", "low", "high", "any_n_low", "any_n_high")
 
 def _add_unranked_topic(campaign: Campaign) -> None:
     extra = json.dumps({"id": "999", "title": "nobody ranks this"}) + "\n"
-    services.topics_import(campaign=campaign, files=[upload("more.jsonl", extra)], file_format="jsonl")
+    topics_import(campaign=campaign, files=[upload("more.jsonl", extra)], file_format="jsonl")
 
 
 def test_it_says_which_topics_the_estimates_average_over(
@@ -60,21 +62,21 @@ def test_a_topic_no_run_ranks_counts_zero_in_every_number(
 ) -> None:
     """The same draws and labels, one more topic that no run ranks: every estimate, SE and bound
     (and a new run's estimate) becomes pooled / all of what it was; nothing else changes."""
-    services.campaign_update(campaign=draft_campaign, strategy=strategy, budget=12)
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    campaign_update(campaign=draft_campaign, strategy=strategy, budget=12)
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     _judge_everything(campaign, assessor)
     client = api(coordinator)
     url = f"/api/campaigns/{campaign.pk}/estimates/"
     system = System.objects.filter(campaign=campaign).first()
     assert system is not None
     before = client.get(url).json()
-    run_before = services.run_evaluate(campaign, system)
+    run_before = run_evaluate(campaign, system)
     pooled = before["estimand"]["topics"]
 
     _add_unranked_topic(campaign)
     after = client.get(url).json()
-    run_after = services.run_evaluate(campaign, system)
+    run_after = run_evaluate(campaign, system)
     share = pooled / (pooled + 1)
 
     assert after["draws"] == before["draws"] > 0

@@ -12,17 +12,21 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from estimation.formats.trec import iter_qrels
-from labeling import exports, services
+from labeling import exports
 from labeling.models import Campaign, Draw, Judgment
+from labeling.services.campaigns import campaign_create
+from labeling.services.imports import qrels_import
+from labeling.services.judging import task_answer, task_next
+from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import RUN_A, RUN_B, upload
 
 
 def _judge_everything(campaign: Campaign, assessor: AbstractBaseUser) -> dict[tuple[str, str], int]:
     grades = {}
     step = 0
-    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
         grade = step % campaign.grade_count
-        services.task_answer(task=task, assessor=assessor, grade=grade, seconds=1.0 + step)
+        task_answer(task=task, assessor=assessor, grade=grade, seconds=1.0 + step)
         grades[(task.topic.qid, task.document.docno)] = grade
         step += 1
     return grades
@@ -35,11 +39,11 @@ def test_it_round_trips_qrels_into_a_new_campaign(
     assert len(grades) == 21
     text = "".join(exports.qrels_trec(campaign))
     assert {(line.qid, line.docno): line.grade for line in iter_qrels(text.splitlines(), "export")} == grades
-    copy = services.campaign_create(
+    copy = campaign_create(
         creator=coordinator, name="copy", metric="DCG@5", grades=["Bad", "Fair", "Good"], budget=5
     )
-    services.runs_import(campaign=copy, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
-    services.qrels_import(campaign=copy, files=[upload("export.qrels", text)])
+    runs_import(campaign=copy, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    qrels_import(campaign=copy, files=[upload("export.qrels", text)])
     imported = dict(
         ((qid, docno), grade)
         for qid, docno, grade in Judgment.objects.filter(campaign=copy).values_list(
@@ -83,7 +87,7 @@ def test_it_streams_a_large_judgment_export_in_bounded_memory(
     campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     # 40,000 judgments written directly (the export, not judging, is under test).
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     now = timezone.now()
     Judgment.objects.bulk_create(
         [

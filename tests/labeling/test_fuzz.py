@@ -309,10 +309,10 @@ def _letor_file(draw: st.DrawFn) -> bytes:
 def test_it_never_answers_500_to_a_generated_feature_pool_and_stores_nothing_when_it_refuses(
     coordinator: AbstractBaseUser, api: Callable[..., APIClient]
 ) -> None:
-    from labeling import services
+    from labeling.services.campaigns import campaign_create
     from training.models import TrainingPool
 
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator, name="ltr", grades=["Bad", "Fair", "Good"], budget=5, judging_mode="training"
     )
     client = api(coordinator)

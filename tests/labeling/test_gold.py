@@ -9,9 +9,12 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign, Draw, GoldAnswer, GoldItem, Judgment, Task
 from labeling.services import gold
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
+from labeling.services.estimates import estimates_compute
+from labeling.services.imports import qrels_import
+from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import upload
 
 QRELS = "".join(f"{q} 0 d{q}-{d} {d % 3}\n" for q in (1, 2, 3) for d in (1, 2))
@@ -19,10 +22,10 @@ QRELS = "".join(f"{q} 0 d{q}-{d} {d % 3}\n" for q in (1, 2, 3) for d in (1, 2))
 
 @pytest.fixture
 def gold_campaign(draft_campaign: Campaign, assessor: AbstractBaseUser) -> Campaign:
-    services.qrels_import(campaign=draft_campaign, files=[upload("q", QRELS)])
+    qrels_import(campaign=draft_campaign, files=[upload("q", QRELS)])
     assert gold.gold_mark_from_qrels(campaign=draft_campaign) == 6
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    return services.campaign_start(campaign=draft_campaign)
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    return campaign_start(campaign=draft_campaign)
 
 
 def _known(task: Task) -> int | None:
@@ -44,7 +47,7 @@ def test_qualification_first_then_the_share_and_never_a_judgment_or_an_estimator
     gold.gold_configure(campaign=gold_campaign, share=0.25, qualification=2, min_accuracy=0.0, min_answers=5)
     kinds = []
     for _ in range(10):
-        task = services.task_next(campaign=gold_campaign, assessor=assessor)
+        task = task_next(campaign=gold_campaign, assessor=assessor)
         assert task is not None
         kinds.append(task.kind)
         grade = _known(task) if task.kind == Task.Kind.GOLD else 1
@@ -54,7 +57,7 @@ def test_qualification_first_then_the_share_and_never_a_judgment_or_an_estimator
     assert GoldAnswer.objects.filter(assessor=assessor, correct=True).count() == 3
     assert Judgment.objects.filter(campaign=gold_campaign, source="assessor").count() == 7
     assert Draw.objects.filter(campaign=gold_campaign, kind=Draw.Kind.GOLD).count() == 3
-    assert services.estimates_compute(gold_campaign)["judgments"] == 7
+    assert estimates_compute(gold_campaign)["judgments"] == 7
 
 
 def test_the_item_looks_like_any_other_and_cannot_be_undone(
@@ -75,7 +78,7 @@ def test_wrong_answers_pause_the_assessor_until_the_coordinator_resumes(
 ) -> None:
     gold.gold_configure(campaign=gold_campaign, share=0.5, qualification=2, min_accuracy=0.75, min_answers=2)
     for _ in range(2):
-        task = services.task_next(campaign=gold_campaign, assessor=assessor)
+        task = task_next(campaign=gold_campaign, assessor=assessor)
         assert task.kind == Task.Kind.GOLD
         assert _answer(task, assessor, (_known(task) + 1) % 3, api) == 201
     refused = api(assessor).get(f"/api/campaigns/{gold_campaign.pk}/next/")
@@ -105,13 +108,13 @@ def test_wrong_answers_pause_the_assessor_until_the_coordinator_resumes(
 def test_items_assessors_agreed_on_become_gold(
     draft_campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    services.campaign_update(campaign=draft_campaign, overlap=2)
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
-    campaign = services.campaign_start(campaign=Campaign.objects.get(pk=draft_campaign.pk))
+    campaign_update(campaign=draft_campaign, overlap=2)
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
+    campaign = campaign_start(campaign=Campaign.objects.get(pk=draft_campaign.pk))
     for person in (assessor, second_assessor):
         for _ in range(4):
-            task = services.task_next(campaign=campaign, assessor=person)
-            services.task_answer(task=task, assessor=person, grade=2, seconds=1.0)
+            task = task_next(campaign=campaign, assessor=person)
+            task_answer(task=task, assessor=person, grade=2, seconds=1.0)
     made = gold.gold_mark_agreed(campaign=campaign)
     twice = Judgment.objects.filter(campaign=campaign).values("topic_id", "document_id").distinct().count()
     assert made >= 1 and made <= twice
@@ -127,8 +130,8 @@ def test_the_judgment_service_refuses_a_gold_task(
     gold_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     gold.gold_configure(campaign=gold_campaign, share=0.0, qualification=1, min_accuracy=0.0, min_answers=5)
-    task = services.task_next(campaign=gold_campaign, assessor=assessor)
+    task = task_next(campaign=gold_campaign, assessor=assessor)
     assert task.kind == Task.Kind.GOLD
     with pytest.raises(ValueError, match="gold question"):
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
     assert not Judgment.objects.filter(campaign=gold_campaign, source="assessor").exists()

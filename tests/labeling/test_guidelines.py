@@ -10,9 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import services
 from labeling.markdown import render_markdown
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_update
+from labeling.services.judging import task_next
 from tests.labeling.conftest import PASSWORD
 
 HOSTILE = (
@@ -37,9 +38,9 @@ def test_markdown_renders_structure_and_escapes_what_could_run() -> None:
 def test_grade_descriptions_change_while_judging_but_must_fit_the_scale(
     campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
-    changed = services.campaign_update(
+    changed = campaign_update(
         campaign=campaign,
         grade_descriptions=["off topic", "", "answers the question"],
         guidelines="Be quick.",
@@ -52,9 +53,9 @@ def test_grade_descriptions_change_while_judging_but_must_fit_the_scale(
     assert [grade["name"] for grade in changed.grades] == ["Bad", "Fair", "Good"]
     assert changed.guidelines == "Be quick."
     with pytest.raises(ValueError, match="one text per grade"):
-        services.campaign_update(campaign=changed, grade_descriptions=["only one"])
+        campaign_update(campaign=changed, grade_descriptions=["only one"])
     with pytest.raises(ValueError, match="longer than 500"):
-        services.campaign_update(campaign=changed, grade_descriptions=["x" * 501, "", ""])
+        campaign_update(campaign=changed, grade_descriptions=["x" * 501, "", ""])
 
 
 def test_the_api_takes_guidelines_and_descriptions(

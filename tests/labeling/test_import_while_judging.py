@@ -29,30 +29,30 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 import io
-from labeling import services
-coordinator = services.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
+from labeling.services import campaigns, run_imports
+coordinator = campaigns.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
 for name in ("alice", "bob"):
-    services.user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
-judged = services.campaign_create(creator=coordinator, name="judged", metric="DCG@10",
+    campaigns.user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
+judged = campaigns.campaign_create(creator=coordinator, name="judged", metric="DCG@10",
                                   grades=["Bad", "Fair", "Good"], budget=100000, budget_unit="judgments")
 for tag in ("a", "b"):
     run = "".join(f"{t} Q0 d{t}-{r} {r} {100 - r} {tag}\\n" for t in range(40) for r in range(60))
-    services.runs_import(campaign=judged, files=[(f"{tag}.run", io.BytesIO(run.encode()))])
-services.campaign_assessors_assign(campaign=judged, usernames=["alice", "bob"])
-services.campaign_start(campaign=judged)
-big = services.campaign_create(creator=coordinator, name="big", metric="DCG@10", budget=10)
+    run_imports.runs_import(campaign=judged, files=[(f"{tag}.run", io.BytesIO(run.encode()))])
+campaigns.campaign_assessors_assign(campaign=judged, usernames=["alice", "bob"])
+campaigns.campaign_start(campaign=judged)
+big = campaigns.campaign_create(creator=coordinator, name="big", metric="DCG@10", budget=10)
 print(json.dumps({"judged": judged.pk, "big": big.pk}))
 """
 
 IMPORTER = """
 import json, sys, time, django
 django.setup()
-from labeling import services
+from labeling.services import campaigns, run_imports
 from labeling.models import Campaign, RankingEntry
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))
 started = time.perf_counter()
 with open(sys.argv[2], "rb") as stream:
-    report = services.runs_import(campaign=campaign, files=[("big.run", stream)])
+    report = run_imports.runs_import(campaign=campaign, files=[("big.run", stream)])
 print(json.dumps({"seconds": time.perf_counter() - started, "lines": report.lines,
                   "entries": RankingEntry.objects.filter(system__campaign=campaign).count()}))
 """
@@ -61,7 +61,7 @@ JUDGE = """
 import json, os, sys, time, traceback, django
 django.setup()
 from django.contrib.auth import get_user_model
-from labeling import services
+from labeling.services import judging
 from labeling.models import Campaign
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))
 user = get_user_model().objects.get(username=sys.argv[2])
@@ -70,13 +70,13 @@ durations, errors, index = [], [], 0
 while not os.path.exists(stop):
     try:
         clock = time.perf_counter()
-        task = services.task_next(campaign=campaign, assessor=user)
+        task = judging.task_next(campaign=campaign, assessor=user)
         durations.append(time.perf_counter() - clock)
         if task is None:
             time.sleep(0.05)
             continue
         clock = time.perf_counter()
-        services.task_answer(task=task, assessor=user, grade=index % 3, seconds=1.0)
+        judging.task_answer(task=task, assessor=user, grade=index % 3, seconds=1.0)
         durations.append(time.perf_counter() - clock)
         index += 1
     except Exception:

@@ -9,7 +9,6 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.formats.trec import read_qrels, read_run
-from labeling import services
 from labeling.models import (
     Campaign,
     Document,
@@ -20,12 +19,22 @@ from labeling.models import (
     System,
     Topic,
 )
+from labeling.services.campaigns import campaign_create
+from labeling.services.imports import ImportFailed, documents_import, qrels_import, topics_import
+from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import upload
+
+IMPORTERS = {
+    "topics": topics_import,
+    "documents": documents_import,
+    "runs": runs_import,
+    "qrels": qrels_import,
+}
 
 
 def _campaign(coordinator: AbstractBaseUser, grades: int = 3, metric: str = "DCG@10") -> Campaign:
     names = [f"g{value}" for value in range(grades)]
-    return services.campaign_create(creator=coordinator, name="real", metric=metric, grades=names, budget=50)
+    return campaign_create(creator=coordinator, name="real", metric=metric, grades=names, budget=50)
 
 
 def _file(path: Path) -> tuple[str, object]:
@@ -49,7 +58,7 @@ def test_it_imports_gzipped_robust03_runs_and_pools_trec_eval_top_k(
 ) -> None:
     campaign = _campaign(coordinator)
     paths = [shared_data / "robust03" / "runs" / name for name in ("input.pircRBa1.gz", "input.uwmtCR0.gz")]
-    report = services.runs_import(campaign=campaign, files=[_file(path) for path in paths])
+    report = runs_import(campaign=campaign, files=[_file(path) for path in paths])
     runs = [read_run(path) for path in paths]
     assert report.systems == [run.tag for run in runs]
     assert RankingEntry.objects.filter(system__campaign=campaign).count() == report.lines == 200_000
@@ -68,9 +77,9 @@ def test_it_imports_mq2008_runs_and_qrels_as_already_judged(
 ) -> None:
     campaign = _campaign(coordinator)
     runs = [shared_data / "mq2008" / "runs" / name for name in ("AdaRank.run", "RankBoost.run")]
-    services.runs_import(campaign=campaign, files=[_file(path) for path in runs])
+    runs_import(campaign=campaign, files=[_file(path) for path in runs])
     qrels_path = shared_data / "mq2008" / "qrels.txt"
-    report = services.qrels_import(campaign=campaign, files=[_file(qrels_path)])
+    report = qrels_import(campaign=campaign, files=[_file(qrels_path)])
     qrels = read_qrels(qrels_path)
     assert report.lines == sum(len(docs) for docs in qrels.values())
     stored = {
@@ -90,10 +99,10 @@ def test_it_imports_trec_eval_fixtures_with_negative_grades_and_hashes_in_docnos
 ) -> None:
     folder = shared_data / "trec_eval_testdata"
     campaign = _campaign(coordinator, grades=5)
-    services.runs_import(
+    runs_import(
         campaign=campaign, files=[_file(folder / "results.test"), _file(folder / "results.comment.test")]
     )
-    services.qrels_import(
+    qrels_import(
         campaign=campaign, files=[_file(folder / "qrels.rel_level"), _file(folder / "qrels.comment.test")]
     )
     assert System.objects.filter(campaign=campaign).count() == 2
@@ -110,12 +119,10 @@ def test_it_imports_trec_eval_fixtures_with_negative_grades_and_hashes_in_docnos
 
 def test_it_imports_topics_and_documents_and_fills_stubs(draft_campaign: Campaign) -> None:
     topics = "<top>\n<num> Number: 1\n<title> cats\n<desc> Description:\nabout cats\n</top>\n"
-    services.topics_import(campaign=draft_campaign, files=[upload("topics.txt", topics)])
-    services.topics_import(
-        campaign=draft_campaign, files=[upload("t.jsonl", '{"id": "2", "title": "dogs"}\n')]
-    )
+    topics_import(campaign=draft_campaign, files=[upload("topics.txt", topics)])
+    topics_import(campaign=draft_campaign, files=[upload("t.jsonl", '{"id": "2", "title": "dogs"}\n')])
     documents = '{"docno": "d1-1", "title": "Cats", "text": "all about cats"}\n{"docno": "new", "url": "https://x.org"}\n'
-    report = services.documents_import(campaign=draft_campaign, files=[upload("docs.jsonl", documents)])
+    report = documents_import(campaign=draft_campaign, files=[upload("docs.jsonl", documents)])
     assert (report.updated, report.created) == (1, 1)
     topic = Topic.objects.get(campaign=draft_campaign, qid="1")
     assert (topic.title, topic.description, topic.is_stub) == ("cats", "about cats", False)
@@ -140,10 +147,10 @@ def test_it_rejects_a_malformed_file_whole_and_stores_nothing(
     draft_campaign: Campaign, importer: str, name: str, text: str, line: int, reason: str
 ) -> None:
     before = _counts(draft_campaign)
-    service: Callable[..., object] = getattr(services, f"{importer}_import")
+    service: Callable[..., object] = IMPORTERS[importer]
     good = upload("good.run", "9 Q0 fresh 1 1.0 fine\n") if importer == "runs" else None
     files = [good, upload(name, text)] if good else [upload(name, text)]
-    with pytest.raises(services.ImportFailed) as raised:
+    with pytest.raises(ImportFailed) as raised:
         service(campaign=draft_campaign, files=files)
     [error] = raised.value.errors
     assert (error.file, error.line) == (name, line)
@@ -157,23 +164,23 @@ def test_it_reports_every_bad_file_of_a_multi_file_upload(draft_campaign: Campai
         upload("two.run", "1 Q0 d 1\n"),
         upload("ok.run", "1 Q0 d 1 1 ok\n"),
     ]
-    with pytest.raises(services.ImportFailed) as raised:
-        services.runs_import(campaign=draft_campaign, files=files)
+    with pytest.raises(ImportFailed) as raised:
+        runs_import(campaign=draft_campaign, files=files)
     assert [(error.file, error.line) for error in raised.value.errors] == [("one.run", 1), ("two.run", 1)]
     assert not System.objects.filter(campaign=draft_campaign, name="ok").exists()
 
 
 def test_it_refuses_a_second_run_with_the_same_tag(draft_campaign: Campaign) -> None:
-    with pytest.raises(services.ImportFailed, match="already in this campaign"):
-        services.runs_import(campaign=draft_campaign, files=[upload("again.run", "1 Q0 d1-1 1 1.0 alpha\n")])
+    with pytest.raises(ImportFailed, match="already in this campaign"):
+        runs_import(campaign=draft_campaign, files=[upload("again.run", "1 Q0 d1-1 1 1.0 alpha\n")])
 
 
 def test_it_names_the_first_problem_of_a_run_whatever_its_kind(campaign: Campaign) -> None:
     # Line 2 lists d1-9 again (found only after the whole file by the block reader); line 3 has
     # a topic outside the pool. The first in the file is reported, as the line reader would.
     run = "1 Q0 d1-9 1 3.0 gamma\n1 Q0 d1-9 2 2.0 gamma\n4 Q0 d4-1 1 2.0 gamma\n"
-    with pytest.raises(services.ImportFailed) as failure:
-        services.runs_import(campaign=campaign, files=[upload("gamma.run", run)])
+    with pytest.raises(ImportFailed) as failure:
+        runs_import(campaign=campaign, files=[upload("gamma.run", run)])
     error = failure.value.errors[0]
     assert (error.line, error.reason) == (2, "document 'd1-9' listed twice for query '1' (lines 1 and 2)")
     assert not StagedRunLine.objects.exists()
@@ -183,21 +190,21 @@ def test_it_refuses_a_pooled_run_with_new_topics_once_draws_were_made(campaign: 
     # The running toy campaign has drawn from topics 1-3; topic 4 would change their 1/m weights.
     assert campaign.draws.exists()
     run = "1 Q0 d1-9 1 3.0 gamma\n4 Q0 d4-1 1 2.0 gamma\n"
-    with pytest.raises(services.ImportFailed) as failure:
-        services.runs_import(campaign=campaign, files=[upload("gamma.run", run)])
+    with pytest.raises(ImportFailed) as failure:
+        runs_import(campaign=campaign, files=[upload("gamma.run", run)])
     error = failure.value.errors[0]
     assert (error.file, error.line) == ("gamma.run", 2) and "topic '4' is not in the pool" in error.reason
     assert not System.objects.filter(campaign=campaign, name="gamma").exists(), "nothing half-imported"
     assert not Topic.objects.filter(campaign=campaign, qid="4").exists()
     # New documents for the pooled topics are fine, and new topics are fine for evaluation.
-    services.runs_import(campaign=campaign, files=[upload("delta.run", "1 Q0 d1-9 1 3.0 delta\n")])
+    runs_import(campaign=campaign, files=[upload("delta.run", "1 Q0 d1-9 1 3.0 delta\n")])
     assert PoolItem.objects.filter(campaign=campaign, document__docno="d1-9").exists()
-    services.runs_import(campaign=campaign, files=[upload("gamma.run", run)], evaluation_only=True)
+    runs_import(campaign=campaign, files=[upload("gamma.run", run)], evaluation_only=True)
     assert System.objects.get(campaign=campaign, name="gamma").evaluation_only
 
 
 def test_topics_named_by_runs_are_reported_as_filled_in(draft_campaign: Campaign) -> None:
-    report = services.topics_import(
+    report = topics_import(
         campaign=draft_campaign,
         files=[upload("t.jsonl", '{"id": "1", "title": "a"}\n{"id": "2", "title": "b"}\n')],
     )

@@ -14,8 +14,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import DatabaseError, connection
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Topic
+from labeling.services.campaigns import campaign_create
+from labeling.services.imports import ImportFailed
+from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import upload
 
 LONG = "x" * 201
@@ -23,7 +25,7 @@ LONG = "x" * 201
 
 @pytest.fixture
 def empty_campaign(coordinator: AbstractBaseUser) -> Campaign:
-    return services.campaign_create(
+    return campaign_create(
         creator=coordinator, name="rules", metric="DCG@5", grades=["Bad", "Fair", "Good"], budget=10
     )
 
@@ -158,19 +160,17 @@ def test_a_run_that_fails_while_publishing_leaves_no_system_and_no_stub(campaign
     first = "1 Q0 d1-1 1 2.0 first\n1 Q0 new-a 2 1.0 first\n"
     second = "2 Q0 d2-1 1 2.0 second\n2 Q0 new-b 999 1.0 second\n"
     with pytest.raises(DatabaseError, match="disk full"):
-        services.runs_import(
-            campaign=campaign, files=[upload("first.run", first), upload("second.run", second)]
-        )
+        runs_import(campaign=campaign, files=[upload("first.run", first), upload("second.run", second)])
     assert _stored(campaign) == before, "no system, entry, topic or document of the failed import"
     assert set(Document.objects.filter(campaign=campaign).values_list("docno", flat=True)) == known_documents
 
 
 def test_a_failed_publish_keeps_the_stubs_another_run_already_ranks(empty_campaign: Campaign) -> None:
     _refuse_ranking_entries_ranked(999)
-    services.runs_import(campaign=empty_campaign, files=[upload("kept.run", "7 Q0 shared 1 1.0 kept\n")])
+    runs_import(campaign=empty_campaign, files=[upload("kept.run", "7 Q0 shared 1 1.0 kept\n")])
     failing = "7 Q0 shared 1 1.0 lost\n8 Q0 only-lost 999 1.0 lost\n"
     with pytest.raises(DatabaseError):
-        services.runs_import(campaign=empty_campaign, files=[upload("lost.run", failing)])
+        runs_import(campaign=empty_campaign, files=[upload("lost.run", failing)])
     assert list(System.objects.filter(campaign=empty_campaign).values_list("name", flat=True)) == ["kept"]
     assert set(Topic.objects.filter(campaign=empty_campaign).values_list("qid", flat=True)) >= {"7"}
     assert not Topic.objects.filter(campaign=empty_campaign, qid="8").exists()
@@ -292,8 +292,8 @@ def test_it_refuses_a_gzip_bomb_of_one_gigabyte_line_in_bounded_memory(
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     tracemalloc.start()
     try:
-        with open(bomb, "rb") as stream, pytest.raises(services.ImportFailed) as caught:
-            services.runs_import(campaign=empty_campaign, files=[("bomb.run.gz", stream)])
+        with open(bomb, "rb") as stream, pytest.raises(ImportFailed) as caught:
+            runs_import(campaign=empty_campaign, files=[("bomb.run.gz", stream)])
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

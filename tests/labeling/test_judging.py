@@ -11,10 +11,19 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from labeling import services
+from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.modes import campaign_progress
-from labeling.services.refresh import campaign_refresh_enqueue, refresh_countdown, refresh_started
+from labeling.recompute import recompute_countdown, recompute_queue, recompute_started
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    campaign_update,
+)
+from labeling.services.imports import qrels_import
+from labeling.services.judging import judgment_undo, task_answer, task_next
+from labeling.services.run_imports import runs_import
 from tests.concurrency import at_once
 from tests.labeling.conftest import RUN_A, upload
 
@@ -22,8 +31,8 @@ from tests.labeling.conftest import RUN_A, upload
 def test_it_leases_distinct_items_and_records_the_draw_propensity(
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    first = services.task_next(campaign=campaign, assessor=assessor)
-    second = services.task_next(campaign=campaign, assessor=second_assessor)
+    first = task_next(campaign=campaign, assessor=assessor)
+    second = task_next(campaign=campaign, assessor=second_assessor)
     assert first is not None and second is not None
     assert (first.topic_id, first.document_id) != (second.topic_id, second.document_id)
     topics = PoolItem.objects.filter(campaign=campaign).values("topic_id").distinct().count()
@@ -41,16 +50,16 @@ def test_it_leases_distinct_items_and_records_the_draw_propensity(
 
 
 def test_it_gives_an_assessor_back_their_current_task(campaign: Campaign, assessor: AbstractBaseUser) -> None:
-    first = services.task_next(campaign=campaign, assessor=assessor)
-    again = services.task_next(campaign=campaign, assessor=assessor)
+    first = task_next(campaign=campaign, assessor=assessor)
+    again = task_next(campaign=campaign, assessor=assessor)
     assert first is not None and again is not None and again.pk == first.pk
 
 
 def test_it_stores_one_judgment_for_a_double_submit(campaign: Campaign, assessor: AbstractBaseUser) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
-    judgment, created = services.task_answer(task=task, assessor=assessor, grade=2, seconds=4.5)
-    repeat, created_again = services.task_answer(task=task, assessor=assessor, grade=1, seconds=9.0)
+    judgment, created = task_answer(task=task, assessor=assessor, grade=2, seconds=4.5)
+    repeat, created_again = task_answer(task=task, assessor=assessor, grade=1, seconds=9.0)
     assert (created, created_again) == (True, False)
     assert repeat.pk == judgment.pk and repeat.grade == 2
     assert Judgment.objects.filter(task=task).count() == 1
@@ -62,46 +71,44 @@ def test_it_refuses_an_expired_or_foreign_lease(
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
     now = timezone.now()
-    task = services.task_next(campaign=campaign, assessor=assessor, now=now)
+    task = task_next(campaign=campaign, assessor=assessor, now=now)
     assert task is not None
-    with pytest.raises(services.LeaseConflict):
-        services.task_answer(task=task, assessor=second_assessor, grade=1, seconds=1.0, now=now)
+    with pytest.raises(LeaseConflict):
+        task_answer(task=task, assessor=second_assessor, grade=1, seconds=1.0, now=now)
     later = now + timedelta(seconds=campaign.lease_seconds + 1)
-    with pytest.raises(services.LeaseConflict):
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0, now=later)
+    with pytest.raises(LeaseConflict):
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0, now=later)
     assert not Judgment.objects.filter(task=task).exists()
 
 
 def test_it_returns_expired_leases_to_the_pool(
     draft_campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    services.campaign_update(campaign=draft_campaign, budget=1, strategy="items")
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    campaign_update(campaign=draft_campaign, budget=1, strategy="items")
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
+    campaign = campaign_start(campaign=draft_campaign)
     now = timezone.now()
-    held = services.task_next(campaign=campaign, assessor=assessor, now=now)
+    held = task_next(campaign=campaign, assessor=assessor, now=now)
     assert held is not None
     # Budget 1: the only task is leased, so the other assessor gets nothing ...
-    assert services.task_next(campaign=campaign, assessor=second_assessor, now=now) is None
+    assert task_next(campaign=campaign, assessor=second_assessor, now=now) is None
     # ... until the lease expires.
     later = now + timedelta(seconds=campaign.lease_seconds + 1)
-    taken = services.task_next(campaign=campaign, assessor=second_assessor, now=later)
+    taken = task_next(campaign=campaign, assessor=second_assessor, now=later)
     assert taken is not None and taken.pk == held.pk
-    with pytest.raises(services.LeaseConflict):
-        services.task_answer(task=held, assessor=assessor, grade=0, seconds=1.0, now=later)
-    judgment, created = services.task_answer(
-        task=taken, assessor=second_assessor, grade=1, seconds=2.0, now=later
-    )
+    with pytest.raises(LeaseConflict):
+        task_answer(task=held, assessor=assessor, grade=0, seconds=1.0, now=later)
+    judgment, created = task_answer(task=taken, assessor=second_assessor, grade=1, seconds=2.0, now=later)
     assert created and judgment.assessor_id == second_assessor.pk
 
 
 def test_it_stops_at_the_budget(draft_campaign: Campaign, assessor: AbstractBaseUser) -> None:
-    services.campaign_update(campaign=draft_campaign, budget=3, strategy="items")
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    campaign_update(campaign=draft_campaign, budget=3, strategy="items")
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     answered = 0
-    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
         answered += 1
         assert answered <= 3
     progress = campaign_progress(campaign)
@@ -113,89 +120,89 @@ def test_it_stops_before_a_topic_that_would_exceed_the_budget_until_it_is_raised
     draft_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     # Every topic has 7 pool items: 10 judgments pay for one topic, not two (Sawade's Algorithm 1).
-    services.campaign_update(campaign=draft_campaign, budget=10)
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    campaign_update(campaign=draft_campaign, budget=10)
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     judged_topics = set()
-    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
         judged_topics.add(task.topic_id)
     progress = campaign_progress(campaign)
     assert (progress.judgments, len(judged_topics), progress.state) == (7, 1, "budget_spent")
-    services.campaign_update(campaign=campaign, budget=14)
+    campaign_update(campaign=campaign, budget=14)
     assert campaign_progress(campaign).state == "running"
-    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
     assert campaign_progress(campaign).judgments == 14
 
 
 def test_it_asks_different_assessors_for_overlap(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator, name="overlap", metric="DCG@2", grades=["no", "yes"], budget=4, overlap=2
     )
-    services.runs_import(campaign=campaign, files=[upload("a.run", "1 Q0 x 1 2 a\n1 Q0 y 2 1 a\n")])
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
-    campaign = services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=[upload("a.run", "1 Q0 x 1 2 a\n1 Q0 y 2 1 a\n")])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
+    campaign = campaign_start(campaign=campaign)
     seen: dict[int, list[int]] = {assessor.pk: [], second_assessor.pk: []}
     for user in (assessor, second_assessor, assessor, second_assessor):
-        task = services.task_next(campaign=campaign, assessor=user)
+        task = task_next(campaign=campaign, assessor=user)
         assert task is not None
         seen[user.pk].append(task.document_id)
-        services.task_answer(task=task, assessor=user, grade=1, seconds=1.0)
+        task_answer(task=task, assessor=user, grade=1, seconds=1.0)
     assert sorted(seen[assessor.pk]) == sorted(seen[second_assessor.pk])
     assert len(set(seen[assessor.pk])) == 2
-    assert services.task_next(campaign=campaign, assessor=assessor) is None
+    assert task_next(campaign=campaign, assessor=assessor) is None
 
 
 def test_it_undoes_the_last_judgment_within_the_window(
     campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     now = timezone.now()
-    task = services.task_next(campaign=campaign, assessor=assessor, now=now)
+    task = task_next(campaign=campaign, assessor=assessor, now=now)
     assert task is not None
-    services.task_answer(task=task, assessor=assessor, grade=2, seconds=1.0, now=now)
-    again = services.judgment_undo(campaign=campaign, assessor=assessor, now=timezone.now())
+    task_answer(task=task, assessor=assessor, grade=2, seconds=1.0, now=now)
+    again = judgment_undo(campaign=campaign, assessor=assessor, now=timezone.now())
     assert again.pk == task.pk and not Judgment.objects.filter(task=task).exists()
-    assert services.task_next(campaign=campaign, assessor=assessor).pk == task.pk
-    services.task_answer(task=again, assessor=assessor, grade=0, seconds=1.0)
-    with pytest.raises(services.UndoNotAllowed):
-        services.judgment_undo(campaign=campaign, assessor=assessor, now=timezone.now() + timedelta(hours=1))
+    assert task_next(campaign=campaign, assessor=assessor).pk == task.pk
+    task_answer(task=again, assessor=assessor, grade=0, seconds=1.0)
+    with pytest.raises(UndoNotAllowed):
+        judgment_undo(campaign=campaign, assessor=assessor, now=timezone.now() + timedelta(hours=1))
 
 
 def test_it_rejects_grades_off_the_scale(campaign: Campaign, assessor: AbstractBaseUser) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
     for grade in (3, -1):
         with pytest.raises(ValueError, match="grade must be"):
-            services.task_answer(task=task, assessor=assessor, grade=grade, seconds=1.0)
+            task_answer(task=task, assessor=assessor, grade=grade, seconds=1.0)
     with pytest.raises(ValueError, match="seconds"):
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=-2.0)
+        task_answer(task=task, assessor=assessor, grade=1, seconds=-2.0)
 
 
 def test_it_never_draws_items_judged_by_imported_qrels(
     draft_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     qrels = "".join(f"{q} 0 d{q}-{d} 1\n" for q in (1, 2, 3) for d in range(1, 8) if d != 4)
-    services.qrels_import(campaign=draft_campaign, files=[upload("q.txt", qrels)])
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    qrels_import(campaign=draft_campaign, files=[upload("q.txt", qrels)])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     documents = []
-    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
         documents.append(task.document.docno)
-        services.task_answer(task=task, assessor=assessor, grade=0, seconds=1.0)
+        task_answer(task=task, assessor=assessor, grade=0, seconds=1.0)
     assert sorted(documents) == ["d1-4", "d2-4", "d3-4"]
 
 
 def test_it_replays_the_same_draws_from_the_campaign_seed(coordinator: AbstractBaseUser) -> None:
     orders = []
     for name in ("first", "second"):
-        campaign = services.campaign_create(
+        campaign = campaign_create(
             creator=coordinator, name=name, metric="DCG@5", budget=10, seed=1234, strategy="items"
         )
-        services.runs_import(campaign=campaign, files=[upload("a.run", RUN_A)])
-        services.campaign_start(campaign=campaign)
+        runs_import(campaign=campaign, files=[upload("a.run", RUN_A)])
+        campaign_start(campaign=campaign)
         orders.append(
             list(
                 Draw.objects.filter(campaign=campaign)
@@ -212,7 +219,7 @@ def _claim_at_once(
     """Each user asks for the next task at the same moment; the task ids they got."""
 
     def claim(user: AbstractBaseUser) -> int | None:
-        task = services.task_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
+        task = task_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
         return None if task is None else task.pk
 
     return at_once(users, claim)
@@ -225,14 +232,10 @@ def test_it_leases_one_item_to_only_one_of_two_racing_assessors(
     leased: list[int] = []
     for round_number in range(5):
         # A pool of exactly one item: exactly one of the two assessors may get it.
-        campaign = services.campaign_create(
-            creator=coordinator, name=f"race {round_number}", metric="DCG@1", budget=5
-        )
-        services.runs_import(
-            campaign=campaign, files=[upload("one.run", f"1 Q0 only{round_number} 1 1.0 r\n")]
-        )
-        services.campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
-        services.campaign_start(campaign=campaign)
+        campaign = campaign_create(creator=coordinator, name=f"race {round_number}", metric="DCG@1", budget=5)
+        runs_import(campaign=campaign, files=[upload("one.run", f"1 Q0 only{round_number} 1 1.0 r\n")])
+        campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
+        campaign_start(campaign=campaign)
         got, failures = _claim_at_once(campaign.pk, (assessor, second_assessor))
         assert failures == []
         winners = [task_id for task_id in got if task_id is not None]
@@ -244,7 +247,7 @@ def test_it_leases_one_item_to_only_one_of_two_racing_assessors(
 
 @pytest.mark.django_db(transaction=True)
 def test_it_stores_one_judgment_when_two_submits_race(campaign: Campaign, assessor: AbstractBaseUser) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
     barrier = threading.Barrier(2)
     created: list[bool] = []
@@ -253,7 +256,7 @@ def test_it_stores_one_judgment_when_two_submits_race(campaign: Campaign, assess
     def submit() -> None:
         try:
             barrier.wait()
-            _, was_created = services.task_answer(
+            _, was_created = task_answer(
                 task=Task.objects.get(pk=task.pk), assessor=assessor, grade=2, seconds=3.0
             )
             created.append(was_created)
@@ -275,12 +278,12 @@ def test_it_stores_one_judgment_when_two_submits_race(campaign: Campaign, assess
 def test_it_spends_a_budget_in_assessor_hours_by_the_seconds_measured(
     draft_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    services.campaign_update(campaign=draft_campaign, budget=40 / 3600, budget_unit="hours", strategy="items")
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    campaign_update(campaign=draft_campaign, budget=40 / 3600, budget_unit="hours", strategy="items")
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     answered = 0
-    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=10.0)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=10.0)
         answered += 1
         assert answered <= 5
     progress = campaign_progress(campaign)
@@ -293,25 +296,25 @@ def test_it_renews_the_lease_when_an_assessor_comes_back_to_their_task(
     campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     now = timezone.now()
-    task = services.task_next(campaign=campaign, assessor=assessor, now=now)
+    task = task_next(campaign=campaign, assessor=assessor, now=now)
     later = now + timedelta(seconds=campaign.lease_seconds + 5)  # expired, but nobody took it
-    again = services.task_next(campaign=campaign, assessor=assessor, now=later)
+    again = task_next(campaign=campaign, assessor=assessor, now=later)
     assert again.pk == task.pk
     assert again.lease_expires_at == later + timedelta(seconds=campaign.lease_seconds)
-    judgment, created = services.task_answer(task=again, assessor=assessor, grade=1, seconds=1.0, now=later)
+    judgment, created = task_answer(task=again, assessor=assessor, grade=1, seconds=1.0, now=later)
     assert created and judgment.task_id == task.pk
 
 
 def test_it_counts_down_to_the_next_refresh_from_the_last_start() -> None:
-    assert refresh_countdown(None, 100.0, 10) == 0.0
-    assert refresh_countdown(97.0, 100.0, 10) == 7.0
-    assert refresh_countdown(88.0, 100.0, 10) == 0.0
+    assert recompute_countdown(None, 100.0, 10) == 0.0
+    assert recompute_countdown(97.0, 100.0, 10) == 7.0
+    assert recompute_countdown(88.0, 100.0, 10) == 0.0
 
 
 def test_it_queues_one_refresh_at_a_time_and_the_next_once_one_starts(campaign: Campaign) -> None:
     cache.clear()
-    assert campaign_refresh_enqueue(campaign.pk) is True
-    assert campaign_refresh_enqueue(campaign.pk) is False  # one is queued already
-    refresh_started(campaign.pk)
-    assert campaign_refresh_enqueue(campaign.pk) is True  # after the start, the next one queues
-    assert campaign_refresh_enqueue(campaign.pk) is False
+    assert recompute_queue(campaign.pk) is True
+    assert recompute_queue(campaign.pk) is False  # one is queued already
+    recompute_started(campaign.pk)
+    assert recompute_queue(campaign.pk) is True  # after the start, the next one queues
+    assert recompute_queue(campaign.pk) is False

@@ -12,8 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign, Judgment, Task
+from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
+from labeling.services.judging import task_next
 from tests.labeling.test_judging import _claim_at_once
 
 
@@ -24,7 +25,7 @@ def test_it_gives_each_of_several_racing_assessors_its_own_task(
     # The queue holds more open tasks than there are assessors: nobody may be told "nothing
     # left" because the others' claims had the rows locked at that moment.
     users = tuple(make_user(f"racer{index}", "assessor") for index in range(4))
-    services.campaign_assessors_assign(campaign=campaign, usernames=[user.get_username() for user in users])
+    campaign_assessors_assign(campaign=campaign, usernames=[user.get_username() for user in users])
     open_before = Task.objects.filter(campaign=campaign, assessor__isnull=True).count()
     assert open_before >= len(users)
     got, failures = _claim_at_once(campaign.pk, users)
@@ -66,7 +67,7 @@ def test_it_refuses_a_foreign_lease_in_the_combined_call_without_leasing(
     second_assessor: AbstractBaseUser,
     api: Callable[[AbstractBaseUser | None], APIClient],
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     response = api(second_assessor).post(f"/api/tasks/{task.pk}/answer/?next=1", {"grade": 1}, format="json")
     assert response.status_code == 409
     assert not Task.objects.filter(campaign=campaign, assessor_id=second_assessor.pk).exists()
@@ -75,11 +76,11 @@ def test_it_refuses_a_foreign_lease_in_the_combined_call_without_leasing(
 def test_it_hands_out_only_current_leases_while_paused(
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    paused = services.campaign_pause(campaign=campaign)
-    again = services.task_next(campaign=paused, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
+    paused = campaign_pause(campaign=campaign)
+    again = task_next(campaign=paused, assessor=assessor)
     assert again is not None and again.pk == task.pk
-    assert services.task_next(campaign=paused, assessor=second_assessor) is None
+    assert task_next(campaign=paused, assessor=second_assessor) is None
 
 
 def _token_client(user: AbstractBaseUser) -> APIClient:
@@ -91,7 +92,7 @@ def _token_client(user: AbstractBaseUser) -> APIClient:
 def test_it_judges_with_a_handful_of_sql_statements(campaign: Campaign, assessor: AbstractBaseUser) -> None:
     client = _token_client(assessor)
     client.get(f"/api/campaigns/{campaign.pk}/next/")  # the first lease; the queue is already drawn
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     with CaptureQueriesContext(connection) as answer_queries:
         response = client.post(f"/api/tasks/{task.pk}/answer/", {"grade": 1, "seconds": 2.0}, format="json")
     assert response.status_code == 201

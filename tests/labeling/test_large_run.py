@@ -20,14 +20,14 @@ import django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-from labeling import services
+from labeling.services import campaigns, run_imports
 from labeling.models import PoolItem, RankingEntry
 from django.contrib.auth import get_user_model
 user = get_user_model().objects.create_user("c")
-campaign = services.campaign_create(creator=user, name="big", metric="DCG@10", budget=10)
+campaign = campaigns.campaign_create(creator=user, name="big", metric="DCG@10", budget=10)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with open(sys.argv[1], "rb") as stream:
-    report = services.runs_import(campaign=campaign, files=[("big.run", stream)])
+    report = run_imports.runs_import(campaign=campaign, files=[("big.run", stream)])
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"before_kb": before, "after_kb": after, "lines": report.lines,
                   "entries": RankingEntry.objects.count(), "pool": PoolItem.objects.count()}))

@@ -15,8 +15,14 @@ from rest_framework.test import APIClient
 from estimation.formats.trec import read_qrels, read_run
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import evaluate_run
-from labeling import services
 from labeling.models import CampaignProgress, Draw, EstimateSnapshot, Judgment, SamplingState, Task
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    campaign_update,
+)
+from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import upload
 from tests.labeling.workers import CeleryWorker
 
@@ -73,7 +79,7 @@ def test_it_runs_a_live_campaign_on_real_data_and_survives_a_killed_worker(
     topics, texts, qrels = _subset(shared_data)
     metric = Metric("DCG", CUTOFF, y_max=2)
     truth = _truth(shared_data, topics, qrels, metric)
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name="mq2008 live",
         metric=f"DCG@{CUTOFF}",
@@ -86,12 +92,12 @@ def test_it_runs_a_live_campaign_on_real_data_and_survives_a_killed_worker(
         budget_unit="judgments",
         seed=SEED,
     )
-    services.runs_import(campaign=campaign, files=[upload(f"{name}.run", texts[name]) for name in RUNS])
+    runs_import(campaign=campaign, files=[upload(f"{name}.run", texts[name]) for name in RUNS])
     pool_size = campaign.pool_items.count()
     # About 70 % of the pool: the budget stops the campaign before every topic is judged.
-    services.campaign_update(campaign=campaign, budget=float(round(0.7 * pool_size)))
-    services.campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
-    services.campaign_start(campaign=campaign)
+    campaign_update(campaign=campaign, budget=float(round(0.7 * pool_size)))
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    campaign_start(campaign=campaign)
 
     client = APIClient()
     client.force_login(assessor)

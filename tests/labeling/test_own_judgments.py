@@ -10,9 +10,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import selectors, services
+from labeling import recompute as pipeline
+from labeling import selectors
 from labeling.models import Campaign, Judgment, JudgmentChange
-from labeling.services import refresh
+from labeling.services.campaign_copies import campaign_archive
+from labeling.services.estimates import estimates_compute
+from labeling.services.judging import task_answer, task_next
+from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
 from labeling.services.sampling_state import judgments_fingerprint
 from tests.labeling.conftest import PASSWORD
 from tests.labeling.test_refresh import _queued_refreshes
@@ -21,9 +25,9 @@ from tests.labeling.test_refresh import _queued_refreshes
 def _judge(campaign: Campaign, assessor: AbstractBaseUser, grades: list[int]) -> list[Judgment]:
     made = []
     for grade in grades:
-        task = services.task_next(campaign=campaign, assessor=assessor)
+        task = task_next(campaign=campaign, assessor=assessor)
         assert task is not None
-        services.task_answer(task=task, assessor=assessor, grade=grade, seconds=4.0)
+        task_answer(task=task, assessor=assessor, grade=grade, seconds=4.0)
         made.append(Judgment.objects.get(task_id=task.pk))
     return made
 
@@ -39,13 +43,13 @@ def test_a_new_grade_keeps_the_old_one_and_reaches_the_estimates(
 ) -> None:
     first, *_rest = _judge(campaign, assessor, [0] * 21)  # every item of the three topics
     before_fingerprint = judgments_fingerprint(campaign)
-    before = services.estimates_compute(campaign)
-    refresh.refresh_requests_wait(timeout=10)
+    before = estimates_compute(campaign)
+    pipeline.recompute_soon_wait(timeout=10)
     _queued_refreshes()
-    refresh.refresh_started(campaign.pk)  # the worker took the answers' refresh
+    pipeline.recompute_started(campaign.pk)  # the worker took the answers' refresh
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.judgment_regrade(judgment=first, assessor=assessor, grade=2)
+        judgment_regrade(judgment=first, assessor=assessor, grade=2)
 
     first.refresh_from_db()
     assert first.grade == 2
@@ -53,9 +57,9 @@ def test_a_new_grade_keeps_the_old_one_and_reaches_the_estimates(
         (0, 2)
     ]
     assert judgments_fingerprint(campaign) != before_fingerprint
-    assert refresh.refresh_requests_wait(timeout=10) is True
+    assert pipeline.recompute_soon_wait(timeout=10) is True
     assert _queued_refreshes() == [[campaign.pk]], "the change asks for a refresh"
-    after = services.estimates_compute(campaign)
+    after = estimates_compute(campaign)
     assert [row["value"] for row in after["systems"]] != [row["value"] for row in before["systems"]]
     assert after["fingerprint"] != before["fingerprint"]
 
@@ -64,13 +68,13 @@ def test_only_the_assessor_changes_a_judgment_and_only_while_the_campaign_is_ope
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
     (judgment,) = _judge(campaign, assessor, [1])
-    with pytest.raises(services.RegradeRefused, match="only the assessor"):
-        services.judgment_regrade(judgment=judgment, assessor=second_assessor, grade=2)
-    with pytest.raises(services.RegradeRefused, match="grade must be 0..2"):
-        services.judgment_regrade(judgment=judgment, assessor=assessor, grade=3)
+    with pytest.raises(RegradeRefused, match="only the assessor"):
+        judgment_regrade(judgment=judgment, assessor=second_assessor, grade=2)
+    with pytest.raises(RegradeRefused, match="grade must be 0..2"):
+        judgment_regrade(judgment=judgment, assessor=assessor, grade=3)
     Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DONE)
-    with pytest.raises(services.JudgmentFinal, match="final"):
-        services.judgment_regrade(judgment=judgment, assessor=assessor, grade=2)
+    with pytest.raises(JudgmentFinal, match="final"):
+        judgment_regrade(judgment=judgment, assessor=assessor, grade=2)
     judgment.refresh_from_db()
     assert judgment.grade == 1 and not JudgmentChange.objects.exists()
 
@@ -112,7 +116,7 @@ def test_the_api_lists_and_regrades_own_judgments_only(
         api(assessor).post(f"/api/judgments/{judgment.pk}/grade/", {"grade": 9}, format="json").status_code
         == 400
     )
-    services.campaign_archive(campaign=campaign)
+    campaign_archive(campaign=campaign)
     assert (
         api(assessor).post(f"/api/judgments/{judgment.pk}/grade/", {"grade": 0}, format="json").status_code
         == 409

@@ -8,10 +8,11 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_create, campaign_update
 from labeling.services.planning import _oracle, campaign_plan
 from labeling.services.pool_arrays import pool_arrays_for
+from labeling.services.run_imports import runs_import
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +46,7 @@ def test_it_plans_only_for_coordinators_of_sampling_campaigns(
     api: Api,
 ) -> None:
     assert api(assessor).post(f"/api/campaigns/{campaign.pk}/plan/", {}, format="json").status_code == 403
-    empty = services.campaign_create(creator=coordinator, name="empty", budget=10)
+    empty = campaign_create(creator=coordinator, name="empty", budget=10)
     response = api(coordinator).post(f"/api/campaigns/{empty.pk}/plan/", {}, format="json")
     assert response.status_code == 400 and "pool is empty" in response.json()["detail"]
 
@@ -95,10 +96,10 @@ def three_run_draft(coordinator: AbstractBaseUser) -> Campaign:
     """A graded draft with three runs and no qrels: the label model knows nothing yet."""
     from tests.labeling.conftest import RUN_A, RUN_B, upload
 
-    draft = services.campaign_create(
+    draft = campaign_create(
         creator=coordinator, name="three", metric="DCG@5", grades=["a", "b", "c"], budget=100
     )
-    services.runs_import(
+    runs_import(
         campaign=draft, files=[upload("a.run", RUN_A), upload("b.run", RUN_B), upload("c.run", RUN_C)]
     )
     return draft
@@ -153,7 +154,7 @@ def test_it_refuses_plans_beyond_the_pool_or_one_request(
 def test_it_names_what_a_leaderboard_is_planned_for(
     three_run_draft: Campaign, coordinator: AbstractBaseUser, api: Api
 ) -> None:
-    services.campaign_update(campaign=three_run_draft, goal="leaderboard", goal_k=3)
+    campaign_update(campaign=three_run_draft, goal="leaderboard", goal_k=3)
     plan = (
         api(coordinator)
         .post(f"/api/campaigns/{three_run_draft.pk}/plan/", {"repetitions": 20}, format="json")

@@ -11,9 +11,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import services
 from labeling.models import Campaign
 from labeling.modes import campaign_preflight
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_update
+from labeling.services.imports import qrels_import, topics_import
+from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import PASSWORD, upload
 
 TOPICS = ("601", "602", "603")
@@ -28,10 +30,10 @@ def _robust03_head(shared_data: Path, run: str, topics: tuple[str, ...]) -> str:
 @pytest.fixture
 def robust03_campaign(coordinator: AbstractBaseUser, shared_data: Path) -> Campaign:
     """Two Robust03 runs (one with ties in every topic), without topics or documents."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator, name="robust", metric="nDCG@10", grades=["Not", "Relevant", "Highly"], budget=50
     )
-    services.runs_import(
+    runs_import(
         campaign=campaign,
         files=[
             upload(name, _robust03_head(shared_data, name, TOPICS)) for name in ("rutcor03100", "InexpC2")
@@ -77,8 +79,8 @@ def test_uploading_topics_and_assessors_clears_their_problems(
     robust03_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     topics = "".join(f'{{"id": "{qid}", "title": "title of {qid}"}}\n' for qid in TOPICS[:2])
-    services.topics_import(campaign=robust03_campaign, files=[upload("t.jsonl", topics)])
-    services.campaign_assessors_assign(campaign=robust03_campaign, usernames=["alice"])
+    topics_import(campaign=robust03_campaign, files=[upload("t.jsonl", topics)])
+    campaign_assessors_assign(campaign=robust03_campaign, usernames=["alice"])
     problems = _kinds(robust03_campaign)
     assert "no_assessors" not in problems
     assert problems["topics_missing"].count == 1
@@ -87,7 +89,7 @@ def test_uploading_topics_and_assessors_clears_their_problems(
 
 def test_it_warns_when_topics_come_without_text_and_topics_are_unranked(draft_campaign: Campaign) -> None:
     topics = '{"id": "1"}\n{"id": "2", "title": "second"}\n{"id": "9", "title": "never ranked"}\n'
-    services.topics_import(campaign=draft_campaign, files=[upload("t.jsonl", topics)])
+    topics_import(campaign=draft_campaign, files=[upload("t.jsonl", topics)])
     problems = _kinds(draft_campaign)
     assert problems["topics_without_text"].examples == ("1",)
     assert problems["topics_unranked"].examples == ("9",)
@@ -98,11 +100,11 @@ def test_it_warns_when_qrels_never_use_the_top_grade_and_the_pool_is_shallow(
     draft_campaign: Campaign,
 ) -> None:
     assert "grade_scale" not in _kinds(draft_campaign)
-    services.qrels_import(campaign=draft_campaign, files=[upload("q", "1 0 d1-1 1\n1 0 d1-2 0\n")])
+    qrels_import(campaign=draft_campaign, files=[upload("q", "1 0 d1-1 1\n1 0 d1-2 0\n")])
     problem = _kinds(draft_campaign)["grade_scale"]
     assert problem.count == 2
     assert "never use grades above 1" in problem.message and "scale goes to 2" in problem.message
-    shallow = services.campaign_update(campaign=draft_campaign, pool_depth=3)
+    shallow = campaign_update(campaign=draft_campaign, pool_depth=3)
     assert _kinds(shallow)["shallow_pool"].count == 2  # DCG@5 over a pool of depth 3
 
 
@@ -116,7 +118,7 @@ def test_the_api_lists_problems_for_coordinators_only(
     assert "topics_missing" in kinds and "no_assessors" in kinds
     topics = next(problem for problem in body["problems"] if problem["kind"] == "topics_missing")
     assert topics["count"] == 3 and topics["examples"] == ["1", "2", "3"]
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
     assert api(assessor).get(url).status_code == 403
 
 
@@ -152,8 +154,8 @@ def test_start_asks_for_confirmation_while_problems_are_listed(
 def test_it_lists_why_start_would_refuse_an_empty_campaign_in_every_mode(
     api: Callable, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, mode: str, refusal: str
 ) -> None:
-    empty = services.campaign_create(creator=coordinator, name="empty", budget=10, judging_mode=mode)
-    services.campaign_assessors_assign(campaign=empty, usernames=["alice"])
+    empty = campaign_create(creator=coordinator, name="empty", budget=10, judging_mode=mode)
+    campaign_assessors_assign(campaign=empty, usernames=["alice"])
     body = api(coordinator).get(f"/api/campaigns/{empty.pk}/preflight/").json()
     assert body["ready"] is False
     first = body["problems"][0]
@@ -163,7 +165,7 @@ def test_it_lists_why_start_would_refuse_an_empty_campaign_in_every_mode(
 
 
 def test_the_page_does_not_offer_to_start_anyway_what_start_refuses(coordinator: AbstractBaseUser) -> None:
-    empty = services.campaign_create(creator=coordinator, name="empty", budget=10)
+    empty = campaign_create(creator=coordinator, name="empty", budget=10)
     client = Client()
     client.force_login(coordinator)
     detail = client.get(reverse("labeling:campaign_detail", args=[empty.pk])).content.decode()

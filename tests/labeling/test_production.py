@@ -16,8 +16,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
 from config.settings import DEV_SECRET_KEY, refuse_weak_secret_key
-from labeling import services
 from labeling.checks import static_manifest_check
+from labeling.services.campaigns import campaign_create
 from tests.conftest import REPO_ROOT
 from tests.labeling.conftest import PASSWORD
 
@@ -105,9 +105,7 @@ def test_no_template_holds_an_executable_inline_script_or_event_handler() -> Non
 
 
 def test_the_admin_lists_title_excerpts_not_whole_texts(coordinator: AbstractBaseUser) -> None:
-    campaign = services.campaign_create(
-        creator=coordinator, name="big", metric="DCG@5", grades=["0", "1"], budget=5
-    )
+    campaign = campaign_create(creator=coordinator, name="big", metric="DCG@5", grades=["0", "1"], budget=5)
     long_title = "title-" + "x" * 990
     campaign.topics.create(qid="1", title=long_title, description="d" * 50_000)
     campaign.documents.create(docno="d1", title=long_title, text="t" * 50_000)

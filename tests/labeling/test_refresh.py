@@ -24,9 +24,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 
 from config.celery import app as celery_app
-from labeling import services
+from labeling import recompute as pipeline
 from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, Judgment
-from labeling.services import refresh
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.run_imports import runs_import
 from tests.conftest import REPO_ROOT
 from tests.labeling.conftest import upload
 from tests.labeling.workers import CeleryWorker, running_worker
@@ -45,7 +46,7 @@ def big_campaign(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> Campaign:
     """A running campaign with more to judge than the burst (overlap 1, budget 400 judgments)."""
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name="burst",
         metric="DCG@10",
@@ -57,9 +58,9 @@ def big_campaign(
     pairs = [(q, d) for q in range(1, TOPICS + 1) for d in range(1, DOCUMENTS + 1)]
     run_a = "".join(f"{q} Q0 d{q}-{d} {d} {100 - d}.0 alpha\n" for q, d in pairs)
     run_b = "".join(f"{q} Q0 d{q}-{d} {DOCUMENTS + 1 - d} {d}.0 beta\n" for q, d in pairs)
-    services.runs_import(campaign=campaign, files=[upload("a.run", run_a), upload("b.run", run_b)])
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
-    return services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=[upload("a.run", run_a), upload("b.run", run_b)])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
+    return campaign_start(campaign=campaign)
 
 
 @pytest.fixture
@@ -154,34 +155,34 @@ def test_it_takes_a_marker_its_own_unseen_earlier_attempt_set_for_its_own(campai
     queued_key = f"labeling:campaign-refresh:{campaign.pk}"
     # An earlier attempt's add reached the cache but its reply timed out: the marker holds its token.
     assert cache.add(queued_key, "first-attempt")
-    assert refresh._refresh_queue_once(campaign.pk, "first-attempt") is True  # so it queues now
-    assert refresh._refresh_queue_once(campaign.pk, "someone-else") is False  # theirs is queued
+    assert pipeline._recompute_queue_once(campaign.pk, "first-attempt") is True  # so it queues now
+    assert pipeline._recompute_queue_once(campaign.pk, "someone-else") is False  # theirs is queued
     assert _queued_refreshes() == [[campaign.pk]]
 
 
 def test_it_queues_in_the_background_and_coalesces_until_a_refresh_starts(campaign: Campaign) -> None:
     _queued_refreshes()
     for _ in range(3):
-        refresh.refresh_request(campaign.pk)
-    assert refresh.refresh_requests_wait(timeout=10) is True
+        pipeline.recompute_soon(campaign.pk)
+    assert pipeline.recompute_soon_wait(timeout=10) is True
     assert _queued_refreshes() == [[campaign.pk]]  # one queued refresh covers all three
-    refresh.refresh_started(campaign.pk)
-    refresh.refresh_request(campaign.pk)
-    assert refresh.refresh_requests_wait(timeout=10) is True
+    pipeline.recompute_started(campaign.pk)
+    pipeline.recompute_soon(campaign.pk)
+    assert pipeline.recompute_soon_wait(timeout=10) is True
     assert _queued_refreshes() == [[campaign.pk]]
 
 
 def test_it_gives_a_forked_child_a_queue_of_its_own(campaign: Campaign) -> None:
-    refresh.refresh_request(campaign.pk)
-    assert refresh.refresh_requests_wait(timeout=10) is True
-    parent = refresh._refresh_queue()
+    pipeline.recompute_soon(campaign.pk)
+    assert pipeline.recompute_soon_wait(timeout=10) is True
+    parent = pipeline._recompute_queue()
     child = os.fork()
     if child == 0:  # the child: exit status 0 if its queue is a new one, with no thread yet
-        fresh = refresh._refresh_queue()
+        fresh = pipeline._recompute_queue()
         os._exit(0 if fresh is not parent and fresh._thread is None else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert refresh._refresh_queue() is parent
+    assert pipeline._recompute_queue() is parent
 
 
 @pytest.mark.servers

@@ -80,11 +80,11 @@ def test_an_integer_setting_beyond_its_column_is_a_400_naming_it(
 
 
 def test_mode_settings_beyond_their_range_are_refused_in_the_service(coordinator: AbstractBaseUser) -> None:
-    from labeling import services
+    from labeling.services.campaigns import campaign_create
 
     with pytest.raises(ValueError, match="k must be from 1 to 1000"):
-        services.campaign_create(
+        campaign_create(
             creator=coordinator, name="big", budget=10, judging_mode="topk", mode_settings={"k": 10**11}
         )
     with pytest.raises(ValueError, match="pool_depth must be from 1 to 100000"):
-        services.campaign_create(creator=coordinator, name="deep", budget=10, pool_depth=10**11)
+        campaign_create(creator=coordinator, name="deep", budget=10, pool_depth=10**11)

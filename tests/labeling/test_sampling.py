@@ -6,8 +6,10 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 
-from labeling import services
 from labeling.models import Campaign, Judgment, PoolItem, Task
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start
+from labeling.services.imports import qrels_import
+from labeling.services.judging import task_answer, task_next
 from labeling.services.sampling import BLOCKED_EXHAUSTED, draws_top_up
 from tests.labeling.conftest import upload
 
@@ -33,21 +35,19 @@ def test_it_draws_each_pool_item_once_until_the_pool_is_exhausted(
     draft_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
     # Topic 2 is partly judged already: its qrels items must never be drawn.
-    services.qrels_import(
-        campaign=draft_campaign, files=[upload("old.qrels", "2 0 d2-1 2\n2 0 d2-3 0\n9 0 d9-1 1\n")]
-    )
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
-    campaign = services.campaign_start(campaign=draft_campaign)
+    qrels_import(campaign=draft_campaign, files=[upload("old.qrels", "2 0 d2-1 2\n2 0 d2-3 0\n9 0 d9-1 1\n")])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
     pool = _pool(campaign)
     assert len(pool) == 21  # 3 topics x 7 documents (runs A and B overlap on d3-d5)
     for _ in range(50):
         # Every step: the flags a top-up reads agree with the judgments and open tasks.
         covered = _covered_by_work(campaign)
         assert _covered_by_flags(campaign) == covered & pool
-        task = services.task_next(campaign=campaign, assessor=assessor)
+        task = task_next(campaign=campaign, assessor=assessor)
         if task is None:
             break
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)
+        task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)
     else:
         raise AssertionError("the pool never ran out")
     # Every pool item was judged exactly once: by the qrels or by one drawn task.

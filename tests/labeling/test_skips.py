@@ -10,32 +10,35 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import exports, services
+from labeling import exports
+from labeling.leases import LeaseConflict
 from labeling.models import Campaign, Judgment, Skip, Task
-from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
+from labeling.services.judging import task_answer, task_next
+from labeling.services.skips import items_skipped_by_every_assessor, skip_counts, task_skip
 
 
 def _drain(campaign: Campaign, assessor: AbstractBaseUser) -> list[tuple[int, int]]:
     """Judge everything the assessor is given; the (topic, document) ids they saw."""
     seen = []
-    while (task := services.task_next(campaign=campaign, assessor=assessor)) is not None:
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
         seen.append((task.topic_id, task.document_id))
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
     return seen
 
 
 def test_a_skipped_item_goes_to_someone_else_and_never_back(
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
-    skip = services.task_skip(task=task, assessor=assessor, reason="broken", note="  blank page ")
+    skip = task_skip(task=task, assessor=assessor, reason="broken", note="  blank page ")
     assert (skip.reason, skip.note, skip.kind, skip.unit) == ("broken", "blank page", "grade", task.pk)
     task.refresh_from_db()
     assert task.assessor_id is None and task.answered_at is None, "back in the pool, still open"
     seen = _drain(campaign, assessor)
     assert (task.topic_id, task.document_id) not in seen and len(seen) > 0
-    taken = services.task_next(campaign=campaign, assessor=second_assessor)
+    taken = task_next(campaign=campaign, assessor=second_assessor)
     assert taken is not None and taken.pk == task.pk, "the next assessor gets it"
     assert skip_counts(campaign) == {"cannot_judge": 0, "not_sure": 0, "broken": 1, "other": 0}
 
@@ -43,11 +46,11 @@ def test_a_skipped_item_goes_to_someone_else_and_never_back(
 def test_with_overlap_the_skipper_gets_no_other_copy_of_the_item(
     draft_campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    services.campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
-    services.campaign_update(campaign=draft_campaign, overlap=2)
-    campaign = services.campaign_start(campaign=Campaign.objects.get(pk=draft_campaign.pk))
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    services.task_skip(task=task, assessor=assessor, reason="not_sure")
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
+    campaign_update(campaign=draft_campaign, overlap=2)
+    campaign = campaign_start(campaign=Campaign.objects.get(pk=draft_campaign.pk))
+    task = task_next(campaign=campaign, assessor=assessor)
+    task_skip(task=task, assessor=assessor, reason="not_sure")
     seen = _drain(campaign, assessor)
     assert (task.topic_id, task.document_id) not in seen
     copies = Task.objects.filter(campaign=campaign, topic_id=task.topic_id, document_id=task.document_id)
@@ -57,16 +60,16 @@ def test_with_overlap_the_skipper_gets_no_other_copy_of_the_item(
 def test_only_the_holder_skips_and_the_reason_and_note_are_checked(
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    with pytest.raises(services.LeaseConflict):
-        services.task_skip(task=task, assessor=second_assessor, reason="other")
+    task = task_next(campaign=campaign, assessor=assessor)
+    with pytest.raises(LeaseConflict):
+        task_skip(task=task, assessor=second_assessor, reason="other")
     with pytest.raises(ValueError, match="reason must be one of"):
-        services.task_skip(task=task, assessor=assessor, reason="bored")
+        task_skip(task=task, assessor=assessor, reason="bored")
     with pytest.raises(ValueError, match="longer than 2000"):
-        services.task_skip(task=task, assessor=assessor, reason="other", note="x" * 2001)
-    services.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
-    with pytest.raises(services.LeaseConflict):
-        services.task_skip(task=task, assessor=assessor, reason="other")
+        task_skip(task=task, assessor=assessor, reason="other", note="x" * 2001)
+    task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    with pytest.raises(LeaseConflict):
+        task_skip(task=task, assessor=assessor, reason="other")
     assert not Skip.objects.exists()
 
 
@@ -112,8 +115,8 @@ def test_the_campaign_page_counts_skips_by_reason(
     from tests.labeling.conftest import PASSWORD
 
     for reason in ("broken", "broken", "other"):
-        task = services.task_next(campaign=campaign, assessor=assessor)
-        services.task_skip(task=task, assessor=assessor, reason=reason)
+        task = task_next(campaign=campaign, assessor=assessor)
+        task_skip(task=task, assessor=assessor, reason=reason)
     client = Client()
     assert client.login(username=coordinator.get_username(), password=PASSWORD)
     page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
@@ -127,10 +130,10 @@ def test_the_dashboard_shows_the_latest_notes_and_skips(
 
     from tests.labeling.conftest import PASSWORD
 
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    services.task_skip(task=task, assessor=assessor, reason="not_sure", note="ambiguous query")
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    services.task_answer(task=task, assessor=assessor, grade=2, seconds=1.0, note="<b>only the abstract</b>")
+    task = task_next(campaign=campaign, assessor=assessor)
+    task_skip(task=task, assessor=assessor, reason="not_sure", note="ambiguous query")
+    task = task_next(campaign=campaign, assessor=assessor)
+    task_answer(task=task, assessor=assessor, grade=2, seconds=1.0, note="<b>only the abstract</b>")
     client = Client()
     assert client.login(username=coordinator.get_username(), password=PASSWORD)
     page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
@@ -150,21 +153,21 @@ def test_an_item_every_assessor_skipped_is_named_on_the_pages_until_someone_judg
         "alice",
         "bob",
     }
-    task = services.task_next(campaign=campaign, assessor=assessor)
-    services.task_skip(task=task, assessor=assessor, reason="broken")
+    task = task_next(campaign=campaign, assessor=assessor)
+    task_skip(task=task, assessor=assessor, reason="broken")
     assert items_skipped_by_every_assessor(campaign) == 0, "bob may still judge it"
-    taken = services.task_next(campaign=campaign, assessor=second_assessor)
+    taken = task_next(campaign=campaign, assessor=second_assessor)
     assert taken.pk == task.pk
-    services.task_skip(task=taken, assessor=second_assessor, reason="cannot_judge")
+    task_skip(task=taken, assessor=second_assessor, reason="cannot_judge")
     assert items_skipped_by_every_assessor(campaign) == 1
     page = api(coordinator).get(f"/campaigns/{campaign.pk}/").content.decode()
     assert 'id="skipped-by-everyone"' in page and "1 open item skipped by every assessor" in page
     dashboard = api(coordinator).get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
     assert 'id="skipped-by-everyone"' in dashboard
     # The coordinator is offered it (they did not skip it) and judges it.
-    mine = services.task_next(campaign=campaign, assessor=coordinator)
+    mine = task_next(campaign=campaign, assessor=coordinator)
     assert mine.pk == task.pk
-    services.task_answer(task=mine, assessor=coordinator, grade=0, seconds=4.0)
+    task_answer(task=mine, assessor=coordinator, grade=0, seconds=4.0)
     assert items_skipped_by_every_assessor(campaign) == 0
     assert (
         'id="skipped-by-everyone"' not in api(coordinator).get(f"/campaigns/{campaign.pk}/").content.decode()

@@ -16,9 +16,10 @@ from django.utils import timezone
 
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import dcg
-from labeling import services
 from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.estimates import estimates_compute
+from labeling.services.run_imports import runs_import
 from labeling.services.sampling import draws_top_up
 from labeling.services.sampling_state import sampling_state_refresh
 from tests.labeling.conftest import upload
@@ -115,7 +116,7 @@ def test_it_estimates_without_bias_and_covers_the_truth_over_many_campaigns(
     run_a, run_b, grades = _synthetic_pool(11)
     metric = Metric("DCG", CUTOFF, y_max=2)
     truth = _truth(run_a, grades, metric)
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name=f"simulated {strategy}",
         metric=f"DCG@{CUTOFF}",
@@ -126,9 +127,9 @@ def test_it_estimates_without_bias_and_covers_the_truth_over_many_campaigns(
         budget=70 if strategy != "items" else 25,
         budget_unit="judgments",
     )
-    services.runs_import(campaign=campaign, files=[upload("a.run", run_a), upload("b.run", run_b)])
-    services.campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
-    services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=[upload("a.run", run_a), upload("b.run", run_b)])
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    campaign_start(campaign=campaign)
     values, covered = [], []
     for repetition in range(REPETITIONS):
         result = _simulate(

@@ -13,8 +13,14 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign, Judgment, Task
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    campaign_update,
+)
+from labeling.services.run_imports import runs_import
 from labeling.services.sampling import assessors_active_forget, queue_target
 from tests.labeling.conftest import upload
 
@@ -24,7 +30,7 @@ TOPICS, DEPTH = 12, 25
 def _big_campaign(coordinator: AbstractBaseUser, usernames: list[str], strategy: str = "passive") -> Campaign:
     """Far more unjudged items than the assessors below will judge, and budget for all of them."""
     run = "".join(f"{q} Q0 d{q}-{d} {d} {100 - d}.0 r\n" for q in range(TOPICS) for d in range(DEPTH))
-    campaign = services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name="team",
         metric=f"DCG@{DEPTH}",
@@ -33,10 +39,10 @@ def _big_campaign(coordinator: AbstractBaseUser, usernames: list[str], strategy:
         budget_unit="judgments",
         pool_depth=DEPTH,
     )
-    services.campaign_update(campaign=campaign, strategy=strategy)
-    services.runs_import(campaign=campaign, files=[upload("a.run", run)])
-    services.campaign_assessors_assign(campaign=campaign, usernames=usernames)
-    return services.campaign_start(campaign=campaign)
+    campaign_update(campaign=campaign, strategy=strategy)
+    runs_import(campaign=campaign, files=[upload("a.run", run)])
+    campaign_assessors_assign(campaign=campaign, usernames=usernames)
+    return campaign_start(campaign=campaign)
 
 
 @pytest.mark.django_db(transaction=True)

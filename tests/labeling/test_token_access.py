@@ -12,9 +12,11 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from labeling import services, token_access
+from labeling import token_access
 from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import JUDGE, ROLE_ADMIN, role_group
+from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
+from labeling.services.judging import task_next
 
 
 def _key(user: AbstractBaseUser) -> str:
@@ -44,7 +46,7 @@ def _personas(
     superuser.is_superuser = True
     superuser.save()
     inactive = make_user("ivan", "assessor")
-    services.campaign_assessors_assign(campaign=campaign, usernames=["ivan"])
+    campaign_assessors_assign(campaign=campaign, usernames=["ivan"])
     inactive.is_active = False
     inactive.save()
     other_coordinator = make_user("olga", "coordinator")
@@ -62,7 +64,7 @@ def _personas(
 def test_it_grants_judging_by_token_exactly_as_the_permission_backend(
     campaign: Campaign, assessor: AbstractBaseUser, make_user: Callable[..., AbstractBaseUser]
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     personas = _personas(make_user, campaign, assessor)
     granted = {}
     for name, user in personas.items():
@@ -91,7 +93,7 @@ def test_it_grants_judging_by_token_exactly_as_the_permission_backend(
 
 
 def test_it_reads_what_answering_needs_with_the_task(campaign: Campaign, assessor: AbstractBaseUser) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     user, found = token_access.task_by_token(_key(assessor), task.pk)
     assert user.pk == assessor.pk and found.pk == task.pk
     assert (found.campaign_id, found.topic_id, found.document_id, found.draw_id) == (
@@ -180,7 +182,7 @@ def test_it_answers_errors_for_token_holders_as_before(
     second_assessor: AbstractBaseUser,
     outsider: AbstractBaseUser,
 ) -> None:
-    task = services.task_next(campaign=campaign, assessor=assessor)
+    task = task_next(campaign=campaign, assessor=assessor)
     # Someone else's lease: 409 and nothing stored.
     foreign = _token_client(second_assessor).post(
         f"/api/tasks/{task.pk}/answer/", {"grade": 1}, format="json"
@@ -203,8 +205,8 @@ def test_it_answers_errors_for_token_holders_as_before(
 def test_it_says_204_by_token_when_nothing_is_left(
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
-    services.task_next(campaign=campaign, assessor=second_assessor)
-    services.campaign_pause(campaign=campaign)
+    task_next(campaign=campaign, assessor=second_assessor)
+    campaign_pause(campaign=campaign)
     client = _token_client(assessor)
     with CaptureQueriesContext(connection) as queries:
         response = client.get(f"/api/campaigns/{campaign.pk}/next/")

@@ -11,8 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import services
 from labeling.models import Campaign, System
+from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import PASSWORD, RUN_A
 
 
@@ -216,9 +216,9 @@ def test_it_shows_throughput_per_assessor(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, campaign: Campaign
 ) -> None:
     for seconds in (4.0, 8.0):
-        task = services.task_next(campaign=campaign, assessor=assessor)
+        task = task_next(campaign=campaign, assessor=assessor)
         assert task is not None
-        services.task_answer(task=task, assessor=assessor, grade=1, seconds=seconds)
+        task_answer(task=task, assessor=assessor, grade=1, seconds=seconds)
     response = client_for(coordinator).get(reverse("labeling:campaign_detail", args=[campaign.pk]))
     rows = {row.assessor: row for row in response.context["throughput"]}
     assert rows["alice"].judgments == 2

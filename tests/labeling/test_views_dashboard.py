@@ -10,8 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import dashboard, services
+from labeling import dashboard
 from labeling.models import Campaign, Judgment, SamplingState
+from labeling.recompute import recompute
+from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import PASSWORD
 
 
@@ -39,10 +41,10 @@ def judge(campaign: Campaign, assessor: AbstractBaseUser, count: int) -> int:
     """Answer up to `count` items as `assessor`, grade 1 then 2 alternately; returns how many."""
     answered = 0
     while answered < count:
-        task = services.task_next(campaign=campaign, assessor=assessor)
+        task = task_next(campaign=campaign, assessor=assessor)
         if task is None:
             break
-        services.task_answer(task=task, assessor=assessor, grade=1 + answered % 2, seconds=3.0)
+        task_answer(task=task, assessor=assessor, grade=1 + answered % 2, seconds=3.0)
         answered += 1
     return answered
 
@@ -108,14 +110,14 @@ def test_it_reports_the_label_model_after_each_refit(
 ) -> None:
     client = client_for(coordinator)
     url = reverse("labeling:campaign_dashboard_model", args=[campaign.pk])
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     first = client.get(url).json()
     assert first["strategy"] == campaign.strategy
     assert first["label_model"]["n_labels"] == 0
     assert first["refit_at"] is not None
 
     assert judge(campaign, assessor, 4) == 4
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     second = client.get(url).json()
     judged_items = Judgment.objects.filter(campaign=campaign).values("topic", "document").distinct().count()
     assert second["label_model"]["n_labels"] == judged_items
@@ -150,7 +152,7 @@ def test_it_flags_a_cost_fit_that_explains_little(cost_model: dict[str, object],
 
 
 def test_it_tells_the_dashboard_whether_the_cost_fit_is_weak(campaign: Campaign) -> None:
-    services.campaign_refresh(campaign_id=campaign.pk)
+    recompute(campaign.pk)
     summary = dashboard.campaign_model_summary(campaign)
     assert summary["cost_model"]["kind"] in ("constant", "log_length")
     assert summary["cost_model"]["weak_fit"] is False

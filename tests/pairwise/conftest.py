@@ -8,8 +8,9 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.run_imports import runs_import
 from pairwise.services import pairwise_configure
 from tests.labeling.conftest import (  # noqa: F401  (fixtures)
     admin,
@@ -59,7 +60,7 @@ def make_campaign(
     second_assessor: AbstractBaseUser,  # noqa: F811
 ) -> Callable[..., Campaign]:
     def make(*, overlap: int = 1, start: bool = True, **pairwise: object) -> Campaign:
-        made = services.campaign_create(
+        made = campaign_create(
             creator=coordinator,
             name="pairs",
             metric="DCG@5",
@@ -68,11 +69,11 @@ def make_campaign(
             overlap=overlap,
             seed=20121,  # fixes which side each pair is shown on
         )
-        services.runs_import(campaign=made, files=[_run("good", GOOD), _run("poor", POOR)])
-        services.campaign_assessors_assign(campaign=made, usernames=["alice", "bob"])
+        runs_import(campaign=made, files=[_run("good", GOOD), _run("poor", POOR)])
+        campaign_assessors_assign(campaign=made, usernames=["alice", "bob"])
         settings = {"mode": "topk", "k": 3, "documents_per_topic": 6, **pairwise}
         pairwise_configure(campaign=made, **settings)
-        return services.campaign_start(campaign=made) if start else made
+        return campaign_start(campaign=made) if start else made
 
     return make
 

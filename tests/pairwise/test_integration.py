@@ -10,8 +10,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client as DjangoClient
 from rest_framework.test import APIClient
 
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start
+from labeling.services.run_imports import runs_import
 from pairwise.models import Comparison, PairTask, PairwiseSettings
 from tests.pairwise.conftest import GOOD, POOR, _run
 from tests.pairwise.test_services import oracle
@@ -32,9 +33,9 @@ def created(api: Client, coordinator: AbstractBaseUser, assessor: AbstractBaseUs
     assert response.status_code == 201, response.content
     assert response.json()["mode"] == "topk" and response.json()["k"] == 3
     campaign = Campaign.objects.get(pk=response.json()["id"])
-    services.runs_import(campaign=campaign, files=[_run("good", GOOD), _run("poor", POOR)])
-    services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    return services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=[_run("good", GOOD), _run("poor", POOR)])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    return campaign_start(campaign=campaign)
 
 
 def test_it_creates_a_top_k_campaign_with_its_pairwise_settings(created: Campaign) -> None:

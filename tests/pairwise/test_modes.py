@@ -8,9 +8,9 @@ import io
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign
 from labeling.modes import all_modes, exports_of, mode_for_answer, mode_named, mode_of
+from labeling.services.campaigns import campaign_mode_set, campaign_update
 from pairwise.models import PairwiseSettings
 from tests.pairwise.test_views import client_for
 
@@ -89,7 +89,7 @@ def test_it_stores_the_mode_once_and_k_with_the_mode(
     assert not hasattr(PairwiseSettings, "mode") and not hasattr(Campaign, "topk_k")
     shown = api(coordinator).get(f"/api/campaigns/{topk_campaign.pk}/").json()  # type: ignore[operator]
     assert (shown["mode"], shown["k"]) == ("topk", 3)
-    services.campaign_update(campaign=topk_campaign, mode_settings={"k": 2})
+    campaign_update(campaign=topk_campaign, mode_settings={"k": 2})
     assert PairwiseSettings.objects.get(campaign=topk_campaign).k == 2
 
 
@@ -101,7 +101,7 @@ def test_it_refuses_a_mode_switch_once_the_campaign_started(
     pair_next(campaign=topk_campaign, assessor=assessor)  # the heaps are made and one is leased
     for other in ("graded", "pairwise"):
         with pytest.raises(ValueError, match="can only change before the campaign starts"):
-            services.campaign_mode_set(campaign=topk_campaign, mode_name=other)
+            campaign_mode_set(campaign=topk_campaign, mode_name=other)
     topk_campaign.refresh_from_db()
     assert topk_campaign.judging_mode == "topk"
 

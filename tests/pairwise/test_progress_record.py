@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services as core
+from labeling import recompute as pipeline
 from labeling.models import Campaign, CampaignProgress
-from labeling.services import refresh
+from labeling.recompute import recompute
 from pairwise import services
 from tests.labeling.test_refresh import _queued_refreshes
 
@@ -26,21 +26,21 @@ def test_answers_and_undo_ask_for_the_refresh_that_records_the_progress(
         task = services.pair_next(campaign=topk_campaign, assessor=assessor)
         with django_capture_on_commit_callbacks(execute=True):
             services.pair_answer(task=task, assessor=assessor, outcome=outcome, seconds=2.0)
-    assert refresh.refresh_requests_wait(timeout=10) is True
+    assert pipeline.recompute_soon_wait(timeout=10) is True
     assert _queued_refreshes() == [[topk_campaign.pk]], "one coalesced refresh for the burst"
 
-    core.campaign_refresh(campaign_id=topk_campaign.pk)  # what the worker runs
+    recompute(topk_campaign.pk)  # what the worker runs
     assert CampaignProgress.objects.get(campaign=topk_campaign).judgments == 3
     listing = api(coordinator).get("/campaigns/").content.decode()
     row = listing.split(f'data-campaign="{topk_campaign.pk}"')[1].split("</tr>")[0]
     assert '<td class="num" data-label="Judged">3</td>' in row
 
-    refresh.refresh_started(topk_campaign.pk)
+    pipeline.recompute_started(topk_campaign.pk)
     with django_capture_on_commit_callbacks(execute=True):
         services.pair_undo(campaign=topk_campaign, assessor=assessor)
-    assert refresh.refresh_requests_wait(timeout=10) is True
+    assert pipeline.recompute_soon_wait(timeout=10) is True
     assert _queued_refreshes() == [[topk_campaign.pk]], "an undo asks too"
-    core.campaign_refresh(campaign_id=topk_campaign.pk)
+    recompute(topk_campaign.pk)
     assert CampaignProgress.objects.get(campaign=topk_campaign).judgments == 2
 
 

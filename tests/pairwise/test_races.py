@@ -7,8 +7,9 @@ import io
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services as labeling_services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.run_imports import runs_import
 from pairwise import services
 from pairwise.models import TopKHeap
 from tests.concurrency import at_once
@@ -31,7 +32,7 @@ def test_it_gives_the_only_heap_to_one_of_two_racing_assessors(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
     for round_number in range(3):
-        campaign = labeling_services.campaign_create(
+        campaign = campaign_create(
             creator=coordinator,
             name=f"race {round_number}",
             metric="DCG@4",
@@ -40,9 +41,9 @@ def test_it_gives_the_only_heap_to_one_of_two_racing_assessors(
             mode_settings={"k": 2},
         )
         run = "".join(f"7 Q0 R-{number} {number} {10 - number}.0 only\n" for number in range(1, 5))
-        labeling_services.runs_import(campaign=campaign, files=[("only.run", io.BytesIO(run.encode()))])
-        labeling_services.campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
-        labeling_services.campaign_start(campaign=campaign)
+        runs_import(campaign=campaign, files=[("only.run", io.BytesIO(run.encode()))])
+        campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
+        campaign_start(campaign=campaign)
         heaps, failures = _next_at_once(campaign.pk, (assessor, second_assessor))
         assert not failures, failures
         winners = [heap for heap in heaps if heap is not None]

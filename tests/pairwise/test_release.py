@@ -7,8 +7,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
-from labeling import services as labeling_services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, user_create
 from pairwise import services
 from pairwise.models import Comparison, TopKHeap
 from tests.labeling.conftest import PASSWORD
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.django_db
 
 
 def _carol(campaign: Campaign) -> AbstractBaseUser:
-    carol = labeling_services.user_create(creator=None, username="carol", password=PASSWORD, role="assessor")
-    labeling_services.campaign_assessors_assign(campaign=campaign, usernames=["carol"])
+    carol = user_create(creator=None, username="carol", password=PASSWORD, role="assessor")
+    campaign_assessors_assign(campaign=campaign, usernames=["carol"])
     return carol
 
 

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.topk.state import AnswerEvent, TopKState, answer, next_pair, result
-from labeling import services as labeling_services
 from labeling.models import Campaign, Document
+from labeling.services.campaigns import campaign_assessors_assign, user_create
 from pairwise import services
 from pairwise.models import Comparison, PairTask, TopKHeap
 from tests.labeling.conftest import PASSWORD
@@ -95,8 +95,8 @@ def test_it_never_leases_one_heap_to_two_assessors(
     again = services.pair_next(campaign=campaign, assessor=assessor)
     assert again is not None and again.pk == alice_task.pk
     # A third assessor finds nothing: both heaps are taken.
-    carol = labeling_services.user_create(creator=None, username="carol", password=PASSWORD, role="assessor")
-    labeling_services.campaign_assessors_assign(campaign=campaign, usernames=["carol"])
+    carol = user_create(creator=None, username="carol", password=PASSWORD, role="assessor")
+    campaign_assessors_assign(campaign=campaign, usernames=["carol"])
     assert services.pair_next(campaign=campaign, assessor=carol) is None
     # Bob cannot answer Alice's pair.
     with pytest.raises(services.LeaseConflict):

@@ -103,8 +103,8 @@ def test_it_gives_the_judging_page_the_progress_address(
 def test_the_top_k_judge_page_shows_the_campaign_guidelines(
     topk_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    from labeling import services
+    from labeling.services.campaigns import campaign_update
 
-    services.campaign_update(campaign=topk_campaign, guidelines="Prefer **official** sources.")
+    campaign_update(campaign=topk_campaign, guidelines="Prefer **official** sources.")
     page = client_for(assessor).get(f"/judge/{topk_campaign.pk}/").content.decode()
     assert "Prefer <strong>official</strong> sources." in page

@@ -9,8 +9,10 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.imports import documents_import, qrels_import, topics_import
+from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import (  # noqa: F401  (fixtures)
     admin,
     api,
@@ -53,7 +55,7 @@ def make_sxs(
     second_assessor: AbstractBaseUser,  # noqa: F811
 ) -> Callable[..., Campaign]:
     def make(*, overlap: int = 1, start: bool = True, qrels: bool = True, **settings: object) -> Campaign:
-        made = services.campaign_create(
+        made = campaign_create(
             creator=coordinator,
             name="side by side",
             metric="DCG@3",
@@ -68,19 +70,19 @@ def make_sxs(
             json.dumps({"qid": qid, "title": f"query {qid}", "description": "d", "narrative": "n"}) + "\n"
             for qid in TOPICS
         )
-        services.topics_import(campaign=made, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
+        topics_import(campaign=made, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
         documents = "".join(
             json.dumps({"docno": docno(qid, n), "title": f"Doc {qid}/{n}", "text": f"text {n} " * 80}) + "\n"
             for qid in TOPICS
             for n in range(1, 7)
         )
-        services.documents_import(campaign=made, files=[("docs.jsonl", io.BytesIO(documents.encode()))])
-        services.runs_import(campaign=made, files=[_run(tag, numbers) for tag, numbers in RUNS.items()])
+        documents_import(campaign=made, files=[("docs.jsonl", io.BytesIO(documents.encode()))])
+        runs_import(campaign=made, files=[_run(tag, numbers) for tag, numbers in RUNS.items()])
         if qrels:
             lines = "".join(f"{qid} 0 {docno(qid, n)} {grade}\n" for (qid, n), grade in QRELS.items())
-            services.qrels_import(campaign=made, files=[("q.txt", io.BytesIO(lines.encode()))])
-        services.campaign_assessors_assign(campaign=made, usernames=["alice", "bob"])
-        return services.campaign_start(campaign=made) if start else made
+            qrels_import(campaign=made, files=[("q.txt", io.BytesIO(lines.encode()))])
+        campaign_assessors_assign(campaign=made, usernames=["alice", "bob"])
+        return campaign_start(campaign=made) if start else made
 
     return make
 

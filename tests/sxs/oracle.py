@@ -10,8 +10,10 @@ import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.learned_dcg.fit import utilities
-from labeling import services
 from labeling.models import Campaign, Document
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.imports import documents_import, qrels_import, topics_import
+from labeling.services.run_imports import runs_import
 from sxs import services as sxs_services
 from sxs.models import SxsTask
 from tests.sxs.conftest import docno
@@ -50,7 +52,7 @@ def make_learning_campaign(
 ) -> Campaign:
     """The campaign above, running, with `usernames` assigned as assessors (`settings`: SxS
     settings beyond K = 3 and the "zero" policy)."""
-    made = services.campaign_create(
+    made = campaign_create(
         creator=creator,
         name=name,
         metric="DCG@3",
@@ -64,24 +66,22 @@ def make_learning_campaign(
         json.dumps({"qid": qid, "title": f"query {qid}", "description": "d", "narrative": "n"}) + "\n"
         for qid in LEARN_TOPICS
     )
-    services.topics_import(campaign=made, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
+    topics_import(campaign=made, files=[("topics.jsonl", io.BytesIO(topics.encode()))])
     documents = "".join(
         json.dumps({"docno": docno(qid, n), "title": f"Doc {qid}/{n}", "text": f"text {n}"}) + "\n"
         for qid in LEARN_TOPICS
         for n in range(1, LEARN_DOCUMENTS + 1)
     )
-    services.documents_import(campaign=made, files=[("docs.jsonl", io.BytesIO(documents.encode()))])
-    services.runs_import(
-        campaign=made, files=[_learn_run(tag, index) for index, tag in enumerate(LEARN_SYSTEMS)]
-    )
+    documents_import(campaign=made, files=[("docs.jsonl", io.BytesIO(documents.encode()))])
+    runs_import(campaign=made, files=[_learn_run(tag, index) for index, tag in enumerate(LEARN_SYSTEMS)])
     qrels = "".join(
         f"{qid} 0 {docno(qid, n)} {learn_grade(qid, n)}\n"
         for qid in LEARN_TOPICS
         for n in range(1, LEARN_DOCUMENTS + 1)
     )
-    services.qrels_import(campaign=made, files=[("q.txt", io.BytesIO(qrels.encode()))])
-    services.campaign_assessors_assign(campaign=made, usernames=usernames)
-    return services.campaign_start(campaign=made)
+    qrels_import(campaign=made, files=[("q.txt", io.BytesIO(qrels.encode()))])
+    campaign_assessors_assign(campaign=made, usernames=usernames)
+    return campaign_start(campaign=made)
 
 
 # The oracle's truth: gains [0, 1, 1.5] (grade 1 worth more than DCG's 2^y - 1 says), discount 1/k.

@@ -10,8 +10,9 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling import services as labeling_services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.run_imports import runs_import
 from sxs import services
 from sxs.models import SxsAnswer, SxsTask
 from tests.concurrency import at_once
@@ -107,7 +108,7 @@ def test_it_exports_to_coordinators_only(
 def test_it_answers_404_for_sxs_routes_of_another_mode(
     api: Client, make_sxs: Callable[..., Campaign], coordinator: AbstractBaseUser
 ) -> None:
-    graded = labeling_services.campaign_create(creator=coordinator, name="graded", budget=5)
+    graded = campaign_create(creator=coordinator, name="graded", budget=5)
     assert api(coordinator).get(f"/api/campaigns/{graded.pk}/sxs/settings/").status_code == 404
     assert api(coordinator).get(f"/api/campaigns/{graded.pk}/sxs/export/answers.tsv").status_code == 404
 
@@ -205,7 +206,7 @@ def test_it_never_leases_one_comparison_to_two_racing_assessors(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> None:
     for round_number in range(3):
-        campaign = labeling_services.campaign_create(
+        campaign = campaign_create(
             creator=coordinator,
             name=f"race {round_number}",
             budget=5,
@@ -213,9 +214,9 @@ def test_it_never_leases_one_comparison_to_two_racing_assessors(
             mode_settings={"k": 2, "unjudged": "zero"},
         )
         runs = [(f"{tag}.run", io.BytesIO(f"7 Q0 R-{tag} 1 1.0 {tag}\n".encode())) for tag in ("one", "two")]
-        labeling_services.runs_import(campaign=campaign, files=runs)
-        labeling_services.campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
-        labeling_services.campaign_start(campaign=campaign)
+        runs_import(campaign=campaign, files=runs)
+        campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
+        campaign_start(campaign=campaign)
 
         def ask(user: AbstractBaseUser, campaign_id: int = campaign.pk) -> int | None:
             item = services.sxs_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
@@ -230,7 +231,7 @@ def test_it_never_leases_one_comparison_to_two_racing_assessors(
 def test_it_stores_one_answer_for_two_racing_submits(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = labeling_services.campaign_create(
+    campaign = campaign_create(
         creator=coordinator,
         name="double",
         budget=5,
@@ -238,9 +239,9 @@ def test_it_stores_one_answer_for_two_racing_submits(
         mode_settings={"k": 1, "unjudged": "zero"},
     )
     runs = [(f"{tag}.run", io.BytesIO(f"7 Q0 R-{tag} 1 1.0 {tag}\n".encode())) for tag in ("one", "two")]
-    labeling_services.runs_import(campaign=campaign, files=runs)
-    labeling_services.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    campaign = labeling_services.campaign_start(campaign=campaign)
+    runs_import(campaign=campaign, files=runs)
+    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=campaign)
     task = services.sxs_next(campaign=campaign, assessor=assessor).sxs
 
     def submit(user: AbstractBaseUser) -> int:

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, utilities
-from labeling import services as labeling_services
 from labeling.models import Campaign
+from labeling.recompute import recompute
 from sxs import services
 from sxs.models import SxsAnswer, SxsFit, SxsTask
 from sxs.selectors import known_grades, list_grades
@@ -75,7 +75,7 @@ def test_the_refresh_pipeline_refits_through_the_mode_hook(
     learning: Campaign, assessor: AbstractBaseUser
 ) -> None:
     answer_by_oracle(learning, assessor, 20)
-    labeling_services.campaign_refresh(campaign_id=learning.pk)
+    recompute(learning.pk)
     fit = SxsFit.objects.get(campaign=learning)
     assert fit.result["status"] == "fitted" and fit.answers == 20
 
@@ -87,7 +87,7 @@ def test_answers_and_undo_request_the_refresh_after_commit(
     django_capture_on_commit_callbacks: Callable,
 ) -> None:
     requested: list[int] = []
-    monkeypatch.setattr("sxs.services.judging.refresh_request", requested.append)
+    monkeypatch.setattr("sxs.services.judging.recompute_soon", requested.append)
     with django_capture_on_commit_callbacks(execute=True):
         answer_by_oracle(learning, assessor, 2)
     assert requested == [learning.pk, learning.pk]

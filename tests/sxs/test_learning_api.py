@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling import services as labeling_services
 from labeling.models import Campaign
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create
 from sxs import services
 from sxs.selectors import apply_targets
 from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign
@@ -23,7 +23,7 @@ Api = Callable[[AbstractBaseUser | None], APIClient]
 def graded(
     creator: AbstractBaseUser, *, metric: str = "DCG@3", grades: int = 3, name: str = "graded"
 ) -> Campaign:
-    return labeling_services.campaign_create(
+    return campaign_create(
         creator=creator, name=name, metric=metric, grades=["Bad", "Fair", "Good", "Great"][:grades], budget=10
     )
 
@@ -128,7 +128,7 @@ def test_it_needs_the_user_to_manage_the_target(
     dora = make_user("dora", "coordinator")
     hidden = graded(dora, name="dora's")
     judged = graded(dora, name="carl judges it")
-    labeling_services.campaign_assessors_assign(campaign=judged, usernames=["carl"])
+    campaign_assessors_assign(campaign=judged, usernames=["carl"])
     url = f"/api/campaigns/{fitted.pk}/learned-dcg/apply/"
     assert api(coordinator).post(url, {"campaign": hidden.pk}, format="json").status_code == 404
     assert api(coordinator).post(url, {"campaign": judged.pk}, format="json").status_code == 403

@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
 from estimation.metrics.tool_forms import other_tools_text
-from labeling import services as labeling_services
+from labeling.services.campaigns import campaign_create
 from sxs import services
 from tests.sxs.oracle import answer_by_oracle, make_learning_campaign
 
@@ -52,6 +52,6 @@ def test_it_downloads_the_fit_as_json_and_as_the_gains_other_tools_take(
 
 
 def test_a_campaign_of_another_mode_has_no_such_download(coordinator: AbstractBaseUser, api: Api) -> None:
-    other = labeling_services.campaign_create(creator=coordinator, name="g", metric="DCG@3", budget=5)
+    other = campaign_create(creator=coordinator, name="g", metric="DCG@3", budget=5)
     for name in ("learned_dcg.json", "learned_dcg_gains.txt"):
         assert api(coordinator).get(f"/api/campaigns/{other.pk}/sxs/export/{name}").status_code == 404

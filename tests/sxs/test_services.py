@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from labeling import services as labeling_services
 from labeling.models import Campaign, Judgment, Skip, Task
+from labeling.services.judging import task_answer
 from sxs import services
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
 from sxs.selectors import preference_data, side_bias, task_lists
@@ -28,7 +28,7 @@ def answer_grades_first(campaign: Campaign, user: AbstractBaseUser) -> services.
         if item is None or item.kind == "sxs":
             return item
         grade = int(item.grade.document.docno.rsplit("-", 1)[1]) % 3
-        labeling_services.task_answer(task=item.grade, assessor=user, grade=grade, seconds=2.0)
+        task_answer(task=item.grade, assessor=user, grade=grade, seconds=2.0)
 
 
 def test_it_makes_one_task_per_topic_and_system_pair_with_recorded_sides(sxs_campaign: Campaign) -> None:
@@ -75,7 +75,7 @@ def test_it_serves_the_topics_grade_tasks_before_the_comparison_that_needs_them(
             break
         if item.kind == "grade":
             served.append(("grade", item.grade.topic.qid, item.grade.document_id))
-            labeling_services.task_answer(task=item.grade, assessor=assessor, grade=1, seconds=1.0)
+            task_answer(task=item.grade, assessor=assessor, grade=1, seconds=1.0)
         else:
             task = item.sxs
             needed = set(task.documents_a) | set(task.documents_b)

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import services as core
 from labeling.models import Campaign, Judgment, Task
-from labeling.services.imports import ImportFailed
+from labeling.services.campaign_copies import campaign_clone
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.imports import ImportFailed, topics_import
+from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import upload
 from training import exports, services
 from training.models import TrainingPool, TrainingRound, TrainingSelection
@@ -48,7 +50,7 @@ def hidden_grade(docid: str, text: str) -> int:
 @pytest.fixture
 def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> Callable[..., Campaign]:  # noqa: F811
     def make(*, budget: int = 30, round_size: int = 10, start: bool = True, **settings: object) -> Campaign:
-        campaign = core.campaign_create(
+        campaign = campaign_create(
             creator=coordinator,
             name="ltr",
             grades=["Bad", "Fair", "Good"],
@@ -57,9 +59,9 @@ def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> 
             mode_settings={"round_size": round_size, "ensemble": 2, "docs_per_query": 4, **settings},
         )
         services.pool_upload(campaign=campaign, files=[upload("pool.txt", letor_text())])
-        core.campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+        campaign_assessors_assign(campaign=campaign, usernames=["alice"])
         if start:
-            campaign = core.campaign_start(campaign=campaign)
+            campaign = campaign_start(campaign=campaign)
             services.rounds_advance(campaign=campaign)  # what the worker's refresh does
         return campaign
 
@@ -67,7 +69,7 @@ def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> 
 
 
 def test_a_bad_pool_is_refused_whole_with_file_and_line(coordinator: AbstractBaseUser) -> None:  # noqa: F811
-    campaign = core.campaign_create(
+    campaign = campaign_create(
         creator=coordinator, name="ltr", grades=["Bad", "Good"], budget=5, judging_mode="training"
     )
     bad = "1 qid:a 1:0.5 # docid = x\n0 qid:a 1:oops # docid = y\n"
@@ -126,9 +128,9 @@ def test_a_judged_round_leads_to_the_next_with_the_new_labels_until_the_budget(
     pool_text = letor_text()
     assert services.rounds_advance(campaign=campaign) is None, "round 1 is still open"
     for expected_round, size in ((2, 10), (3, 5), (None, 0)):
-        while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
+        while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
             grade = hidden_grade(task.document.docno, pool_text)
-            core.task_answer(task=task, assessor=assessor, grade=grade, seconds=2.0)
+            task_answer(task=task, assessor=assessor, grade=grade, seconds=2.0)
         made = services.rounds_advance(campaign=campaign)
         if expected_round is None:
             assert made is None, "the budget of 25 labels is spent"
@@ -149,7 +151,7 @@ def test_uploaded_scores_replace_the_model(make_training: Callable[..., Campaign
         for doc in range(DOCS)
     )
     services.scores_upload(campaign=campaign, files=[upload("scores.tsv", lines)])
-    campaign = core.campaign_start(campaign=campaign)
+    campaign = campaign_start(campaign=campaign)
     made = services.rounds_advance(campaign=campaign)
     assert made is not None and made.model == "uploaded scores"
 
@@ -162,7 +164,7 @@ def test_test_queries_give_a_learning_curve_and_the_summary_says_the_mode(
     services.test_upload(
         campaign=campaign, files=[upload("test.txt", letor_text(seed=9, labeled_queries=QUERIES, prefix="t"))]
     )
-    campaign = core.campaign_start(campaign=campaign)
+    campaign = campaign_start(campaign=campaign)
     services.rounds_advance(campaign=campaign)
     summary = training_summary(campaign)
     assert summary["learning_curve"][0]["labels"] == 36
@@ -179,12 +181,12 @@ def test_the_learning_curve_ends_with_every_judged_label_once_the_budget_is_spen
     services.test_upload(
         campaign=campaign, files=[upload("test.txt", letor_text(seed=9, labeled_queries=QUERIES, prefix="t"))]
     )
-    campaign = core.campaign_start(campaign=campaign)
+    campaign = campaign_start(campaign=campaign)
     services.rounds_advance(campaign=campaign)
     pool_text = letor_text()
     for _ in range(2):
-        while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
-            core.task_answer(
+        while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+            task_answer(
                 task=task, assessor=assessor, grade=hidden_grade(task.document.docno, pool_text), seconds=2.0
             )
         services.rounds_advance(campaign=campaign)
@@ -203,7 +205,7 @@ def test_the_progress_says_when_the_next_round_is_being_selected(
     assessor: AbstractBaseUser,  # noqa: F811
 ) -> None:
     campaign = make_training(budget=12, start=False)
-    campaign = core.campaign_start(campaign=campaign)
+    campaign = campaign_start(campaign=campaign)
 
     def state() -> str:
         return training_progress(Campaign.objects.get(pk=campaign.pk)).state
@@ -211,12 +213,12 @@ def test_the_progress_says_when_the_next_round_is_being_selected(
     assert state() == "next_round", "started, round one not selected yet"
     services.rounds_advance(campaign=campaign)
     assert state() == "running"
-    while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
-        core.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
     assert state() == "next_round", "round one judged, two labels of budget left"
     services.rounds_advance(campaign=campaign)
-    while (task := core.task_next(campaign=campaign, assessor=assessor)) is not None:
-        core.task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)
     assert state() == "budget_spent"
 
 
@@ -261,7 +263,7 @@ def test_a_clone_takes_the_pool_and_settings_but_no_round(
     coordinator: AbstractBaseUser,  # noqa: F811
 ) -> None:
     campaign = make_training(round_size=7)
-    clone = core.campaign_clone(campaign=campaign, creator=coordinator)
+    clone = campaign_clone(campaign=campaign, creator=coordinator)
     assert clone.judging_mode == "training"
     assert TrainingPool.objects.get(campaign=clone).rows == QUERIES * DOCS
     assert services.settings_of(clone).round_size == 7
@@ -275,7 +277,7 @@ def test_preflight_says_the_pool_has_no_text_yet(make_training: Callable[..., Ca
     problems = {problem.kind: problem for problem in campaign_preflight(campaign)}
     assert problems["topics_missing"].count == QUERIES and problems["topics_missing"].examples[0] == "q0"
     assert problems["documents_missing"].count == QUERIES * DOCS
-    core.topics_import(campaign=campaign, files=[upload("t.jsonl", '{"id": "q0", "title": "zero"}\n')])
+    topics_import(campaign=campaign, files=[upload("t.jsonl", '{"id": "q0", "title": "zero"}\n')])
     assert "topics_missing" not in {problem.kind for problem in campaign_preflight(campaign)}
 
 
@@ -293,7 +295,7 @@ def test_the_settings_button_leads_to_the_form_which_is_fixed_once_started(
     target = client.get(section["settings_url"].split("#")[0])
     assert target.status_code == 200 and 'id="training-settings"' in target.content.decode()
     assert "Save settings" in target.content.decode()
-    campaign = core.campaign_start(campaign=campaign)
+    campaign = campaign_start(campaign=campaign)
     started = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert "Settings are fixed once the campaign started" in started
     assert (
@@ -317,7 +319,7 @@ def test_a_pool_follows_the_rule_of_every_upload(
     row: str,
     reason: str,  # noqa: F811
 ) -> None:
-    campaign = core.campaign_create(
+    campaign = campaign_create(
         creator=coordinator, name="ltr", grades=["Bad", "Good"], budget=5, judging_mode="training"
     )
     response = api(coordinator).post(
@@ -339,29 +341,29 @@ def test_a_held_item_does_not_hold_up_the_next_round(
 ) -> None:
     from django.core.cache import cache
 
-    from labeling.services.refresh import _refresh_keys, refresh_requests_wait
+    from labeling.recompute import _marker_keys, recompute_soon_wait
 
     campaign = make_training(budget=25, round_size=5)
-    core.campaign_assessors_assign(campaign=campaign, usernames=["bob"])
+    campaign_assessors_assign(campaign=campaign, usernames=["bob"])
     # alice opens the judge page and leaves it: she holds one item of round 1.
     held = api(assessor).get(f"/api/campaigns/{campaign.pk}/next/").json()["task"]
     pool_text = letor_text()
-    while (task := core.task_next(campaign=campaign, assessor=second_assessor)) is not None:
+    while (task := task_next(campaign=campaign, assessor=second_assessor)) is not None:
         grade = hidden_grade(task.document.docno, pool_text)
-        core.task_answer(task=task, assessor=second_assessor, grade=grade, seconds=2.0)
+        task_answer(task=task, assessor=second_assessor, grade=grade, seconds=2.0)
     # Nothing is left for bob to claim: he is told the next round is coming, and his empty
     # /next/ asks for the refresh that selects it (no answer has asked since alice's lease).
     assert training_progress(campaign).state == "next_round"
-    refresh_requests_wait(timeout=5)
-    cache.delete(_refresh_keys(campaign.pk)[0])
+    recompute_soon_wait(timeout=5)
+    cache.delete(_marker_keys(campaign.pk)[0])
     assert api(second_assessor).get(f"/api/campaigns/{campaign.pk}/next/").status_code == 204
-    refresh_requests_wait(timeout=5)
-    assert cache.get(_refresh_keys(campaign.pk)[0]) is not None
+    recompute_soon_wait(timeout=5)
+    assert cache.get(_marker_keys(campaign.pk)[0]) is not None
     second = services.rounds_advance(campaign=campaign)
     assert second is not None and second.number == 2, "selected while alice still holds her item"
     held_row = TrainingSelection.objects.get(task_id=held).row
     assert held_row not in set(TrainingSelection.objects.filter(round=second).values_list("row", flat=True))
-    assert core.task_next(campaign=campaign, assessor=second_assessor) is not None
+    assert task_next(campaign=campaign, assessor=second_assessor) is not None
 
 
 def test_a_round_names_a_topic_without_text_by_its_id_as_every_mode_does(

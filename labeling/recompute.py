@@ -1,19 +1,29 @@
-"""Refresh coalescing: one queued `campaign_refresh` per campaign, queued off the request path.
+"""The recompute pipeline, in one place: what a worker recomputes after answers, and how a
+request asks for it without waiting.
 
-The rule that makes a burst of judgments cost one refresh and still never leaves the last
-judgment unrefreshed: while the marker ``labeling:campaign-refresh:<id>`` is in the cache, a
-refresh of that campaign is queued and has not started yet; a refresh clears the marker before it
-reads any judgment (`refresh_started`). So a judgment that finds the marker set will be read by
-the queued refresh, and one that does not find it sets it and queues a refresh. The marker only
-works if the web processes and the worker share the cache: Redis, or, in the embedded default,
-Django's file cache under VAR_DIR/cache (config/settings.py).
+Vocabulary: `recompute(campaign_id)` is the worker's job (the Celery task `campaign_recompute`
+runs it): every mode's own recompute (`JudgingMode.recompute`: the graded mode refits the
+label model, recomputes the sampling distribution, tops up the draws and stores an estimate
+snapshot; side by side refits learned DCG; training selects the next round), then the progress
+record. `recompute_soon(campaign_id)` asks for it after an answer commits (never waits);
+`recompute_queue` is one synchronous attempt; `recompute_started` is what the job does first.
 
-Judging never waits on the cache or the broker: on commit, `refresh_request` hands the campaign
-id to a daemon thread of the process (`RefreshQueue`), which sets the marker and publishes the
+Coalescing, the rule that makes a burst of judgments cost one recompute and still never leaves
+the last judgment out: while the marker ``labeling:campaign-refresh:<id>`` is in the cache, a
+recompute of that campaign is queued and has not started yet; a recompute clears the marker
+before it reads any judgment (`recompute_started`). So a judgment that finds the marker set
+will be read by the queued recompute, and one that does not find it sets it and queues one.
+The marker only works if the web processes and the worker share the cache: Redis, or, in the
+embedded default, Django's file cache under VAR_DIR/cache (config/settings.py). The marker and
+the Celery message keep their earlier names (``campaign-refresh``, ``campaign_refresh``), so
+processes of the previous version and this one understand each other during an upgrade.
+
+Judging never waits on the cache or the broker: on commit, `recompute_soon` hands the campaign
+id to a daemon thread of the process (`RecomputeQueue`), which sets the marker and publishes the
 task. When either fails it keeps the id and tries again with a short backoff, so an outage at the
-end of a burst delays that burst's refresh instead of losing it. Each attempt marks the cache with
-a token of its own: an add whose reply timed out may still have reached Redis, and the retry
-then recognises the marker as its own rather than as someone else's queued refresh.
+end of a burst delays that burst's recompute instead of losing it. Each attempt marks the cache
+with a token of its own: an add whose reply timed out may still have reached Redis, and the
+retry then recognises the marker as its own rather than as someone else's queued recompute.
 """
 
 from __future__ import annotations
@@ -27,14 +37,19 @@ import uuid
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
+
+from estimation.sampling.draws import STOP_EXHAUSTED
+from labeling.models import Campaign, CampaignProgress, Task
+from labeling.modes import campaign_progress, mode_of
 
 logger = logging.getLogger(__name__)
 
 # How long a queued refresh suppresses further enqueues for the same campaign (beyond the
 # minimum spacing); a marker whose refresh never runs (a lost message) expires after this.
-REFRESH_COALESCE_SECONDS = 30
+RECOMPUTE_COALESCE_SECONDS = 30
 # The failures of a cache or broker that is down, hung or unreachable.
 UNAVAILABLE = (KombuError, OSError, RedisError)
 # Pauses between attempts while the cache or broker is unavailable (seconds).
@@ -44,15 +59,15 @@ RETRY_MAX_SECONDS = 1.0
 EXIT_WAIT_SECONDS = 3.0
 
 
-def _refresh_keys(campaign_id: int) -> tuple[str, str]:
+def _marker_keys(campaign_id: int) -> tuple[str, str]:
     return f"labeling:campaign-refresh:{campaign_id}", f"labeling:campaign-refresh-started:{campaign_id}"
 
 
 def _marker_seconds() -> float:
-    return REFRESH_COALESCE_SECONDS + settings.LABELING_REFRESH_MIN_SECONDS
+    return RECOMPUTE_COALESCE_SECONDS + settings.LABELING_REFRESH_MIN_SECONDS
 
 
-def refresh_countdown(last_started: float | None, now: float, min_seconds: float) -> float:
+def recompute_countdown(last_started: float | None, now: float, min_seconds: float) -> float:
     """Seconds to wait before the next refresh: none, unless the last one started less than
     `min_seconds` ago."""
     if last_started is None:
@@ -60,43 +75,43 @@ def refresh_countdown(last_started: float | None, now: float, min_seconds: float
     return max(0.0, last_started + min_seconds - now)
 
 
-def _refresh_queue_once(campaign_id: int, token: str) -> bool:
+def _recompute_queue_once(campaign_id: int, token: str) -> bool:
     """Mark the campaign and queue its refresh unless one is queued already; True if this call
     queued it. Raises UNAVAILABLE errors (the marker may then be set with `token`)."""
-    queued_key, started_key = _refresh_keys(campaign_id)
+    queued_key, started_key = _marker_keys(campaign_id)
     if not cache.add(queued_key, token, timeout=_marker_seconds()) and cache.get(queued_key) != token:
         # A refresh is queued and has not started: it will read this judgment. (If the marker
         # vanished between the two calls, that refresh has started since, after this commit.)
         return False
-    from labeling.tasks import campaign_refresh
+    from labeling.tasks import campaign_recompute
 
     min_seconds = settings.LABELING_REFRESH_MIN_SECONDS
-    countdown = refresh_countdown(cache.get(started_key), time.time(), min_seconds)
-    campaign_refresh.apply_async((campaign_id,), countdown=countdown or None)
+    countdown = recompute_countdown(cache.get(started_key), time.time(), min_seconds)
+    campaign_recompute.apply_async((campaign_id,), countdown=countdown or None)
     return True
 
 
-def campaign_refresh_enqueue(campaign_id: int) -> bool:
-    """Queue `campaign_refresh` now unless one is already queued; True if this call queued it.
+def recompute_queue(campaign_id: int) -> bool:
+    """Queue `campaign_recompute` now unless one is already queued; True if this call queued it.
 
     Synchronous, one attempt, never raises: a cache or broker failure is logged and returns False.
-    Judging goes through `refresh_request` instead, which retries. Refreshes of one campaign
+    Judging goes through `recompute_soon` instead, which retries. Refreshes of one campaign
     start at least LABELING_REFRESH_MIN_SECONDS apart: queued right after one started, the next
     waits out the rest (a countdown), so a busy campaign is refitted every few seconds instead of
     back to back (a worker refitting without pause took 0.4 of the 2 cores the web server needed).
     """
     try:
-        return _refresh_queue_once(campaign_id, uuid.uuid4().hex)
+        return _recompute_queue_once(campaign_id, uuid.uuid4().hex)
     except UNAVAILABLE:
         logger.exception("could not enqueue campaign_refresh(%s)", campaign_id)
         try:
-            cache.delete(_refresh_keys(campaign_id)[0])
+            cache.delete(_marker_keys(campaign_id)[0])
         except UNAVAILABLE:
             pass
         return False
 
 
-def refresh_started(campaign_id: int) -> None:
+def recompute_started(campaign_id: int) -> None:
     """A refresh starts (called by the worker before it reads anything): clear the marker, so the
     next judgment queues another refresh, which waits out the minimum interval from now.
 
@@ -104,7 +119,7 @@ def refresh_started(campaign_id: int) -> None:
     would be followed by no refresh. While the cache is unavailable this keeps trying, at most
     until the marker has expired by itself; the worker can afford to wait, a request could not.
     """
-    queued_key, started_key = _refresh_keys(campaign_id)
+    queued_key, started_key = _marker_keys(campaign_id)
     deadline = time.monotonic() + _marker_seconds()
     pause = RETRY_FIRST_SECONDS
     while True:
@@ -125,7 +140,7 @@ def refresh_started(campaign_id: int) -> None:
             logger.warning("cache unavailable; the next refresh of campaign %s starts at once", campaign_id)
 
 
-class RefreshQueue:
+class RecomputeQueue:
     """Campaign ids whose refresh is to be queued, and the daemon thread that queues them."""
 
     def __init__(self) -> None:
@@ -181,7 +196,7 @@ class RefreshQueue:
     def _queue(campaign_id: int, token: str) -> bool:
         """One attempt; False if it is to be retried."""
         try:
-            _refresh_queue_once(campaign_id, token)
+            _recompute_queue_once(campaign_id, token)
             return True
         except UNAVAILABLE as error:
             logger.warning("could not enqueue campaign_refresh(%s), will retry: %r", campaign_id, error)
@@ -191,17 +206,17 @@ class RefreshQueue:
             return True
 
 
-_queue: RefreshQueue | None = None
+_queue: RecomputeQueue | None = None
 _queue_pid: int | None = None
 _queue_lock = threading.Lock()
 
 
-def _refresh_queue() -> RefreshQueue:
+def _recompute_queue() -> RecomputeQueue:
     """This process's queue; a forked child (a gunicorn worker) starts its own."""
     global _queue, _queue_pid
     with _queue_lock:
         if _queue is None or _queue_pid != os.getpid():
-            _queue, _queue_pid = RefreshQueue(), os.getpid()
+            _queue, _queue_pid = RecomputeQueue(), os.getpid()
         return _queue
 
 
@@ -215,13 +230,13 @@ def _forget_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def refresh_request(campaign_id: int) -> None:
+def recompute_soon(campaign_id: int) -> None:
     """After a judgment commits: have the campaign refreshed soon. Returns at once; the refresh is
     queued by this process's background thread, retried while the cache or broker is down."""
-    _refresh_queue().put(campaign_id)
+    _recompute_queue().put(campaign_id)
 
 
-def refresh_requests_wait(timeout: float = 10.0) -> bool:
+def recompute_soon_wait(timeout: float = 10.0) -> bool:
     """Wait until this process has queued every refresh requested so far; False on timeout."""
     queue = _queue
     if queue is None or _queue_pid != os.getpid():
@@ -233,5 +248,45 @@ def refresh_requests_wait(timeout: float = 10.0) -> bool:
 def _queue_before_exit() -> None:
     # A process that exits normally (a gunicorn worker recycled after max_requests) first hands
     # on what it still holds; the daemon thread would otherwise die with it.
-    if not refresh_requests_wait(EXIT_WAIT_SECONDS):
+    if not recompute_soon_wait(EXIT_WAIT_SECONDS):
         logger.error("exiting with refreshes not yet queued; the worker catches up when it restarts")
+
+
+# -- the worker's job -------------------------------------------------------------------------------
+BLOCKED_EXHAUSTED = STOP_EXHAUSTED
+"""`Campaign.blocked` once every item is drawn and covered (the sampling engine sets it)."""
+
+
+def recompute(campaign_id: int) -> CampaignProgress | None:
+    """What a worker recomputes after answers: the campaign's mode's own recompute
+    (`JudgingMode.recompute`), then the progress record, marking the campaign done once every
+    pool item is judged. Idempotent."""
+    recompute_started(campaign_id)
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return None
+    mode_of(campaign).recompute(campaign)
+    return _progress_record(campaign)
+
+
+@transaction.atomic
+def _progress_record(campaign: Campaign) -> CampaignProgress:
+    progress = campaign_progress(campaign)
+    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
+    if (
+        campaign.status == Campaign.Status.RUNNING
+        and open_tasks == 0
+        and campaign.blocked == BLOCKED_EXHAUSTED
+    ):
+        Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DONE)
+    record, _ = CampaignProgress.objects.update_or_create(
+        campaign_id=campaign.pk,
+        defaults={
+            "judgments": progress.judgments,
+            "spent": progress.spent,
+            "pool_size": progress.pool_size,
+            "drawn": progress.drawn,
+            "open_tasks": open_tasks,
+        },
+    )
+    return record
