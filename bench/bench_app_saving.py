@@ -94,10 +94,10 @@ def main() -> None:
             campaign_start,
             user_create,
         )
-        from labeling.services.estimates import estimates_compute
         from labeling.services.run_imports import runs_import
-        from labeling.services.sampling import draws_top_up
-        from labeling.services.sampling_state import sampling_state_refresh
+        from sampling.draws import draws_top_up
+        from sampling.estimates import estimates_compute
+        from sampling.state import sampling_state_refresh
 
         qrels = read_qrels(DATA / "qrels.txt")
         admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")

@@ -89,6 +89,8 @@ def main() -> None:
         _setup_django(folder)
         from django.db import connection
 
+        from graded.judging import task_answer, task_next
+        from labeling.metric import campaign_metric
         from labeling.models import Campaign, Document
         from labeling.recompute import recompute
         from labeling.services.campaigns import (
@@ -97,24 +99,18 @@ def main() -> None:
             campaign_start,
             user_create,
         )
-        from labeling.services.estimates import snapshot_record
-        from labeling.services.judging import task_answer, task_next
-        from labeling.services.label_model import (
+        from labeling.services.run_imports import runs_import
+        from sampling.draws import draws_top_up
+        from sampling.estimates import snapshot_record
+        from sampling.label_model import (
             cost_model_fit,
             item_features,
             judged_grades,
             label_model_fit,
         )
-        from labeling.services.pool_arrays import (
-            campaign_metric,
-            pool_arrays_build,
-            pool_arrays_for,
-            pool_arrays_forget,
-        )
-        from labeling.services.run_imports import runs_import
-        from labeling.services.sampling import draws_top_up
-        from labeling.services.sampling_state import campaign_pool, focus_indices, sampling_state_refresh
-        from labeling.services.strategies import strategy_for
+        from sampling.pool_arrays import pool_arrays_build, pool_arrays_for, pool_arrays_forget
+        from sampling.state import campaign_pool, focus_indices, sampling_state_refresh
+        from sampling.strategies import strategy_for
 
         admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
         campaign = campaign_create(

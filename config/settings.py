@@ -136,6 +136,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "labeling",
+    "graded",
     "pairwise",
     "sxs",
     "training",

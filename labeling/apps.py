@@ -15,10 +15,8 @@ class LabelingConfig(AppConfig):
             db,  # noqa: F401
             exports,
         )
-        from labeling.graded import GradedMode
-        from labeling.modes import Export, register, register_export
+        from labeling.modes import Export, register_export
 
-        register(GradedMode())
         register_export(
             Export(
                 "api-export-config",

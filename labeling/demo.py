@@ -1,5 +1,6 @@
-"""A demo campaign the project generates itself: topics with text, documents with hidden
-grades, three runs of different quality, and one user per role."""
+"""The demo the project generates itself: topics with text, documents with hidden grades, three
+runs of different quality, and one user per role; each judging mode's app adds its demo campaign
+on this collection (`register_demo`)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from labeling.models import Campaign, EstimateSnapshot
+from labeling.models import Campaign
 from labeling.permissions import ROLE_ADMIN, ROLE_ASSESSOR, ROLE_COORDINATOR, role_group
-from labeling.recompute import recompute
 from labeling.services.campaigns import (
     campaign_assessors_assign,
     campaign_create,
     campaign_start,
 )
 from labeling.services.imports import documents_import, topics_import
-from labeling.services.judging import task_answer, task_next
 from labeling.services.run_imports import runs_import
 
 DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
@@ -189,14 +188,8 @@ def _jsonl(records: list[dict]) -> io.BytesIO:
     return io.BytesIO("".join(json.dumps(record) + "\n" for record in records).encode())
 
 
-# Judgments the second demo assessor has already made, so the dashboard has estimates to show:
-# at least this many, and on until the estimates are reliable (enough topics judged for an
-# interval; active sampling may spend 80 judgments on three topics).
-DEMO_HISTORY_JUDGMENTS = 80
-
-
-# Demo campaigns of the apps the core does not import (training): each app registers a loader
-# from its ready(); the loader creates its campaign unless it exists and returns it.
+# Demo campaigns, one per judging mode: each app registers a loader from its ready() (in the
+# order of INSTALLED_APPS); the loader creates its campaign unless it exists and returns it.
 _app_demos: list[Callable[[], Campaign]] = []
 
 
@@ -207,46 +200,14 @@ def register_demo(loader: Callable[[], Campaign]) -> None:
 
 
 def demo_load() -> tuple[list[Campaign], bool]:
-    """Create the demo users and campaigns unless they exist: (every demo campaign, the graded
-    one first; whether the graded one was created now).
-
-    A new demo campaign comes with a short judging history (the hidden grades, answered by
-    demo-assessor2 through the same services the page uses), refreshed after every few
-    judgments, so a new user sees running estimates at once."""
-    campaign, created = _demo_campaign()
-    if created:
-        demo_history(campaign, judgments=DEMO_HISTORY_JUDGMENTS, until_reliable=True)
-    others = [_demo_topk_campaign(), _demo_sxs_campaign(), *(loader() for loader in _app_demos)]
-    return [campaign, *others], created
-
-
-def demo_history(
-    campaign: Campaign, *, judgments: int, refresh_every: int = 8, until_reliable: bool = False
-) -> int:
-    """Answer `judgments` tasks with the hidden grades as demo-assessor2 (and, `until_reliable`,
-    on until the latest estimates are reliable, or nothing is left); returns how many."""
-    _, _, _, grades = demo_collection()
-    assessor = get_user_model().objects.get(username="demo-assessor2")
-    rng = np.random.default_rng(7)
-    answered = 0
-    while answered < judgments or (until_reliable and not _estimates_reliable(campaign)):
-        task = task_next(campaign=campaign, assessor=assessor)
-        if task is None:
-            break
-        grade = grades[(task.topic.qid, task.document.docno)]
-        task_answer(task=task, assessor=assessor, grade=grade, seconds=float(rng.uniform(4.0, 20.0)))
-        answered += 1
-        if answered % refresh_every == 0:
-            recompute(campaign.pk)
-    recompute(campaign.pk)
-    return answered
-
-
-def _estimates_reliable(campaign: Campaign) -> bool:
-    """Whether the latest snapshot's estimates are reliable (an interval, not the any-n bounds)."""
-    latest = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
-    rows = (latest.data or {}).get("systems", []) if latest else []
-    return bool(rows) and all(row.get("reliable") for row in rows)
+    """Create the demo users and every app's demo campaign unless they exist: (the campaigns, in
+    the apps' order, the graded one first; whether any was created now)."""
+    with transaction.atomic():
+        for username, role in DEMO_USERS:
+            _demo_user(username, role)
+    before = Campaign.objects.count()
+    campaigns = [loader() for loader in _app_demos]
+    return campaigns, Campaign.objects.count() > before
 
 
 DEMO_GRADES = [
@@ -267,55 +228,7 @@ def demo_campaign_draft(name: str, **fields: object) -> tuple[Campaign, bool]:
     return campaign_create(creator=coordinator, name=name, **fields), True
 
 
-@transaction.atomic
-def _demo_campaign() -> tuple[Campaign, bool]:
-    for username, role in DEMO_USERS:
-        _demo_user(username, role)
-    campaign, created = demo_campaign_draft(
-        DEMO_CAMPAIGN,
-        metric="DCG@10",
-        grades=DEMO_GRADES,
-        goal=Campaign.Goal.LEADERBOARD,
-        goal_k=3,
-        # Active query-level sampling (Sawade et al.): topics whose metrics are most uncertain
-        # per unit of cost first; a drawn topic asks for every pooled document of it.
-        strategy="active",
-        budget=200,
-        budget_unit=Campaign.BudgetUnit.JUDGMENTS,
-        seed=2024,
-    )
-    return (_demo_fill_and_start(campaign), True) if created else (campaign, False)
-
-
-@transaction.atomic
-def _demo_topk_campaign() -> Campaign:
-    campaign, created = demo_campaign_draft(
-        DEMO_TOPK_CAMPAIGN,
-        judging_mode="topk",
-        mode_settings={"k": 5, "documents_per_topic": 12},
-        overlap=2,  # two lists per topic, so the dashboard can show agreement
-        budget=400,
-        budget_unit=Campaign.BudgetUnit.JUDGMENTS,
-        seed=2025,
-    )
-    return _demo_fill_and_start(campaign) if created else campaign
-
-
-@transaction.atomic
-def _demo_sxs_campaign() -> Campaign:
-    # The mode is named, not imported: the side-by-side app registers it (labeling.modes).
-    campaign, created = demo_campaign_draft(
-        DEMO_SXS_CAMPAIGN,
-        judging_mode="sxs",
-        mode_settings={"k": 5},
-        budget=100,
-        budget_unit=Campaign.BudgetUnit.JUDGMENTS,
-        seed=2026,
-    )
-    return _demo_fill_and_start(campaign, topics_limit=DEMO_SXS_TOPICS) if created else campaign
-
-
-def _demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) -> Campaign:
+def demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) -> Campaign:
     """Import the demo collection (its first `topics_limit` topics), assign the demo assessors
     and start judging."""
     topics, documents, runs, _ = demo_collection()

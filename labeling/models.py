@@ -103,7 +103,7 @@ class Campaign(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     gold_active = models.BooleanField(
-        default=False, help_text="gold questions are mixed in (labeling.services.gold keeps this)"
+        default=False, help_text="gold questions are mixed in (graded.gold keeps this)"
     )
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="set: out of the work lists (the campaign list's Archived filter)"
@@ -299,7 +299,7 @@ class Task(models.Model):
 
     class Kind(models.TextChoices):
         GRADE = "grade", "Grade"
-        # A gold question (labeling.services.gold): served as a grade item, answered as a
+        # A gold question (graded.gold): served as a grade item, answered as a
         # GoldAnswer.
         GOLD = "gold", "Gold question"
 

@@ -2,7 +2,7 @@
 
 The core (`labeling`: campaigns, imports, access checks, leases, progress, the pages' frame and
 the REST routes) never branches on a campaign's mode and never imports a mode's package. A
-mode (graded items in `labeling.graded`; pairwise preferences and HeapSort top-k in
+mode (graded items in `graded.modes`; pairwise preferences and HeapSort top-k in
 `pairwise.modes`) is one class that registers an instance here from its app's `ready()` and
 provides what differs: its own settings, the start check, next / answer / undo for an
 assessor, progress, the judge page, its section of the campaign page, its dashboard and its
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rest_framework.response import Response
     from rest_framework.serializers import Serializer
 
+    from estimation.metrics.spec import Metric
     from labeling.models import Campaign
     from labeling.preflight import Problem
     from labeling.selectors import Progress, Throughput
@@ -59,7 +60,8 @@ class JudgingMode:
     name: ClassVar[str]
     label: ClassVar[str]
     # The `kind` of the items /next/ serves, and the field that marks an answer to one of them
-    # (POST /api/tasks/{id}/answer/ serves every mode and tells them apart by it).
+    # (POST /api/tasks/{id}/answer/ serves every mode: the field names the kind, the unit's
+    # campaign the mode; see `item_mode`). Modes of one kind share their units' implementation.
     task_kind: ClassVar[str]
     answer_field: ClassVar[str]
     # Modes that draw with a sampling strategy and estimate metrics (graded) set this; the
@@ -86,6 +88,15 @@ class JudgingMode:
     def describe(self, campaign: Campaign) -> str:
         """One line saying what the campaign measures, for lists and the campaign page."""
         return self.label
+
+    def validate(self, campaign: Campaign, metric: Metric) -> None:
+        """ValueError when the campaign's settings do not fit the mode (checked on every create
+        and update, after the core's own checks): e.g. a sampling strategy that cannot estimate
+        the metric."""
+
+    def updated(self, campaign: Campaign, fields: set[str]) -> None:
+        """After `fields` of the campaign changed (inside the update's transaction): e.g. trim the
+        queued draws to a cut budget, refit for a new strategy."""
 
     def start_problem(self, campaign: Campaign) -> str | None:
         """Why the campaign cannot start yet (e.g. nothing imported), or None."""
@@ -137,10 +148,11 @@ class JudgingMode:
         """Take back the assessor's last answer; 200 with its item again, 409 if not allowed."""
         raise NotImplementedError
 
-    def unit_campaign_id(self, unit_id: int) -> int | None:
-        """The campaign of one of the mode's units (an item of `task_kind`), None when there is no
-        such unit: the core checks that the user may judge it before `skip`, so a unit of a
-        campaign the user cannot see is a 404, as an answer to it is."""
+    def unit_campaign(self, unit_id: int) -> tuple[int, str] | None:
+        """The campaign of one of the mode's units (an item of `task_kind`) and that campaign's
+        judging mode, None when there is no such unit: `item_mode` routes answers, skips and
+        lease reports by it, and the core checks that the user may judge there (a unit of a
+        campaign the user cannot see is a 404)."""
         return None
 
     def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
@@ -185,6 +197,11 @@ class JudgingMode:
     def campaign_section(self, request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
         """The mode's part of the campaign page: ``{"template": ..., **context}``, or None."""
         return None
+
+    def campaign_panels(self, request: HttpRequest, campaign: Campaign) -> list[dict[str, Any]]:
+        """Further panels of the campaign page, each ``{"template": ..., **context}``; one may also
+        name a ``notice_template`` shown at the top of the page (e.g. assessors paused by gold)."""
+        return []
 
 
 _MODES: dict[str, JudgingMode] = {}
@@ -246,15 +263,39 @@ def mode_choices() -> list[tuple[str, str]]:
     return [(mode.name, mode.label) for mode in _MODES.values()]
 
 
-def mode_for_answer(body: object) -> JudgingMode | None:
-    """The mode an answer body is for: the one whose `answer_field` it carries; None when it
-    carries none, or the fields of two kinds of item (which item would it answer?)."""
+def modes_of_kind(kind: str) -> list[JudgingMode]:
+    """The modes whose items are of `kind`, in registration order."""
+    return [mode for mode in _MODES.values() if mode.task_kind == kind]
+
+
+def item_mode(kind: str, unit_id: int) -> tuple[JudgingMode, int] | None:
+    """The mode that serves unit `unit_id` of item kind `kind`, and the unit's campaign: the
+    campaign's own mode when it serves that kind (a training campaign's graded task goes to the
+    training mode), else the first registered mode of the kind (a side-by-side campaign's single
+    documents are graded tasks). None when no mode serves the kind or there is no such unit."""
+    serving = modes_of_kind(kind)
+    if not serving:
+        return None
+    found = serving[0].unit_campaign(unit_id)
+    if found is None:
+        return None
+    campaign_id, mode_name = found
+    own = _MODES.get(mode_name)
+    return (own if own is not None and own.task_kind == kind else serving[0]), campaign_id
+
+
+def answer_kind(body: object) -> str | None:
+    """The item kind an answer body is for: the kind whose answer field it carries (its "kind"
+    names it when two kinds take the same field); None when it carries none, or the fields of
+    two kinds of item (which item would it answer?)."""
     if not isinstance(body, Mapping):
         return None
-    matching = [mode for mode in _MODES.values() if mode.answer_field in body]
-    if len({mode.answer_field for mode in matching}) != 1:
-        return None
-    return matching[0]
+    kinds = {mode.task_kind for mode in _MODES.values() if mode.answer_field in body}
+    named = body.get("kind")
+    if isinstance(named, str) and named in kinds:
+        return named
+    fields = {mode.answer_field for mode in _MODES.values() if mode.task_kind in kinds}
+    return next(iter(kinds)) if len(kinds) == 1 and len(fields) == 1 else None
 
 
 def exports_of(campaign: Campaign) -> list[Export]:

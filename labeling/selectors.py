@@ -9,20 +9,17 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquery, Sum, Window
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum, Window
 from django.db.models.functions import RowNumber
 
 from labeling.models import (
     Campaign,
     CampaignMember,
-    Draw,
     GoldItem,
     Judgment,
     PoolItem,
     RankingEntry,
-    SamplingState,
     System,
-    Task,
     Topic,
 )
 from labeling.permissions import campaign_member_role, is_admin, member_role_remember
@@ -103,7 +100,7 @@ def campaign_list_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[C
     return Campaign.objects.filter(members__user_id=user.pk).distinct()
 
 
-def _member_role(user: AbstractBaseUser, campaign_ref: str) -> Subquery:
+def member_role(user: AbstractBaseUser, campaign_ref: str) -> Subquery:
     return Subquery(
         CampaignMember.objects.filter(campaign_id=OuterRef(campaign_ref), user_id=user.pk).values("role")[:1]
     )
@@ -117,7 +114,7 @@ def campaign_get_for_user(user: AbstractBaseUser | AnonymousUser, campaign_id: i
     """
     if not user.is_authenticated:
         return None
-    campaign = Campaign.objects.annotate(member_role=_member_role(user, "pk")).filter(pk=campaign_id).first()
+    campaign = Campaign.objects.annotate(member_role=member_role(user, "pk")).filter(pk=campaign_id).first()
     if campaign is None:
         return None
     member_role_remember(user, campaign.pk, campaign.member_role)  # type: ignore[attr-defined]
@@ -167,33 +164,6 @@ def campaign_state(campaign: Campaign, open_tasks: int) -> str:
     return str(status)
 
 
-def graded_progress(campaign: Campaign) -> Progress:
-    """`labeling.modes.campaign_progress` of a graded campaign: assessor judgments, pool items,
-    draws, tasks."""
-    count, spent = campaign_spent(campaign)
-    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
-    pool = PoolItem.objects.filter(campaign=campaign).aggregate(
-        size=Count("id"),
-        prejudged=Count("id", filter=Q(prejudged=True)),
-        drawn=Count("id", filter=Q(drawn=True)),
-    )
-    return Progress(
-        judgments=count,
-        budget=campaign.budget,
-        budget_unit=campaign.budget_unit,
-        spent=spent,
-        remaining=max(0.0, campaign.budget - spent),
-        pool_size=pool["size"] or 0,
-        prejudged=pool["prejudged"] or 0,
-        drawn=pool["drawn"] or 0,
-        status=str(campaign.status),
-        state=campaign_state(campaign, open_tasks),
-        strategy=campaign.strategy,
-        open_tasks=open_tasks,
-        draws=Draw.objects.filter(campaign=campaign).count(),
-    )
-
-
 def seconds_per_judgment(campaign: Campaign) -> float:
     """Mean seconds per assessor judgment so far (a default before the first one)."""
     mean = (
@@ -204,46 +174,6 @@ def seconds_per_judgment(campaign: Campaign) -> float:
     if not mean["n"]:
         return DEFAULT_SECONDS_PER_JUDGMENT
     return max(1.0, float(mean["total"]) / mean["n"])
-
-
-def task_active_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> Task | None:
-    """The assessor's unanswered task in this campaign (leased, possibly expired), if any."""
-    return (
-        Task.objects.filter(campaign=campaign, assessor_id=assessor.pk, answered_at__isnull=True)
-        .select_related("topic", "document", "draw")
-        .order_by("order", "slot")
-        .first()
-    )
-
-
-def task_get_for_assessor(task_id: int, user: AbstractBaseUser | None = None) -> Task | None:
-    """A task with its campaign, its document's length as `document_length` and the campaign's cost
-    model as `sampling_cost_model` (what pricing the answer needs; None when unknown).
-
-    Given the user, the same query reads their role in the task's campaign and remembers it
-    for the request (see `campaign_visible`).
-    """
-    # The document's length prices the judgment; its text is not needed to answer.
-    cost_model = SamplingState.objects.filter(campaign_id=OuterRef("campaign_id")).values("cost_model")[:1]
-    related = Task.objects.select_related("campaign").annotate(
-        document_length=F("document__length"),
-        sampling_cost_model=Subquery(cost_model, output_field=JSONField()),
-    )
-    if user is None or not user.is_authenticated:
-        return related.filter(pk=task_id).first()
-    task = related.annotate(member_role=_member_role(user, "campaign_id")).filter(pk=task_id).first()
-    if task is not None:
-        member_role_remember(user, task.campaign_id, task.member_role)  # type: ignore[attr-defined]
-    return task
-
-
-def judgment_last_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> Judgment | None:
-    """The assessor's own most recent judgment in the campaign (for undo)."""
-    return (
-        Judgment.objects.filter(campaign=campaign, assessor_id=assessor.pk, source=Judgment.Source.ASSESSOR)
-        .order_by("-created_at", "-id")
-        .first()
-    )
 
 
 def campaign_systems(campaign: Campaign) -> QuerySet[System]:
@@ -317,39 +247,6 @@ def throughput_of(
         for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     ]
     return overall, per_assessor
-
-
-def graded_throughput(campaign: Campaign) -> tuple[Throughput, list[Throughput]]:
-    """`throughput_of` the campaign's assessor judgments."""
-    rows = (
-        assessor_judgments(campaign)
-        .order_by("created_at", "id")
-        .values_list("assessor__username", "seconds", "created_at")
-        .iterator(chunk_size=5000)
-    )
-    return throughput_of(rows)
-
-
-def campaign_throughput_summary(campaign: Campaign) -> dict[str, object]:
-    """Assessor throughput: per assessor judgments, median and mean seconds, judgments per hour of
-    judging time; overall the same, and the median seconds per judgment."""
-    overall, assessors = graded_throughput(campaign)
-
-    def summary(pace: Throughput) -> dict[str, float | int | None]:
-        return {
-            "judgments": pace.judgments,
-            "median_seconds": pace.median_seconds,
-            "mean_seconds": pace.mean_seconds,
-            "per_hour": pace.per_hour,
-        }
-
-    return {
-        **summary(overall),
-        "assessors": [
-            {"assessor": pace.assessor, **summary(pace), "last": pace.last.isoformat()}  # type: ignore[union-attr]
-            for pace in assessors
-        ],
-    }
 
 
 def ranking_positions(entries: QuerySet[RankingEntry], depth: int) -> QuerySet[RankingEntry]:

@@ -6,8 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS, NOTE_MAX_CHARS
-from labeling.models import Campaign, Judgment, Task
+from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
+from labeling.models import Campaign
 from labeling.permissions import ROLES
 from labeling.selectors import Progress
 from labeling.strict_json import StrictModelSerializer, StrictSerializer
@@ -211,50 +211,6 @@ class DocumentOutputSerializer(StrictSerializer):
     is_stub = serializers.BooleanField()
 
 
-class TaskOutputSerializer(StrictSerializer):
-    task = serializers.IntegerField(source="pk")
-    # A gold question is served as the grade item it looks like (labeling.services.gold).
-    kind = serializers.SerializerMethodField()
-    campaign = serializers.IntegerField(source="campaign_id")
-    lease_expires_at = serializers.DateTimeField()
-    topic = TopicOutputSerializer()
-    document = DocumentOutputSerializer()
-
-    def get_kind(self, task: Task) -> str:
-        return Task.Kind.GRADE.value
-
-    @staticmethod
-    def of(task: Task) -> dict[str, Any]:
-        return _TASK_OUTPUT.to_representation(task)
-
-
-class AnswerInputSerializer(StrictSerializer):
-    grade = serializers.IntegerField(min_value=0)
-    seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
-    note = serializers.CharField(
-        required=False, allow_blank=True, max_length=NOTE_MAX_CHARS, help_text="your note on this judgment"
-    )
-
-
-class JudgmentOutputSerializer(StrictSerializer):
-    id = serializers.IntegerField()
-    task = serializers.IntegerField(source="task_id")
-    grade = serializers.IntegerField()
-    seconds = serializers.FloatField(allow_null=True)
-    created_at = serializers.DateTimeField()
-
-    @staticmethod
-    def of(judgment: Judgment) -> dict[str, Any]:
-        return _JUDGMENT_OUTPUT.to_representation(judgment)
-
-
-# One instance each serves every request on the judging path: binding a serializer's fields
-# (a deep copy of the declared ones) costs more than the conversion, and to_representation
-# keeps no state between calls.
-_TASK_OUTPUT = TaskOutputSerializer()
-_JUDGMENT_OUTPUT = JudgmentOutputSerializer()
-
-
 class ProgressSerializer(StrictSerializer):
     judgments = serializers.IntegerField()
     budget = serializers.FloatField()
@@ -289,113 +245,3 @@ class ProgressSerializer(StrictSerializer):
     @staticmethod
     def of(progress: Progress) -> dict[str, Any]:
         return ProgressSerializer(progress).data
-
-
-class _IntervalFieldsSerializer(StrictSerializer):
-    """How an estimate's interval was built and whether it can be trusted (rows and differences)."""
-
-    interval = serializers.CharField(
-        required=False, help_text="how low/high were built: skew_t, t, clt, hoeffding, bernstein, or any_n"
-    )
-    reliable = serializers.BooleanField(
-        required=False,
-        help_text="false below reliable_from distinct judged topics: low/high then hold the any-n bounds",
-    )
-    reliable_from = serializers.IntegerField(required=False)
-    any_n_low = serializers.FloatField(
-        required=False, allow_null=True, help_text="Hoeffding bound valid for any n, cut to the metric range"
-    )
-    any_n_high = serializers.FloatField(required=False, allow_null=True)
-
-
-class EstimateRowSerializer(_IntervalFieldsSerializer):
-    name = serializers.CharField()
-    metric = serializers.CharField()
-    value = serializers.FloatField(allow_null=True)
-    se = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True)
-    high = serializers.FloatField(allow_null=True)
-    n = serializers.IntegerField()
-    judged = serializers.IntegerField(required=False)
-    intervals = serializers.DictField(
-        required=False, help_text="item level: clt, hoeffding, bernstein [low, high]"
-    )
-    reason = serializers.CharField(required=False, help_text="why the value is null")
-
-
-class DifferenceSerializer(_IntervalFieldsSerializer):
-    systems = serializers.ListField(child=serializers.CharField())
-    metric = serializers.CharField()
-    value = serializers.FloatField(allow_null=True)
-    se = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True)
-    high = serializers.FloatField(allow_null=True)
-    n = serializers.IntegerField()
-    p_order_right = serializers.FloatField(allow_null=True)
-
-
-class EstimatesSerializer(StrictSerializer):
-    level = serializers.CharField()
-    systems = EstimateRowSerializer(many=True)
-    difference = DifferenceSerializer(allow_null=True)
-    spent = serializers.FloatField()
-    budget = serializers.FloatField()
-    budget_unit = serializers.CharField()
-    judgments = serializers.IntegerField()
-    draws = serializers.IntegerField()
-    estimand = serializers.JSONField(
-        required=False,
-        help_text="{topics, ranked_topics, left_out, rule, core_rule}: the topics the estimates average over",
-    )
-
-
-class SnapshotSerializer(StrictSerializer):
-    id = serializers.IntegerField(
-        help_text="increases with every snapshot: pass it as ?after= to get newer ones"
-    )
-    created = serializers.CharField()
-    spent = serializers.FloatField()
-    budget = serializers.FloatField()
-    judgments = serializers.IntegerField()
-    draws = serializers.IntegerField()
-    level = serializers.CharField()
-    systems = EstimateRowSerializer(many=True)
-    difference = DifferenceSerializer(allow_null=True)
-
-
-class SamplingTopicSerializer(StrictSerializer):
-    topic = serializers.CharField()
-    q = serializers.FloatField()
-    cost = serializers.FloatField()
-    expected = serializers.FloatField()
-
-
-class AssessorThroughputSerializer(StrictSerializer):
-    assessor = serializers.CharField()
-    judgments = serializers.IntegerField()
-    median_seconds = serializers.FloatField(allow_null=True)
-    mean_seconds = serializers.FloatField(allow_null=True)
-    per_hour = serializers.FloatField(allow_null=True)
-    last = serializers.CharField()
-
-
-class ThroughputSerializer(StrictSerializer):
-    judgments = serializers.IntegerField()
-    median_seconds = serializers.FloatField(allow_null=True)
-    mean_seconds = serializers.FloatField(allow_null=True)
-    per_hour = serializers.FloatField(allow_null=True)
-    assessors = AssessorThroughputSerializer(many=True)
-
-
-class RunEvaluationSerializer(StrictSerializer):
-    system = serializers.CharField()
-    metric = serializers.CharField()
-    level = serializers.CharField()
-    value = serializers.FloatField(allow_null=True)
-    se = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True)
-    high = serializers.FloatField(allow_null=True)
-    n = serializers.IntegerField()
-    unreachable_mass = serializers.FloatField(allow_null=True)
-    unreachable_share = serializers.FloatField(allow_null=True)
-    warning = serializers.CharField(allow_null=True)

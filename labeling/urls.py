@@ -19,16 +19,10 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/delete/", views.campaign_delete, name="campaign_delete"),
     path("campaigns/<id:campaign_id>/", views.campaign_detail, name="campaign_detail"),
     path("campaigns/<id:campaign_id>/dashboard/", views.campaign_dashboard, name="campaign_dashboard"),
-    path(
-        "campaigns/<id:campaign_id>/dashboard/model.json",
-        views.campaign_dashboard_model,
-        name="campaign_dashboard_model",
-    ),
     path("campaigns/<id:campaign_id>/upload/<slug:kind>/", views.campaign_upload, name="campaign_upload"),
     path("campaigns/<id:campaign_id>/assessors/", views.campaign_assign, name="campaign_assign"),
     path("campaigns/<id:campaign_id>/budget/", views.campaign_budget, name="campaign_budget"),
     path("campaigns/<id:campaign_id>/guidelines/", views.campaign_guidelines, name="campaign_guidelines"),
-    path("campaigns/<id:campaign_id>/gold/", views.campaign_gold, name="campaign_gold"),
     path("campaigns/<id:campaign_id>/start/", views.campaign_start, name="campaign_start"),
     path("campaigns/<id:campaign_id>/pause/", views.campaign_pause, name="campaign_pause"),
 ]

@@ -1,7 +1,7 @@
 """HTML pages: home, the assessor's judging page and the coordinator's campaign pages.
 
 Each view checks the role, validates one form, calls one service and redirects or renders.
-Judging itself runs in the browser against the REST API (static/labeling/judge.js).
+Judging itself runs in the browser against the REST API (static/graded/judge.js).
 """
 
 from __future__ import annotations
@@ -9,22 +9,21 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from labeling import dashboard, selectors
 from labeling.access import campaign_for_page
-from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GoldForm, GuidelinesForm, UploadForm
-from labeling.models import Campaign, GoldItem, GoldSettings, Judgment
+from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GuidelinesForm, UploadForm
+from labeling.models import Campaign, Judgment
 from labeling.modes import campaign_preflight, campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
-from labeling.services import campaign_copies, gold, imports, run_imports
+from labeling.services import campaign_copies, imports, run_imports
 from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
@@ -271,27 +270,6 @@ def _plain_number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-def _gold_context(campaign: Campaign, mode: Any) -> dict[str, Any]:
-    """The campaign page's gold panel: counts, the settings form, per-assessor quality."""
-    record = GoldSettings.objects.filter(campaign=campaign).first()
-    initial = {"share": 0.0, "qualification": 0, "min_accuracy": 0.0, "min_answers": 5}
-    if record is not None:
-        initial = {
-            "share": round(100 * record.share, 2),
-            "qualification": record.qualification,
-            "min_accuracy": round(100 * record.min_accuracy, 2),
-            "min_answers": record.min_answers,
-        }
-    quality = gold.gold_quality(campaign)
-    return {
-        "items": GoldItem.objects.filter(campaign=campaign).count(),
-        "qrels": Judgment.objects.filter(campaign=campaign, source=Judgment.Source.QRELS).count(),
-        "form": GoldForm(initial=initial),
-        "quality": quality,
-        "paused": [row["assessor"] for row in quality if row["paused"]],
-    }
-
-
 def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> dict[str, Any]:
     mode = mode_of(campaign)
     progress = campaign_progress(campaign)
@@ -312,7 +290,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "budget_form": extra.pop("budget_form", None)
         or BudgetForm(initial={"budget": _plain_number(campaign.budget)}),
         "guidelines_form": extra.pop("guidelines_form", None) or GuidelinesForm(campaign=campaign),
-        "gold": _gold_context(campaign, mode) if mode.task_kind == "grade" else None,
+        "mode_panels": mode.campaign_panels(request, campaign),
         "uploads": [
             {"kind": kind, **{k: v for k, v in UPLOADS[kind].items() if k != "service"}}
             for kind in mode.uploads
@@ -449,42 +427,6 @@ def campaign_guidelines(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
 
 
-@login_required
-@require_POST
-def campaign_gold(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Gold settings, marking gold items, or resuming a paused assessor (by the button pressed)."""
-    campaign = campaign_for_page(request, campaign_id, MANAGE)
-    action = request.POST.get("action", "settings")
-    if action == "mark":
-        made = (
-            gold.gold_mark_agreed(campaign=campaign)
-            if request.POST.get("source") == "agreed"
-            else gold.gold_mark_from_qrels(campaign=campaign)
-        )
-        messages.success(request, f"{made} new gold item(s).")
-    elif action == "resume":
-        user = get_object_or_404(get_user_model(), username=request.POST.get("username", ""))
-        gold.gold_resume(campaign=campaign, assessor=user)
-        messages.success(
-            request, f"{user.get_username()} can judge again; their earlier gold answers no longer count."
-        )
-    else:
-        form = GoldForm(request.POST)
-        if not form.is_valid():
-            messages.error(request, f"Gold settings not changed: {form.errors.as_text()}")
-        else:
-            data = form.cleaned_data
-            gold.gold_configure(
-                campaign=campaign,
-                share=data["share"] / 100,
-                qualification=data["qualification"],
-                min_accuracy=data["min_accuracy"] / 100,
-                min_answers=data["min_answers"],
-            )
-            messages.success(request, "Gold settings saved.")
-    return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
-
-
 def _status_change(request: HttpRequest, campaign_id: int, service: Any, done: str) -> HttpResponse:
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     try:
@@ -528,14 +470,3 @@ def campaign_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
     agreement); the page polls the REST API and never reloads."""
     campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
     return mode_of(campaign).dashboard_page(request, campaign)
-
-
-@login_required
-@require_GET
-def campaign_dashboard_model(request: HttpRequest, campaign_id: int) -> JsonResponse:
-    """The strategy and the label and cost models of the last refit, for the dashboard (404 for a
-    campaign whose mode does not sample)."""
-    campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
-    if not mode_of(campaign).uses_sampling:
-        raise Http404("This campaign's judging mode does not sample.")
-    return JsonResponse(dashboard.campaign_model_summary(campaign))

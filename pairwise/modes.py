@@ -123,8 +123,9 @@ class PairMode(JudgingMode):
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
         return api.pair_undo_response(request, campaign)
 
-    def unit_campaign_id(self, unit_id: int) -> int | None:
-        return PairTask.objects.filter(pk=unit_id).values_list("campaign_id", flat=True).first()
+    def unit_campaign(self, unit_id: int) -> tuple[int, str] | None:
+        units = PairTask.objects.filter(pk=unit_id)
+        return units.values_list("campaign_id", "campaign__judging_mode").first()
 
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
         task = PairTask.objects.filter(pk=unit_id).first()

@@ -11,12 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from graded.serializers import TaskOutputSerializer
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
+from labeling.metric import campaign_metric_label
 from labeling.models import Campaign, Skip
 from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
-from labeling.serializers import TaskOutputSerializer
-from labeling.services.pool_arrays import campaign_metric_label
 from sxs import selectors, services
 from sxs.models import SxsSettings
 from sxs.serializers import (

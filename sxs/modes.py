@@ -113,8 +113,8 @@ class SxsMode(JudgingMode):
     def answer_response(self, request: Request, task_id: int) -> Response:
         return api.answer_response(request, task_id)
 
-    def unit_campaign_id(self, unit_id: int) -> int | None:
-        return SxsTask.objects.filter(pk=unit_id).values_list("campaign_id", flat=True).first()
+    def unit_campaign(self, unit_id: int) -> tuple[int, str] | None:
+        return SxsTask.objects.filter(pk=unit_id).values_list("campaign_id", "campaign__judging_mode").first()
 
     def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
         task = SxsTask.objects.filter(pk=unit_id).select_related("campaign").first()

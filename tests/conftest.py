@@ -42,6 +42,6 @@ def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
 def active_assessors_forgotten() -> None:
     """The per-process count of active assessors (the queue of draws' size) starts empty in each
     test: a rolled-back test's campaign id comes back in the next one, its count must not."""
-    from labeling.services.sampling import assessors_active_forget
+    from sampling.draws import assessors_active_forget
 
     assessors_active_forget()

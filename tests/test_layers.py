@@ -1,5 +1,7 @@
-"""The layers of docs/architecture.md, read from the source: the core never imports a judging
-mode's package, and no two of our packages import each other (directly or in a ring)."""
+"""The layers of docs/architecture.md, read from the source: the core never imports the sampling
+engine or a judging mode's package, the engine imports only the core and the numeric core, the
+modes reach the engine through its public surface, and no two of our packages import each other
+in a ring."""
 
 from __future__ import annotations
 
@@ -9,19 +11,25 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-PACKAGES = ("config", "estimation", "labeling", "pairwise", "sxs", "training")
+PACKAGES = ("config", "estimation", "labeling", "sampling", "graded", "pairwise", "sxs", "training")
+MODES = {"graded", "pairwise", "sxs", "training"}
 
 
-def _imports(path: Path) -> set[str]:
-    """Top-level package names a module imports, at module level or inside functions."""
+def _imported_modules(path: Path) -> set[str]:
+    """Dotted names of the modules a module imports, at module level or inside functions."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
     return names
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level package names a module imports, at module level or inside functions."""
+    return {name.split(".")[0] for name in _imported_modules(path)}
 
 
 def _modules(package: str) -> list[Path]:
@@ -74,13 +82,29 @@ def test_it_reads_function_level_imports_too(tmp_path: Path) -> None:
     assert _imports(module) == {"pairwise", "labeling"}
 
 
-def test_it_keeps_every_labeling_module_free_of_mode_package_imports() -> None:
+def test_it_keeps_every_labeling_module_free_of_engine_and_mode_imports() -> None:
     modules = _modules("labeling")
     assert len(modules) > 30
     offenders = sorted(
-        str(path.relative_to(REPO_ROOT))
-        for path in modules
-        if {"pairwise", "sxs", "training"} & _imports(path)
+        str(path.relative_to(REPO_ROOT)) for path in modules if ({"sampling"} | MODES) & _imports(path)
+    )
+    assert offenders == []
+
+
+def test_it_keeps_the_sampling_engine_below_the_modes() -> None:
+    assert package_imports()["sampling"] <= {"labeling", "estimation"}
+
+
+def test_it_lets_packages_outside_the_engine_use_only_its_public_surface() -> None:
+    """`from sampling import ...` (sampling/__init__.py) is the one way in; its modules are the
+    engine's own business."""
+    offenders = sorted(
+        f"{path.relative_to(REPO_ROOT)}: {name}"
+        for package in PACKAGES
+        if package != "sampling"
+        for path in _modules(package)
+        for name in _imported_modules(path)
+        if name.startswith("sampling.")
     )
     assert offenders == []
 
@@ -88,8 +112,11 @@ def test_it_keeps_every_labeling_module_free_of_mode_package_imports() -> None:
 def test_it_has_no_import_ring_between_packages() -> None:
     graph = package_imports()
     assert "labeling" in graph["pairwise"], "the pairwise modes build on the core"
-    assert "labeling" in graph["sxs"] and "pairwise" not in graph["sxs"], "sxs builds on the core only"
+    assert "labeling" in graph["sxs"] and "pairwise" not in graph["sxs"], "sxs builds on the core"
     assert "labeling" in graph["training"] and not {"pairwise", "sxs"} & graph["training"], "training too"
+    assert {"labeling", "sampling"} <= graph["graded"] and not {"pairwise", "sxs", "training"} & graph[
+        "graded"
+    ]
     assert _cycle(graph) is None, graph
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 
-from labeling.graded import GradedTasksMode
+from graded.modes import GradedTasksMode
 from labeling.models import Campaign, Document, Topic
 from labeling.modes import Export
 from labeling.preflight import EXAMPLES_SHOWN, Problem
@@ -77,6 +77,7 @@ class TrainingMode(GradedTasksMode):
         )
 
     def cloned(self, source: Campaign, clone: Campaign) -> None:
+        super().cloned(source, clone)  # gold questions
         record = TrainingPool.objects.filter(campaign=source).first()
         if record is not None:
             record.pk, record.campaign = None, clone

@@ -1,5 +1,6 @@
 """The REST API: one APIView per operation, each calling one selector or service; split by
-concern (campaigns, imports, judging, estimates, downloads)."""
+concern (campaigns, imports, judging, downloads). The graded mode's estimates and planner are
+in `graded.api_estimates` and `graded.api_planning`."""
 
 from labeling.api.auth import TokenApi
 from labeling.api.campaigns import (
@@ -14,13 +15,6 @@ from labeling.api.campaigns import (
     UserCreateApi,
 )
 from labeling.api.downloads import ExportApi
-from labeling.api.estimates import (
-    EstimatesApi,
-    EstimatesHistoryApi,
-    EvaluateRunApi,
-    SamplingApi,
-    ThroughputApi,
-)
 from labeling.api.imports import (
     DocumentsImportApi,
     LabelsImportApi,
@@ -30,7 +24,6 @@ from labeling.api.imports import (
 )
 from labeling.api.judging import AnswerApi, LeaseApi, NextTaskApi, ProgressApi, SkipApi, UndoApi
 from labeling.api.own import OwnJudgmentGradeApi, OwnJudgmentsApi
-from labeling.api.planning import CampaignPlanApi
 
 __all__ = [
     "SkipApi",
@@ -45,21 +38,15 @@ __all__ = [
     "CampaignDetailApi",
     "CampaignListCreateApi",
     "CampaignPauseApi",
-    "CampaignPlanApi",
     "CampaignPreflightApi",
     "CampaignStartApi",
     "DocumentsImportApi",
-    "EstimatesApi",
-    "EstimatesHistoryApi",
-    "EvaluateRunApi",
     "ExportApi",
     "LabelsImportApi",
     "NextTaskApi",
     "ProgressApi",
     "QrelsImportApi",
     "RunsImportApi",
-    "SamplingApi",
-    "ThroughputApi",
     "TopicsImportApi",
     "UndoApi",
     "UserCreateApi",

@@ -21,7 +21,15 @@ from labeling.api.common import bad_request, conflict
 from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.leases import LEASE_STATES, LeaseConflict
 from labeling.models import Skip
-from labeling.modes import JudgingMode, all_modes, campaign_progress, mode_for_answer, mode_of
+from labeling.modes import (
+    JudgingMode,
+    all_modes,
+    answer_kind,
+    campaign_progress,
+    item_mode,
+    mode_of,
+    modes_of_kind,
+)
 from labeling.parsers import JsonBodyError, parse_json_object
 from labeling.permissions import JUDGE
 from labeling.serializers import ProgressSerializer
@@ -86,7 +94,8 @@ class AnswerApi(APIView):
     """Answer a leased item. Graded: `{"grade", "seconds"}`; 201 stored, 200 already stored
     (repeat), 409 lease expired or foreign. A pair takes `{"outcome": "left" | "tie" | "right" |
     "left_bad" | "right_bad", "seconds"}` and answers 409 when the pair is not the pending one.
-    The body's answer field says which mode's item the id names."""
+    The body's answer field names the kind of item the id is (its "kind" too, where two kinds
+    share a field); the item's campaign decides which mode takes the answer."""
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         # As for NextTaskApi: a token holder's plain answer goes the mode's short way when it
@@ -103,20 +112,24 @@ class AnswerApi(APIView):
             payload = parse_json_object(request.body)
         except JsonBodyError:
             return None  # the full way answers it, with the parser's 400
-        mode = mode_for_answer(payload)
-        return None if mode is None else mode.token_answer(request, token, task_id, payload)
+        kind = answer_kind(payload)
+        serving = modes_of_kind(kind) if kind is not None else []
+        return serving[0].token_answer(request, token, task_id, payload) if serving else None
 
     @extend_schema(
         request=_answer_schema(),
         responses={201: OpenApiResponse(), 200: OpenApiResponse(), 409: OpenApiResponse()},
     )
     def post(self, request: Request, task_id: int) -> Response:
-        mode = mode_for_answer(request.data)
-        if mode is None:
+        kind = answer_kind(request.data)
+        if kind is None:
             kinds = {other.answer_field: other.task_kind for other in all_modes()}
             fields = " or ".join(f"{field} (to a {kind} item)" for field, kind in kinds.items())
             return bad_request(f"an answer carries exactly one of {fields}")
-        return mode.answer_response(request, task_id)
+        found = item_mode(kind, task_id)
+        if found is None:
+            raise NotFound("No such task.")
+        return found[0].answer_response(request, task_id)
 
 
 class TaskSkipInputSerializer(StrictSerializer):
@@ -139,14 +152,14 @@ class TaskSkipOutputSerializer(StrictSerializer):
 def _held_unit_mode(request: Request, task_id: int, kind: str) -> JudgingMode:
     """The mode of a unit of `kind` the user may judge: 400 for a kind no mode serves, 404 for no
     such unit or one of a campaign the user cannot see (as an answer to it), 403 without the right."""
-    modes = [mode for mode in all_modes() if mode.task_kind == kind]
-    if not modes:
+    if not modes_of_kind(kind):
         raise ParseError(f"no judging mode serves {kind!r} items")
-    campaign_id = modes[0].unit_campaign_id(task_id)
-    if campaign_id is None:
+    found = item_mode(kind, task_id)
+    if found is None:
         raise NotFound("No such item.")
+    mode, campaign_id = found
     campaign_for(request, campaign_id, JUDGE)
-    return modes[0]
+    return mode
 
 
 class SkipApi(APIView):

@@ -1,4 +1,5 @@
-"""Keeping the campaign list tidy: clone a campaign (settings, files, gold, members; no judgments),
+"""Keeping the campaign list tidy: clone a campaign (settings, files, members, and through the mode
+its own data, e.g. gold questions; no judgments),
 archive it out of the work lists, delete it.
 
 The clone copies rows with ``INSERT ... SELECT`` joined on the natural keys (qid, docno, system
@@ -17,8 +18,6 @@ from labeling.models import (
     CampaignMember,
     CampaignProgress,
     Document,
-    GoldItem,
-    GoldSettings,
     Judgment,
     PoolItem,
     RankingEntry,
@@ -27,7 +26,6 @@ from labeling.models import (
 )
 from labeling.modes import mode_of
 from labeling.services.campaigns import campaign_pause
-from labeling.services.gold import gold_configure
 from labeling.services.imports import pool_rebuild
 
 # What a clone takes over from its source; status, seed, pool version, blocking and dates start
@@ -51,19 +49,21 @@ SETTINGS_COPIED = (
 )
 
 
-def _table(model: type) -> str:
+def table_name(model: type) -> str:
+    """The quoted table of a model, for the clone's hand-written statements."""
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _copy_rows(sql: str, params: list[object] | dict[str, object]) -> None:
+def rows_copy(sql: str, params: list[object] | dict[str, object]) -> None:
+    """Run one ``INSERT ... SELECT`` of the clone."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
 
-def _to_clone_items(alias: str) -> str:
+def clone_items_join(alias: str) -> str:
     """JOINs that find, for the row `alias` of the source, its topic and document in the clone
     by qid and docno (`new_topic`, `new_document`); the clone's id is the named parameter `clone`."""
-    topic, document = _table(Topic), _table(Document)
+    topic, document = table_name(Topic), table_name(Document)
     return (
         f"JOIN {topic} old_topic ON old_topic.id = {alias}.topic_id "
         f"JOIN {topic} new_topic ON new_topic.campaign_id = %(clone)s AND new_topic.qid = old_topic.qid "
@@ -74,14 +74,14 @@ def _to_clone_items(alias: str) -> str:
 
 
 def _copy_files(source: Campaign, clone: Campaign) -> None:
-    topic, document, system = _table(Topic), _table(Document), _table(System)
-    entry, judgment = _table(RankingEntry), _table(Judgment)
-    _copy_rows(
+    topic, document, system = table_name(Topic), table_name(Document), table_name(System)
+    entry, judgment = table_name(RankingEntry), table_name(Judgment)
+    rows_copy(
         f"INSERT INTO {topic} (campaign_id, qid, title, description, narrative, is_stub) "
         f"SELECT %s, qid, title, description, narrative, is_stub FROM {topic} WHERE campaign_id = %s",
         [clone.pk, source.pk],
     )
-    _copy_rows(
+    rows_copy(
         f"INSERT INTO {document} (campaign_id, docno, title, text, url, length, is_stub) "
         f"SELECT %s, docno, title, text, url, length, is_stub FROM {document} WHERE campaign_id = %s",
         [clone.pk, source.pk],
@@ -92,42 +92,21 @@ def _copy_files(source: Campaign, clone: Campaign) -> None:
             campaign=clone, name=run.name, filename=run.filename, evaluation_only=run.evaluation_only
         )
     # Each line of a run finds its new topic, document and system by qid, docno and name.
-    _copy_rows(
+    rows_copy(
         f"INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
         f"SELECT new_system.id, new_topic.id, new_document.id, e.rank, e.score FROM {entry} e "
         f"JOIN {system} old_system ON old_system.id = e.system_id AND old_system.campaign_id = %(source)s "
         f"JOIN {system} new_system ON new_system.campaign_id = %(clone)s "
-        f"AND new_system.name = old_system.name " + _to_clone_items("e"),
+        f"AND new_system.name = old_system.name " + clone_items_join("e"),
         {"source": source.pk, "clone": clone.pk},
     )
     # Imported qrels are a file the coordinator gave; the assessors' judgments stay behind.
-    _copy_rows(
+    rows_copy(
         f"INSERT INTO {judgment} (campaign_id, topic_id, document_id, grade, seconds, cost, source, "
         f"created_at) SELECT %(clone)s, new_topic.id, new_document.id, j.grade, j.seconds, j.cost, "
-        f"j.source, %(now)s FROM {judgment} j " + _to_clone_items("j") + "WHERE j.campaign_id = %(source)s "
+        f"j.source, %(now)s FROM {judgment} j " + clone_items_join("j") + "WHERE j.campaign_id = %(source)s "
         "AND j.source = %(qrels)s",
         {"clone": clone.pk, "now": now, "source": source.pk, "qrels": Judgment.Source.QRELS},
-    )
-
-
-def _copy_gold(source: Campaign, clone: Campaign) -> None:
-    """Gold settings and gold items (with their known grades); the gold answers stay behind."""
-    settings = GoldSettings.objects.filter(campaign=source).first()
-    if settings is not None:
-        gold_configure(
-            campaign=clone,
-            share=settings.share,
-            qualification=settings.qualification,
-            min_accuracy=settings.min_accuracy,
-            min_answers=settings.min_answers,
-        )
-    gold = _table(GoldItem)
-    _copy_rows(
-        f"INSERT INTO {gold} (campaign_id, topic_id, document_id, grade, source, created_at) "
-        f"SELECT %(clone)s, new_topic.id, new_document.id, g.grade, g.source, %(now)s FROM {gold} g "
-        + _to_clone_items("g")
-        + "WHERE g.campaign_id = %(source)s",
-        {"clone": clone.pk, "now": timezone.now(), "source": source.pk},
     )
 
 
@@ -152,8 +131,8 @@ def _copy_priors(source: Campaign, clone: Campaign) -> None:
 @transaction.atomic
 def campaign_clone(*, campaign: Campaign, creator: AbstractBaseUser, name: str | None = None) -> Campaign:
     """A new draft with the campaign's settings, mode settings, uploaded files (topics, documents,
-    runs, qrels, prior labels), gold questions and members, without any judgment or gold answer
-    made in it."""
+    runs, qrels, prior labels), members and the mode's own data (`JudgingMode.cloned`: gold
+    questions, a feature pool), without any judgment or gold answer made in it."""
     clone = Campaign.objects.create(
         name=(name or f"{campaign.name} (copy)")[:200],
         created_by=creator,
@@ -173,7 +152,6 @@ def campaign_clone(*, campaign: Campaign, creator: AbstractBaseUser, name: str |
     settings = mode.settings_of(campaign)
     mode.configure(clone, {name: settings[name] for name in mode.setting_names if name in settings})
     _copy_files(campaign, clone)
-    _copy_gold(campaign, clone)
     if RankingEntry.objects.filter(system__campaign=clone).exists():
         pool_rebuild(campaign=clone)
         _copy_priors(campaign, clone)

@@ -16,11 +16,9 @@ from django.db import transaction
 from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.leases import leases_return
-from labeling.models import Campaign, CampaignMember, CampaignProgress, PoolItem, System, Task
+from labeling.models import Campaign, CampaignMember, CampaignProgress, System, Task
 from labeling.modes import mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
-from labeling.services.sampling import draws_top_up, tasks_trim_to_budget
-from labeling.services.strategies import strategy_for
 
 # Keys offered when a grade scale comes as bare names: the grade's own digit.
 _DEFAULT_KEYS = string.digits
@@ -113,8 +111,7 @@ CAMPAIGN_RANGES = {
 
 
 def _validate(campaign: Campaign) -> None:
-    Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
-    strategy = strategy_for(campaign)
+    metric = Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
     if campaign.budget < 0:
         raise ValueError("budget must be >= 0")
     for name, (low, high) in CAMPAIGN_RANGES.items():
@@ -123,8 +120,7 @@ def _validate(campaign: Campaign) -> None:
             raise ValueError(f"{name} must be from {low} to {high}, got {value}")
     if campaign.goal == Campaign.Goal.LEADERBOARD and not campaign.goal_k:
         raise ValueError("a leaderboard goal needs k (goal_k)")
-    metric = Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
-    strategy.validate(metric)
+    mode_of(campaign).validate(campaign, metric)
     problem = custom_dcg_problem(campaign.custom_dcg, campaign.grade_count, metric.cutoff)
     if problem is not None:
         raise ValueError(f"custom_dcg: {problem}")
@@ -210,15 +206,7 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     if "budget" in fields:
         campaign.blocked = ""
     campaign.save()
-    tasks_trim_to_budget(campaign_id=campaign.pk)
-    planning = {"strategy", "goal", "goal_k", "focus_systems", "mix", "prior_strength", "metric"}
-    planning.add("custom_dcg")
-    if planning & set(fields) and PoolItem.objects.filter(campaign=campaign).exists():
-        from labeling.services.sampling_state import sampling_state_refresh
-
-        sampling_state_refresh(campaign, force=True)
-    if campaign.status == Campaign.Status.RUNNING:
-        draws_top_up(campaign_id=campaign.pk)
+    mode_of(campaign).updated(campaign, set(fields))
     return campaign
 
 

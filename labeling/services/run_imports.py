@@ -90,7 +90,7 @@ def runs_import(
     """Import TREC runs (one system per file, named by its first tag), then rebuild the pool.
 
     With `evaluation_only` the runs are stored to be evaluated on the stored draws
-    (`labeling.services.evaluation`): they are not pooled and the sampling ignores them.
+    (`sampling.evaluation`): they are not pooled and the sampling ignores them.
     Raises `ImportFailed` listing every bad file; then nothing is stored.
 
     Call it outside any transaction: its point is to commit in short steps (inside a

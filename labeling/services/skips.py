@@ -6,15 +6,10 @@ propensity until another assessor judges it (see the README on what the estimate
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
-from django.utils import timezone
 
 from labeling.formats.fields import NOTE_MAX_CHARS
-from labeling.leases import LeaseConflict, lease_return
 from labeling.models import Campaign, CampaignMember, Skip, Task
 
 
@@ -37,32 +32,6 @@ def skipped_by(campaign_id: int, assessor: AbstractBaseUser) -> Q:
         document_id=OuterRef("document_id"),
     )
     return Q(Exists(skipped))
-
-
-@transaction.atomic
-def task_skip(
-    *, task: Task, assessor: AbstractBaseUser, reason: str, note: str = "", now: datetime | None = None
-) -> Skip:
-    """The assessor gives back the graded task they hold; LeaseConflict if they do not hold it
-    (answered, expired and taken by someone else, or never theirs)."""
-    reason, note = skip_checked(reason, note)
-    now = now or timezone.now()
-    held = Task.objects.select_for_update().filter(
-        pk=task.pk, assessor_id=assessor.pk, answered_at__isnull=True
-    )
-    if not held.exists():
-        raise LeaseConflict("you do not hold this item (answered, or its lease went to someone else)")
-    lease_return(Task, task.pk)
-    return Skip.objects.create(
-        campaign_id=task.campaign_id,
-        assessor=assessor,
-        kind="grade",
-        unit=task.pk,
-        topic_id=task.topic_id,
-        document_id=task.document_id,
-        reason=reason,
-        note=note,
-    )
 
 
 def skip_counts(campaign: Campaign) -> dict[str, int]:

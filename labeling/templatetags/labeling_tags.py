@@ -7,10 +7,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils.safestring import SafeString
 
 from labeling.markdown import render_markdown
+from labeling.metric import campaign_metric_label
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import is_coordinator as _is_coordinator
-from labeling.services.pool_arrays import campaign_metric_label
 
 register = template.Library()
 

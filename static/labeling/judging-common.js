@@ -1,4 +1,4 @@
-/* What the graded page (labeling/judge.js) and the pairwise page (pairwise/compare.js) share:
+/* What the graded page (graded/judge.js) and the pairwise page (pairwise/compare.js) share:
    the REST helper, query-term highlighting, and a judging session (timer with pause, hidden-tab
    pause, toast, help overlay, empty state, load / answer / undo round trips, keyboard and button
    wiring). A plain script, loaded before the page script; it defines window.JudgingCommon. */

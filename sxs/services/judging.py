@@ -20,6 +20,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from graded.judging import judgment_undo
+from graded.selectors import task_active_for_assessor
 from labeling.leases import (
     LeaseConflict,
     UndoNotAllowed,
@@ -33,8 +35,6 @@ from labeling.leases import (
 )
 from labeling.models import Campaign, Judgment, Skip, Task
 from labeling.recompute import recompute_soon
-from labeling.selectors import task_active_for_assessor
-from labeling.services.judging import judgment_undo
 from labeling.services.skips import skip_checked, skipped_by
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
 from sxs.selectors import GRADE_DRAW_STRATEGY, ITEM_KIND, sxs_settings_get

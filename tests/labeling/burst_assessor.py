@@ -27,9 +27,9 @@ def main(argv: list[str]) -> int:
     django.setup()
     from django.contrib.auth import get_user_model
 
+    from graded.judging import task_answer, task_next
     from labeling.models import Campaign
     from labeling.recompute import recompute_soon_wait
-    from labeling.services.judging import task_answer, task_next
 
     campaign = Campaign.objects.get(pk=campaign_id)
     user = get_user_model().objects.get(username=username)

@@ -133,7 +133,7 @@ def remove_sqlite_journal_files() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def pool_array_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
     """Each test's pool-array cache files live in its own temporary folder."""
-    from labeling.services.pool_arrays import pool_arrays_forget
+    from sampling.pool_arrays import pool_arrays_forget
 
     settings.VAR_DIR = tmp_path  # type: ignore[attr-defined]
     yield

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import dcg
 from estimation.sampling.estimators import query_level_estimate
-from labeling import exports
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, Document, Draw, EstimateSnapshot, Judgment, SamplingState, Task
 from labeling.modes import campaign_progress
 from labeling.recompute import recompute
@@ -27,13 +27,13 @@ from labeling.services.campaigns import (
     campaign_start,
     campaign_update,
 )
-from labeling.services.estimates import estimates_current
 from labeling.services.imports import ImportFailed, labels_import
-from labeling.services.judging import task_answer, task_next
-from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
-from labeling.services.pool_arrays import pool_arrays_for
 from labeling.services.run_imports import runs_import
-from labeling.services.sampling_state import state_load
+from sampling import exports
+from sampling.estimates import estimates_current
+from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
+from sampling.pool_arrays import pool_arrays_for
+from sampling.state import state_load
 from tests.labeling.conftest import RUN_A, RUN_B, upload
 
 Api = Callable[[AbstractBaseUser | None], APIClient]

@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, Judgment, System, Task
-from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import PASSWORD, RUN_A, RUN_B
 
 Api = Callable[[AbstractBaseUser | None], APIClient]

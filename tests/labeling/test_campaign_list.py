@@ -9,13 +9,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
+from graded import gold as gold_questions
+from graded.judging import task_answer, task_next
 from labeling import dashboard
 from labeling.models import Campaign, GoldAnswer, GoldItem, GoldSettings, Judgment, PoolItem, RankingEntry
-from labeling.services import gold as gold_questions
 from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_create, campaign_update
 from labeling.services.imports import qrels_import, topics_import
-from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import PASSWORD, upload
 
 

@@ -11,9 +11,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 
 from config.celery import app as celery_app
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, SamplingState, Task
 from labeling.recompute import recompute_queue, recompute_soon_wait
-from labeling.services.judging import task_answer, task_next
 from tests.labeling.workers import use_broker
 from tests.servers import free_port
 

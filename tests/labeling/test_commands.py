@@ -12,9 +12,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
 from django.test import Client
 
+from graded.demo import DEMO_HISTORY_JUDGMENTS
 from labeling.demo import (
     DEMO_CAMPAIGN,
-    DEMO_HISTORY_JUDGMENTS,
     DEMO_PASSWORD,
     DEMO_TOPK_CAMPAIGN,
     DEMO_USERS,
@@ -88,7 +88,7 @@ def test_it_generates_runs_whose_quality_follows_their_noise() -> None:
 def test_it_registers_every_model_in_the_admin_with_working_pages(
     admin: AbstractBaseUser, campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    from labeling.services.judging import task_answer, task_next
+    from graded.judging import task_answer, task_next
 
     task = task_next(campaign=campaign, assessor=assessor)
     task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.services.corrections import judgment_discard
 from labeling.services.imports import qrels_import
-from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import upload
 
 

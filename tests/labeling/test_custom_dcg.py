@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
+from labeling.metric import campaign_metric
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update
-from labeling.services.pool_arrays import campaign_metric
 from tests.labeling.test_exports import _judge_everything
 
 pytestmark = pytest.mark.django_db

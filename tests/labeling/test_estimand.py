@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 from estimation.sampling.pool_build import ESTIMAND_RULE
 from labeling.models import Campaign, PoolItem, System
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.evaluation import run_evaluate
 from labeling.services.imports import topics_import
+from sampling.evaluation import run_evaluate
 from tests.labeling.conftest import upload
 from tests.labeling.test_exports import _judge_everything
 

@@ -12,11 +12,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from estimation.formats.trec import iter_qrels
-from labeling import exports
+from graded import exports
+from graded.judging import task_answer, task_next
+from labeling.exports import campaign_config_json
 from labeling.models import Campaign, Draw, Judgment
 from labeling.services.campaigns import campaign_create
 from labeling.services.imports import qrels_import
-from labeling.services.judging import task_answer, task_next
 from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import RUN_A, RUN_B, upload
 
@@ -76,7 +77,7 @@ def test_it_exports_judgments_with_assessor_seconds_draw_order_and_propensity(
 
 
 def test_it_exports_the_campaign_configuration(campaign: Campaign) -> None:
-    config = json.loads(exports.campaign_config_json(campaign))
+    config = json.loads(campaign_config_json(campaign))
     assert (config["metric"], config["budget_unit"], config["strategy"]) == ("DCG@5", "judgments", "passive")
     assert config["systems"] == ["alpha", "beta"] and config["assessors"] == ["alice", "bob"]
     assert config["counts"]["pool_items"] == 21

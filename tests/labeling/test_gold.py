@@ -9,12 +9,12 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
+from graded import gold
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, Draw, GoldAnswer, GoldItem, Judgment, Task
-from labeling.services import gold
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.estimates import estimates_compute
 from labeling.services.imports import qrels_import
-from labeling.services.judging import task_answer, task_next
+from sampling.estimates import estimates_compute
 from tests.labeling.conftest import upload
 
 QRELS = "".join(f"{q} 0 d{q}-{d} {d % 3}\n" for q in (1, 2, 3) for d in (1, 2))

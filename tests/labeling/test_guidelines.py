@@ -10,10 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
+from graded.judging import task_next
 from labeling.markdown import render_markdown
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update
-from labeling.services.judging import task_next
 from tests.labeling.conftest import PASSWORD
 
 HOSTILE = (

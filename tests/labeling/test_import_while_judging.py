@@ -61,7 +61,7 @@ JUDGE = """
 import json, os, sys, time, traceback, django
 django.setup()
 from django.contrib.auth import get_user_model
-from labeling.services import judging
+from graded import judging
 from labeling.models import Campaign
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))
 user = get_user_model().objects.get(username=sys.argv[2])

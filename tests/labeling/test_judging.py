@@ -11,6 +11,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
+from graded.judging import judgment_undo, task_answer, task_next
 from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.modes import campaign_progress
@@ -22,7 +23,6 @@ from labeling.services.campaigns import (
     campaign_update,
 )
 from labeling.services.imports import qrels_import
-from labeling.services.judging import judgment_undo, task_answer, task_next
 from labeling.services.run_imports import runs_import
 from tests.concurrency import at_once
 from tests.labeling.conftest import RUN_A, upload

@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from graded.judging import task_next
 from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
-from labeling.services.judging import task_next
 from tests.labeling.test_judging import _claim_at_once
 
 

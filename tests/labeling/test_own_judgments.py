@@ -10,14 +10,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
+from graded.judging import task_answer, task_next
 from labeling import recompute as pipeline
 from labeling import selectors
 from labeling.models import Campaign, Judgment, JudgmentChange
 from labeling.services.campaign_copies import campaign_archive
-from labeling.services.estimates import estimates_compute
-from labeling.services.judging import task_answer, task_next
 from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
-from labeling.services.sampling_state import judgments_fingerprint
+from sampling.estimates import estimates_compute
+from sampling.state import judgments_fingerprint
 from tests.labeling.conftest import PASSWORD
 from tests.labeling.test_refresh import _queued_refreshes
 

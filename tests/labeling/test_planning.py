@@ -1,4 +1,4 @@
-"""The campaign page's budget planner (labeling.services.planning, POST .../plan/)."""
+"""The campaign page's budget planner (sampling.planning, POST .../plan/)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_create, campaign_update
-from labeling.services.planning import _oracle, campaign_plan
-from labeling.services.pool_arrays import pool_arrays_for
 from labeling.services.run_imports import runs_import
+from sampling.planning import _oracle, campaign_plan
+from sampling.pool_arrays import pool_arrays_for
 
 pytestmark = pytest.mark.django_db
 
@@ -146,7 +146,7 @@ def test_it_refuses_plans_beyond_the_pool_or_one_request(
     words: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("labeling.services.planning.PLAN_MAX_DRAWS", 100_000)
+    monkeypatch.setattr("sampling.planning.PLAN_MAX_DRAWS", 100_000)
     response = api(coordinator).post(f"/api/campaigns/{three_run_draft.pk}/plan/", body, format="json")
     assert response.status_code == 400 and words in response.json()["detail"], response.content
 

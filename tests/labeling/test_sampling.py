@@ -6,11 +6,11 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, Judgment, PoolItem, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
 from labeling.services.imports import qrels_import
-from labeling.services.judging import task_answer, task_next
-from labeling.services.sampling import BLOCKED_EXHAUSTED, draws_top_up
+from sampling.draws import BLOCKED_EXHAUSTED, draws_top_up
 from tests.labeling.conftest import upload
 
 

@@ -10,12 +10,12 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling import exports
+from graded import exports
+from graded.judging import task_answer, task_next, task_skip
 from labeling.leases import LeaseConflict
 from labeling.models import Campaign, Judgment, Skip, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.judging import task_answer, task_next
-from labeling.services.skips import items_skipped_by_every_assessor, skip_counts, task_skip
+from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
 
 
 def _drain(campaign: Campaign, assessor: AbstractBaseUser) -> list[tuple[int, int]]:

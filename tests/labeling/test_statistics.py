@@ -18,10 +18,10 @@ from estimation.metrics.spec import Metric
 from estimation.metrics.values import dcg
 from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.estimates import estimates_compute
 from labeling.services.run_imports import runs_import
-from labeling.services.sampling import draws_top_up
-from labeling.services.sampling_state import sampling_state_refresh
+from sampling.draws import draws_top_up
+from sampling.estimates import estimates_compute
+from sampling.state import sampling_state_refresh
 from tests.labeling.conftest import upload
 
 pytestmark = pytest.mark.slow

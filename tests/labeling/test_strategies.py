@@ -9,7 +9,7 @@ import pytest
 
 from estimation.metrics.spec import Metric
 from labeling.models import Campaign, Draw
-from labeling.services.strategies import (
+from sampling.strategies import (
     ITEM_LEVEL,
     LEVELS,
     QUERY_LEVEL,

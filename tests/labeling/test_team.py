@@ -21,7 +21,7 @@ from labeling.services.campaigns import (
     campaign_update,
 )
 from labeling.services.run_imports import runs_import
-from labeling.services.sampling import assessors_active_forget, queue_target
+from sampling.draws import assessors_active_forget, queue_target
 from tests.labeling.conftest import upload
 
 TOPICS, DEPTH = 12, 25

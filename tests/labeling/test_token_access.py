@@ -12,11 +12,11 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from graded.judging import task_next
 from labeling import token_access
 from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import JUDGE, ROLE_ADMIN, role_group
 from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
-from labeling.services.judging import task_next
 
 
 def _key(user: AbstractBaseUser) -> str:

@@ -11,8 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, System
-from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import PASSWORD, RUN_A
 
 

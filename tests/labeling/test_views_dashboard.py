@@ -10,10 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling import dashboard
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, Judgment, SamplingState
 from labeling.recompute import recompute
-from labeling.services.judging import task_answer, task_next
+from sampling import dashboard
 from tests.labeling.conftest import PASSWORD
 
 
@@ -27,7 +27,7 @@ def client_for(user: AbstractBaseUser | None) -> Client:
 def dashboard_urls(campaign: Campaign) -> list[str]:
     return [
         reverse("labeling:campaign_dashboard", args=[campaign.pk]),
-        reverse("labeling:campaign_dashboard_model", args=[campaign.pk]),
+        reverse("graded:dashboard_model", args=[campaign.pk]),
     ]
 
 
@@ -109,7 +109,7 @@ def test_it_reports_the_label_model_after_each_refit(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, campaign: Campaign
 ) -> None:
     client = client_for(coordinator)
-    url = reverse("labeling:campaign_dashboard_model", args=[campaign.pk])
+    url = reverse("graded:dashboard_model", args=[campaign.pk])
     recompute(campaign.pk)
     first = client.get(url).json()
     assert first["strategy"] == campaign.strategy
@@ -128,11 +128,7 @@ def test_it_reports_the_label_model_after_each_refit(
 def test_it_says_no_model_is_fitted_before_the_first_refresh(
     coordinator: AbstractBaseUser, draft_campaign: Campaign
 ) -> None:
-    summary = (
-        client_for(coordinator)
-        .get(reverse("labeling:campaign_dashboard_model", args=[draft_campaign.pk]))
-        .json()
-    )
+    summary = client_for(coordinator).get(reverse("graded:dashboard_model", args=[draft_campaign.pk])).json()
     assert summary["label_model"] is None
     assert summary["refit_at"] is None
     assert summary["level"] == "query"

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign
-from labeling.modes import all_modes, exports_of, mode_for_answer, mode_named, mode_of
+from labeling.modes import all_modes, answer_kind, exports_of, item_mode, mode_named, mode_of
 from labeling.services.campaigns import campaign_mode_set, campaign_update
 from pairwise.models import PairwiseSettings
 from tests.pairwise.test_views import client_for
@@ -24,11 +24,33 @@ def test_it_registers_graded_pairwise_and_topk_once() -> None:
         ValueError, match="unknown judging mode 'lists'; available: graded, pairwise, topk, sxs, training"
     ):
         mode_named("lists")
-    assert mode_for_answer({"grade": 1}).name == "graded"
-    assert mode_for_answer({"outcome": "left"}).task_kind == "pair"
-    assert mode_for_answer({"preference": -1, "comment": ""}).name == "sxs"
-    assert mode_for_answer({"seconds": 3}) is None and mode_for_answer([1]) is None
-    assert mode_for_answer({"grade": 1, "outcome": "left"}) is None, "which item would it answer?"
+    assert answer_kind({"grade": 1}) == "grade"
+    assert answer_kind({"outcome": "left"}) == "pair"
+    assert answer_kind({"preference": -1, "comment": ""}) == "sxs"
+    assert answer_kind({"seconds": 3}) is None and answer_kind([1]) is None
+    assert answer_kind({"grade": 1, "outcome": "left"}) is None, "which item would it answer?"
+
+
+def test_an_item_is_answered_by_its_campaign_s_mode_when_that_mode_serves_its_kind(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    from labeling.models import Draw, Task
+    from labeling.services.campaigns import campaign_create
+
+    def graded_task_in(mode: str) -> Task:
+        campaign = campaign_create(creator=coordinator, name=mode, budget=5, judging_mode=mode)
+        topic = campaign.topics.create(qid="1", title="t")
+        document = campaign.documents.create(docno="d", title="d")
+        draw = Draw.objects.create(
+            campaign=campaign, kind=Draw.Kind.ITEM, topic=topic, document=document, order=1, propensity=1.0
+        )
+        return Task.objects.create(campaign=campaign, draw=draw, order=1, topic=topic, document=document)
+
+    training, side_by_side = graded_task_in("training"), graded_task_in("sxs")
+    assert item_mode("grade", training.pk) == (mode_named("training"), training.campaign_id)
+    # The single documents of a side-by-side campaign are graded tasks: the graded flow takes them.
+    assert item_mode("grade", side_by_side.pk) == (mode_named("graded"), side_by_side.campaign_id)
+    assert item_mode("grade", 10**12) is None and item_mode("film", training.pk) is None
 
 
 def test_it_shows_a_top_k_campaign_page_without_graded_parts(

@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
+from graded.judging import task_answer
 from labeling.models import Campaign, Judgment, Skip, Task
-from labeling.services.judging import task_answer
 from sxs import services
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
 from sxs.selectors import preference_data, side_bias, task_lists

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
+from graded.judging import task_answer, task_next
 from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.imports import ImportFailed, topics_import
-from labeling.services.judging import task_answer, task_next
 from tests.labeling.conftest import upload
 from training import exports, services
 from training.models import TrainingPool, TrainingRound, TrainingSelection

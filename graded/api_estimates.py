@@ -11,25 +11,23 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling import exports, selectors
-from labeling.access import campaign_for
-from labeling.api.common import import_failed, query_number, upload_errors
-from labeling.models import Campaign
-from labeling.modes import mode_of
-from labeling.permissions import MANAGE, VIEW_RESULTS
-from labeling.serializers import (
-    ErrorsSerializer,
+import sampling
+from graded import selectors as graded_selectors
+from graded.serializers import (
     EstimatesSerializer,
     RunEvaluationSerializer,
     SamplingTopicSerializer,
     SnapshotSerializer,
     ThroughputSerializer,
-    UploadSerializer,
 )
-from labeling.services.estimates import estimates_current
-from labeling.services.evaluation import evaluation_runs_import, run_evaluate
+from labeling.access import campaign_for
+from labeling.api.common import import_failed, query_number, upload_errors
+from labeling.models import Campaign
+from labeling.modes import mode_of
+from labeling.permissions import MANAGE, VIEW_RESULTS
+from labeling.serializers import ErrorsSerializer, UploadSerializer
 from labeling.services.imports import ImportFailed
-from labeling.services.sampling_state import sampling_per_topic
+from sampling import estimates_current, evaluation_runs_import, run_evaluate, sampling_per_topic
 
 
 def sampling_campaign_for(request: Request, campaign_id: int, permission: str) -> Campaign:
@@ -62,7 +60,7 @@ class EstimatesHistoryApi(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
-        return Response(exports.estimates_history(campaign, after=query_number(request, "after")))
+        return Response(sampling.estimates_history(campaign, after=query_number(request, "after")))
 
 
 class SamplingApi(APIView):
@@ -80,7 +78,7 @@ class ThroughputApi(APIView):
     @extend_schema(responses={200: ThroughputSerializer})
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
-        return Response(selectors.campaign_throughput_summary(campaign))
+        return Response(graded_selectors.campaign_throughput_summary(campaign))
 
 
 class EvaluateRunApi(APIView):

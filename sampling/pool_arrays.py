@@ -17,13 +17,12 @@ from __future__ import annotations
 import io
 import os
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 
-from estimation.metrics.spec import Metric
 from estimation.sampling.pool import Pool
 from labeling.models import Campaign, PoolItem, RankingEntry, System
 from labeling.selectors import ranking_positions
@@ -102,31 +101,6 @@ def pool_from_arrays(
 def pool_depth_of(campaign: Campaign) -> int:
     """D: the pool depth, at least the metric's cutoff."""
     return max(campaign.effective_pool_depth, campaign.metric_cutoff)
-
-
-def campaign_metric(campaign: Campaign, name: str | None = None) -> Metric:
-    """The campaign's metric (or another at its cutoff) on its grade scale: exponential gain and
-    1/log2(1+k), or, for DCG and nDCG, the campaign's custom gains and discounts (`custom_dcg`,
-    e.g. learned from a side-by-side campaign; ERR keeps its own definition)."""
-    metric = Metric.parse(name or campaign.metric, y_max=max(1, campaign.grade_count - 1))
-    custom = campaign.custom_dcg
-    if custom and metric.name in ("DCG", "nDCG"):
-        metric = replace(
-            metric,
-            gain_values=tuple(float(g) for g in custom["gains"]),
-            discount_values=tuple(float(c) for c in custom["discounts"]),
-        )
-    return metric
-
-
-def campaign_metric_label(campaign: Campaign) -> str:
-    """The metric in words: "DCG@10", or with the custom gains and discounts and their source."""
-    custom = campaign.custom_dcg
-    if not custom:
-        return campaign.metric
-    gains = ", ".join(f"{float(g):.2f}" for g in custom["gains"])
-    source = f"; {custom['source']}" if custom.get("source") else ""
-    return f"{campaign.metric} with custom gains [{gains}] and discounts{source}"
 
 
 def pooled_systems(campaign: Campaign) -> list[System]:

@@ -19,7 +19,7 @@ A strategy computes the distribution; its `Level` says what a draw is (a topic o
 and how the draws become estimates, new-run evaluations and exports. Callers ask
 `strategy_for(campaign)` and call methods: no other module switches on the level's name. A new
 strategy is one class here, registered in `STRATEGIES` (and a `Campaign.Strategy` choice).
-`labeling.services.sampling.draws_top_up` draws.
+`sampling.draws.draws_top_up` draws.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from estimation.sampling.items import item_sampling_distribution, system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.queries import optimal_query_distribution, passive_distribution
 from estimation.sampling.results import SamplingDistribution
+from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, SamplingState
-from labeling.services.pool_arrays import PoolArrays, campaign_metric
+from sampling.pool_arrays import PoolArrays
 
 # The data the levels work on: a stored sampling state with its arrays decoded, and a new
 # run laid over the pool. They live here, beside the levels, so the services that build them
@@ -141,8 +142,8 @@ class QueryLevel(Level):
 
     name = "query"
     draw_kind = Draw.Kind.QUERY
-    estimates_function = "labeling.services.estimates.query_level_rows"
-    run_estimate_function = "labeling.services.evaluation.query_level_run_estimate"
+    estimates_function = "sampling.estimates.query_level_rows"
+    run_estimate_function = "sampling.evaluation.query_level_run_estimate"
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return topic_unit_items(unit, slot_used)
@@ -175,8 +176,8 @@ class ItemLevel(Level):
 
     name = "item"
     draw_kind = Draw.Kind.ITEM
-    estimates_function = "labeling.services.estimates.item_level_rows"
-    run_estimate_function = "labeling.services.evaluation.item_level_run_estimate"
+    estimates_function = "sampling.estimates.item_level_rows"
+    run_estimate_function = "sampling.evaluation.item_level_run_estimate"
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return pair_unit_items(unit, slot_used)

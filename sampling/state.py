@@ -16,10 +16,11 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Sum
 
 from estimation.sampling.pool import Pool
+from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judgment, SamplingState
-from labeling.services.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
-from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for, pool_from_arrays
-from labeling.services.strategies import LoadedState, strategy_for
+from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
+from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays
+from sampling.strategies import LoadedState, strategy_for
 
 
 def focus_indices(campaign: Campaign, arrays: PoolArrays) -> list[int]:

@@ -9,37 +9,44 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.urls import reverse
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from labeling import dashboard, exports
-from labeling.agreement import grade_agreement
-from labeling.api import graded as graded_api
-from labeling.formats.fields import NOTE_MAX_CHARS
+import sampling
+from estimation.metrics.spec import Metric
+from graded import api as graded_api
+from graded import exports, views
+from graded.gold import gold_clone
+from graded.judging import task_lease_hold, task_skip
+from graded.selectors import graded_progress, graded_throughput
+from graded.serializers import AnswerInputSerializer, TaskOutputSerializer
 from labeling.leases import LeaseConflict
-from labeling.models import Campaign, PoolItem, Skip, System, Task
-from labeling.modes import Export, JudgingMode, export_links
-from labeling.permissions import EXPORT, MANAGE
-from labeling.selectors import Progress, Throughput, graded_progress, graded_throughput
-from labeling.serializers import AnswerInputSerializer, TaskOutputSerializer
-from labeling.services.gold import gold_paused_assessors
-from labeling.services.judging import task_lease_hold
-from labeling.services.pool_arrays import campaign_metric_label
-from labeling.services.skips import (
-    items_skipped_by_every_assessor,
-    notes_and_skips,
-    skip_counts,
-    task_skip,
-)
+from labeling.metric import campaign_metric_label
+from labeling.models import Campaign, PoolItem, System, Task
+from labeling.modes import Export, JudgingMode
+from labeling.selectors import Progress, Throughput
 from labeling.token_access import TokenJudge
+from sampling import (
+    draws_top_up,
+    sampling_state_refresh,
+    snapshot_record,
+    strategy_for,
+    tasks_trim_to_budget,
+)
 
-# How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
-DASHBOARD_POLL_SECONDS = 5
+# Campaign fields the sampling distribution depends on: a change refits it at once.
+PLANNING_FIELDS = {
+    "strategy",
+    "goal",
+    "goal_k",
+    "focus_systems",
+    "mix",
+    "prior_strength",
+    "metric",
+    "custom_dcg",
+}
 
 GRADED_EXPORTS = (
     Export(
@@ -73,7 +80,7 @@ GRADED_EXPORTS = (
         "-draws.csv",
         "Draws with propensities (CSV)",
         "text/csv; charset=utf-8",
-        exports.draws_csv,
+        sampling.draws_csv,
         place="dashboard",
     ),
     Export(
@@ -82,7 +89,7 @@ GRADED_EXPORTS = (
         "-estimates.csv",
         "Estimate history (CSV)",
         "text/csv; charset=utf-8",
-        exports.estimates_history_csv,
+        sampling.estimates_history_csv,
         place="dashboard",
     ),
     Export(
@@ -91,7 +98,7 @@ GRADED_EXPORTS = (
         "-estimates.json",
         "Estimate history (JSON)",
         "application/json",
-        exports.estimates_history_json,
+        sampling.estimates_history_json,
         stream=False,
         place="dashboard",
     ),
@@ -106,19 +113,6 @@ GRADED_EXPORTS = (
         place="dashboard",
     ),
 )
-
-
-def grade_scale(campaign: Campaign) -> list[dict[str, Any]]:
-    """The campaign's grades with their values and keys, lowest first."""
-    return [
-        {
-            "value": value,
-            "name": grade["name"],
-            "key": grade["key"],
-            "description": grade.get("description", ""),
-        }
-        for value, grade in enumerate(campaign.grades)
-    ]
 
 
 class GradedTasksMode(JudgingMode):
@@ -142,8 +136,8 @@ class GradedTasksMode(JudgingMode):
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
         return graded_api.undo_response(request, campaign)
 
-    def unit_campaign_id(self, unit_id: int) -> int | None:
-        return Task.objects.filter(pk=unit_id).values_list("campaign_id", flat=True).first()
+    def unit_campaign(self, unit_id: int) -> tuple[int, str] | None:
+        return Task.objects.filter(pk=unit_id).values_list("campaign_id", "campaign__judging_mode").first()
 
     def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
         return task_lease_hold(task_id=unit_id, assessor=assessor, state=state)
@@ -170,32 +164,13 @@ class GradedTasksMode(JudgingMode):
         return AnswerInputSerializer
 
     def judge_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
-        grades = grade_scale(campaign)
-        undo_seconds = settings.LABELING_UNDO_SECONDS
-        config = {
-            "campaign": campaign.pk,
-            "grades": grades,
-            "undo_window_seconds": undo_seconds,
-            "next_url": reverse("api-next", args=[campaign.pk]),
-            "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
-            "undo_url": reverse("api-undo", args=[campaign.pk]),
-            "skip_url": reverse("api-skip", args=[0]).replace("/0/", "/{task}/"),
-            "lease_url": reverse("api-lease", args=[0]).replace("/0/", "/{task}/"),
-            "progress_url": reverse("api-progress", args=[campaign.pk]),
-            "login_url": reverse("login"),
-        }
-        context = {
-            "campaign": campaign,
-            "grades": grades,
-            "undo_window_seconds": undo_seconds,
-            "judge_config": config,
-            "skip_reasons": Skip.Reason.choices,
-            "note_max_chars": NOTE_MAX_CHARS,
-            # Words of the shared judging chrome (labeling/_judge_chrome.html).
-            "judge_unit": "item",
-            "judge_answer": "judgment",
-        }
-        return render(request, "labeling/judge.html", context)
+        return views.judge_page(request, campaign)
+
+    def cloned(self, source: Campaign, clone: Campaign) -> None:
+        gold_clone(source=source, clone=clone)
+
+    def campaign_panels(self, request: HttpRequest, campaign: Campaign) -> list[dict[str, Any]]:
+        return [views.gold_panel(campaign)]
 
 
 class GradedMode(GradedTasksMode):
@@ -223,18 +198,24 @@ class GradedMode(GradedTasksMode):
             return f"a {campaign.goal} goal needs at least two pooled systems (runs)"
         return None
 
-    def started(self, campaign: Campaign) -> None:
-        from labeling.services.sampling import draws_top_up
+    def validate(self, campaign: Campaign, metric: Metric) -> None:
+        strategy_for(campaign).validate(metric)
 
+    def updated(self, campaign: Campaign, fields: set[str]) -> None:
+        """A budget cut drops idle queued draws; a change of what the sampling plans for refits
+        at once; a running campaign's queue is topped up."""
+        tasks_trim_to_budget(campaign_id=campaign.pk)
+        if PLANNING_FIELDS & fields and PoolItem.objects.filter(campaign=campaign).exists():
+            sampling_state_refresh(campaign, force=True)
+        if campaign.status == Campaign.Status.RUNNING:
+            draws_top_up(campaign_id=campaign.pk)
+
+    def started(self, campaign: Campaign) -> None:
         draws_top_up(campaign_id=campaign.pk)
 
     def recompute(self, campaign: Campaign) -> None:
         """The sampling engine after answers: refit the label and cost models, recompute q (when
         anything changed), top up the draws, store an estimate snapshot (when anything changed)."""
-        from labeling.services.estimates import snapshot_record
-        from labeling.services.sampling import draws_top_up
-        from labeling.services.sampling_state import sampling_state_refresh
-
         if not PoolItem.objects.filter(campaign=campaign).exists():
             return
         # Fitting runs outside any transaction: a judgment never waits for it.
@@ -247,38 +228,7 @@ class GradedMode(GradedTasksMode):
         return graded_progress(campaign)
 
     def dashboard_page(self, request: HttpRequest, campaign: Campaign) -> HttpResponse:
-        api = {
-            name: reverse(f"api-{name}", args=[campaign.pk])
-            for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
-        }
-        downloads = export_links(campaign, "dashboard") if request.user.has_perm(EXPORT, campaign) else []
-        config = {
-            "campaign": campaign.pk,
-            "metric": campaign.metric,
-            "urls": {**api, "model": reverse("labeling:campaign_dashboard_model", args=[campaign.pk])},
-            "poll_seconds": DASHBOARD_POLL_SECONDS,
-            "can_evaluate": request.user.has_perm(MANAGE, campaign),
-        }
-        context = {
-            "campaign": campaign,
-            "model": dashboard.campaign_model_summary(campaign),
-            "exports": downloads,
-            "dashboard_config": config,
-            "can_manage": request.user.has_perm(MANAGE, campaign),
-            "skips": skip_counts(campaign),
-            "skipped_by_everyone": items_skipped_by_every_assessor(campaign),
-            "notes": notes_and_skips(campaign),
-            "gold_paused": gold_paused_assessors(campaign) if request.user.has_perm(MANAGE, campaign) else [],
-        }
-        return render(request, "labeling/dashboard.html", context)
+        return views.dashboard_page(request, campaign)
 
     def campaign_section(self, request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
-        can_plan = (
-            request.user.has_perm(MANAGE, campaign) and PoolItem.objects.filter(campaign=campaign).exists()
-        )
-        return {
-            "template": "labeling/_graded_section.html",
-            "grades": grade_scale(campaign),
-            "agreement": grade_agreement(campaign),
-            "plan_url": reverse("api-plan", args=[campaign.pk]) if can_plan else None,
-        }
+        return views.campaign_section(request, campaign)

@@ -29,7 +29,7 @@ from estimation.label_models.features import default_item_priors, label_feature_
 from estimation.label_models.ordinal import fit_ordinal_model
 from estimation.sampling.costs import fit_cost_model
 from labeling.models import Campaign, Judgment
-from labeling.services.pool_arrays import EMPTY, PoolArrays
+from sampling.pool_arrays import EMPTY, PoolArrays
 
 MIN_TIMED_JUDGMENTS = 30
 L2_PENALTY = 1.0

@@ -28,18 +28,18 @@ from estimation.sampling.estimators import query_level_estimate, unreachable_mas
 from estimation.sampling.item_estimators import reuse_estimate
 from labeling.models import Campaign, Judgment, RankingEntry, System
 from labeling.selectors import campaign_spent
-from labeling.services.estimates import (
+from labeling.services.imports import UploadedFile
+from labeling.services.run_imports import runs_import
+from sampling.estimates import (
     counted_query_draws,
     estimand_share,
     in_estimand,
     item_draws,
     query_weight_bound,
 )
-from labeling.services.imports import UploadedFile
-from labeling.services.label_model import judged_grades
-from labeling.services.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
-from labeling.services.run_imports import runs_import
-from labeling.services.strategies import RunLayout, strategy_for
+from sampling.label_model import judged_grades
+from sampling.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
+from sampling.strategies import RunLayout, strategy_for
 
 WARNING_SHARE = 0.0
 

@@ -25,11 +25,12 @@ from estimation.simulation.planner import (
     prepare_replay,
     saving,
 )
+from labeling.metric import campaign_metric
 from labeling.models import Campaign
-from labeling.services.estimates import estimand_share
-from labeling.services.label_model import judged_grades
-from labeling.services.pool_arrays import PoolArrays, campaign_metric, pool_arrays_for
-from labeling.services.sampling_state import campaign_pool, focus_indices
+from sampling.estimates import estimand_share
+from sampling.label_model import judged_grades
+from sampling.pool_arrays import PoolArrays, pool_arrays_for
+from sampling.state import campaign_pool, focus_indices
 
 # Campaigns replayed per strategy: coverage to about 1.5 points in a second or two.
 PLAN_REPETITIONS = 200

@@ -8,11 +8,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from graded.api_estimates import sampling_campaign_for
 from labeling.api.common import bad_request
-from labeling.api.estimates import sampling_campaign_for
 from labeling.permissions import MANAGE
-from labeling.services.planning import campaign_plan
 from labeling.strict_json import StrictSerializer
+from sampling import campaign_plan
 
 
 class PlanInputSerializer(StrictSerializer):

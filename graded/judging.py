@@ -22,6 +22,8 @@ from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from graded.gold import gold_task_for
+from graded.selectors import task_active_for_assessor
 from labeling.db import prepared_cursor
 from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.leases import (
@@ -33,14 +35,13 @@ from labeling.leases import (
     lease_hold,
     lease_renew,
     lease_reopen,
+    lease_return,
     unanswered_claimable,
 )
 from labeling.models import Campaign, Document, GoldAnswer, Judgment, Skip, Task, Topic
 from labeling.recompute import recompute_queue, recompute_soon  # noqa: F401 (re-exported)
-from labeling.selectors import task_active_for_assessor
-from labeling.services.gold import gold_task_for
-from labeling.services.sampling import draws_top_up, queue_target, tasks_unleased_count
-from labeling.services.skips import skipped_by
+from labeling.services.skips import skip_checked, skipped_by
+from sampling import draws_top_up, queue_target, tasks_unleased_count
 
 # Seconds above which a judgment time is rejected as a client error (a tab left open a day).
 MAX_SECONDS = 24 * 3600.0
@@ -427,7 +428,7 @@ def _cast_type(attname: str) -> str:
 def _judgment_cost(task: Task) -> float:
     """The judged document's cost under the campaign's current cost model (cost units)."""
     from labeling.models import SamplingState
-    from labeling.services.label_model import item_cost_units
+    from sampling import item_cost_units
 
     if hasattr(task, "sampling_cost_model"):  # read with the task (see task_get_for_assessor)
         cost_model, length = task.sampling_cost_model, task.document_length
@@ -480,3 +481,29 @@ def task_lease_hold(*, task_id: int, assessor: AbstractBaseUser, state: str) -> 
     if task is None:
         return False
     return lease_hold(Task, task.pk, assessor, state, task.campaign.lease_seconds, timezone.now())
+
+
+@transaction.atomic
+def task_skip(
+    *, task: Task, assessor: AbstractBaseUser, reason: str, note: str = "", now: datetime | None = None
+) -> Skip:
+    """The assessor gives back the graded task they hold; LeaseConflict if they do not hold it
+    (answered, expired and taken by someone else, or never theirs)."""
+    reason, note = skip_checked(reason, note)
+    now = now or timezone.now()
+    held = Task.objects.select_for_update().filter(
+        pk=task.pk, assessor_id=assessor.pk, answered_at__isnull=True
+    )
+    if not held.exists():
+        raise LeaseConflict("you do not hold this item (answered, or its lease went to someone else)")
+    lease_return(Task, task.pk)
+    return Skip.objects.create(
+        campaign_id=task.campaign_id,
+        assessor=assessor,
+        kind="grade",
+        unit=task.pk,
+        topic_id=task.topic_id,
+        document_id=task.document_id,
+        reason=reason,
+        note=note,
+    )

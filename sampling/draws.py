@@ -1,6 +1,6 @@
 """The draw queue: draw topics or items from the stored sampling distribution, with replacement.
 
-`draws_top_up` draws from the campaign's stored q (`labeling.services.sampling_state`; it is
+`draws_top_up` draws from the campaign's stored q (`sampling.state`; it is
 computed inline when none is stored, so judging goes on without a worker) until enough tasks
 are open. A query draw creates one task per pool item of the topic that has neither a
 judgment nor an open task (times the overlap); an item draw, one for its item if needed. A
@@ -31,10 +31,10 @@ from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED, draw_batch
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
-from labeling.services.label_model import item_cost_units, item_seconds
-from labeling.services.pool_arrays import PoolArrays, pool_arrays_for
-from labeling.services.sampling_state import LoadedState, sampling_state_current
-from labeling.services.strategies import STRATEGIES, SamplingStrategy, strategy_for
+from sampling.label_model import item_cost_units, item_seconds
+from sampling.pool_arrays import PoolArrays, pool_arrays_for
+from sampling.state import LoadedState, sampling_state_current
+from sampling.strategies import STRATEGIES, SamplingStrategy, strategy_for
 
 __all__ = [
     "STRATEGIES",

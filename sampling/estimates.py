@@ -39,18 +39,13 @@ from estimation.sampling.item_estimators import item_level_difference_estimate, 
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool_build import ESTIMAND_RULE
 from estimation.sampling.results import Estimate
+from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, EstimateSnapshot, PoolItem, SamplingState, Task, Topic
 from labeling.selectors import campaign_spent
-from labeling.services.label_model import judged_grades
-from labeling.services.pool_arrays import (
-    EMPTY,
-    PoolArrays,
-    campaign_metric,
-    pool_arrays_for,
-    pool_from_arrays,
-)
-from labeling.services.sampling_state import focus_indices, judgments_fingerprint
-from labeling.services.strategies import strategy_for
+from sampling.label_model import judged_grades
+from sampling.pool_arrays import EMPTY, PoolArrays, pool_arrays_for, pool_from_arrays
+from sampling.state import focus_indices, judgments_fingerprint
+from sampling.strategies import strategy_for
 
 NOT_LINEAR = "item-level sampling estimates DCG only: {metric} is not linear in the item labels"
 

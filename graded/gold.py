@@ -18,9 +18,11 @@ import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, F, Max, Min, Q
+from django.utils import timezone
 
 from labeling.leases import LeaseConflict, lease_close, lease_expiry
 from labeling.models import Campaign, Draw, GoldAnswer, GoldItem, GoldSettings, Judgment, Task
+from labeling.services.campaign_copies import clone_items_join, rows_copy, table_name
 
 GOLD_STRATEGY = "gold"
 MAX_SHARE = 0.5
@@ -244,3 +246,25 @@ def gold_paused_assessors(campaign: Campaign) -> list[str]:
     if not campaign.gold_active:
         return []  # with gold off nobody is paused (gold_task_for pauses only while it is on)
     return [row["assessor"] for row in gold_quality(campaign) if row["paused"]]
+
+
+def gold_clone(*, source: Campaign, clone: Campaign) -> None:
+    """Copy gold settings and gold items (with their known grades) to a clone, found by qid and
+    docno; the gold answers stay behind."""
+    settings = GoldSettings.objects.filter(campaign=source).first()
+    if settings is not None:
+        gold_configure(
+            campaign=clone,
+            share=settings.share,
+            qualification=settings.qualification,
+            min_accuracy=settings.min_accuracy,
+            min_answers=settings.min_answers,
+        )
+    gold = table_name(GoldItem)
+    rows_copy(
+        f"INSERT INTO {gold} (campaign_id, topic_id, document_id, grade, source, created_at) "
+        f"SELECT %(clone)s, new_topic.id, new_document.id, g.grade, g.source, %(now)s FROM {gold} g "
+        + clone_items_join("g")
+        + "WHERE g.campaign_id = %(source)s",
+        {"clone": clone.pk, "now": timezone.now(), "source": source.pk},
+    )

@@ -12,14 +12,15 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from graded import selectors as graded_selectors
+from graded.gold import GoldPaused, gold_answer
+from graded.judging import judgment_undo, task_answer, task_next
+from graded.serializers import AnswerInputSerializer, JudgmentOutputSerializer, TaskOutputSerializer
 from labeling import selectors, token_access
 from labeling.api.common import bad_request, conflict, json_response
 from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Task
 from labeling.permissions import JUDGE
-from labeling.serializers import AnswerInputSerializer, JudgmentOutputSerializer, TaskOutputSerializer
-from labeling.services.gold import GoldPaused, gold_answer
-from labeling.services.judging import judgment_undo, task_answer, task_next
 
 
 def wants_next(query: Any) -> bool:
@@ -78,7 +79,7 @@ def next_response(request: Request, campaign: Campaign) -> HttpResponse:
 
 
 def answer_response(request: Request, task_id: int) -> Response:
-    task = selectors.task_get_for_assessor(task_id, request.user)
+    task = graded_selectors.task_get_for_assessor(task_id, request.user)
     if task is None or not selectors.campaign_visible(request.user, task.campaign):
         raise NotFound("No such task.")
     if not request.user.has_perm(JUDGE, task.campaign):

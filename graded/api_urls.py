@@ -1,0 +1,24 @@
+"""The graded mode's REST routes, mounted under /api/: its estimates, their history, the sampling
+distribution, throughput, a new run's evaluation and the budget planner (404 for other modes)."""
+
+from django.contrib.auth.decorators import login_not_required
+from django.urls import path
+
+from graded.api_estimates import EstimatesApi, EstimatesHistoryApi, EvaluateRunApi, SamplingApi, ThroughputApi
+from graded.api_planning import CampaignPlanApi
+
+PREFIX = "campaigns/<id:campaign_id>/"
+
+# DRF authenticates (session or token) and answers 401/403 itself (as labeling.api_urls).
+urlpatterns = [
+    path(PREFIX + "estimates/", login_not_required(EstimatesApi.as_view()), name="api-estimates"),
+    path(
+        PREFIX + "estimates/history/",
+        login_not_required(EstimatesHistoryApi.as_view()),
+        name="api-estimates-history",
+    ),
+    path(PREFIX + "sampling/", login_not_required(SamplingApi.as_view()), name="api-sampling"),
+    path(PREFIX + "throughput/", login_not_required(ThroughputApi.as_view()), name="api-throughput"),
+    path(PREFIX + "evaluate/", login_not_required(EvaluateRunApi.as_view()), name="api-evaluate"),
+    path(PREFIX + "plan/", login_not_required(CampaignPlanApi.as_view()), name="api-plan"),
+]

@@ -1,0 +1,18 @@
+from django.apps import AppConfig
+
+
+class GradedConfig(AppConfig):
+    """Graded judging with sampling and estimates. Plugs a judging mode into the core."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "graded"
+    verbose_name = "Graded judging"
+
+    def ready(self) -> None:
+        from graded.demo import demo_graded_campaign
+        from graded.modes import GradedMode
+        from labeling.demo import register_demo
+        from labeling.modes import register
+
+        register(GradedMode())
+        register_demo(demo_graded_campaign)

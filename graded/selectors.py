@@ -1,0 +1,110 @@
+"""Reads of graded tasks: progress and throughput of a graded campaign, an assessor's held task,
+and a task with what answering it needs."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, F, JSONField, OuterRef, Q, Subquery
+
+from labeling.models import Campaign, Draw, PoolItem, SamplingState, Task
+from labeling.permissions import member_role_remember
+from labeling.selectors import (
+    Progress,
+    Throughput,
+    assessor_judgments,
+    campaign_spent,
+    campaign_state,
+    member_role,
+    throughput_of,
+)
+
+
+def graded_progress(campaign: Campaign) -> Progress:
+    """`labeling.modes.campaign_progress` of a graded campaign: assessor judgments, pool items,
+    draws, tasks."""
+    count, spent = campaign_spent(campaign)
+    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
+    pool = PoolItem.objects.filter(campaign=campaign).aggregate(
+        size=Count("id"),
+        prejudged=Count("id", filter=Q(prejudged=True)),
+        drawn=Count("id", filter=Q(drawn=True)),
+    )
+    return Progress(
+        judgments=count,
+        budget=campaign.budget,
+        budget_unit=campaign.budget_unit,
+        spent=spent,
+        remaining=max(0.0, campaign.budget - spent),
+        pool_size=pool["size"] or 0,
+        prejudged=pool["prejudged"] or 0,
+        drawn=pool["drawn"] or 0,
+        status=str(campaign.status),
+        state=campaign_state(campaign, open_tasks),
+        strategy=campaign.strategy,
+        open_tasks=open_tasks,
+        draws=Draw.objects.filter(campaign=campaign).count(),
+    )
+
+
+def task_active_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> Task | None:
+    """The assessor's unanswered task in this campaign (leased, possibly expired), if any."""
+    return (
+        Task.objects.filter(campaign=campaign, assessor_id=assessor.pk, answered_at__isnull=True)
+        .select_related("topic", "document", "draw")
+        .order_by("order", "slot")
+        .first()
+    )
+
+
+def task_get_for_assessor(task_id: int, user: AbstractBaseUser | None = None) -> Task | None:
+    """A task with its campaign, its document's length as `document_length` and the campaign's cost
+    model as `sampling_cost_model` (what pricing the answer needs; None when unknown).
+
+    Given the user, the same query reads their role in the task's campaign and remembers it
+    for the request (see `campaign_visible`).
+    """
+    # The document's length prices the judgment; its text is not needed to answer.
+    cost_model = SamplingState.objects.filter(campaign_id=OuterRef("campaign_id")).values("cost_model")[:1]
+    related = Task.objects.select_related("campaign").annotate(
+        document_length=F("document__length"),
+        sampling_cost_model=Subquery(cost_model, output_field=JSONField()),
+    )
+    if user is None or not user.is_authenticated:
+        return related.filter(pk=task_id).first()
+    task = related.annotate(member_role=member_role(user, "campaign_id")).filter(pk=task_id).first()
+    if task is not None:
+        member_role_remember(user, task.campaign_id, task.member_role)  # type: ignore[attr-defined]
+    return task
+
+
+def graded_throughput(campaign: Campaign) -> tuple[Throughput, list[Throughput]]:
+    """`throughput_of` the campaign's assessor judgments."""
+    rows = (
+        assessor_judgments(campaign)
+        .order_by("created_at", "id")
+        .values_list("assessor__username", "seconds", "created_at")
+        .iterator(chunk_size=5000)
+    )
+    return throughput_of(rows)
+
+
+def campaign_throughput_summary(campaign: Campaign) -> dict[str, object]:
+    """Assessor throughput: per assessor judgments, median and mean seconds, judgments per hour of
+    judging time; overall the same, and the median seconds per judgment."""
+    overall, assessors = graded_throughput(campaign)
+
+    def summary(pace: Throughput) -> dict[str, float | int | None]:
+        return {
+            "judgments": pace.judgments,
+            "median_seconds": pace.median_seconds,
+            "mean_seconds": pace.mean_seconds,
+            "per_hour": pace.per_hour,
+        }
+
+    return {
+        **summary(overall),
+        "assessors": [
+            {"assessor": pace.assessor, **summary(pace), "last": pace.last.isoformat()}  # type: ignore[union-attr]
+            for pace in assessors
+        ],
+    }

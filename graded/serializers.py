@@ -1,0 +1,169 @@
+"""The graded mode's REST shapes: a graded item and its answer, the estimates and their history,
+the sampling distribution, throughput and a new run's evaluation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.models import Judgment, Task
+from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
+from labeling.strict_json import StrictSerializer
+
+
+class TaskOutputSerializer(StrictSerializer):
+    task = serializers.IntegerField(source="pk")
+    # A gold question is served as the grade item it looks like (graded.gold).
+    kind = serializers.SerializerMethodField()
+    campaign = serializers.IntegerField(source="campaign_id")
+    lease_expires_at = serializers.DateTimeField()
+    topic = TopicOutputSerializer()
+    document = DocumentOutputSerializer()
+
+    def get_kind(self, task: Task) -> str:
+        return Task.Kind.GRADE.value
+
+    @staticmethod
+    def of(task: Task) -> dict[str, Any]:
+        return _TASK_OUTPUT.to_representation(task)
+
+
+class AnswerInputSerializer(StrictSerializer):
+    grade = serializers.IntegerField(min_value=0)
+    seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=NOTE_MAX_CHARS, help_text="your note on this judgment"
+    )
+
+
+class JudgmentOutputSerializer(StrictSerializer):
+    id = serializers.IntegerField()
+    task = serializers.IntegerField(source="task_id")
+    grade = serializers.IntegerField()
+    seconds = serializers.FloatField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    @staticmethod
+    def of(judgment: Judgment) -> dict[str, Any]:
+        return _JUDGMENT_OUTPUT.to_representation(judgment)
+
+
+# One instance each serves every request on the judging path: binding a serializer's fields
+# (a deep copy of the declared ones) costs more than the conversion, and to_representation
+# keeps no state between calls.
+_TASK_OUTPUT = TaskOutputSerializer()
+
+
+_JUDGMENT_OUTPUT = JudgmentOutputSerializer()
+
+
+class _IntervalFieldsSerializer(StrictSerializer):
+    """How an estimate's interval was built and whether it can be trusted (rows and differences)."""
+
+    interval = serializers.CharField(
+        required=False, help_text="how low/high were built: skew_t, t, clt, hoeffding, bernstein, or any_n"
+    )
+    reliable = serializers.BooleanField(
+        required=False,
+        help_text="false below reliable_from distinct judged topics: low/high then hold the any-n bounds",
+    )
+    reliable_from = serializers.IntegerField(required=False)
+    any_n_low = serializers.FloatField(
+        required=False, allow_null=True, help_text="Hoeffding bound valid for any n, cut to the metric range"
+    )
+    any_n_high = serializers.FloatField(required=False, allow_null=True)
+
+
+class EstimateRowSerializer(_IntervalFieldsSerializer):
+    name = serializers.CharField()
+    metric = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    judged = serializers.IntegerField(required=False)
+    intervals = serializers.DictField(
+        required=False, help_text="item level: clt, hoeffding, bernstein [low, high]"
+    )
+    reason = serializers.CharField(required=False, help_text="why the value is null")
+
+
+class DifferenceSerializer(_IntervalFieldsSerializer):
+    systems = serializers.ListField(child=serializers.CharField())
+    metric = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    p_order_right = serializers.FloatField(allow_null=True)
+
+
+class EstimatesSerializer(StrictSerializer):
+    level = serializers.CharField()
+    systems = EstimateRowSerializer(many=True)
+    difference = DifferenceSerializer(allow_null=True)
+    spent = serializers.FloatField()
+    budget = serializers.FloatField()
+    budget_unit = serializers.CharField()
+    judgments = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    estimand = serializers.JSONField(
+        required=False,
+        help_text="{topics, ranked_topics, left_out, rule, core_rule}: the topics the estimates average over",
+    )
+
+
+class SnapshotSerializer(StrictSerializer):
+    id = serializers.IntegerField(
+        help_text="increases with every snapshot: pass it as ?after= to get newer ones"
+    )
+    created = serializers.CharField()
+    spent = serializers.FloatField()
+    budget = serializers.FloatField()
+    judgments = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    level = serializers.CharField()
+    systems = EstimateRowSerializer(many=True)
+    difference = DifferenceSerializer(allow_null=True)
+
+
+class SamplingTopicSerializer(StrictSerializer):
+    topic = serializers.CharField()
+    q = serializers.FloatField()
+    cost = serializers.FloatField()
+    expected = serializers.FloatField()
+
+
+class AssessorThroughputSerializer(StrictSerializer):
+    assessor = serializers.CharField()
+    judgments = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    mean_seconds = serializers.FloatField(allow_null=True)
+    per_hour = serializers.FloatField(allow_null=True)
+    last = serializers.CharField()
+
+
+class ThroughputSerializer(StrictSerializer):
+    judgments = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    mean_seconds = serializers.FloatField(allow_null=True)
+    per_hour = serializers.FloatField(allow_null=True)
+    assessors = AssessorThroughputSerializer(many=True)
+
+
+class RunEvaluationSerializer(StrictSerializer):
+    system = serializers.CharField()
+    metric = serializers.CharField()
+    level = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    unreachable_mass = serializers.FloatField(allow_null=True)
+    unreachable_share = serializers.FloatField(allow_null=True)
+    warning = serializers.CharField(allow_null=True)

@@ -1,0 +1,12 @@
+"""The graded mode's HTML routes: the gold form's actions and the dashboard's model summary."""
+
+from django.urls import path
+
+from graded import views
+
+app_name = "graded"
+
+urlpatterns = [
+    path("campaigns/<id:campaign_id>/gold/", views.campaign_gold, name="campaign_gold"),
+    path("campaigns/<id:campaign_id>/dashboard/model.json", views.dashboard_model, name="dashboard_model"),
+]

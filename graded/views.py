@@ -1,0 +1,185 @@
+"""The graded mode's pages: the judge page, the live dashboard and its model summary, the
+campaign page's graded section and gold panel, and the gold form's actions. The caller (the
+core's page views, through the mode seam) has checked who may see what."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from graded import gold
+from graded.forms import GoldForm
+from labeling.access import campaign_for_page
+from labeling.agreement import grade_agreement
+from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.models import Campaign, GoldItem, GoldSettings, Judgment, PoolItem, Skip
+from labeling.modes import export_links, mode_of
+from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
+from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
+from sampling import campaign_model_summary
+
+# How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
+DASHBOARD_POLL_SECONDS = 5
+
+
+def grade_scale(campaign: Campaign) -> list[dict[str, Any]]:
+    """The campaign's grades with their values and keys, lowest first."""
+    return [
+        {
+            "value": value,
+            "name": grade["name"],
+            "key": grade["key"],
+            "description": grade.get("description", ""),
+        }
+        for value, grade in enumerate(campaign.grades)
+    ]
+
+
+def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """The graded judge page: the query beside a document and its grade buttons; items come
+    from and go to the REST API without reloads."""
+    grades = grade_scale(campaign)
+    undo_seconds = settings.LABELING_UNDO_SECONDS
+    config = {
+        "campaign": campaign.pk,
+        "grades": grades,
+        "undo_window_seconds": undo_seconds,
+        "next_url": reverse("api-next", args=[campaign.pk]),
+        "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
+        "undo_url": reverse("api-undo", args=[campaign.pk]),
+        "skip_url": reverse("api-skip", args=[0]).replace("/0/", "/{task}/"),
+        "lease_url": reverse("api-lease", args=[0]).replace("/0/", "/{task}/"),
+        "progress_url": reverse("api-progress", args=[campaign.pk]),
+        "login_url": reverse("login"),
+    }
+    context = {
+        "campaign": campaign,
+        "grades": grades,
+        "undo_window_seconds": undo_seconds,
+        "judge_config": config,
+        "skip_reasons": Skip.Reason.choices,
+        "note_max_chars": NOTE_MAX_CHARS,
+        # Words of the shared judging chrome (labeling/_judge_chrome.html).
+        "judge_unit": "item",
+        "judge_answer": "judgment",
+    }
+    return render(request, "graded/judge.html", context)
+
+
+def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """Estimates with intervals, their history, the budget, the sampling distribution and
+    throughput; the page polls the REST API."""
+    api = {
+        name: reverse(f"api-{name}", args=[campaign.pk])
+        for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
+    }
+    can_manage = request.user.has_perm(MANAGE, campaign)
+    config = {
+        "campaign": campaign.pk,
+        "metric": campaign.metric,
+        "urls": {**api, "model": reverse("graded:dashboard_model", args=[campaign.pk])},
+        "poll_seconds": DASHBOARD_POLL_SECONDS,
+        "can_evaluate": can_manage,
+    }
+    context = {
+        "campaign": campaign,
+        "model": campaign_model_summary(campaign),
+        "exports": export_links(campaign, "dashboard") if request.user.has_perm(EXPORT, campaign) else [],
+        "dashboard_config": config,
+        "can_manage": can_manage,
+        "skips": skip_counts(campaign),
+        "skipped_by_everyone": items_skipped_by_every_assessor(campaign),
+        "notes": notes_and_skips(campaign),
+        "gold_paused": gold.gold_paused_assessors(campaign) if can_manage else [],
+    }
+    return render(request, "graded/dashboard.html", context)
+
+
+@login_required
+@require_GET
+def dashboard_model(request: HttpRequest, campaign_id: int) -> JsonResponse:
+    """The strategy and the label and cost models of the last refit, for the dashboard (404 for a
+    campaign whose mode does not sample)."""
+    campaign = campaign_for_page(request, campaign_id, VIEW_RESULTS)
+    if not mode_of(campaign).uses_sampling:
+        raise Http404("This campaign's judging mode does not sample.")
+    return JsonResponse(campaign_model_summary(campaign))
+
+
+def campaign_section(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
+    """The campaign page's graded section: grades, agreement, the budget planner."""
+    can_plan = request.user.has_perm(MANAGE, campaign) and PoolItem.objects.filter(campaign=campaign).exists()
+    return {
+        "template": "graded/_section.html",
+        "grades": grade_scale(campaign),
+        "agreement": grade_agreement(campaign),
+        "plan_url": reverse("api-plan", args=[campaign.pk]) if can_plan else None,
+    }
+
+
+def gold_panel(campaign: Campaign) -> dict[str, Any]:
+    """The campaign page's gold panel (graded tasks in every mode that has them): counts, the
+    settings form, per-assessor quality, and the notice of paused assessors at the top."""
+    record = GoldSettings.objects.filter(campaign=campaign).first()
+    initial = {"share": 0.0, "qualification": 0, "min_accuracy": 0.0, "min_answers": 5}
+    if record is not None:
+        initial = {
+            "share": round(100 * record.share, 2),
+            "qualification": record.qualification,
+            "min_accuracy": round(100 * record.min_accuracy, 2),
+            "min_answers": record.min_answers,
+        }
+    quality = gold.gold_quality(campaign)
+    return {
+        "template": "graded/_gold.html",
+        "notice_template": "graded/_gold_notice.html",
+        "items": GoldItem.objects.filter(campaign=campaign).count(),
+        "qrels": Judgment.objects.filter(campaign=campaign, source=Judgment.Source.QRELS).count(),
+        "form": GoldForm(initial=initial),
+        "quality": quality,
+        "paused": [row["assessor"] for row in quality if row["paused"]],
+    }
+
+
+@login_required
+@require_POST
+def campaign_gold(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Gold settings, marking gold items, or resuming a paused assessor (by the button pressed)."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    action = request.POST.get("action", "settings")
+    if action == "mark":
+        made = (
+            gold.gold_mark_agreed(campaign=campaign)
+            if request.POST.get("source") == "agreed"
+            else gold.gold_mark_from_qrels(campaign=campaign)
+        )
+        messages.success(request, f"{made} new gold item(s).")
+    elif action == "resume":
+        user = get_object_or_404(get_user_model(), username=request.POST.get("username", ""))
+        gold.gold_resume(campaign=campaign, assessor=user)
+        messages.success(
+            request, f"{user.get_username()} can judge again; their earlier gold answers no longer count."
+        )
+    else:
+        form = GoldForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, f"Gold settings not changed: {form.errors.as_text()}")
+        else:
+            data = form.cleaned_data
+            gold.gold_configure(
+                campaign=campaign,
+                share=data["share"] / 100,
+                qualification=data["qualification"],
+                min_accuracy=data["min_accuracy"] / 100,
+                min_answers=data["min_answers"],
+            )
+            messages.success(request, "Gold settings saved.")
+    return redirect("labeling:campaign_detail", campaign_id=campaign.pk)

@@ -1,0 +1,23 @@
+"""The top-k demo campaign: the generated collection judged in pairs (HeapSort top-5 of each
+topic's best 12 documents, two lists per topic)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from labeling.demo import DEMO_TOPK_CAMPAIGN, demo_campaign_draft, demo_fill_and_start
+from labeling.models import Campaign
+
+
+@transaction.atomic
+def demo_topk_campaign() -> Campaign:
+    campaign, created = demo_campaign_draft(
+        DEMO_TOPK_CAMPAIGN,
+        judging_mode="topk",
+        mode_settings={"k": 5, "documents_per_topic": 12},
+        overlap=2,  # two lists per topic, so the dashboard can show agreement
+        budget=400,
+        budget_unit=Campaign.BudgetUnit.JUDGMENTS,
+        seed=2025,
+    )
+    return demo_fill_and_start(campaign) if created else campaign

@@ -1,0 +1,51 @@
+"""The sampling engine: which topics or documents to judge next so that DCG/ERR estimates of the
+runs are unbiased and as precise as the budget allows, and the estimates themselves.
+
+It turns a campaign's stored pool and judgments into the numeric core's arrays (`estimation`),
+keeps the sampling state (label model, costs, q) and the draws with their propensities, stores
+estimate snapshots, plans budgets and evaluates new runs on the stored draws. The modes that
+sample (graded) use it through the names below; its modules are its own business (the layering
+test holds every other package to this surface).
+"""
+
+from sampling.dashboard import campaign_model_summary
+from sampling.draws import draws_top_up, queue_target, tasks_trim_to_budget, tasks_unleased_count
+from sampling.estimates import estimates_compute, estimates_current, snapshot_record
+from sampling.evaluation import evaluation_runs_import, run_evaluate
+from sampling.exports import (
+    draws_csv,
+    estimates_history,
+    estimates_history_csv,
+    estimates_history_json,
+    sampling_csv,
+)
+from sampling.label_model import item_cost_units
+from sampling.planning import campaign_plan
+from sampling.pool_arrays import pool_depth_of
+from sampling.state import sampling_per_topic, sampling_state_refresh
+from sampling.strategies import STRATEGIES, strategy_for
+
+__all__ = [
+    "STRATEGIES",
+    "campaign_model_summary",
+    "campaign_plan",
+    "draws_csv",
+    "draws_top_up",
+    "estimates_compute",
+    "estimates_current",
+    "estimates_history",
+    "estimates_history_csv",
+    "estimates_history_json",
+    "evaluation_runs_import",
+    "item_cost_units",
+    "pool_depth_of",
+    "queue_target",
+    "run_evaluate",
+    "sampling_csv",
+    "sampling_per_topic",
+    "sampling_state_refresh",
+    "snapshot_record",
+    "strategy_for",
+    "tasks_trim_to_budget",
+    "tasks_unleased_count",
+]
