@@ -45,8 +45,11 @@ test: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_core.py
 
+# Style (ruff) and types (mypy with the Django and DRF plugins, settings in pyproject.toml).
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .hypothesis

@@ -17,6 +17,7 @@ from graded.gold import GoldPaused, gold_answer
 from graded.judging import judgment_undo, task_answer, task_next
 from graded.serializers import AnswerInputSerializer, JudgmentOutputSerializer, TaskOutputSerializer
 from labeling import selectors, token_access
+from labeling.access import request_user
 from labeling.api.common import bad_request, conflict, json_response
 from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Task
@@ -46,7 +47,7 @@ def _answer(
             answer, created = gold_answer(
                 task=task, assessor=user, grade=grade, seconds=seconds, now=timezone.now()
             )
-            body = {
+            body: dict[str, Any] = {
                 "id": answer.pk,
                 "task": task.pk,
                 "grade": answer.grade,
@@ -73,13 +74,13 @@ def _paused(paused: GoldPaused) -> HttpResponse:
 
 def next_response(request: Request, campaign: Campaign) -> HttpResponse:
     try:
-        return _next_response(task_next(campaign=campaign, assessor=request.user))
+        return _next_response(task_next(campaign=campaign, assessor=request_user(request)))
     except GoldPaused as paused:
         return _paused(paused)
 
 
 def answer_response(request: Request, task_id: int) -> Response:
-    task = graded_selectors.task_get_for_assessor(task_id, request.user)
+    task = graded_selectors.task_get_for_assessor(task_id, request_user(request))
     if task is None or not selectors.campaign_visible(request.user, task.campaign):
         raise NotFound("No such task.")
     if not request.user.has_perm(JUDGE, task.campaign):
@@ -99,7 +100,7 @@ def answer_response(request: Request, task_id: int) -> Response:
 
 def undo_response(request: Request, campaign: Campaign) -> Response:
     try:
-        task = judgment_undo(campaign=campaign, assessor=request.user)
+        task = judgment_undo(campaign=campaign, assessor=request_user(request))
     except UndoNotAllowed as refusal:
         return conflict(str(refusal))
     return Response(TaskOutputSerializer.of(task))

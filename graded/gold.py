@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, F, Max, Min, Q
 from django.utils import timezone
@@ -95,7 +95,7 @@ def _mark(campaign: Campaign, pairs: Any, source: str) -> int:
 
 
 @transaction.atomic
-def gold_resume(*, campaign: Campaign, assessor: AbstractBaseUser) -> int:
+def gold_resume(*, campaign: Campaign, assessor: User) -> int:
     """The coordinator lets a paused assessor go on: their gold answers so far stop counting
     toward the threshold (they stay in the quality table); returns how many."""
     return GoldAnswer.objects.filter(gold__campaign=campaign, assessor_id=assessor.pk, counted=True).update(
@@ -123,7 +123,7 @@ def gold_standing(campaign: Campaign, assessor_id: int) -> dict[str, Any]:
     return {"answered": answered, "right": right, "accuracy": accuracy, "paused": paused}
 
 
-def gold_task_for(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> Task | None:
+def gold_task_for(campaign: Campaign, assessor: User, now: datetime) -> Task | None:
     """A gold question for this assessor now, leased to them, or None (no gold due). Raises
     GoldPaused when their accuracy is below the threshold."""
     if not campaign.gold_active:  # read with the campaign: no query on the usual path
@@ -191,7 +191,7 @@ def gold_task_for(campaign: Campaign, assessor: AbstractBaseUser, now: datetime)
 
 @transaction.atomic
 def gold_answer(
-    *, task: Task, assessor: AbstractBaseUser, grade: int, seconds: float | None, now: datetime
+    *, task: Task, assessor: User, grade: int, seconds: float | None, now: datetime
 ) -> tuple[GoldAnswer, bool]:
     """Store the answer to a gold question: (answer, created); a repeat returns the stored one."""
     if not lease_close(Task, task.pk, assessor, now):

@@ -15,9 +15,11 @@ import functools
 import math
 import threading
 from datetime import datetime
+from typing import Any
 
+import numpy as np
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -47,7 +49,7 @@ from sampling import draws_top_up, queue_target, tasks_unleased_count
 MAX_SECONDS = 24 * 3600.0
 
 
-def _not_held(campaign: Campaign, assessor: AbstractBaseUser) -> Q:
+def _not_held(campaign: Campaign, assessor: User) -> Q:
     """With overlap > 1, items this assessor already holds (or judged) go to others."""
     if campaign.overlap <= 1:
         return Q()
@@ -60,7 +62,7 @@ def _not_held(campaign: Campaign, assessor: AbstractBaseUser) -> Q:
     return ~Q(Exists(held))
 
 
-def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> QuerySet[Task]:
+def _candidates(campaign: Campaign, assessor: User, now: datetime) -> QuerySet[Task]:
     candidates = Task.objects.filter(campaign_id=campaign.pk).filter(unanswered_claimable(now))
     candidates = candidates.filter(_not_held(campaign, assessor)).exclude(skipped_by(campaign.pk, assessor))
     return candidates.order_by("order", "slot", "id")
@@ -75,12 +77,12 @@ def _not_skipped_sql() -> str:
 
 @functools.cache
 def _field_names(model: type[models.Model]) -> list[str]:
-    return [field.attname for field in model._meta.concrete_fields]
+    return [str(field.attname) for field in model._meta.concrete_fields]
 
 
 def _columns(model: type[models.Model], alias: str) -> str:
     quote = connection.ops.quote_name
-    return ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
+    return ", ".join(f"{alias}.{quote(str(field.column))}" for field in model._meta.concrete_fields)
 
 
 def _claim_condition(running: bool, overlap: bool) -> str:
@@ -140,9 +142,7 @@ def _claim_sql(running: bool, overlap: bool, standalone: bool) -> str:
     return sql
 
 
-def _task_claim_locking(
-    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
-) -> Task | None:
+def _task_claim_locking(campaign: Campaign, assessor: User, now: datetime, running: bool) -> Task | None:
     """PostgreSQL: one statement picks the assessor's own unanswered task first (renewing it),
     else the first claimable one (SELECT ... FOR UPDATE SKIP LOCKED), leases it and returns it
     with its topic and document. Hand-written because this runs for every item served and the
@@ -153,7 +153,7 @@ def _task_claim_locking(
     task_names, topic_names, document_names = (_field_names(model) for model in (Task, Topic, Document))
     expires = lease_expiry(now, campaign.lease_seconds)
     low_water = queue_target(campaign.pk, now)
-    parameters = {
+    parameters: dict[str, Any] = {
         "me": assessor.pk,
         "now": now,
         "expires": expires,
@@ -225,9 +225,7 @@ def _claim_sql_sqlite(running: bool, overlap: bool) -> str:
     """
 
 
-def _task_claim_single(
-    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
-) -> Task | None:
+def _task_claim_single(campaign: Campaign, assessor: User, now: datetime, running: bool) -> Task | None:
     """SQLite: one UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING picks the assessor's own
     unanswered task first (renewing it), else the first claimable one, and leases it.
 
@@ -256,9 +254,7 @@ def _task_claim_single(
     return task
 
 
-def _task_claim_conditional(
-    campaign: Campaign, assessor: AbstractBaseUser, now: datetime, running: bool
-) -> Task | None:
+def _task_claim_conditional(campaign: Campaign, assessor: User, now: datetime, running: bool) -> Task | None:
     """Other databases: renew the assessor's own task, else win a conditional UPDATE."""
     current = task_active_for_assessor(campaign, assessor)
     seconds = campaign.lease_seconds
@@ -275,7 +271,7 @@ def _task_claim_conditional(
     return None
 
 
-def _task_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> Task | None:
+def _task_claim(campaign: Campaign, assessor: User, now: datetime) -> Task | None:
     """Lease the assessor's own unanswered task, else the first claimable task; None if none."""
     running = campaign.status == Campaign.Status.RUNNING
     if connection.features.has_select_for_update_skip_locked:
@@ -289,7 +285,7 @@ def _task_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -
 CLAIM_ATTEMPTS = 10
 
 
-def task_next(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Task | None:
+def task_next(*, campaign: Campaign, assessor: User, now: datetime | None = None) -> Task | None:
     """Lease the assessor's next task (their current one first); None when nothing is left."""
     now = now or timezone.now()
     if campaign.status == Campaign.Status.RUNNING:
@@ -328,7 +324,7 @@ def _grade_and_seconds(campaign: Campaign, grade: int, seconds: float | None) ->
 def task_answer(
     *,
     task: Task,
-    assessor: AbstractBaseUser,
+    assessor: User,
     grade: int,
     seconds: float | None,
     now: datetime | None = None,
@@ -380,8 +376,8 @@ def task_answer(
 
 
 # The judgment's columns the answer statement writes.
-_JUDGMENT_COLUMNS = ("campaign_id", "topic_id", "document_id", "assessor_id", "grade", "seconds", "cost")
-_JUDGMENT_COLUMNS += ("source", "task_id", "draw_id", "note", "created_at")
+_JUDGMENT_COLUMNS: tuple[str, ...] = ("campaign_id", "topic_id", "document_id", "assessor_id", "grade")
+_JUDGMENT_COLUMNS += ("seconds", "cost", "source", "task_id", "draw_id", "note", "created_at")
 
 
 @functools.cache
@@ -431,7 +427,7 @@ def _judgment_cost(task: Task) -> float:
     from sampling import item_cost_units
 
     if hasattr(task, "sampling_cost_model"):  # read with the task (see task_get_for_assessor)
-        cost_model, length = task.sampling_cost_model, task.document_length
+        cost_model, length = task.sampling_cost_model, getattr(task, "document_length", None)
     else:
         cost_model = (
             SamplingState.objects.filter(campaign_id=task.campaign_id)
@@ -441,11 +437,12 @@ def _judgment_cost(task: Task) -> float:
         length = Document.objects.filter(pk=task.document_id).values_list("length", flat=True).first()
     if not cost_model:
         return 1.0
-    return float(item_cost_units(cost_model, [float("nan") if length is None else float(length)])[0])
+    lengths = np.array([float("nan") if length is None else float(length)])
+    return float(item_cost_units(cost_model, lengths)[0])
 
 
 @transaction.atomic
-def judgment_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Task:
+def judgment_undo(*, campaign: Campaign, assessor: User, now: datetime | None = None) -> Task:
     """Take back the assessor's last judgment within the undo window; its task is leased to them again."""
     now = now or timezone.now()
     judgment = (
@@ -469,12 +466,14 @@ def judgment_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: dateti
     if (now - judgment.created_at).total_seconds() > settings.LABELING_UNDO_SECONDS:
         raise UndoNotAllowed(f"judgments can only be undone within {settings.LABELING_UNDO_SECONDS} seconds")
     task_id = judgment.task_id
+    if task_id is None:  # imported qrels are no one's answer
+        raise UndoNotAllowed("this judgment was imported, not answered: it cannot be undone")
     judgment.delete()
     lease_reopen(Task, task_id, assessor, now, campaign.lease_seconds)
     return Task.objects.select_related("topic", "document", "draw").get(pk=task_id)
 
 
-def task_lease_hold(*, task_id: int, assessor: AbstractBaseUser, state: str) -> bool:
+def task_lease_hold(*, task_id: int, assessor: User, state: str) -> bool:
     """The holder's judging page is active, idle (hidden) or left (closed): see
     `labeling.leases.lease_hold`. False when the assessor does not hold the task."""
     task = Task.objects.filter(pk=task_id).select_related("campaign").first()
@@ -485,7 +484,7 @@ def task_lease_hold(*, task_id: int, assessor: AbstractBaseUser, state: str) -> 
 
 @transaction.atomic
 def task_skip(
-    *, task: Task, assessor: AbstractBaseUser, reason: str, note: str = "", now: datetime | None = None
+    *, task: Task, assessor: User, reason: str, note: str = "", now: datetime | None = None
 ) -> Skip:
     """The assessor gives back the graded task they hold; LeaseConflict if they do not hold it
     (answered, expired and taken by someone else, or never theirs)."""

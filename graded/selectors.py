@@ -3,7 +3,7 @@ and a task with what answering it needs."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, F, JSONField, OuterRef, Q, Subquery
 
 from labeling.models import Campaign, Draw, PoolItem, SamplingState, Task
@@ -46,7 +46,7 @@ def graded_progress(campaign: Campaign) -> Progress:
     )
 
 
-def task_active_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> Task | None:
+def task_active_for_assessor(campaign: Campaign, assessor: User) -> Task | None:
     """The assessor's unanswered task in this campaign (leased, possibly expired), if any."""
     return (
         Task.objects.filter(campaign=campaign, assessor_id=assessor.pk, answered_at__isnull=True)
@@ -56,7 +56,7 @@ def task_active_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> 
     )
 
 
-def task_get_for_assessor(task_id: int, user: AbstractBaseUser | None = None) -> Task | None:
+def task_get_for_assessor(task_id: int, user: User | None = None) -> Task | None:
     """A task with its campaign, its document's length as `document_length` and the campaign's cost
     model as `sampling_cost_model` (what pricing the answer needs; None when unknown).
 
@@ -73,7 +73,7 @@ def task_get_for_assessor(task_id: int, user: AbstractBaseUser | None = None) ->
         return related.filter(pk=task_id).first()
     task = related.annotate(member_role=member_role(user, "campaign_id")).filter(pk=task_id).first()
     if task is not None:
-        member_role_remember(user, task.campaign_id, task.member_role)  # type: ignore[attr-defined]
+        member_role_remember(user, task.campaign_id, task.member_role)
     return task
 
 
@@ -104,7 +104,7 @@ def campaign_throughput_summary(campaign: Campaign) -> dict[str, object]:
     return {
         **summary(overall),
         "assessors": [
-            {"assessor": pace.assessor, **summary(pace), "last": pace.last.isoformat()}  # type: ignore[union-attr]
+            {"assessor": pace.assessor, **summary(pace), "last": pace.last.isoformat()}  # type: ignore[union-attr]  # throughput rows with answers have a last time
             for pace in assessors
         ],
     }

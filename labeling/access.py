@@ -7,6 +7,7 @@ mode package imports them without importing another package's views.
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied as PagePermissionDenied
 from django.http import Http404, HttpRequest
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -14,6 +15,15 @@ from rest_framework.request import Request
 
 from labeling.models import Campaign
 from labeling.selectors import campaign_get_for_user
+
+
+def request_user(request: HttpRequest | Request) -> User:
+    """The signed-in user of a request to a page or endpoint that requires a login (the login
+    middleware, DRF's IsAuthenticated): a refusal, not a crash, should one arrive without."""
+    user = request.user
+    if not isinstance(user, User):
+        raise PagePermissionDenied("Log in first.")
+    return user
 
 
 def campaign_for(request: Request, campaign_id: int, permission: str | None) -> Campaign:

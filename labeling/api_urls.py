@@ -8,7 +8,7 @@ from labeling import api
 from labeling.modes import every_export
 
 
-def _api(view):  # type: ignore[no-untyped-def]
+def _api(view):
     # DRF authenticates (session or token) and answers 401/403 itself; the site-wide login
     # redirect would send API clients to an HTML page instead.
     return login_not_required(view)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from labeling.models import Campaign, CampaignMember
@@ -10,7 +10,7 @@ from labeling.permissions import is_admin
 from labeling.selectors import campaign_list_for_user
 
 
-def campaigns_to_judge(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
+def campaigns_to_judge(user: User | AnonymousUser) -> QuerySet[Campaign]:
     """Campaigns the user is an assessor of (their judging work list)."""
     if not user.is_authenticated:
         return Campaign.objects.none()
@@ -19,7 +19,7 @@ def campaigns_to_judge(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campa
     ).order_by("-created_at")
 
 
-def campaigns_to_manage(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
+def campaigns_to_manage(user: User | AnonymousUser) -> QuerySet[Campaign]:
     """Campaigns the user coordinates (all of them for admins)."""
     if is_admin(user):
         return campaign_list_for_user(user).order_by("-created_at")
@@ -36,9 +36,7 @@ ARCHIVED = "archived"
 LIST_FILTERS = (*Campaign.Status.values, ARCHIVED)
 
 
-def campaigns_listed(
-    user: AbstractBaseUser | AnonymousUser, search: str = "", status: str = ""
-) -> QuerySet[Campaign]:
+def campaigns_listed(user: User | AnonymousUser, search: str = "", status: str = "") -> QuerySet[Campaign]:
     """The coordinator's campaign list: name or metric containing `search`, one status (or the
     archived ones; archived campaigns show only there), newest first, with their progress."""
     campaigns = campaigns_to_manage(user).select_related("progress")

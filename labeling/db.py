@@ -31,14 +31,15 @@ def prepared_cursor() -> CursorWrapper:
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     with connection.wrap_database_errors:
-        raw = ServerBindingCursor(connection.connection)
+        # django-stubs types the class without psycopg's constructor (a connection argument).
+        raw = ServerBindingCursor(connection.connection)  # type: ignore[call-arg]
     if connection.queries_logged:
         return _PreparedDebugCursor(raw, connection)
-    return connection.make_cursor(raw)
+    return connection.make_cursor(raw)  # type: ignore[arg-type]  # a psycopg cursor, as Django's own
 
 
 class _PreparedDebugCursor(CursorDebugWrapper):
-    def execute(self, sql: str, params: Any = None) -> Any:
+    def execute(self, sql: Any, params: Any = None) -> Any:
         # psycopg keeps no text of a prepared statement to log: log the statement as written.
         with self.debug_sql(sql, params):
             return CursorWrapper.execute(self, sql, params)

@@ -8,10 +8,11 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from labeling.models import Campaign
@@ -175,7 +176,7 @@ def demo_collection(
     return topics, documents, runs, grades
 
 
-def _demo_user(username: str, role: str) -> AbstractBaseUser:
+def _demo_user(username: str, role: str) -> User:
     user, _ = get_user_model().objects.get_or_create(username=username)
     user.set_password(DEMO_PASSWORD)  # demo accounts only: a known, printed password
     user.is_staff = user.is_superuser = role == ROLE_ADMIN
@@ -218,7 +219,7 @@ DEMO_GRADES = [
 ]
 
 
-def demo_campaign_draft(name: str, **fields: object) -> tuple[Campaign, bool]:
+def demo_campaign_draft(name: str, **fields: Any) -> tuple[Campaign, bool]:
     """The demo campaign of this name: (it, False) when it exists, else (a new draft by
     demo-coordinator with these fields, True)."""
     existing = Campaign.objects.filter(name=name).first()

@@ -87,12 +87,12 @@ class CampaignCreateForm(forms.Form):
         label="k (top-k)", min_value=1, required=False, help_text="Only for top-k judging: default 10."
     )
 
-    extra_fields = ("goal_k", "judging_mode", "topk_k")
+    extra_field_names = ("goal_k", "judging_mode", "topk_k")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # The template lays out the main fields itself and loops over the remaining ones.
-        self.extra_fields = [self[name] for name in type(self).extra_fields]  # type: ignore[misc]
+        self.extra_fields = [self[name] for name in self.extra_field_names]
 
     def clean_metric(self) -> str:
         text = self.cleaned_data["metric"].strip()
@@ -141,7 +141,8 @@ class GuidelinesForm(forms.Form):
         initial = {"guidelines": campaign.guidelines}
         for value, grade in enumerate(campaign.grades):
             initial[f"grade_{value}"] = grade.get("description", "")
-        super().__init__(*args, initial=initial, **kwargs)
+        kwargs["initial"] = initial
+        super().__init__(*args, **kwargs)
         for value, grade in enumerate(campaign.grades):
             self.fields[f"grade_{value}"] = forms.CharField(
                 required=False,

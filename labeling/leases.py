@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import models
 from django.db.models import Q
 
@@ -41,7 +41,7 @@ def unanswered_claimable(now: datetime) -> Q:
 def lease_claim(
     model: type[models.Model],
     pk: int,
-    assessor: AbstractBaseUser,
+    assessor: User,
     now: datetime,
     seconds: int,
     claimable: Q,
@@ -69,7 +69,7 @@ LEASE_STATES: tuple[str, ...] = ("active", "idle", "left")
 def lease_hold(
     model: type[models.Model],
     pk: int,
-    assessor: AbstractBaseUser,
+    assessor: User,
     state: str,
     seconds: int,
     now: datetime,
@@ -88,7 +88,7 @@ def lease_hold(
     return lease_renew(model, pk, now, seconds, held)
 
 
-def lease_close(model: type[models.Model], pk: int, assessor: AbstractBaseUser, now: datetime) -> bool:
+def lease_close(model: type[models.Model], pk: int, assessor: User, now: datetime) -> bool:
     """The holder answers: close an unexpired lease (True), or nothing matches (False: expired,
     someone else's, or answered already, which is what makes a double submit store once)."""
     rows = model._default_manager.filter(
@@ -110,7 +110,7 @@ def lease_return(model: type[models.Model], pk: int, **also: object) -> None:
 def lease_reopen(
     model: type[models.Model],
     pk: int,
-    assessor: AbstractBaseUser,
+    assessor: User,
     now: datetime,
     seconds: int,
     **also: object,

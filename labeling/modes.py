@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
+    from django.http.response import HttpResponseBase
     from rest_framework.request import Request
-    from rest_framework.response import Response
     from rest_framework.serializers import Serializer
 
     from estimation.metrics.spec import Metric
@@ -136,15 +136,15 @@ class JudgingMode:
         counts these. Default: none."""
         return 0
 
-    def next_response(self, request: Request, campaign: Campaign) -> Response:
+    def next_response(self, request: Request, campaign: Campaign) -> HttpResponseBase:
         """200 with the assessor's next item (`kind` = task_kind), 204 when nothing is left."""
         raise NotImplementedError
 
-    def answer_response(self, request: Request, task_id: int) -> Response:
+    def answer_response(self, request: Request, task_id: int) -> HttpResponseBase:
         """Store an answer to one of this mode's items."""
         raise NotImplementedError
 
-    def undo_response(self, request: Request, campaign: Campaign) -> Response:
+    def undo_response(self, request: Request, campaign: Campaign) -> HttpResponseBase:
         """Take back the assessor's last answer; 200 with its item again, 409 if not allowed."""
         raise NotImplementedError
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group, User
 
 ROLE_ASSESSOR = "assessor"
 ROLE_COORDINATOR = "coordinator"
@@ -38,33 +38,34 @@ def member_roles_with(permission: str) -> tuple[str, ...]:
     return tuple(role for role, granted in _MEMBER_PERMISSIONS.items() if permission in granted)
 
 
-def user_role(user: AbstractBaseUser | AnonymousUser) -> str | None:
+def user_role(user: User | AnonymousUser) -> str | None:
     """The user's highest global role, or None (an outsider)."""
     if not user.is_authenticated:
         return None
-    cached = getattr(user, "_labeling_role", False)
+    cached: str | None | bool = getattr(user, "_labeling_role", False)
     if cached is not False:
-        return cached
-    if user.is_superuser:  # type: ignore[union-attr]
+        return cached if isinstance(cached, str) else None
+    if user.is_superuser:
         role: str | None = ROLE_ADMIN
     else:
-        names = set(user.groups.values_list("name", flat=True))  # type: ignore[union-attr]
+        names = set(user.groups.values_list("name", flat=True))
         role = next((name for name in (ROLE_ADMIN, ROLE_COORDINATOR, ROLE_ASSESSOR) if name in names), None)
-    user._labeling_role = role  # type: ignore[union-attr]
+    # Remembered on the user object for the rest of the request (the request keeps one user).
+    setattr(user, "_labeling_role", role)  # noqa: B010
     return role
 
 
-def is_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_admin(user: User | AnonymousUser) -> bool:
     """True for superusers and members of the admin group."""
     return user_role(user) == ROLE_ADMIN
 
 
-def is_coordinator(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_coordinator(user: User | AnonymousUser) -> bool:
     """True for coordinators and admins: they may create campaigns and users."""
     return user_role(user) in (ROLE_COORDINATOR, ROLE_ADMIN)
 
 
-def campaign_member_role(user: AbstractBaseUser | AnonymousUser, campaign_id: int) -> str | None:
+def campaign_member_role(user: User | AnonymousUser, campaign_id: int) -> str | None:
     """The user's role in one campaign (cached on the user object for the request)."""
     if not user.is_authenticated:
         return None
@@ -80,7 +81,7 @@ def campaign_member_role(user: AbstractBaseUser | AnonymousUser, campaign_id: in
     return cache[campaign_id]
 
 
-def member_role_remember(user: AbstractBaseUser | AnonymousUser, campaign_id: int, role: str | None) -> None:
+def member_role_remember(user: User | AnonymousUser, campaign_id: int, role: str | None) -> None:
     """Remember the user's role in a campaign for the request (a selector read it already)."""
     if user.is_authenticated:
         user.__dict__.setdefault("_labeling_member_roles", {})[campaign_id] = role

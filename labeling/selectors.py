@@ -7,8 +7,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum, Window
 from django.db.models.functions import RowNumber
 
@@ -91,7 +92,7 @@ def units_progress(
     )
 
 
-def campaign_list_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Campaign]:
+def campaign_list_for_user(user: User | AnonymousUser) -> QuerySet[Campaign]:
     """Campaigns the user may see: all for admins, else those they are a member of."""
     if not user.is_authenticated:
         return Campaign.objects.none()
@@ -100,13 +101,13 @@ def campaign_list_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[C
     return Campaign.objects.filter(members__user_id=user.pk).distinct()
 
 
-def member_role(user: AbstractBaseUser, campaign_ref: str) -> Subquery:
+def member_role(user: User, campaign_ref: str) -> Subquery:
     return Subquery(
         CampaignMember.objects.filter(campaign_id=OuterRef(campaign_ref), user_id=user.pk).values("role")[:1]
     )
 
 
-def campaign_get_for_user(user: AbstractBaseUser | AnonymousUser, campaign_id: int) -> Campaign | None:
+def campaign_get_for_user(user: User | AnonymousUser, campaign_id: int) -> Campaign | None:
     """One campaign if the user may see it, else None (callers answer 404).
 
     One query fetches the campaign and the user's role in it; the role is remembered for the
@@ -117,11 +118,11 @@ def campaign_get_for_user(user: AbstractBaseUser | AnonymousUser, campaign_id: i
     campaign = Campaign.objects.annotate(member_role=member_role(user, "pk")).filter(pk=campaign_id).first()
     if campaign is None:
         return None
-    member_role_remember(user, campaign.pk, campaign.member_role)  # type: ignore[attr-defined]
+    member_role_remember(user, campaign.pk, campaign.member_role)
     return campaign if campaign_visible(user, campaign) else None
 
 
-def campaign_visible(user: AbstractBaseUser | AnonymousUser, campaign: Campaign) -> bool:
+def campaign_visible(user: User | AnonymousUser, campaign: Campaign) -> bool:
     """True for the campaign's members and for admins."""
     return campaign_member_role(user, campaign.pk) is not None or is_admin(user)
 
@@ -249,7 +250,7 @@ def throughput_of(
     return overall, per_assessor
 
 
-def ranking_positions(entries: QuerySet[RankingEntry], depth: int) -> QuerySet[RankingEntry]:
+def ranking_positions(entries: QuerySet[RankingEntry], depth: int) -> QuerySet[Any]:
     """Run entries annotated with `position` in trec_eval order (score descending, then docno
     descending; the run's rank column is ignored), cut at `depth`."""
     return entries.annotate(
@@ -271,9 +272,7 @@ class OwnTally:
     total_seconds: float
 
 
-def own_judgments(
-    user: AbstractBaseUser, campaign_id: int | None = None, search: str = ""
-) -> QuerySet[Judgment]:
+def own_judgments(user: User, campaign_id: int | None = None, search: str = "") -> QuerySet[Judgment]:
     """The assessor's own judgments, newest first, with topic, document, campaign and how many times
     each was changed; `search` matches query id, topic title, docno or document title."""
     judgments = Judgment.objects.filter(assessor_id=user.pk, source=Judgment.Source.ASSESSOR)
@@ -294,9 +293,7 @@ def own_judgments(
     )
 
 
-def own_tally(
-    user: AbstractBaseUser, campaign_id: int | None = None, now: datetime | None = None
-) -> OwnTally:
+def own_tally(user: User, campaign_id: int | None = None, now: datetime | None = None) -> OwnTally:
     """Judged today (since local midnight) and in all, with the time measured (pauses excluded)."""
     from django.utils import timezone
 

@@ -20,7 +20,7 @@ class CustomDcgSerializer(StrictSerializer):
     discounts = serializers.ListField(
         child=serializers.FloatField(), help_text="discount per position 1..K (at least the cutoff); > 0"
     )
-    source = serializers.CharField(
+    source = serializers.CharField(  # type: ignore[assignment]  # a field named like DRF's Field.source
         max_length=500, required=False, default="", help_text="where they come from, shown beside the metric"
     )
 
@@ -174,7 +174,7 @@ class ErrorItemSerializer(StrictSerializer):
 
 
 class ErrorsSerializer(StrictSerializer):
-    errors = ErrorItemSerializer(many=True)
+    errors = ErrorItemSerializer(many=True)  # type: ignore[assignment]  # a field named like Serializer.errors
 
 
 class ProblemSerializer(StrictSerializer):

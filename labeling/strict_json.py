@@ -73,13 +73,13 @@ class StrictJsonMixin:
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping) and not isinstance(data, QueryDict):
             errors = {}
-            for field in self._writable_fields:  # type: ignore[attr-defined]
+            for field in self._writable_fields:  # type: ignore[attr-defined]  # the mixin is only used with Serializer, which has it
                 problem = json_type_problem(field, field.get_value(data))
                 if problem is not None:
                     errors[field.field_name] = [problem]
             if errors:
                 raise serializers.ValidationError(errors)
-        return super().to_internal_value(data)  # type: ignore[misc]
+        return super().to_internal_value(data)  # type: ignore[misc]  # the mixin is only used with Serializer, which has it
 
 
 class StrictSerializer(StrictJsonMixin, serializers.Serializer):

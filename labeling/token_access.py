@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.db.models import Model
 from rest_framework.authtoken.models import Token
@@ -44,7 +44,7 @@ _TASK_FIELDS = _in_model_order(Task, {"id", "campaign_id", "topic_id", "document
 class TokenJudge:
     """The token's user and a campaign they may judge (only `_CAMPAIGN_FIELDS` loaded)."""
 
-    user: AbstractBaseUser
+    user: User
     campaign: Campaign
 
 
@@ -52,13 +52,13 @@ class TokenJudge:
 def _tables() -> dict[str, str]:
     quote = connection.ops.quote_name
     user_model = get_user_model()
-    groups = user_model._meta.get_field("groups").remote_field.through  # type: ignore[union-attr]
+    groups = user_model._meta.get_field("groups").remote_field.through
     return {
         "token": quote(Token._meta.db_table),
         "user": quote(user_model._meta.db_table),
         "campaign": quote(Campaign._meta.db_table),
         "member": quote(CampaignMember._meta.db_table),
-        "user_groups": quote(groups._meta.db_table),
+        "user_groups": quote(groups._meta.db_table),  # type: ignore[union-attr]  # a many-to-many: always a through model
         "group": quote(Group._meta.db_table),
         "task": quote(Task._meta.db_table),
         "document": quote(Document._meta.db_table),
@@ -85,7 +85,7 @@ def _role_parameters() -> dict[str, str]:
     return {"admin": ROLE_ADMIN, **roles}
 
 
-def _parameters(token: str, **values: object) -> dict[str, object]:
+def _parameters(token: str, **values: Any) -> dict[str, Any]:
     return {"token": token, **_role_parameters(), **values}
 
 
@@ -98,7 +98,7 @@ def _campaign_columns() -> str:
     return ", ".join(f"c.{connection.ops.quote_name(name)}" for name in _CAMPAIGN_FIELDS)
 
 
-def _user(user_id: int) -> AbstractBaseUser:
+def _user(user_id: int) -> User:
     # Only the primary key is loaded: anything else read by mistake is fetched, never made up.
     return get_user_model().from_db(connection.alias, ["id"], [user_id])
 
@@ -148,7 +148,7 @@ def _task_sql() -> str:
     """
 
 
-def task_by_token(token: str, task_id: int) -> tuple[AbstractBaseUser, Task] | None:
+def task_by_token(token: str, task_id: int) -> tuple[User, Task] | None:
     """The token's user and the task with its campaign, document length and cost model (what
     answering needs, as `selectors.task_get_for_assessor` reads them), if the user may judge
     the task's campaign; else None."""
@@ -160,6 +160,6 @@ def task_by_token(token: str, task_id: int) -> tuple[AbstractBaseUser, Task] | N
     task_end = 1 + len(_TASK_FIELDS)
     task = Task.from_db(connection.alias, list(_TASK_FIELDS), row[1:task_end])
     task.campaign = _campaign(row[task_end + 2 :])
-    task.document_length = row[task_end]  # type: ignore[attr-defined]
-    task.sampling_cost_model = _json(row[task_end + 1])  # type: ignore[attr-defined]
+    task.document_length = row[task_end]  # type: ignore[attr-defined]  # read with the task, as task_get_for_assessor annotates it
+    task.sampling_cost_model = _json(row[task_end + 1])  # type: ignore[attr-defined]  # read with the task, as task_get_for_assessor annotates it
     return _user(row[0]), task

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from labeling import dashboard, selectors
-from labeling.access import campaign_for_page
+from labeling.access import campaign_for_page, request_user
 from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GuidelinesForm, UploadForm
 from labeling.models import Campaign, Judgment
 from labeling.modes import campaign_preflight, campaign_progress, export_links, mode_of
@@ -117,7 +117,7 @@ def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
         raise PermissionDenied("Only coordinators and admins create campaigns.")
     name = request.POST.get("name", "").strip()[:200] or f"{campaign.name} (copy)"
     if request.method == "POST":
-        clone = campaign_copies.campaign_clone(campaign=campaign, creator=request.user, name=name)
+        clone = campaign_copies.campaign_clone(campaign=campaign, creator=request_user(request), name=name)
         messages.success(
             request, f"Cloned “{campaign.name}” as “{clone.name}”: settings, files and assessors."
         )
@@ -179,7 +179,7 @@ def own_judgments(request: HttpRequest) -> HttpResponse:
     campaign_id = request.GET.get("campaign", "")
     chosen = next((campaign for campaign in campaigns if str(campaign.pk) == campaign_id), None)
     search = request.GET.get("q", "")[:200]
-    judgments = selectors.own_judgments(request.user, chosen.pk if chosen else None, search)
+    judgments = selectors.own_judgments(request_user(request), chosen.pk if chosen else None, search)
     page = Paginator(judgments, OWN_JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request,
@@ -189,7 +189,7 @@ def own_judgments(request: HttpRequest) -> HttpResponse:
             "campaigns": campaigns,
             "chosen": chosen,
             "search": search,
-            "tally": selectors.own_tally(request.user, chosen.pk if chosen else None),
+            "tally": selectors.own_tally(request_user(request), chosen.pk if chosen else None),
             "other_answers": _other_answers(request.user, [chosen] if chosen else campaigns),
             "query": request.GET.urlencode(),
         },
@@ -215,7 +215,7 @@ def own_judgment_regrade(request: HttpRequest, judgment_id: int) -> HttpResponse
     judgment = get_object_or_404(Judgment, pk=judgment_id, assessor_id=request.user.pk)
     try:
         grade = int(request.POST.get("grade", ""))
-        judgment_regrade(judgment=judgment, assessor=request.user, grade=grade)
+        judgment_regrade(judgment=judgment, assessor=request_user(request), grade=grade)
     except ValueError as error:
         messages.error(request, f"Not changed: {error}.")
     else:
@@ -256,7 +256,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
         if data.get("goal") != Campaign.Goal.LEADERBOARD:
             data["goal_k"] = None
         try:
-            campaign = campaign_services.campaign_create(creator=request.user, **data)
+            campaign = campaign_services.campaign_create(creator=request_user(request), **data)
         except ValueError as error:
             form.add_error(None, str(error))
         else:
@@ -321,7 +321,9 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
         raise Http404("Unknown upload kind.")
     form = UploadForm(request.POST, request.FILES, multiple=spec["multiple"])
     if not form.is_valid():
-        errors = [{"file": "", "line": None, "message": " ".join(form.non_field_errors())}]
+        errors = [
+            {"file": "", "line": None, "message": " ".join(str(error) for error in form.non_field_errors())}
+        ]
         return render(
             request,
             "labeling/campaign_detail.html",
@@ -335,13 +337,13 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
     try:
         report = spec["service"](**arguments)
     except imports.ImportFailed as failure:
-        errors = [
+        refused = [
             {"file": error.file, "line": error.line, "message": error.reason} for error in failure.errors
         ]
         return render(
             request,
             "labeling/campaign_detail.html",
-            _detail_context(request, campaign, import_errors=errors),
+            _detail_context(request, campaign, import_errors=refused),
             status=400,
         )
     systems = f" Systems: {', '.join(report.systems)}." if report.systems else ""

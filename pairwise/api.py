@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from labeling.access import campaign_for
+from labeling.access import campaign_for, request_user
 from labeling.api.common import bad_request, conflict
 from labeling.models import Campaign
 from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
@@ -60,7 +60,7 @@ class PairwiseSettingsApi(APIView):
 def pair_next_response(request: Request, campaign: Campaign) -> Response:
     """200 with the user's pending pair, 204 when nothing is left (also serves labeling's /next/)."""
     pairwise = _settings_for(campaign)
-    task = services.pair_next(campaign=campaign, assessor=request.user)
+    task = services.pair_next(campaign=campaign, assessor=request_user(request))
     if task is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
     return Response(PairOutputSerializer.of(task, pairwise))
@@ -77,7 +77,7 @@ def pair_answer_response(request: Request, task_id: int, campaign_id: int | None
     try:
         comparison = services.pair_answer(
             task=task,
-            assessor=request.user,
+            assessor=request_user(request),
             outcome=data.validated_data["outcome"],
             seconds=data.validated_data.get("seconds"),
         )
@@ -92,7 +92,7 @@ def pair_undo_response(request: Request, campaign: Campaign) -> Response:
     """Undo the user's last answer; 200 with its pair again (also serves labeling's /undo/)."""
     pairwise = _settings_for(campaign)
     try:
-        task = services.pair_undo(campaign=campaign, assessor=request.user)
+        task = services.pair_undo(campaign=campaign, assessor=request_user(request))
     except services.UndoNotAllowed as refusal:
         return conflict(str(refusal))
     return Response(PairOutputSerializer.of(task, pairwise))

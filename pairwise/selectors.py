@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, Sum
+from django.contrib.auth.models import User
+from django.db.models import Count, Q, QuerySet, Sum
 
 from estimation.learned_dcg.preferences import Preference
 from estimation.topk.bradley_terry import merge_preferences
@@ -85,7 +85,7 @@ def topic_candidates(campaign: Campaign, n: int) -> dict[str, list[str]]:
     return {qid: fused_prior_order(rankings)[:n] for qid, rankings in sorted(by_topic.items())}
 
 
-def heap_active_for_assessor(campaign: Campaign, assessor: AbstractBaseUser) -> TopKHeap | None:
+def heap_active_for_assessor(campaign: Campaign, assessor: User) -> TopKHeap | None:
     """The assessor's unfinished heap, oldest first."""
     return (
         TopKHeap.objects.filter(campaign=campaign, assessor_id=assessor.pk, done=False)
@@ -126,7 +126,7 @@ def comparisons_of(campaign: Campaign) -> Iterable[tuple[str, str, str, str, str
 def campaign_preferences(campaign: Campaign) -> list[Preference]:
     """Every answer as a preference on the displayed pair (bad marks count as losing)."""
     return [
-        Preference(qid, left, right, PREFERENCE_OF_OUTCOME[outcome], assessor)  # type: ignore[arg-type]
+        Preference(qid, left, right, PREFERENCE_OF_OUTCOME[outcome], assessor)  # type: ignore[arg-type]  # stored outcomes are one of the literal preferences
         for qid, left, right, outcome, assessor, *_ in comparisons_of(campaign)
     ]
 
@@ -288,21 +288,28 @@ def pair_progress(campaign: Campaign) -> Progress:
         spent = float(answers["seconds"] or 0.0) / 3600.0
     pairwise = pairwise_settings_get(campaign)
     prepared = pairwise is not None and pairwise.prepared_at is not None
-    common = {"judgments": judgments, "spent": spent, "prepared": prepared, "strategy": campaign.strategy}
+    units: QuerySet[Any]
     if is_topk(campaign):
-        return units_progress(
-            campaign,
+        units, started, open_ = (
             TopKHeap.objects.filter(campaign=campaign),
-            started=Q(assessor__isnull=False) | Q(done=True),
-            open_=Q(done=False),
-            **common,
+            Q(assessor__isnull=False) | Q(done=True),
+            Q(done=False),
+        )
+    else:
+        units, started, open_ = (
+            PairTask.objects.filter(campaign=campaign, heap__isnull=True),
+            Q(assessor__isnull=False) | Q(answered_at__isnull=False),
+            Q(answered_at__isnull=True),
         )
     return units_progress(
         campaign,
-        PairTask.objects.filter(campaign=campaign, heap__isnull=True),
-        started=Q(assessor__isnull=False) | Q(answered_at__isnull=False),
-        open_=Q(answered_at__isnull=True),
-        **common,
+        units,
+        started=started,
+        open_=open_,
+        judgments=judgments,
+        spent=spent,
+        prepared=prepared,
+        strategy=campaign.strategy,
     )
 
 

@@ -53,10 +53,10 @@ class PairOutputSerializer(StrictSerializer):
                 "documents": len(task.heap.state["documents"]),
                 "k": task.heap.state["k"],
             }
-        task.kind = "pair"  # type: ignore[attr-defined]
-        task.mode = task.campaign.judging_mode  # type: ignore[attr-defined]
-        task.allow_bad_shortcut = pairwise.allow_bad_shortcut  # type: ignore[attr-defined]
-        task.progress = progress  # type: ignore[attr-defined]
+        task.kind = "pair"  # type: ignore[attr-defined]  # attributes the output serializer reads, set for it
+        task.mode = task.campaign.judging_mode  # type: ignore[attr-defined]  # attributes the output serializer reads, set for it
+        task.allow_bad_shortcut = pairwise.allow_bad_shortcut  # type: ignore[attr-defined]  # attributes the output serializer reads, set for it
+        task.progress = progress  # type: ignore[attr-defined]  # attributes the output serializer reads, set for it
         return PairOutputSerializer(task).data
 
 

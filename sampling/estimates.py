@@ -345,20 +345,21 @@ def item_level_rows(
         focus = focus_indices(campaign, arrays)
         if len(focus) == 2:
             a, b = focus
-            estimate = (
+            low, high = _difference_bounds(metric)
+            difference_estimate = (
                 item_level_difference_estimate(
                     labels,
                     weights[a][topic, slot],
                     weights[b][topic, slot],
                     propensities,
                     n_judged=n_judged,
-                    value_bounds=tuple(bound / top_gain for bound in _difference_bounds(metric)),  # type: ignore[arg-type]
+                    value_bounds=(low / top_gain, high / top_gain),
                 )
                 if topic.size
                 else None
             )
             difference = _difference_row(
-                [arrays.system_names[a], arrays.system_names[b]], metric, estimate, top_gain
+                [arrays.system_names[a], arrays.system_names[b]], metric, difference_estimate, top_gain
             )
     return rows, difference, int(topic.size)
 

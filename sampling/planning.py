@@ -160,7 +160,7 @@ def campaign_plan(
         for t, qid in enumerate(arrays.topic_qids)
         for slot, docno in enumerate(arrays.docnos[t])
     }
-    replay = prepare_replay(qrels, _runs(arrays, order), metric, goal, labels=labels)  # type: ignore[arg-type]
+    replay = prepare_replay(qrels, _runs(arrays, order), metric, goal, labels=labels)  # type: ignore[arg-type]  # the goal chosen above is one of the planner's literal goals
     reference = float(campaign.budget) if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS else None
     if budgets is None:
         topic = float(replay.topic_cost.mean())

@@ -73,7 +73,7 @@ def _fingerprint(campaign: Campaign) -> str:
 
 def _encode(**arrays: np.ndarray) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub types the keywords' values as flags
     return buffer.getvalue()
 
 

@@ -277,7 +277,7 @@ class QueryStrategy(SamplingStrategy):
         return optimal_query_distribution(
             pool,
             planning_metric(metric),
-            goal,  # type: ignore[arg-type]
+            goal,  # type: ignore[arg-type]  # the campaign's goal field holds one of the literal goals
             systems,
             query_cost=cost,
             mix=campaign.mix,
@@ -338,7 +338,7 @@ class ItemStrategy(SamplingStrategy):
             goal = "difference" if len(systems) == 2 else "one"
         elif goal == "relative" and len(systems) < 2:
             goal = "absolute"
-        result = item_sampling_distribution(pool, metric, goal, systems, prior="model", mix=campaign.mix)  # type: ignore[arg-type]
+        result = item_sampling_distribution(pool, metric, goal, systems, prior="model", mix=campaign.mix)  # type: ignore[arg-type]  # the campaign's goal field holds one of the literal goals
         return SamplingDistribution(
             q=result.q,
             optimal=result.optimal,

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from graded.serializers import TaskOutputSerializer
-from labeling.access import campaign_for
+from labeling.access import campaign_for, request_user
 from labeling.api.common import bad_request, conflict
 from labeling.metric import campaign_metric_label
 from labeling.models import Campaign, Skip
@@ -51,7 +51,7 @@ def next_response(request: Request, campaign: Campaign) -> Response:
     """200 with the user's next item (`kind` "sxs", or "grade" for a document grade mixed in),
     204 when nothing is left."""
     settings = _settings_for(campaign)
-    return _item_response(services.sxs_next(campaign=campaign, assessor=request.user), settings)
+    return _item_response(services.sxs_next(campaign=campaign, assessor=request_user(request)), settings)
 
 
 def answer_response(request: Request, task_id: int) -> Response:
@@ -65,7 +65,7 @@ def answer_response(request: Request, task_id: int) -> Response:
     try:
         answer, created = services.sxs_answer(
             task=task,
-            assessor=request.user,
+            assessor=request_user(request),
             preference=data.validated_data["preference"],
             seconds=data.validated_data.get("seconds"),
             comment=data.validated_data.get("comment", ""),
@@ -82,7 +82,7 @@ def undo_response(request: Request, campaign: Campaign) -> Response:
     """Undo the user's last answer (SxS or grade); 200 with its item again, 409 if not allowed."""
     settings = _settings_for(campaign)
     try:
-        item = services.sxs_undo(campaign=campaign, assessor=request.user)
+        item = services.sxs_undo(campaign=campaign, assessor=request_user(request))
     except services.UndoNotAllowed as refusal:
         return conflict(str(refusal))
     return _item_response(item, settings)
@@ -130,7 +130,7 @@ class SxsSkipApi(APIView):
         text = data.validated_data["reason"].strip()
         reason, note = (text, "") if text in Skip.Reason.values else (Skip.Reason.OTHER, text)
         try:
-            services.sxs_skip(task=task, assessor=request.user, reason=reason, note=note)
+            services.sxs_skip(task=task, assessor=request_user(request), reason=reason, note=note)
         except services.LeaseConflict as clash:
             return conflict(str(clash))
         except ValueError as error:

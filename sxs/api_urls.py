@@ -7,7 +7,7 @@ from django.urls import path
 from sxs import api
 
 
-def _api(view):  # type: ignore[no-untyped-def]
+def _api(view):
     # DRF authenticates (session or token) and answers 401/403 itself.
     return login_not_required(view)
 

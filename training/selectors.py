@@ -28,7 +28,8 @@ def training_progress(campaign: Campaign) -> Progress:
     """Judgments and budget (labels), pool rows, selected items, open tasks."""
     count, spent = campaign_spent(campaign)
     open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
-    record = TrainingPool.objects.filter(campaign=campaign).values("rows", "base_labeled").first() or {}
+    found = TrainingPool.objects.filter(campaign=campaign).values("rows", "base_labeled").first()
+    record = {"rows": found["rows"], "base_labeled": found["base_labeled"]} if found else {}
     selected = TrainingSelection.objects.filter(round__campaign=campaign).count()
     state = campaign_state(campaign, open_tasks)
     if campaign.status == Campaign.Status.RUNNING and record and not round_waiting(campaign):

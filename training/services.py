@@ -82,7 +82,7 @@ def pool_to_bytes(pool: LetorPool) -> bytes:
     return buffer.getvalue()
 
 
-def pool_from_bytes(data: bytes) -> LetorPool:
+def pool_from_bytes(data: bytes | memoryview) -> LetorPool:
     with np.load(io.BytesIO(bytes(data)), allow_pickle=True) as arrays:
         return LetorPool(
             features=arrays["features"],
@@ -429,7 +429,7 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
             draw=draw,
             order=draw.order,
             topic_id=draw.topic_id,
-            document_id=draw.document_id,
+            document_id=draw.document_id,  # type: ignore[misc]  # item draws always name a document
         )
         TrainingSelection.objects.create(
             round=training_round,

@@ -3,7 +3,7 @@ the dashboard."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from django import forms
 from django.contrib import messages
@@ -99,7 +99,8 @@ def upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
     if kind not in UPLOADS or campaign.judging_mode != "training":
         raise Http404("Unknown upload.")
     label, _, service = UPLOADS[kind]
-    files = [(upload.name, upload) for upload in request.FILES.getlist("file")]
+    # An UploadedFile reads like the binary file the readers take.
+    files = [(upload.name or "upload", cast(BinaryIO, upload)) for upload in request.FILES.getlist("file")]
     try:
         report = service(campaign=campaign, files=files)
     except ImportFailed as failure:

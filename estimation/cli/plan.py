@@ -134,6 +134,8 @@ def plan_command(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     plan = optimal_query_distribution(pool, metric, args.goal, systems, query_cost=raw_cost, mix=args.mix)
 
     out.write("qid\tq\tcost\texpected\tsecond_moment\n")
+    # The query-level distribution always carries both (they are None only for the item level).
+    assert plan.expected is not None and plan.second_moment is not None
     for qid, q, cost, expected, second in zip(
         pool.query_ids, plan.q, raw_cost, plan.expected, plan.second_moment, strict=True
     ):

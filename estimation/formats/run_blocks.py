@@ -146,8 +146,9 @@ def _parse_plain_block(block: bytes, first_line: int, limits: ColumnLimits | Non
     separator = _ASCII_SPACE[data]
     inside = ~separator
     edges = np.diff(np.concatenate(([False], inside, [False])).view(np.int8))
-    starts = np.flatnonzero(edges == 1)
-    stops = np.flatnonzero(edges == -1)
+    # One row per line once checked (six fields), one entry per field before.
+    starts: np.ndarray = np.flatnonzero(edges == 1)
+    stops: np.ndarray = np.flatnonzero(edges == -1)
     if starts.size == 0:
         return RunBlock([], [], np.empty(0, np.int64), np.empty(0), [], np.empty(0, np.int64))
     newlines = np.flatnonzero(data == 10)
@@ -297,7 +298,7 @@ def open_binary(path: str | os.PathLike[str]) -> BinaryIO:
         with open(filename, "rb") as probe:
             compressed = probe.read(2) == _GZIP_MAGIC
         if compressed:
-            return io.BufferedReader(gzip.open(filename, "rb"), buffer_size=BLOCK_BYTES)  # type: ignore[arg-type]
+            return io.BufferedReader(gzip.open(filename, "rb"), buffer_size=BLOCK_BYTES)
         return open(filename, "rb")
     except OSError as error:
         raise InputFileError(filename, None, f"cannot read: {error.strerror or error}") from None
@@ -331,8 +332,8 @@ def run_from_blocks(blocks: Iterable[RunBlock]) -> Run:
     if tied.any():
         # Runs of equal (query, score): docno descending, as `run_from_lines` orders them.
         edges = np.diff(np.concatenate(([0], tied.astype(np.int8), [0])))
-        for start, stop in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) + 1, strict=True):
-            sorted_docnos[start:stop] = sorted(sorted_docnos[start:stop], reverse=True)
+        for first, last in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) + 1, strict=True):
+            sorted_docnos[first:last] = sorted(sorted_docnos[first:last], reverse=True)
     bounds = np.flatnonzero(np.diff(sorted_codes)) + 1
     starts = [0, *bounds.tolist()]
     stops = [*bounds.tolist(), len(order)]

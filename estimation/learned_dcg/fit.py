@@ -341,9 +341,9 @@ def learn_dcg(
     replicates: list[RankOne] = []
     for _ in range(bootstrap):
         counts = np.bincount(rng.integers(0, n_topics, n_topics), minlength=n_topics).astype(float)
-        w = refit(counts[split.topic_of_pair], chosen_c, w_final).reshape(data.cutoff, n_grades)
+        replicate = refit(counts[split.topic_of_pair], chosen_c, w_final).reshape(data.cutoff, n_grades)
         try:
-            replicates.append(rank_one(transformed_weights(w)))
+            replicates.append(rank_one(transformed_weights(replicate)))
         except ValueError:
             continue
     intervals = _percentile_intervals(replicates, form)

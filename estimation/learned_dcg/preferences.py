@@ -98,7 +98,7 @@ def as_preferences(
             )
         topic, first, second, outcome, assessor = (str(value) for value in row)
         try:
-            result.append(Preference(topic, first, second, outcome, assessor))  # type: ignore[arg-type]
+            result.append(Preference(topic, first, second, outcome, assessor))  # type: ignore[arg-type]  # the outcome is checked to be one of the literal ones
         except ValueError as error:
             raise ValueError(f"preference row {number}: {error}") from None
     return result

@@ -114,8 +114,8 @@ def run_preferences(
     if nu <= 0:
         raise ValueError(f"nu must be > 0, got {nu}")
     m, n_systems, cutoff = lists.shape
-    topic, a, b = np.meshgrid(np.arange(m), np.arange(n_systems), np.arange(n_systems), indexing="ij")
-    topic, a, b = topic.reshape(-1), a.reshape(-1), b.reshape(-1)
+    grid = np.meshgrid(np.arange(m), np.arange(n_systems), np.arange(n_systems), indexing="ij")
+    topic, a, b = (axis.reshape(-1) for axis in grid)
     differ = (a != b) & np.any(lists[topic, a] != lists[topic, b], axis=1)
     topic, a, b = topic[differ], a[differ], b[differ]
     if topic.size == 0:

@@ -66,7 +66,7 @@ class Metric:
         match = _METRIC_PATTERN.match(text.strip())
         if match is None:
             raise ValueError(f"cannot parse metric {text!r}; expected e.g. DCG@10, nDCG@10 or ERR@10")
-        return cls(name=match.group(1), cutoff=int(match.group(2)), gain=gain, y_max=y_max)  # type: ignore[arg-type]
+        return cls(name=match.group(1), cutoff=int(match.group(2)), gain=gain, y_max=y_max)  # type: ignore[arg-type]  # the pattern only matches the literal metric names
 
     def __str__(self) -> str:
         return f"{self.name}@{self.cutoff}"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 __all__ = ["CONVENTIONS", "numbers", "other_tools_text"]
 
 CONVENTIONS = (
@@ -14,12 +16,14 @@ CONVENTIONS = (
 )
 
 
-def numbers(values: Sequence[float], digits: int = 3) -> str:
+def numbers(values: Sequence[float] | np.ndarray, digits: int = 3) -> str:
     """Comma-separated, trailing zeros dropped (``0,0.35,1``)."""
     return ",".join(f"{value:.{digits}f}".rstrip("0").rstrip(".") if value else "0" for value in values)
 
 
-def other_tools_text(gains: Sequence[float], discounts: Sequence[float], cutoff: int) -> str:
+def other_tools_text(
+    gains: Sequence[float] | np.ndarray, discounts: Sequence[float] | np.ndarray, cutoff: int
+) -> str:
     """The gains (and discounts where a tool takes them) for trec_eval, ir_measures and
     ``python -m estimation evaluate``, one indented line each, after a heading line."""
     trec_eval = ",".join(f"{grade}={value:.4g}" for grade, value in enumerate(gains))

@@ -110,8 +110,7 @@ def budget_loop(
         budget = check_budget(budget)
     if max_draws is not None and (int(max_draws) != max_draws or max_draws < 1):
         raise ValueError(f"max_draws must be a positive integer, got {max_draws!r}")
-    adaptive = callable(distribution)
-    fixed_q = None if adaptive else checked_distribution(distribution, n_units)
+    fixed_q = None if callable(distribution) else checked_distribution(distribution, n_units)
     judged = np.zeros(n_units, dtype=bool)
     labels = np.full(n_units, np.nan)
     capacity = 64 if max_draws is None else min(int(max_draws), 4096)
@@ -120,7 +119,7 @@ def budget_loop(
     propensities = np.zeros(capacity)
     n_taken, spent, stop_reason = 0, 0.0, "max_draws"
     while max_draws is None or n_taken < max_draws:
-        if adaptive:
+        if callable(distribution):
             state = LoopState(
                 draws=_read_only(draws[:n_taken]),
                 values=_read_only(values[:n_taken]),
@@ -130,6 +129,7 @@ def budget_loop(
             )
             q = checked_distribution(distribution(state), n_units)
         else:
+            assert fixed_q is not None  # checked above, for every distribution that is not a callable
             q = fixed_q
         if budget is not None and np.all(judged[q > 0]):
             stop_reason = "pool_exhausted"

@@ -307,6 +307,7 @@ def _mean_estimate(
     if interval == "clt":
         low, high = clt_interval(value, standard_error, confidence)
     else:
+        assert value_range is not None  # refused above for these interval kinds
         if interval == "hoeffding":
             halfwidth = hoeffding_halfwidth(value_range, n_draws, confidence)
         else:

@@ -113,7 +113,10 @@ def build_pool(
 
     # One entry per (system, query, rank) in the top K; the extra items form system -1.
     # Python touches each query once (list.extend); the per-document work runs in C.
-    chunk_system, chunk_query, chunk_length, docs = [], [], [], []
+    chunk_system: list[int] = []
+    chunk_query: list[int] = []
+    chunk_length: list[int] = []
+    docs: list[str] = []
     for system, (_, ranking) in enumerate(named):
         for qid, docnos in ranking.items():
             top = docnos[:cutoff]

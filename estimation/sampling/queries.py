@@ -58,7 +58,8 @@ def passive_distribution(pool: Pool, *, query_cost: np.ndarray | None = None) ->
         ``q = optimal = p(x)``, ``mix = 0``.
     """
     p = pool.query_weight
-    known = ~needed_slots(pool, range(pool.n_systems)).any(axis=1)  # no system ranks it: free
+    # No system ranks it: free.
+    known = np.asarray(~needed_slots(pool, range(pool.n_systems)).any(axis=1))
     cost = None if query_cost is None else _check_query_cost(query_cost, pool, known)
     return SamplingDistribution(q=p.copy(), optimal=p.copy(), mix=0.0, cost=cost)
 
@@ -137,7 +138,7 @@ def optimal_query_distribution(
     p = pool.query_weight
     # A topic none of the chosen systems ranks has nothing to label: its metric is known
     # (0 for every system) and it costs nothing.
-    known = ~needed_slots(pool, chosen, cutoff=metric.cutoff).any(axis=1)
+    known = np.asarray(~needed_slots(pool, chosen, cutoff=metric.cutoff).any(axis=1))
     if query_cost is None:
         cost = query_costs(pool, chosen, cutoff=metric.cutoff) if not np.all(known) else np.zeros(len(p))
     else:

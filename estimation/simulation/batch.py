@@ -365,7 +365,7 @@ def simulate_item_level_batch(
 
 
 def _unknown_where_empty(
-    estimates: np.ndarray, low: np.ndarray, high: np.ndarray
+    estimates: np.ndarray, low: float | np.ndarray, high: float | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """A run without draws has no estimate (nan) and the honest interval (-inf, inf)."""
     empty = np.isnan(estimates)

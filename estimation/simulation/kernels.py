@@ -59,7 +59,7 @@ def stop_counts(
     cumulative_cost = np.cumsum(np.where(first, unit_cost[draws], 0.0), axis=1)
     limit = np.full(n_rows, n_columns + 1, dtype=np.int64)
     if np.isfinite(budget):
-        over = ~fits_budget(cumulative_cost, budget)
+        over = np.asarray(~fits_budget(cumulative_cost, budget))
         limit = np.where(over.any(axis=1), over.argmax(axis=1), limit)
         exhausted = np.cumsum(first, axis=1) >= n_drawable
         limit = np.minimum(limit, np.where(exhausted.any(axis=1), exhausted.argmax(axis=1) + 1, limit))
@@ -169,7 +169,7 @@ def run_batches(
         np.stack([np.concatenate([chunk_result[b][i] for chunk_result in results]) for b in range(n_budgets)])
         for i in (1, 2, 3)
     )
-    return (stats, *counters)
+    return stats, counters[0], counters[1], counters[2]
 
 
 def query_level_reduce(
@@ -203,7 +203,9 @@ def query_level_reduce(
     return estimates, standard_errors
 
 
-def mean_reduce(draws: np.ndarray, n_draws: np.ndarray, terms: np.ndarray) -> tuple[np.ndarray, ...]:
+def mean_reduce(
+    draws: np.ndarray, n_draws: np.ndarray, terms: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Schnabel et al. (2016), eq. (4) and (16): mean of ``u P / Q``, sample variance, standard error."""
     taken = np.arange(draws.shape[1])[None, :] < n_draws[:, None]
     values = np.where(taken[:, :, None], terms[draws], 0.0)  # (R, N, S)

@@ -132,7 +132,7 @@ class Replay:
 
     pool: Pool
     metric: Metric
-    goal: str
+    goal: PlannerGoal
     truth: float
     topic_values: np.ndarray
     utility: np.ndarray
@@ -386,7 +386,7 @@ def _replay_strategy(
                 pool, replay.metric, replay.goal, replay.systems, query_cost=replay.topic_cost
             )
         for r in range(repetitions):
-            result = simulate_query_level_batch(
+            batch = simulate_query_level_batch(
                 replay.topic_values,
                 replay.topic_cost,
                 distribution,
@@ -396,12 +396,10 @@ def _replay_strategy(
                 np.random.default_rng([seed, r]),
                 confidence=confidence,
             )
-            low, high = result.interval()
-            estimates[:, r], lows[:, r], highs[:, r] = (
-                a[:, 0] * scale for a in (result.estimates, low, high)
-            )
-            spent[:, r] = result.spent[:, 0]
-            topics[:, r] = result.n_judged[:, 0]
+            low, high = batch.interval()
+            estimates[:, r], lows[:, r], highs[:, r] = (a[:, 0] * scale for a in (batch.estimates, low, high))
+            spent[:, r] = batch.spent[:, 0]
+            topics[:, r] = batch.n_judged[:, 0]
     return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
 
 

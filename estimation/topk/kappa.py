@@ -74,7 +74,7 @@ def kappa_metric(name: str, cutoff: int, k: int) -> Metric:
     """The `Metric` that is kappa-NDCG@cutoff (``"nDCG"``) or kappa-ERR (``"ERR"``) for k."""
     if name not in ("nDCG", "ERR"):
         raise ValueError(f"kappa metrics are nDCG and ERR, got {name!r}")
-    return Metric(name, cutoff, gain="exp", y_max=k)  # type: ignore[arg-type]
+    return Metric(name, cutoff, gain="exp", y_max=k)  # type: ignore[arg-type]  # the name is checked to be one of the literal metric names
 
 
 def topk_qrels(

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling import selectors
-from labeling.access import campaign_for
+from labeling.access import campaign_for, request_user
 from labeling.api.common import bad_request, conflict
 from labeling.dashboard import LIST_FILTERS, campaigns_listed
 from labeling.modes import campaign_preflight
@@ -47,7 +47,7 @@ class UserCreateApi(APIView):
         data = UserInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            user = user_create(creator=request.user, **data.validated_data)
+            user = user_create(creator=request_user(request), **data.validated_data)
         except PermissionError as error:
             raise PermissionDenied(str(error)) from None
         except ValueError as error:
@@ -88,7 +88,7 @@ class CampaignListCreateApi(APIView):
         data = CampaignInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            campaign = campaign_create(creator=request.user, **data.validated_data)
+            campaign = campaign_create(creator=request_user(request), **data.validated_data)
         except ValueError as error:
             return bad_request(str(error))
         return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
@@ -132,7 +132,9 @@ class CampaignCloneApi(APIView):
             raise PermissionDenied("Only coordinators and admins create campaigns.")
         data = CampaignCloneSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        clone = campaign_clone(campaign=campaign, creator=request.user, name=data.validated_data.get("name"))
+        clone = campaign_clone(
+            campaign=campaign, creator=request_user(request), name=data.validated_data.get("name")
+        )
         return Response(CampaignOutputSerializer(clone).data, status=status.HTTP_201_CREATED)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ParseError
@@ -50,9 +51,9 @@ def json_response(body: Any, status_code: int) -> HttpResponse:
     return HttpResponse(JSONRenderer().render(body), status=status_code, content_type="application/json")
 
 
-def download(body: Any, content_type: str, filename: str, stream: bool = True) -> HttpResponse:
+def download(body: Any, content_type: str, filename: str, stream: bool = True) -> HttpResponseBase:
     """An attachment: streamed chunks, or one body."""
-    response: HttpResponse
+    response: HttpResponseBase
     if stream:
         response = StreamingHttpResponse(body, content_type=content_type)
     else:
@@ -95,7 +96,7 @@ class ImportApi(APIView):
             return upload_errors("upload a file in the field 'file'")
         if len(uploads) > 1 and not self.many_files:
             return upload_errors("upload one file at a time here")
-        file_format = request.data.get("format") or None
+        file_format = request.POST.get("format") or None
         try:
             report = self.run_import(campaign, [(upload.name, upload) for upload in uploads], file_format)
         except ImportFailed as failure:

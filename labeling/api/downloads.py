@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -20,7 +20,7 @@ class ExportApi(APIView):
     export: Export | None = None  # set per route by as_view(export=...)
 
     @extend_schema(responses={200: OpenApiResponse(description="a file download")})
-    def get(self, request: Request, campaign_id: int) -> HttpResponse:
+    def get(self, request: Request, campaign_id: int) -> HttpResponseBase:
         campaign = campaign_for(request, campaign_id, EXPORT)
         export = self.export
         if export is None or all(offered.name != export.name for offered in exports_of(campaign)):

@@ -7,12 +7,14 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import NotFound, ParseError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from labeling import token_access
@@ -42,7 +44,7 @@ def _api_token(request: HttpRequest) -> str | None:
     then try the session first)."""
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         return None
-    words = get_authorization_header(request).split()
+    words = get_authorization_header(request).split()  # type: ignore[arg-type]  # it reads request.META, as Django's has
     if len(words) != 2 or words[0].lower() != TokenAuthentication.keyword.lower().encode():
         return None
     try:
@@ -51,12 +53,16 @@ def _api_token(request: HttpRequest) -> str | None:
         return None
 
 
+def _shape(serializer: type[Serializer]) -> Serializer | type[Serializer]:
+    return serializer
+
+
 # The schema lists every registered mode's shapes; the lambdas defer that to when the schema is
 # generated, since this module is imported while the modes are still registering.
 def _next_item_schema() -> PolymorphicProxySerializer:
     return PolymorphicProxySerializer(
         component_name="NextItem",
-        serializers=lambda: {mode.task_kind: mode.item_serializer() for mode in all_modes()},
+        serializers=lambda: {mode.task_kind: _shape(mode.item_serializer()) for mode in all_modes()},
         resource_type_field_name="kind",
     )
 
@@ -75,7 +81,7 @@ class NextTaskApi(APIView):
     """Lease your next item: 200 with it (`kind` "grade", or "pair" with `left` and `right` in
     pairwise and top-k campaigns), 204 when nothing is left for you."""
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # The request every assessor makes for every item: a token holder who may judge is
         # served by the mode's short way (one statement for token, role and campaign, none of
         # DRF's machinery) where the mode has one; everything else goes the full way.
@@ -85,7 +91,7 @@ class NextTaskApi(APIView):
         return served if served is not None else super().dispatch(request, *args, **kwargs)
 
     @extend_schema(responses={200: _next_item_schema(), 204: None})
-    def get(self, request: Request, campaign_id: int) -> Response:
+    def get(self, request: Request, campaign_id: int) -> HttpResponseBase:
         campaign = campaign_for(request, campaign_id, JUDGE)
         return mode_of(campaign).next_response(request, campaign)
 
@@ -97,7 +103,7 @@ class AnswerApi(APIView):
     The body's answer field names the kind of item the id is (its "kind" too, where two kinds
     share a field); the item's campaign decides which mode takes the answer."""
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # As for NextTaskApi: a token holder's plain answer goes the mode's short way when it
         # has one; anything else (another body, a session, an error to word) goes the full way.
         served = self._token_answer(request, kwargs["task_id"]) if request.method == "POST" else None
@@ -120,7 +126,7 @@ class AnswerApi(APIView):
         request=_answer_schema(),
         responses={201: OpenApiResponse(), 200: OpenApiResponse(), 409: OpenApiResponse()},
     )
-    def post(self, request: Request, task_id: int) -> Response:
+    def post(self, request: Request, task_id: int) -> HttpResponseBase:
         kind = answer_kind(request.data)
         if kind is None:
             kinds = {other.answer_field: other.task_kind for other in all_modes()}
@@ -224,7 +230,7 @@ class UndoApi(APIView):
     """Take back your last answer within the undo window; returns its item, leased to you again."""
 
     @extend_schema(request=None, responses={200: _next_item_schema(), 409: OpenApiResponse()})
-    def post(self, request: Request, campaign_id: int) -> Response:
+    def post(self, request: Request, campaign_id: int) -> HttpResponseBase:
         campaign = campaign_for(request, campaign_id, JUDGE)
         return mode_of(campaign).undo_response(request, campaign)
 

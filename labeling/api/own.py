@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling import selectors
+from labeling.access import request_user
 from labeling.api.common import bad_request, conflict, query_number
 from labeling.models import Judgment
 from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
@@ -60,12 +61,12 @@ class OwnJudgmentsApi(APIView):
         campaign = query_number(request, "campaign")
         page = max(1, query_number(request, "page") or 1)
         judgments = selectors.own_judgments(
-            request.user, campaign, request.query_params.get("search", "")[:200]
+            request_user(request), campaign, request.query_params.get("search", "")[:200]
         )
         shown = judgments.prefetch_related("changes")[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         body = {
             "count": judgments.count(),
-            "today": selectors.own_tally(request.user, campaign).today,
+            "today": selectors.own_tally(request_user(request), campaign).today,
             "judgments": shown,
         }
         return Response(OwnJudgmentsPageSerializer(body).data)
@@ -83,11 +84,13 @@ class OwnJudgmentGradeApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             judgment = judgment_regrade(
-                judgment=judgment, assessor=request.user, grade=data.validated_data["grade"]
+                judgment=judgment, assessor=request_user(request), grade=data.validated_data["grade"]
             )
         except JudgmentFinal as error:
             return conflict(str(error))
         except RegradeRefused as error:
             return bad_request(str(error))
-        judgment = selectors.own_judgments(request.user).prefetch_related("changes").get(pk=judgment.pk)
+        judgment = (
+            selectors.own_judgments(request_user(request)).prefetch_related("changes").get(pk=judgment.pk)
+        )
         return Response(OwnJudgmentSerializer(judgment).data)

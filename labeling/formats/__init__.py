@@ -32,8 +32,9 @@ def upload_lines(filename: str, stream: BinaryIO) -> Iterator[str]:
         stream.seek(0)
         raw: BinaryIO = stream
     else:
-        raw = io.BufferedReader(_Prefixed(head, stream))  # type: ignore[arg-type]
-    binary: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if head == _GZIP_MAGIC else raw  # type: ignore[assignment]
+        # _Prefixed is a RawIOBase (readinto); typeshed's BufferedReader wants its own stream type.
+        raw = io.BufferedReader(_Prefixed(head, stream))  # type: ignore[type-var]
+    binary: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if head == _GZIP_MAGIC else raw  # type: ignore[assignment]  # a GzipFile reads like the binary stream
     yield from text_lines(
         binary,
         filename,
@@ -52,7 +53,7 @@ class _Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]  # RawIOBase.readinto takes any writable buffer; we fill a bytearray
         if self._prefix:
             count = min(len(buffer), len(self._prefix))
             buffer[:count] = self._prefix[:count]

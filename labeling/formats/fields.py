@@ -18,10 +18,10 @@ INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 """The range of an IntegerField on PostgreSQL (SQLite would take 64 bits)."""
 
-QID_MAX_CHARS: int = Topic._meta.get_field("qid").max_length  # type: ignore[assignment]
-DOCNO_MAX_CHARS: int = Document._meta.get_field("docno").max_length  # type: ignore[assignment]
-TAG_MAX_CHARS: int = System._meta.get_field("name").max_length  # type: ignore[assignment]
-URL_MAX_CHARS: int = Document._meta.get_field("url").max_length  # type: ignore[assignment]
+QID_MAX_CHARS: int = Topic._meta.get_field("qid").max_length  # type: ignore[assignment]  # a CharField's max_length is set: an int
+DOCNO_MAX_CHARS: int = Document._meta.get_field("docno").max_length  # type: ignore[assignment]  # a CharField's max_length is set: an int
+TAG_MAX_CHARS: int = System._meta.get_field("name").max_length  # type: ignore[assignment]  # a CharField's max_length is set: an int
+URL_MAX_CHARS: int = Document._meta.get_field("url").max_length  # type: ignore[assignment]  # a CharField's max_length is set: an int
 # What coordinators write for assessors: a grade's description (a tooltip and a line of the help)
 # and the campaign's guidelines (a page of Markdown).
 GRADE_DESCRIPTION_MAX_CHARS = 500

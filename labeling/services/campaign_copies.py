@@ -9,8 +9,11 @@ Python, in one transaction on SQLite and PostgreSQL alike.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from typing import Any
+
+from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from labeling.models import (
@@ -49,12 +52,12 @@ SETTINGS_COPIED = (
 )
 
 
-def table_name(model: type) -> str:
+def table_name(model: type[Model]) -> str:
     """The quoted table of a model, for the clone's hand-written statements."""
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def rows_copy(sql: str, params: list[object] | dict[str, object]) -> None:
+def rows_copy(sql: str, params: list[Any] | dict[str, Any]) -> None:
     """Run one ``INSERT ... SELECT`` of the clone."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -129,7 +132,7 @@ def _copy_priors(source: Campaign, clone: Campaign) -> None:
 
 
 @transaction.atomic
-def campaign_clone(*, campaign: Campaign, creator: AbstractBaseUser, name: str | None = None) -> Campaign:
+def campaign_clone(*, campaign: Campaign, creator: User, name: str | None = None) -> Campaign:
     """A new draft with the campaign's settings, mode settings, uploaded files (topics, documents,
     runs, qrels, prior labels), members and the mode's own data (`JudgingMode.cloned`: gold
     questions, a feature pool), without any judgment or gold answer made in it."""

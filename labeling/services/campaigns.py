@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -147,7 +147,7 @@ def _validate(campaign: Campaign) -> None:
 @transaction.atomic
 def campaign_create(
     *,
-    creator: AbstractBaseUser,
+    creator: User,
     name: str,
     grades: Sequence[Any] | None = None,
     mode_settings: dict[str, Any] | None = None,
@@ -239,7 +239,7 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
 
 
 @transaction.atomic
-def campaign_assessors_assign(*, campaign: Campaign, usernames: Sequence[str]) -> list[AbstractBaseUser]:
+def campaign_assessors_assign(*, campaign: Campaign, usernames: Sequence[str]) -> list[User]:
     """Make these existing users assessors of the campaign (members keep a higher role)."""
     user_model = get_user_model()
     users = list(user_model.objects.filter(username__in=list(usernames)))
@@ -254,16 +254,14 @@ def campaign_assessors_assign(*, campaign: Campaign, usernames: Sequence[str]) -
 
 
 @transaction.atomic
-def campaign_assessor_remove(*, campaign: Campaign, user: AbstractBaseUser) -> None:
+def campaign_assessor_remove(*, campaign: Campaign, user: User) -> None:
     """Withdraw an assessor from the campaign; their open leases return to the pool."""
     CampaignMember.objects.filter(campaign=campaign, user=user, role=CampaignMember.Role.ASSESSOR).delete()
     leases_return(Task.objects.filter(campaign=campaign, assessor=user, answered_at__isnull=True))
 
 
 @transaction.atomic
-def user_create(
-    *, creator: AbstractBaseUser | None, username: str, password: str, role: str, email: str = ""
-) -> AbstractBaseUser:
+def user_create(*, creator: User | None, username: str, password: str, role: str, email: str = "") -> User:
     """Create a user with a global role; only admins may create admins (PermissionError)."""
     from labeling.permissions import is_admin, is_coordinator
 

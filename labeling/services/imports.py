@@ -205,7 +205,8 @@ def _insert_rows(model: type[Model], columns: Sequence[str], rows: Iterable[Sequ
     marks = ", ".join(["%s"] * len(columns))
     with connection.cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {table} ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING", list(rows)
+            f"INSERT INTO {table} ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING",
+            list(rows),  # type: ignore[arg-type]  # column values the database adapts (str, int, ...)
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from labeling.models import Campaign, Judgment, JudgmentChange
@@ -22,7 +22,7 @@ class JudgmentFinal(RegradeRefused):
 
 
 @transaction.atomic
-def judgment_regrade(*, judgment: Judgment, assessor: AbstractBaseUser, grade: int) -> Judgment:
+def judgment_regrade(*, judgment: Judgment, assessor: User, grade: int) -> Judgment:
     """Give one of the assessor's own judgments a new grade, keeping the old one in its history.
 
     The judgment keeps its task, draw and propensity: the estimators see the same draw with the

@@ -25,10 +25,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from django.db import connection, transaction
-from django.db.models import Max, Min
+from django.db.models import Max, Min, QuerySet
 
 from estimation.formats.run_blocks import ColumnLimits, NeedsLineReader, RunBlock, iter_run_blocks
 from estimation.formats.trec import InputFileError
@@ -209,7 +209,7 @@ def _binary(name: str, stream: BinaryIO) -> BinaryIO:
     stream.seek(0)
     head = stream.read(2)
     stream.seek(0)
-    return gzip.GzipFile(fileobj=stream, mode="rb") if head == b"\x1f\x8b" else stream  # type: ignore[return-value]
+    return gzip.GzipFile(fileobj=stream, mode="rb") if head == b"\x1f\x8b" else stream  # type: ignore[return-value]  # a GzipFile reads like the binary stream
 
 
 def _first_block(index: int, name: str, block: RunBlock, tags_taken: set[str]) -> _StagedFile:
@@ -374,11 +374,18 @@ def _stubs_delete_unused(campaign: Campaign, qids: set[str], documents_before: i
     into the same campaign may already rank one of them; a topics upload may have filled one)."""
     topics = Topic.objects.filter(campaign=campaign, qid__in=qids, is_stub=True)
     documents = Document.objects.filter(campaign=campaign, is_stub=True, pk__gt=documents_before)
-    for model in (RankingEntry, PoolItem, Judgment):
-        topics = topics.exclude(pk__in=model.objects.filter(topic__campaign=campaign).values("topic_id"))
-        documents = documents.exclude(
-            pk__in=model.objects.filter(document__campaign=campaign).values("document_id")
+    referring: tuple[type[RankingEntry] | type[PoolItem] | type[Judgment], ...] = (
+        RankingEntry,
+        PoolItem,
+        Judgment,
+    )
+    for model in referring:
+        used_topics: QuerySet[Any] = model.objects.filter(topic__campaign=campaign).values("topic_id")
+        used_documents: QuerySet[Any] = model.objects.filter(document__campaign=campaign).values(
+            "document_id"
         )
+        topics = topics.exclude(pk__in=used_topics)
+        documents = documents.exclude(pk__in=used_documents)
     with transaction.atomic():
         topics.delete()
         documents.delete()

@@ -6,7 +6,10 @@ propensity until another assessor judges it (see the README on what the estimate
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from datetime import datetime
+from typing import cast
+
+from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
 from labeling.formats.fields import NOTE_MAX_CHARS
@@ -23,7 +26,7 @@ def skip_checked(reason: str, note: str) -> tuple[str, str]:
     return reason, note
 
 
-def skipped_by(campaign_id: int, assessor: AbstractBaseUser) -> Q:
+def skipped_by(campaign_id: int, assessor: User) -> Q:
     """Tasks of items this assessor skipped (for the claim queries: never offer them again)."""
     skipped = Skip.objects.filter(
         campaign_id=campaign_id,
@@ -92,5 +95,5 @@ def notes_and_skips(campaign: Campaign, limit: int = 12) -> list[dict[str, objec
     rows = [{**row, "what": f"grade {row['grade']}"} for row in notes] + [
         {**row, "what": f"skipped: {reasons.get(row['reason'], row['reason']).lower()}"} for row in skips
     ]
-    rows.sort(key=lambda row: row["created_at"], reverse=True)
+    rows.sort(key=lambda row: cast(datetime, row["created_at"]), reverse=True)
     return rows[:limit]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django import template
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.utils.safestring import SafeString
 
 from labeling.markdown import render_markdown
@@ -16,7 +16,7 @@ register = template.Library()
 
 
 @register.filter
-def is_coordinator(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_coordinator(user: User | AnonymousUser) -> bool:
     """True for coordinators and admins (they create and manage campaigns)."""
     return _is_coordinator(user)
 

@@ -20,7 +20,7 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings as django_settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -56,7 +56,7 @@ class PairNotPending(Exception):
 # Leasing
 
 
-def _held_by(assessor: AbstractBaseUser) -> Q:
+def _held_by(assessor: User) -> Q:
     """A pair task this assessor holds and has not answered (a renewal never extends another's)."""
     return Q(assessor_id=assessor.pk, answered_at__isnull=True)
 
@@ -66,7 +66,7 @@ def _claimable_heap(now: datetime) -> Q:
     return Q(done=False) & (Q(assessor__isnull=True) | Q(lease_expires_at__lt=now, steps=0))
 
 
-def _heap_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> TopKHeap | None:
+def _heap_claim(campaign: Campaign, assessor: User, now: datetime) -> TopKHeap | None:
     held_topics = TopKHeap.objects.filter(campaign=campaign, assessor_id=assessor.pk).values("topic_id")
     # A topic whose top-k list this assessor handed on by a skip never comes back to them.
     skipped_topics = Skip.objects.filter(campaign=campaign, assessor_id=assessor.pk, kind=SKIP_KIND).values(
@@ -99,7 +99,7 @@ def _heap_claim(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -
     return None
 
 
-def _heap_pending_task(heap: TopKHeap, assessor: AbstractBaseUser, now: datetime) -> PairTask | None:
+def _heap_pending_task(heap: TopKHeap, assessor: User, now: datetime) -> PairTask | None:
     """The heap's pending pair as a task leased to the assessor (made once, then reused)."""
     state = TopKState.from_json(heap.state)
     pair = next_pair(state)
@@ -139,7 +139,7 @@ def _heap_pending_task(heap: TopKHeap, assessor: AbstractBaseUser, now: datetime
     )
 
 
-def _topk_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> PairTask | None:
+def _topk_next(campaign: Campaign, assessor: User, now: datetime) -> PairTask | None:
     for _ in range(5):
         heap = heap_active_for_assessor(campaign, assessor)
         held = Q(assessor_id=assessor.pk)
@@ -188,7 +188,7 @@ def _heap_hand_back(heap_id: int) -> None:
     lease_return(TopKHeap, heap_id, updated_at=timezone.now())
 
 
-def _pairwise_next(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> PairTask | None:
+def _pairwise_next(campaign: Campaign, assessor: User, now: datetime) -> PairTask | None:
     seconds = campaign.lease_seconds
     current = PairTask.objects.filter(
         campaign=campaign, heap__isnull=True, assessor_id=assessor.pk, answered_at__isnull=True
@@ -237,7 +237,7 @@ def _lock_heap_then_task(task_id: int) -> tuple[TopKHeap | None, PairTask]:
 
 
 @transaction.atomic
-def pair_skip(*, task: PairTask, assessor: AbstractBaseUser, reason: str, note: str = "") -> Skip:
+def pair_skip(*, task: PairTask, assessor: User, reason: str, note: str = "") -> Skip:
     """Give back a held pair with a reason; this assessor never sees it again.
 
     Pairwise: someone else compares the pair. Top-k: a comparison is a step of one sort, so the
@@ -266,9 +266,7 @@ def pair_skip(*, task: PairTask, assessor: AbstractBaseUser, reason: str, note: 
     )
 
 
-def pair_next(
-    *, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None
-) -> PairTask | None:
+def pair_next(*, campaign: Campaign, assessor: User, now: datetime | None = None) -> PairTask | None:
     """Lease the assessor's next pair (their pending one first); None when nothing is left."""
     now = now or timezone.now()
     if pairwise_settings_get(campaign) is None:
@@ -313,7 +311,7 @@ def _heap_save(heap: TopKHeap, state: TopKState, now: datetime) -> None:
 def pair_answer(
     *,
     task: PairTask,
-    assessor: AbstractBaseUser,
+    assessor: User,
     outcome: str,
     seconds: float | None,
     now: datetime | None = None,
@@ -351,7 +349,7 @@ def pair_answer(
         if bad is not None:
             state = mark_bad(state, bad)
         else:
-            state = answer(state, Pair(task.left.docno, task.right.docno), outcome)  # type: ignore[arg-type]
+            state = answer(state, Pair(task.left.docno, task.right.docno), outcome)  # type: ignore[arg-type]  # the answer's outcome was checked against the literal outcomes
         _heap_save(heap, state, now)
     task.answered_at = now
     task.save(update_fields=["answered_at"])
@@ -377,7 +375,7 @@ def _progress_refresh_after_commit(campaign_id: int) -> None:
 
 
 @transaction.atomic
-def pair_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> PairTask:
+def pair_undo(*, campaign: Campaign, assessor: User, now: datetime | None = None) -> PairTask:
     """Take back the assessor's last answer within the undo window; its pair is shown again."""
     now = now or timezone.now()
     comparison = (
@@ -402,6 +400,8 @@ def pair_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime |
         _heap_save(heap, undo(TopKState.from_json(heap.state)), now)
         PairTask.objects.filter(heap=heap, answered_at__isnull=True).update(superseded=True)
     task_id = comparison.task_id
+    if task_id is None:  # a comparison whose pair a coordinator deleted
+        raise UndoNotAllowed("this answer's pair is gone: it cannot be undone")
     comparison.delete()
     lease_reopen(PairTask, task_id, assessor, now, campaign.lease_seconds, superseded=False)
     _progress_refresh_after_commit(campaign.pk)

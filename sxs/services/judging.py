@@ -15,7 +15,7 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings as django_settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -57,11 +57,11 @@ class Item:
     grade: Task | None = None
 
 
-def _held_by(assessor: AbstractBaseUser) -> Q:
+def _held_by(assessor: User) -> Q:
     return Q(assessor_id=assessor.pk, answered_at__isnull=True)
 
 
-def _held_sxs_task(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> SxsTask | None:
+def _held_sxs_task(campaign: Campaign, assessor: User, now: datetime) -> SxsTask | None:
     current = SxsTask.objects.filter(
         campaign=campaign, assessor_id=assessor.pk, answered_at__isnull=True
     ).first()
@@ -72,14 +72,14 @@ def _held_sxs_task(campaign: Campaign, assessor: AbstractBaseUser, now: datetime
     return None
 
 
-def _held_grade_task(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> Task | None:
+def _held_grade_task(campaign: Campaign, assessor: User, now: datetime) -> Task | None:
     current = task_active_for_assessor(campaign, assessor)
     if current is not None and lease_renew(Task, current.pk, now, campaign.lease_seconds, _held_by(assessor)):
         return current
     return None
 
 
-def _grade_task_for(task: SxsTask, assessor: AbstractBaseUser, now: datetime) -> Task | None:
+def _grade_task_for(task: SxsTask, assessor: User, now: datetime) -> Task | None:
     """Claim an open grade task for a document of this task's lists, if one is left (never one
     the assessor skipped: the comparison then comes without that grade, which someone else gives)."""
     documents = {*task.documents_a, *task.documents_b}
@@ -103,7 +103,7 @@ def _grade_task_for(task: SxsTask, assessor: AbstractBaseUser, now: datetime) ->
     return None
 
 
-def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -> list[Candidate]:
+def _candidates(campaign: Campaign, assessor: User, now: datetime) -> list[Candidate]:
     """Open units the assessor may be given (never one they hold, answered or skipped), each as
     its lowest claimable slot."""
     mine = SxsTask.objects.filter(campaign=campaign).filter(
@@ -125,9 +125,7 @@ def _candidates(campaign: Campaign, assessor: AbstractBaseUser, now: datetime) -
     return candidates
 
 
-def _claim_new(
-    campaign: Campaign, settings: SxsSettings, assessor: AbstractBaseUser, now: datetime
-) -> SxsTask | None:
+def _claim_new(campaign: Campaign, settings: SxsSettings, assessor: User, now: datetime) -> SxsTask | None:
     for attempt in range(CLAIM_ATTEMPTS):
         candidates = _candidates(campaign, assessor, now)
         if not candidates:
@@ -152,7 +150,7 @@ def _claim_new(
     return None
 
 
-def sxs_next(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Item | None:
+def sxs_next(*, campaign: Campaign, assessor: User, now: datetime | None = None) -> Item | None:
     """Lease the assessor's next item: their held grade task, else a grade task their SxS task
     still needs, else that SxS task (a new one chosen by the campaign's rule when they hold
     none); None when nothing is left for them."""
@@ -192,7 +190,7 @@ def _checked(preference: int, seconds: float | None, comment: str) -> float | No
 def sxs_answer(
     *,
     task: SxsTask,
-    assessor: AbstractBaseUser,
+    assessor: User,
     preference: int,
     seconds: float | None,
     comment: str = "",
@@ -238,7 +236,7 @@ def sxs_answer(
 
 @transaction.atomic
 def sxs_skip(
-    *, task: SxsTask, assessor: AbstractBaseUser, reason: str, note: str = "", now: datetime | None = None
+    *, task: SxsTask, assessor: User, reason: str, note: str = "", now: datetime | None = None
 ) -> Skip:
     """Pass a held task on with a reason (one of `labeling.models.Skip.Reason`) and a note: it goes
     back to the pool for someone else (never to this assessor again). Recorded as the core's
@@ -268,7 +266,7 @@ def sxs_skip(
     )
 
 
-def sxs_lease_hold(*, task: SxsTask, assessor: AbstractBaseUser, state: str) -> bool:
+def sxs_lease_hold(*, task: SxsTask, assessor: User, state: str) -> bool:
     """The holder's page is active, idle or left (`labeling.leases.lease_hold`); a left task goes
     back to the pool as a skipped one does, with its selection cleared."""
     return lease_hold(
@@ -285,7 +283,7 @@ def sxs_lease_hold(*, task: SxsTask, assessor: AbstractBaseUser, state: str) -> 
 
 
 @transaction.atomic
-def sxs_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | None = None) -> Item:
+def sxs_undo(*, campaign: Campaign, assessor: User, now: datetime | None = None) -> Item:
     """Take back the assessor's last answer (SxS or grade) within the undo window; its item is
     leased to them again."""
     now = now or timezone.now()
@@ -315,6 +313,8 @@ def sxs_undo(*, campaign: Campaign, assessor: AbstractBaseUser, now: datetime | 
     if (now - answer.created_at).total_seconds() > window:
         raise UndoNotAllowed(f"answers can only be undone within {window} seconds")
     task_id = answer.task_id
+    if task_id is None:  # an answer whose task a coordinator deleted
+        raise UndoNotAllowed("this answer's comparison is gone: it cannot be undone")
     answer.delete()
     # The assessor holds one SxS task at a time: the one they were given after this answer
     # goes back to the pool (its grades stay).

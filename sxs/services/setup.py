@@ -154,7 +154,7 @@ def _grade_tasks_make(campaign: Campaign, lists: dict[int, dict[int, list[int]]]
                 draw=draw,
                 order=draw.order,
                 topic_id=draw.topic_id,
-                document_id=draw.document_id,
+                document_id=draw.document_id,  # type: ignore[misc]  # item draws always name a document
             )
             for draw in stored
         ],
