@@ -19,3 +19,7 @@ keepalive = 5
 # clients wait in the listen backlog until a connection closes (after `keepalive` idle seconds);
 # raise it for many assessors judging at once.
 worker_connections = 20
+# gunicorn's control interface listens on one socket in the home directory by default: two
+# instances on a machine (two checkouts, a test next to `make run`) would share it. Nothing here
+# uses it; operators who want it set --control-socket per instance.
+control_socket_disable = True

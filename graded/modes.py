@@ -178,6 +178,7 @@ class GradedMode(GradedTasksMode):
     label = "Graded judgments"
     uses_sampling = True
     uploads = ("topics", "documents", "runs", "qrels", "labels")
+    form_fields = ("metric", "goal", "goal_k", "strategy", "grades")
     exports = GRADED_EXPORTS
 
     def settings_of(self, campaign: Campaign) -> dict[str, Any]:

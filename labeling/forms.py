@@ -10,7 +10,7 @@ from django import forms
 from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
-from labeling.modes import mode_choices, mode_named
+from labeling.modes import mode_choices, mode_named, mode_of
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
 _GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
@@ -81,18 +81,23 @@ class CampaignCreateForm(forms.Form):
         choices=mode_choices,
         initial="graded",
         required=False,
-        help_text="Graded items, or pairs of documents: pairwise preferences or a top-k per topic.",
+        help_text="Graded items with sampled estimates; pairs of documents (pairwise preferences or "
+        "a top-k per topic); two result lists side by side; or training data for a ranker.",
     )
     topk_k = forms.IntegerField(
         label="k (top-k)", min_value=1, required=False, help_text="Only for top-k judging: default 10."
     )
 
-    extra_field_names = ("goal_k", "judging_mode", "topk_k")
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # The template lays out the main fields itself and loops over the remaining ones.
-        self.extra_fields = [self[name] for name in self.extra_field_names]
+        # Which modes each mode-specific field means something to ("graded sxs"): the page shows
+        # a field only while one of them is chosen (all of them without JavaScript).
+        modes = [mode_named(name) for name, _ in mode_choices()]
+        self.field_modes = {
+            field: " ".join(mode.name for mode in modes if field in mode.form_fields)
+            for field in self.fields
+            if any(field in mode.form_fields for mode in modes)
+        }
 
     def clean_metric(self) -> str:
         text = self.cleaned_data["metric"].strip()
@@ -143,13 +148,15 @@ class GuidelinesForm(forms.Form):
             initial[f"grade_{value}"] = grade.get("description", "")
         kwargs["initial"] = initial
         super().__init__(*args, **kwargs)
-        for value, grade in enumerate(campaign.grades):
+        # Modes whose answers are not grades (pairwise, top-k) describe no grade.
+        graded = "grades" in mode_of(campaign).form_fields
+        for value, grade in enumerate(campaign.grades if graded else []):
             self.fields[f"grade_{value}"] = forms.CharField(
                 required=False,
                 max_length=GRADE_DESCRIPTION_MAX_CHARS,
                 label=f"{grade['name']} ({grade['key']})",
             )
-        self.grade_count = len(campaign.grades)
+        self.grade_count = len(campaign.grades) if graded else 0
 
     def grade_fields(self) -> list[forms.BoundField]:
         return [self[f"grade_{value}"] for value in range(self.grade_count)]
@@ -157,6 +164,8 @@ class GuidelinesForm(forms.Form):
     def changes(self) -> dict[str, Any]:
         """The campaign_update arguments."""
         data = self.cleaned_data
+        if not self.grade_count:
+            return {"guidelines": data["guidelines"]}
         return {
             "guidelines": data["guidelines"],
             "grade_descriptions": [data[f"grade_{value}"] for value in range(self.grade_count)],

@@ -72,6 +72,9 @@ class JudgingMode:
     uploads: ClassVar[tuple[str, ...]] = ("topics", "documents", "runs")
     # The mode's own settings that the campaign API takes and shows (e.g. "k" of top-k).
     setting_names: ClassVar[tuple[str, ...]] = ()
+    # The fields of the New campaign form that mean something to this mode beyond the ones every
+    # mode takes (name, budget, overlap): the form shows only these once the mode is chosen.
+    form_fields: ClassVar[tuple[str, ...]] = ()
     exports: ClassVar[tuple[Export, ...]] = ()
 
     # -- settings and life cycle ---------------------------------------------------------------

@@ -131,7 +131,7 @@ def _runs_with_ties(campaign: Campaign) -> Problem | None:
 def _no_assessors(campaign: Campaign) -> Problem | None:
     if CampaignMember.objects.filter(campaign=campaign, role=CampaignMember.Role.ASSESSOR).exists():
         return None
-    return Problem("no_assessors", 1, (), "no assessor is assigned: nobody will see the campaign's items")
+    return Problem("no_assessors", 0, (), "assessors assigned: nobody will see the campaign's items")
 
 
 def _grade_scale(campaign: Campaign) -> Problem | None:

@@ -4,6 +4,7 @@ section of the graded dashboard."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,18 +99,28 @@ class ListRow:
 
 def topk_lists(campaign: Campaign, k: int) -> dict[str, Any]:
     """The lists someone worked on (`rows`, by topic and slot) and, per topic, how many lists
-    are done, in progress and not started (`topics`)."""
+    are done, in progress, released (waiting for the next assessor) and not started, in words
+    (`topics`)."""
     ruled_out = topk_ruled_out(campaign)
     rows = []
-    topics: dict[str, dict[str, int]] = {}
+    counts: dict[str, Counter[str]] = {}
     for heap in topk_results(campaign):
         status = "done" if heap.done else "in progress" if heap.assessor else "waiting"
         if status == "waiting" and not heap.judgments:
             status = "not started"
-        counts = topics.setdefault(heap.topic, {"done": 0, "in_progress": 0, "not_started": 0})
-        counts[{"done": "done", "in progress": "in_progress"}.get(status, "not_started")] += 1
+        counts.setdefault(heap.topic, Counter())[status] += 1
         if status != "not started":
             rows.append(ListRow(heap, status, ruled_out.get(heap.heap_id), max(0, heap.n_documents - k)))
+    words = (
+        ("done", "done"),
+        ("in progress", "in progress"),
+        ("waiting", "released"),
+        ("not started", "to start"),
+    )
+    topics = {
+        topic: ", ".join(f"{count[status]} {word}" for status, word in words if count[status])
+        for topic, count in counts.items()
+    }
     return {"rows": rows, "topics": topics}
 
 

@@ -180,6 +180,7 @@ class TopKMode(PairMode):
     name = "topk"
     label = "HeapSort top-k by pairwise preferences"
     exports = PREFERENCE_EXPORTS + TOPK_EXPORTS
+    form_fields = ("topk_k",)
     units_word = "top-k lists"
 
     def describe(self, campaign: Campaign) -> str:

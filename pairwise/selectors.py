@@ -290,9 +290,11 @@ def pair_progress(campaign: Campaign) -> Progress:
     prepared = pairwise is not None and pairwise.prepared_at is not None
     units: QuerySet[Any]
     if is_topk(campaign):
+        # A list released by the coordinator (no assessor, some answers) is started: the next
+        # assessor continues it.
         units, started, open_ = (
             TopKHeap.objects.filter(campaign=campaign),
-            Q(assessor__isnull=False) | Q(done=True),
+            Q(assessor__isnull=False) | Q(done=True) | Q(steps__gt=0),
             Q(done=False),
         )
     else:

@@ -162,14 +162,23 @@ def campaign_plan(
     }
     replay = prepare_replay(qrels, _runs(arrays, order), metric, goal, labels=labels)  # type: ignore[arg-type]  # the goal chosen above is one of the planner's literal goals
     reference = float(campaign.budget) if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS else None
+    pooled = int(arrays.slot_used.sum())
+    notes: list[str] = []
     if budgets is None:
+        # Beyond the pool every strategy has judged all it can: those budgets plan alike, so the
+        # defaults stop at the pool (and so does the budget the advice refers to).
         topic = float(replay.topic_cost.mean())
-        anchor = reference or 20 * topic
-        ceiling = PLAN_MAX_POOL_MULTIPLE * int(arrays.slot_used.sum())
+        anchor = min(reference or 20 * topic, float(pooled))
+        if reference is not None and reference > pooled:
+            notes.append(
+                f"the campaign's budget ({reference:g} judgments) is more than its pool holds "
+                f"({pooled} documents): the plan stops at the pool"
+            )
+            reference = anchor
         shares = (0.25, 0.5, 1.0, 2.0)
-        budgets = sorted({min(ceiling, max(1.0, round(anchor * share))) for share in shares})
+        budgets = sorted({min(float(pooled), max(1.0, round(anchor * share))) for share in shares})
         repetitions = min(repetitions, max(2, int(PLAN_MAX_DRAWS // max(budgets))))
-    _check_affordable(budgets, repetitions, int(arrays.slot_used.sum()))
+    _check_affordable(budgets, repetitions, pooled)
     strategies = applicable_strategies(metric)
     share = estimand_share(campaign, arrays)
     rows = plan_budgets(replay, strategies, budgets, repetitions=repetitions, seed=campaign.seed % 2**31)
@@ -199,8 +208,8 @@ def campaign_plan(
             "budgets": {strategy: _number(b) for strategy, b in needs.items()},
         },
         "savings": {strategy: _number(s) for strategy, s in savings.items()},
-        "unplanned": _unplanned(rows, savings, width, anchor_budget),
-        "recommendation": _recommendation(savings, anchor_budget),
+        "unplanned": notes + _unplanned(rows, savings, width, anchor_budget, pooled),
+        "recommendation": _recommendation(rows, savings, anchor_budget),
         "strategies": {
             name: {"label": words[0], "help": words[1], "paper": PAPERS[name]}
             for name, words in STRATEGY_WORDS.items()
@@ -219,10 +228,19 @@ def _anchor(rows: list[PlannerRow], budgets: list[float], reference: float | Non
     return chosen, width_at[chosen]
 
 
-def _unplanned(rows: list[PlannerRow], savings: dict[str, float], width: float, budget: float) -> list[str]:
-    """What the replay could not tell, in plain words (the numbers it leaves empty)."""
+def _unplanned(
+    rows: list[PlannerRow], savings: dict[str, float], width: float, budget: float, pooled: int
+) -> list[str]:
+    """What the replay could not tell, in plain words (the numbers it leaves empty, and the
+    budgets beyond the pool, which plan alike)."""
     words = {name: label for name, (label, _) in STRATEGY_WORDS.items()}
     notes = []
+    beyond = sorted({row.budget for row in rows if row.budget > pooled})
+    if beyond:
+        notes.append(
+            f"the pool holds {pooled} documents: at {', '.join(f'{b:g}' for b in beyond)} judgments "
+            "every strategy has judged all it can, so those rows are the same as at the pool's size"
+        )
     for row in rows:
         if not np.isfinite(row.rmse):
             notes.append(
@@ -248,10 +266,18 @@ def _unplanned(rows: list[PlannerRow], savings: dict[str, float], width: float, 
     return notes
 
 
-def _recommendation(savings: dict[str, float], budget: float) -> dict[str, Any]:
-    finite = {strategy: value for strategy, value in savings.items() if np.isfinite(value)}
-    best = max(finite, key=finite.__getitem__, default=None)
-    if best is None or finite[best] < MEANINGFUL_SAVING:
+def _recommendation(rows: list[PlannerRow], savings: dict[str, float], budget: float) -> dict[str, Any]:
+    """Of the strategies that save a meaningful share against topics at random, the one with the
+    smallest error at the budget the coordinator has (savings interpolate the error curves between
+    budgets, where curves that cross can rank strategies the other way round)."""
+    error_at = {row.strategy: row.rmse for row in rows if row.budget == budget and np.isfinite(row.rmse)}
+    worth = {
+        strategy: value
+        for strategy, value in savings.items()
+        if np.isfinite(value) and value >= MEANINGFUL_SAVING and strategy in error_at
+    }
+    best = min(worth, key=error_at.__getitem__, default=None)
+    if best is None:
         return {
             "strategy": "passive",
             "text": f"At {budget:g} judgments no strategy saves enough to matter here: "
@@ -261,7 +287,8 @@ def _recommendation(savings: dict[str, float], budget: float) -> dict[str, Any]:
     label, how = STRATEGY_WORDS[best]
     return {
         "strategy": best,
-        "text": f"{label}: {how}. For the same error it needs about {100 * finite[best]:.0f} % less "
-        f"budget than topics at random (at {budget:g} judgments).",
+        "text": f"{label}: {how}. Of the strategies planned it has the smallest typical error at "
+        f"{budget:g} judgments, and for the same error it needs about {100 * worth[best]:.0f} % less "
+        "budget than topics at random.",
         "paper": PAPERS[best],
     }

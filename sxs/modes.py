@@ -70,6 +70,10 @@ class SxsMode(JudgingMode):
     answer_field = "preference"
     uploads = ("topics", "documents", "runs", "qrels")
     setting_names = tuple(services.SETTING_FIELDS)
+    form_fields = (
+        "metric",
+        "grades",
+    )  # the metric's cutoff is the lists' length; grades for documents graded first
     exports = SXS_EXPORTS
     judgments_word = "answers"
     units_word = "comparisons"

@@ -59,6 +59,7 @@ class TrainingMode(GradedTasksMode):
     label = "Training data (ELO-DCG)"
     uploads = ("topics", "documents", "features", "training_labels", "test", "scores")
     setting_names = services.SETTING_NAMES
+    form_fields = ("grades",)
     exports = TRAINING_EXPORTS
 
     def configure(self, campaign: Campaign, settings: Mapping[str, Any]) -> None:

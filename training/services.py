@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 import lightgbm
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
 from estimation.formats.letor import LetorPool, LetorRow, apply_labels, iter_letor, letor_from_rows
@@ -26,7 +26,7 @@ from estimation.training.selection import DRAWABLE_STRATEGIES, STRATEGIES, pool_
 from labeling.formats import upload_lines
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS, checked_text
 from labeling.leases import unanswered_claimable
-from labeling.models import Campaign, Document, Draw, Judgment, Task, Topic
+from labeling.models import Campaign, Document, Draw, Judgment, Skip, Task, Topic
 from labeling.services.imports import ImportFailed, ImportReport
 from training.models import TrainingPool, TrainingRound, TrainingSelection, TrainingSettings
 
@@ -445,17 +445,23 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
 
 
 def round_waiting(campaign: Campaign) -> bool:
-    """Whether the latest round still has a task an assessor can claim: unanswered and held by
-    nobody (or by a lease that ran out). A task someone holds does not hold the next round up: it
-    is answered later, and a selection never picks an item already selected."""
+    """Whether the latest round still has a task an assessor can claim: unanswered, held by
+    nobody (or by a lease that ran out) and skipped by nobody. A task someone holds does not hold
+    the next round up: it is answered later, and a selection never picks an item already
+    selected. Nor does a skipped one: it stays open for another assessor, but one assessor's skip
+    must not stall the round for everyone (with a single assessor, for ever)."""
     latest = TrainingRound.objects.filter(campaign=campaign).order_by("-number").first()
     if latest is None:
         return False
+    skipped = Skip.objects.filter(
+        campaign_id=campaign.pk, topic_id=OuterRef("topic_id"), document_id=OuterRef("document_id")
+    )
     return (
         Task.objects.filter(
             pk__in=TrainingSelection.objects.filter(round=latest).values("task_id"),
         )
         .filter(unanswered_claimable(timezone.now()))
+        .exclude(Exists(skipped))
         .exists()
     )
 

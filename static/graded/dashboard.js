@@ -234,6 +234,13 @@
     return Array.from({ length: limit }, (_, i) => points[Math.round(i * step)]);
   }
 
+  // A turned phone or a resized window redraws the history at its new width.
+  let resizeTimer = null;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { if (state.history.length) drawHistory(); }, 200);
+  });
+
   function drawHistory() {
     const root = document.getElementById("history-chart");
     const legend = document.getElementById("history-legend");
@@ -248,9 +255,14 @@
         series.get(row.name).push({ spent: snapshot.spent, value: row.value, low: row.low ?? row.value, high: row.high ?? row.value });
       }
     }
-    const box = { left: 62, right: 626, top: 12, bottom: 252 };
+    // Drawn at the width it is shown (a laptop's 640 units, or a phone's panel), so its type
+    // stays at the size of the page's.
+    const width = Math.round(Math.min(640, Math.max(300, root.clientWidth || 640)));
+    root.setAttribute("viewBox", "0 0 " + width + " 300");
+    root.classList.toggle("fits", true);
+    const box = { left: 62, right: width - 14, top: 12, bottom: 252 };
     if (!series.size) {
-      root.append(svg("text", { x: 320, y: 150, "text-anchor": "middle", class: "empty", text: "No estimate yet: the chart starts with the first fully judged draw." }));
+      root.append(svg("text", { x: width / 2, y: 150, "text-anchor": "middle", class: "empty", text: "No estimate yet: the chart starts with the first fully judged draw." }));
       return;
     }
     const all = [...series.values()].flat();
@@ -261,7 +273,8 @@
     const yDomain = extent(all.flatMap((p) => [p.low, p.high]), false);
     const x = scale(xDomain[0], xDomain[1], box.left, box.right);
     const y = scale(yDomain[0], yDomain[1], box.bottom, box.top);
-    axes(root, x, y, box, ticks(xDomain[0], xDomain[1], 6), ticks(yDomain[0], yDomain[1], 5), {
+    const xTickCount = Math.max(3, Math.round((box.right - box.left) / 95));
+    axes(root, x, y, box, ticks(xDomain[0], xDomain[1], xTickCount), ticks(yDomain[0], yDomain[1], 5), {
       x: "budget spent (" + (state.estimates ? state.estimates.budget_unit : "") + ")",
       y: metric,
     });
@@ -362,7 +375,9 @@
     defs.append(gradient);
     root.append(defs);
     root.append(svg("rect", { x: keyX, y: box.top + 14, width: 12, height: 150, fill: "url(#expected-ramp)", rx: 2 }));
-    root.append(svg("text", { x: keyX + 6, y: box.top + 8, "text-anchor": "middle", class: "tick", text: keyTitle }));
+    // Right-aligned to the chart's edge: the title is wider than the key, and the larger type of
+    // a phone would push a centred one out of the picture.
+    root.append(svg("text", { x: 438, y: box.top + 8, "text-anchor": "end", class: "tick", text: keyTitle }));
     root.append(svg("text", { x: keyX + 16, y: box.top + 24, class: "tick", text: fmt(eHigh, 3) }));
     root.append(svg("text", { x: keyX + 16, y: box.top + 166, class: "tick", text: fmt(eLow, 3) }));
     root.dataset.points = String(topics.length);

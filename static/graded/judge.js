@@ -75,7 +75,6 @@
   }
 
   const NEXT_ROUND_POLL_MS = 4000;
-  let nextRoundTimer = null;
 
   // 204 means nothing is leasable for this assessor; the progress record says why.
   async function explainNothingLeft() {
@@ -101,13 +100,12 @@
       // A training campaign between rounds: the worker fits and selects; ask again by itself.
       renderEmpty("The next round is being selected",
         "A model is fitted on the labels so far to choose the most useful items to judge next. " +
-        "They appear here in a few seconds; this page checks by itself.", true);
-      clearTimeout(nextRoundTimer);
-      nextRoundTimer = setTimeout(() => { if (page.els.item.hidden) loadNext(); }, NEXT_ROUND_POLL_MS);
+        "They appear here in a few seconds; this page checks by itself.", true, NEXT_ROUND_POLL_MS);
     } else {
       renderEmpty("Nothing left for you right now",
-        "Every remaining item is judged or being judged by someone else. Items whose lease " +
-        "expires come back: check again in a few minutes.", true);
+        "Every remaining item is judged, being judged by someone else, or one you skipped. Items " +
+        "whose lease runs out come back: this page checks again by itself every half minute.",
+        true, page.nothingLeftRecheckMs);
     }
   }
 
@@ -155,6 +153,8 @@
     noteRow.hidden = false;
     noteButton.setAttribute("aria-expanded", "true");
     note.focus();
+    // On a phone the grade bar covers the foot of the window: bring the box above it.
+    note.scrollIntoView({ block: "center" });
   }
 
   function closeNote() {

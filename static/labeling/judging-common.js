@@ -188,10 +188,39 @@ window.JudgingCommon = (function () {
     function show(data, fromMs) {
       state.task = data.task;
       options.render(data);
+      phoneScroll(data);
       startTimer(fromMs);
     }
 
-    function renderEmpty(title, text, canRetry) {
+    // On a phone the bar and the topic fill the first screen: a new topic starts at the top (its
+    // description is read once), the next items of the same topic at the page's `phoneStart`
+    // element (the documents), so their text shows without scrolling each time.
+    let shownTopic = null;
+    function phoneScroll(data) {
+      const topic = data.topic && data.topic.id !== undefined ? String(data.topic.id) : null;
+      const sameTopic = topic !== null && topic === shownTopic;
+      shownTopic = topic;
+      if (!options.phoneStart || !window.matchMedia("(max-width: 640px)").matches) return;
+      const start = options.phoneStart(data);
+      if (sameTopic && start) start.scrollIntoView({ block: "start" });
+      else window.scrollTo(0, 0);
+    }
+
+    // An empty page with recheckMs asks for an item again by itself after that long (only while
+    // it is still empty and the tab is visible): held items come back when their leases run
+    // out, and a training round's next items appear without a reload.
+    const NOTHING_LEFT_RECHECK_MS = 30000;
+    let recheckTimer = null;
+    let recheckHandler = null;
+    function renderEmpty(title, text, canRetry, recheckMs) {
+      clearTimeout(recheckTimer);
+      if (recheckMs && recheckHandler) {
+        recheckTimer = setTimeout(function recheck() {
+          if (!els.item.hidden) return;
+          if (document.hidden) { recheckTimer = setTimeout(recheck, recheckMs); return; }
+          recheckHandler();
+        }, recheckMs);
+      }
       state.task = null;
       els.item.hidden = true;
       els.empty.hidden = false;
@@ -364,6 +393,7 @@ window.JudgingCommon = (function () {
       els.help.addEventListener("click", (event) => { if (event.target === els.help) toggleHelp(false); });
       $("undo-button").addEventListener("click", handlers.undo);
       els.retry.addEventListener("click", handlers.loadNext);
+      recheckHandler = handlers.loadNext;
 
       // A hidden tab is not time spent judging, and its item should not keep others waiting: the
       // lease shrinks while hidden and is renewed on return, unless the item went to someone
@@ -392,6 +422,7 @@ window.JudgingCommon = (function () {
       api: api, els: els, state: state, setAnswersEnabled: setAnswersEnabled, renderTopic: renderTopic,
       showItem: showItem, show: show, renderEmpty: renderEmpty, toast: toast, load: load,
       answer: answer, saved: saved, notSaved: notSaved, undo: undo, start: start,
+      nothingLeftRecheckMs: NOTHING_LEFT_RECHECK_MS,
     };
   }
 

@@ -15,6 +15,7 @@
   const answers = $("answers");
   const page = common.session({
     config: config, answers: answers, render: renderPair, csrfFallback: "",
+    phoneStart: () => document.querySelector(".side-switch"),
     onEmpty: () => { page.els.progressText.textContent = ""; },
   });
   const renderEmpty = page.renderEmpty;
@@ -89,8 +90,9 @@
     return page.load(config.next_url, ({ status, data }) => {
       if (status === 204) {
         renderEmpty("Nothing left for you right now",
-          "Every query of this campaign is done or taken by another assessor, or the campaign is paused. " +
-          "Thank you! Check again later.", true);
+          "Every query of this campaign is done, taken by another assessor or one you skipped, or the " +
+          "campaign is paused. Thank you! This page checks again by itself every half minute.",
+          true, page.nothingLeftRecheckMs);
       } else if (status === 403 || status === 404) {
         renderEmpty("Not available", (data && data.detail) || "You are not assigned to this campaign.", false);
       } else {

@@ -11,6 +11,7 @@
   const answers = $("answers");
   const page = common.session({
     config: config, answers: answers, render: renderItem, csrfFallback: "",
+    phoneStart: (item) => document.getElementById(item.kind === "sxs" ? "left-list" : "grade-doc"),
     onEmpty: () => { page.els.progressText.textContent = ""; },
     itemKind: () => kind,
   });
@@ -72,7 +73,7 @@
     els.gradeAnswers.hidden = sxs;
     // One box: a comment on a comparison, a note on a single document's grade.
     els.commentLabel.textContent = sxs ? "Comment (optional)" : "Note on this grade (optional)";
-    els.comment.placeholder = (sxs ? "Why? " : "e.g. only partly about the query ") + "(Esc leaves the box)";
+    els.comment.placeholder = (sxs ? "Why? " : "e.g. only partly about the query ") + "(Enter or Esc leaves the box)";
   }
 
   function renderItem(item) {
@@ -112,7 +113,8 @@
     const share = total > 0 ? done / total : 0;
     els.progressBar.style.width = (100 * share).toFixed(1) + "%";
     els.progressBar.parentElement.setAttribute("aria-valuenow", (100 * share).toFixed(0));
-    els.campaignProgress.textContent = data.judgments + " answers · " + done + " of " + total + " comparisons done";
+    els.campaignProgress.textContent = done + " of " + total + " comparisons done · " + data.judgments +
+      " answers in all (grades of single documents included)";
   }
 
   // ---------- Actions ----------
@@ -120,8 +122,9 @@
     return page.load(config.next_url, ({ status, data }) => {
       if (status === 204) {
         page.renderEmpty("Nothing left for you right now",
-          "Every comparison of this campaign is done or taken by another assessor, or the campaign is paused. " +
-          "Thank you! Check again later.", true);
+          "Every comparison of this campaign is done, taken by another assessor or one you skipped, or the " +
+          "campaign is paused. Thank you! This page checks again by itself every half minute.",
+          true, page.nothingLeftRecheckMs);
       } else if (status === 403 || status === 404) {
         page.renderEmpty("Not available", (data && data.detail) || "You are not assigned to this campaign.", false);
       } else {
@@ -169,8 +172,10 @@
     loadNext: loadNext,
     onSkipped: () => { els.comment.value = ""; },
   });
+  // Enter or Esc keeps the comment for the next answer and gives the keys back to answering,
+  // as the note box of the graded page does.
   els.comment.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") { event.preventDefault(); els.comment.blur(); }
+    if (event.key === "Escape" || event.key === "Enter") { event.preventDefault(); els.comment.blur(); }
   });
 
   // Shift+arrows ("much better") and C / N (the comment or note box) are read before the shared

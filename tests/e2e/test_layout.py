@@ -5,6 +5,7 @@ README were made this way)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +100,39 @@ def test_dashboards_print_24_hour_times_as_every_other_page(
     body = page.locator("body").inner_text()
     refit = body[body.index("Last refit") :][:80]
     assert re.search(r"\d{2}:\d{2}:\d{2}", refit) and not re.search(r"\b[AP]M\b", refit), refit
+
+
+def test_the_new_campaign_form_shows_the_fields_of_the_chosen_mode(
+    browser_page: Any, live_server: Any, demo: dict[str, int], screenshot_dir: Path
+) -> None:
+    page = browser_page
+    _log_in(page, live_server.url, "demo-coordinator")
+    page.goto(f"{live_server.url}/campaigns/new/")
+    mode = page.locator("#id_judging_mode")
+    judging, metric = mode.bounding_box(), page.locator("#id_metric").bounding_box()
+    assert judging is not None and metric is not None and judging["y"] < metric["y"], "the mode comes first"
+    shown = {
+        "graded": {"metric", "goal", "strategy", "grades"},
+        "pairwise": set(),
+        "topk": {"topk_k"},
+        "sxs": {"metric", "grades"},
+        "training": {"grades"},
+    }
+    every = {"metric", "goal", "goal_k", "strategy", "grades", "topk_k"}
+    for name, fields in shown.items():
+        mode.select_option(name)
+        visible = {field for field in every if page.locator(f"#id_{field}").is_visible()}
+        assert visible - {"goal_k"} == fields, name
+        assert page.locator("#id_budget").is_visible() and page.locator("#id_overlap").is_visible()
+    page.screenshot(path=str(screenshot_dir / "new-campaign-training.png"))
+    # A top-k campaign made with the form takes its k; the hidden graded fields keep their defaults.
+    mode.select_option("topk")
+    page.fill("#id_name", "five best")
+    page.fill("#id_topk_k", "5")
+    page.click("button:has-text('Create campaign')")
+    page.wait_for_url(re.compile(r".*/campaigns/\d+/$"))
+    created = Campaign.objects.get(name="five best")
+    assert created.judging_mode == "topk"
+    from labeling.modes import mode_of
+
+    assert mode_of(created).settings_of(created)["k"] == 5

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling.demo import DEMO_SXS_CAMPAIGN, DEMO_TOPK_CAMPAIGN, demo_load
+from labeling.demo import DEMO_CAMPAIGN, DEMO_SXS_CAMPAIGN, DEMO_TOPK_CAMPAIGN, demo_load
 from labeling.models import Campaign, Judgment, Skip
 from sxs import services as sxs_services
 from sxs.selectors import learned_dcg_summary
@@ -45,6 +45,14 @@ def _box(page: Any, selector: str) -> dict[str, float]:
     return box
 
 
+def _judge_on_a_phone(page: Any, base: str, campaign_id: int) -> None:
+    """demo-assessor's judge page of the campaign, at a phone's size, with its first item shown."""
+    page.set_viewport_size(PHONE)
+    _log_in(page, base, "demo-assessor")
+    page.goto(f"{base}/judge/{campaign_id}/")
+    page.locator("#item").wait_for(state="visible")
+
+
 def test_the_campaign_list_is_cards_on_a_phone_with_labels_at_their_fields(
     browser_page: Any, live_server: Any, demo: dict[str, int], screenshot_dir: Path
 ) -> None:
@@ -76,10 +84,7 @@ def test_a_top_k_pair_is_readable_on_a_phone_one_document_at_a_time(
     browser_page: Any, live_server: Any, demo: dict[str, int], screenshot_dir: Path
 ) -> None:
     page = browser_page
-    page.set_viewport_size(PHONE)
-    _log_in(page, live_server.url, "demo-assessor")
-    page.goto(f"{live_server.url}/judge/{demo['topk']}/")
-    page.locator("#item").wait_for(state="visible")
+    _judge_on_a_phone(page, live_server.url, demo["topk"])
     assert page.locator("#right-doc").is_hidden() and page.locator("#left-doc").is_visible()
     left = _box(page, "#left-doc")
     assert left["width"] > 0.85 * PHONE["width"], "one document the phone's width"
@@ -97,9 +102,30 @@ def test_a_top_k_pair_is_readable_on_a_phone_one_document_at_a_time(
     assert (
         right["y"] + 40 < _box(page, ".answers")["y"] and len(page.locator("#right-body").inner_text()) > 100
     )
+    page.evaluate("window.scrollTo(0, 0)")
     page.keyboard.press("ArrowLeft")  # an answer: the next pair starts with the left document
     page.wait_for_function("document.querySelector('main.judge').dataset.side === 'left'")
     assert page.locator("#left-doc").is_visible()
+    # The next pair of the same topic opens at its documents: text shows without scrolling.
+    page.wait_for_timeout(100)
+    body, answers = _box(page, "#left-body"), _box(page, ".answers")
+    assert 0 <= body["y"] and body["y"] + 40 < answers["y"], (body, answers)
+    page.screenshot(path=str(screenshot_dir / "phone-topk-next.png"))
+
+
+def test_the_note_box_of_a_graded_item_opens_above_the_grade_bar_on_a_phone(
+    browser_page: Any, live_server: Any, demo: dict[str, int], screenshot_dir: Path
+) -> None:
+    page = browser_page
+    _judge_on_a_phone(page, live_server.url, Campaign.objects.get(name=DEMO_CAMPAIGN).pk)
+    # Read to the end of the document, then tap Note: the box opens below the text.
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.click("#note-button")
+    page.locator("#note").wait_for(state="visible")
+    page.wait_for_timeout(100)
+    note, bar = _box(page, "#note"), _box(page, ".judge .doc .grades")
+    assert note["y"] >= 0 and note["y"] + note["height"] <= bar["y"], (note, bar)
+    page.screenshot(path=str(screenshot_dir / "phone-graded-note.png"))
 
 
 def test_a_single_document_of_a_side_by_side_campaign_takes_a_note_and_a_skip(

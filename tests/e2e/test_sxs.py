@@ -136,7 +136,7 @@ def test_it_answers_three_comparisons_with_the_keyboard(
             page.screenshot(path=str(screenshot_dir / "sxs.png"))
             page.keyboard.press("c")
             page.keyboard.type("left is cleaner")
-            page.keyboard.press("Escape")
+            page.keyboard.press("Enter")  # leaves the box, as the graded note does
         page.keyboard.press(keys[len(seen)])
         seen.append(item)
         wait_for_item_other_than(page, item["kind"] + ":" + item["task"])

@@ -105,3 +105,19 @@ def test_the_form_refuses_a_description_over_the_cap(
     assert response.status_code == 400
     campaign.refresh_from_db()
     assert campaign.guidelines == ""
+
+
+def test_a_top_k_campaign_page_offers_guidelines_but_no_grade_descriptions(
+    coordinator: AbstractBaseUser,
+) -> None:
+    from labeling.services.campaigns import campaign_create
+
+    topk = campaign_create(creator=coordinator, name="top", budget=10, judging_mode="topk")
+    page = _client(coordinator).get(reverse("labeling:campaign_detail", args=[topk.pk])).content.decode()
+    assert 'name="guidelines"' in page and 'name="grade_0"' not in page
+    response = _client(coordinator).post(
+        reverse("labeling:campaign_guidelines", args=[topk.pk]), {"guidelines": "pick the best"}
+    )
+    assert response.status_code in (200, 302)
+    topk.refresh_from_db()
+    assert topk.guidelines == "pick the best"

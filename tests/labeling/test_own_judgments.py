@@ -94,6 +94,16 @@ def test_the_page_counts_lists_searches_and_changes(campaign: Campaign, assessor
     assert response.status_code == 302 and response["Location"].endswith("/my-judgments/?q=x")
     listed = client.get(reverse("labeling:own_judgments"))
     assert "changed 1×" in listed.content.decode()
+    assert "(3 judgments)" in listed.content.decode()
+
+
+def test_the_page_shows_the_note_kept_with_a_judgment(campaign: Campaign, assessor: AbstractBaseUser) -> None:
+    task = task_next(campaign=campaign, assessor=assessor)
+    assert task is not None
+    task_answer(task=task, assessor=assessor, grade=1, seconds=3.0, note="only the <b>title</b> fits")
+    html = _client(assessor).get(reverse("labeling:own_judgments")).content.decode()
+    assert "Your note:</span> only the &lt;b&gt;title&lt;/b&gt; fits" in html
+    assert "(1 judgment)" in html
 
 
 def test_the_api_lists_and_regrades_own_judgments_only(

@@ -28,9 +28,16 @@ def test_it_plans_every_strategy_at_four_budgets_and_recommends_one_in_plain_wor
     assert response.status_code == 200, response.content
     plan = response.json()
     budgets = sorted({row["budget"] for row in plan["rows"]})
-    assert budgets == [campaign.budget / 4, campaign.budget / 2, campaign.budget, 2 * campaign.budget]
+    pooled = int(pool_arrays_for(campaign).slot_used.sum())
+    assert campaign.budget > pooled  # the fixture's budget pays for more than its pool holds
+    # Beyond the pool every strategy plans alike: the budgets are shares of the pool, and the
+    # page says why.
+    assert budgets == [round(pooled / 4), round(pooled / 2), pooled]
+    assert plan["budget"] == pooled
+    assert any(f"more than its pool holds ({pooled} documents)" in note for note in plan["unplanned"])
     assert {row["strategy"] for row in plan["rows"]} == {"passive", "active", "items"}
-    assert all(0.0 <= row["coverage"] <= 1.0 and row["rmse"] >= 0 for row in plan["rows"])
+    assert all(0.0 <= row["coverage"] <= 1.0 for row in plan["rows"])
+    assert all(row["rmse"] >= 0 for row in plan["rows"] if row["budget"] == pooled)
     advice = plan["recommendation"]
     assert advice["strategy"] in {"passive", "active", "items"}
     assert "Sawade" not in advice["text"] and "Schnabel" not in advice["text"]
@@ -73,6 +80,28 @@ def test_it_keeps_judged_grades_in_the_truth_and_draws_the_rest_from_the_label_m
     assert set(others) == {1}
 
 
+def test_it_plans_the_four_shares_of_a_budget_smaller_than_the_pool(
+    campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    plan = campaign_plan(campaign_update(campaign=campaign, budget=8), repetitions=20)
+    assert sorted({row["budget"] for row in plan["rows"]}) == [2, 4, 8, 16]
+    assert not any("pool holds" in note for note in plan["unplanned"])
+
+
+def test_it_recommends_the_strategy_with_the_smallest_error_among_those_that_save(
+    campaign: Campaign,
+) -> None:
+    plan = campaign_plan(campaign, repetitions=60)
+    advice = plan["recommendation"]
+    at_budget = {row["strategy"]: row["rmse"] for row in plan["rows"] if row["budget"] == plan["budget"]}
+    saving = {name: value for name, value in plan["savings"].items() if value is not None and value >= 0.1}
+    if saving:
+        assert advice["strategy"] == min(saving, key=at_budget.__getitem__)
+        assert f"{100 * saving[advice['strategy']]:.0f} % less" in advice["text"]
+    else:
+        assert advice["strategy"] == "passive"
+
+
 def test_it_is_the_same_plan_for_the_same_campaign(campaign: Campaign) -> None:
     assert campaign_plan(campaign, repetitions=30) == campaign_plan(campaign, repetitions=30)
 
@@ -86,6 +115,7 @@ def test_it_offers_the_planner_on_the_graded_campaign_page(
     client.force_login(coordinator)
     html = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert f'data-url="/api/campaigns/{campaign.pk}/plan/"' in html and "Plan the budget" in html
+    assert 'href="#plan"' in html, "a button at the top leads down to the planner"
 
 
 RUN_C = "".join(f"{q} Q0 d{q}-{d} {d} {30 - d}.0 gamma\n" for q in (1, 2, 3) for d in range(2, 9))

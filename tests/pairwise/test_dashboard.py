@@ -84,6 +84,22 @@ def test_it_counts_lists_comparisons_and_kappa_of_a_top_k_campaign(
     assert "Release" in lists, "bob's list is in progress: a coordinator may release it"
 
 
+def test_a_released_list_counts_as_started_and_is_named_released_per_topic(
+    make_campaign: Callable[..., Campaign], coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    from pairwise.services.judging import heap_release
+
+    topk_campaign = make_campaign(overlap=1)
+    for _ in range(2):
+        answer_pending(topk_campaign, assessor)
+    heap = TopKHeap.objects.get(assessor=assessor)
+    heap_release(campaign=topk_campaign, heap_id=heap.pk)
+    progress = section(dashboard_html(topk_campaign, coordinator), "progress")
+    assert "1 in progress" in progress and "1 not started" in progress, progress
+    topics = section(dashboard_html(topk_campaign, coordinator), "per-topic")
+    assert f"{heap.topic.qid} 2 1 0 0 1 released " in topics, topics
+
+
 def test_it_shows_progress_and_comparisons_of_a_pairwise_campaign(
     make_campaign: Callable[..., Campaign], coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:

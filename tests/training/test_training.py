@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from graded.judging import task_answer, task_next
+from graded.judging import task_answer, task_next, task_skip
 from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
@@ -364,6 +364,38 @@ def test_a_held_item_does_not_hold_up_the_next_round(
     held_row = TrainingSelection.objects.get(task_id=held).row
     assert held_row not in set(TrainingSelection.objects.filter(round=second).values_list("row", flat=True))
     assert task_next(campaign=campaign, assessor=second_assessor) is not None
+
+
+def test_a_skipped_item_does_not_stall_the_round_of_a_single_assessor(
+    make_training: Callable[..., Campaign],
+    assessor: AbstractBaseUser,  # noqa: F811
+) -> None:
+    campaign = make_training(budget=25, round_size=5)
+    pool_text = letor_text()
+    skipped = None
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        if skipped is None:
+            task_skip(task=task, assessor=assessor, reason="not_sure")
+            skipped = task
+            continue
+        task_answer(
+            task=task, assessor=assessor, grade=hidden_grade(task.document.docno, pool_text), seconds=2.0
+        )
+    # alice skipped one item and judged the rest: nobody else will judge it soon, so the round
+    # must not wait on it (before: "Nothing left for you" for ever).
+    assert skipped is not None
+    assert not services.round_waiting(campaign)
+    assert training_progress(campaign).state == "next_round"
+    second = services.rounds_advance(campaign=campaign)
+    assert second is not None and second.number == 2
+    skipped_row = TrainingSelection.objects.get(task_id=skipped.pk).row
+    assert skipped_row not in set(
+        TrainingSelection.objects.filter(round=second).values_list("row", flat=True)
+    )
+    # The skipped item stays open for another assessor; alice gets the new round.
+    assert Task.objects.get(pk=skipped.pk).answered_at is None
+    following = task_next(campaign=campaign, assessor=assessor)
+    assert following is not None and following.pk != skipped.pk
 
 
 def test_a_round_names_a_topic_without_text_by_its_id_as_every_mode_does(
