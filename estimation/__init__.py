@@ -2,30 +2,31 @@
 unbiased estimators with confidence intervals, cost models and a budgeted simulator.
 
 Pure Python + numpy/scipy; never imports Django (a test enforces it). Arrays and floats in,
-frozen dataclasses out. The modules, in the order a campaign uses them:
+frozen dataclasses out. The subpackages, in the order a campaign uses them:
 
-- ``trec``: streaming readers for runs, qrels, label and cost files (errors name file and line).
-- ``metric_spec`` / ``metrics``: ``Metric("DCG", 10)``; DCG, nDCG, ERR per query and per run.
-- ``pool`` / ``pool_build``: the shared array layout of queries, slots, rankings and theta.
-- ``label_features`` / ``label_model``: item features from the rankings; an ordinal label model
-  theta fitted from judgments.
-- ``moments``: exact E[L], Var[L], Var[delta] under theta (Sawade et al. 2013, Thm 1-3).
-- ``costs``: c(z) = a + b log(1 + length), query costs, the fit of (a, b) from judging times.
-- ``sampling`` / ``item_sampling``: query-level q* (Sawade) and item-level Q* (Schnabel).
-- ``estimators`` / ``item_estimators`` / ``intervals``: unbiased estimates with CLT,
-  Hoeffding and empirical-Bernstein intervals; reuse of stored draws for new systems.
-- ``draws``: the draw queue's seeded inverse-CDF draws with replacement, under a budget.
-- ``simulate`` / ``simulate_batch``: the budgeted sampling loop against an oracle.
-- ``planner``: campaigns replayed with qrels as the oracle, per strategy and budget.
-- ``dcg_lists`` / ``learned_dcg`` / ``sxs_simulation``: DCG gains and discounts learned from
-  side-by-side preferences between lists (Zhou et al. 2014), SimpleMargin selection, and
-  simulated side-by-side answers.
-- ``letor`` / ``elo_dcg`` / ``training_selection`` / ``inclusion`` / ``ensembles``: training-data
-  selection (ELO-DCG, Long et al. 2010): LETOR pools as arrays, the expected DCG loss of an
-  ensemble, the selection rules and their drawn variant with inclusion probabilities, the
-  bootstrap LightGBM ensemble (import ``estimation.training.ensembles`` directly; it loads LightGBM).
+- ``formats``: streaming readers for runs, qrels, label, cost and LETOR files (errors name file
+  and line).
+- ``metrics``: ``Metric("DCG", 10)`` (``spec``); DCG, nDCG, ERR per query and per run
+  (``values``); exact E[L], Var[L], Var[delta] under theta (``moments``, Sawade et al. 2013).
+- ``label_models``: item features from the rankings; an ordinal label model theta fitted from
+  judgments.
+- ``sampling``: the pool, query-level q* (Sawade) and item-level Q* (Schnabel), draws, costs,
+  the budget loop, unbiased estimators and their intervals, inclusion probabilities.
+- ``simulation``: the budgeted sampling loop against an oracle, batched; the planner that
+  replays campaigns per strategy and budget.
+- ``learned_dcg``: DCG gains and discounts learned from side-by-side preferences between lists
+  (Zhou et al. 2014), SimpleMargin selection, simulated side-by-side answers.
+- ``topk``: HeapSort top-k as a resumable state machine, merged orders, kappa metrics.
+- ``training``: training-data selection (ELO-DCG, Long et al. 2010), the selection rules and
+  their drawn variant; the bootstrap LightGBM ensemble (import ``estimation.training.ensembles``
+  directly; it loads LightGBM).
+- ``cli``: the command lines (``python -m estimation``).
+
+The flat layout's module paths (``estimation.trec``, ``estimation.planner``, ...) still import
+(``estimation._moved``).
 """
 
+from estimation import _moved
 from estimation.formats.letor import LetorPool, apply_labels, read_letor
 from estimation.formats.trec import InputFileError, Run, read_costs, read_labels, read_qrels, read_run
 from estimation.label_models.features import default_item_priors, label_feature_names, label_features
@@ -74,6 +75,8 @@ from estimation.training.elo_dcg import (
     expected_loss_queries,
 )
 from estimation.training.selection import STRATEGIES, Selection, pool_expected_loss, select_training
+
+_moved.install()  # the flat layout's module paths (estimation.trec, ...) keep working
 
 __all__ = [
     "DEFAULT_MIX",
