@@ -4,16 +4,18 @@ unbiased estimators with confidence intervals, cost models and a budgeted simula
 Pure Python + numpy/scipy; never imports Django (a test enforces it). Arrays and floats in,
 frozen dataclasses out. The subpackages, in the order a campaign uses them:
 
-- ``formats``: streaming readers for runs, qrels, label, cost and LETOR files (errors name file
-  and line).
+- ``formats``: streaming readers for runs, qrels, label, cost, judge-label and LETOR files
+  (errors name file and line).
 - ``metrics``: ``Metric("DCG", 10)`` (``spec``); DCG, nDCG, ERR per query and per run
   (``values``); exact E[L], Var[L], Var[delta] under theta (``moments``, Sawade et al. 2013).
 - ``label_models``: item features from the rankings; an ordinal label model theta fitted from
   judgments.
 - ``sampling``: the pool, query-level q* (Sawade) and item-level Q* (Schnabel), draws, costs,
   the budget loop, unbiased estimators and their intervals, inclusion probabilities.
+- ``judges``: model judges next to human assessors: calibration h(f), sigma(f), the judged
+  design q and its unbiased estimate, agreement (kappa, weighted kappa, leniency).
 - ``simulation``: the budgeted sampling loop against an oracle, batched; the planner that
-  replays campaigns per strategy and budget.
+  replays campaigns per strategy and budget (the judged design included).
 - ``learned_dcg``: DCG gains and discounts learned from side-by-side preferences between lists
   (Zhou et al. 2014), SimpleMargin selection, simulated side-by-side answers.
 - ``topk``: HeapSort top-k as a resumable state machine, merged orders, kappa metrics.

@@ -5,6 +5,10 @@ Output (stdout, tab-separated, one block per run and metric)::
     run_tag  metric  qid  value     one line per qrels topic
     run_tag  metric  all  mean      mean over the qrels' topics
 
+With ``--judge JUDGE_LABELS`` every line gains a fifth column, the same metric with the judge's
+labels as the qrels (on the qrels' topics), and stderr gets the agreement of judge and qrels
+on the pairs both label and, per metric, Kendall's tau between the two orders of the runs.
+
 A summary of the averaging (topics without a relevant document, topics the run misses)
 goes to stderr so that stdout stays machine-readable.
 """
@@ -17,8 +21,11 @@ import sys
 from dataclasses import replace
 from typing import TextIO
 
+from estimation.formats.judge_labels import read_judge_labels
 from estimation.formats.run_blocks import read_run_fast
 from estimation.formats.trec import read_qrels
+from estimation.judges.agreement import agreement, kendall_tau
+from estimation.judges.files import judge_qrels
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import summarize_run
 
@@ -36,6 +43,11 @@ uses y (trec_eval / pytrec_eval ndcg_cut). ERR uses l(y) = (2^y - 1) / 2^ymax wh
 --gain says; gdeval's ERR assumes --ymax 4. --gains and --discounts (DCG and nDCG only)
 replace them with your own vectors, e.g. those `learn-dcg` prints; nDCG's ideal ranking then
 sorts the judged documents by those gains.
+
+--judge JUDGE_LABELS (TREC qrels, JSONL or BEIR qrels of a model judge) adds the judge-only
+value of every line as a fifth column: what the metric would be if the judge were the
+assessor. It is not an estimate of the qrels' value (judges grade on their own scale); use
+`simulate --strategy judged` for a certified one.
 """
 
 EPILOG = """\
@@ -95,6 +107,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="C1,C2,...",
         help="DCG/nDCG: a discount per position 1..K instead of 1/log2(i+1) (at least K values)",
     )
+    parser.add_argument(
+        "--judge",
+        metavar="JUDGE_LABELS",
+        help="a model judge's labels: print its judge-only value next to each value, and its agreement",
+    )
     parser.set_defaults(handler=evaluate_command)
 
 
@@ -136,17 +153,58 @@ def evaluate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
                     f"of {metric}), got {len(discounts)}"
                 )
         metrics = [replace(metric, gain_values=gains, discount_values=discounts) for metric in metrics]
+    judged = None
+    if args.judge:
+        labels = read_judge_labels(args.judge, y_max=y_max)
+        graded_by_judge = judge_qrels(labels, n_grades=y_max + 1)
+        judged = {qid: graded_by_judge.get(qid, {}) for qid in qrels}
+    means: dict[str, list[tuple[float, float]]] = {str(metric): [] for metric in metrics}
     for path in args.runs:
         run = read_run_fast(path)
         for metric in metrics:
             evaluation = summarize_run(qrels, run, metric)
+            judge_values = None if judged is None else summarize_run(judged, run, metric)
             for qid, value in evaluation.per_query.items():
-                out.write(f"{run.tag}\t{metric}\t{qid}\t{value:.6f}\n")
-            out.write(f"{run.tag}\t{metric}\tall\t{evaluation.mean:.6f}\n")
+                extra = "" if judge_values is None else f"\t{judge_values.per_query[qid]:.6f}"
+                out.write(f"{run.tag}\t{metric}\t{qid}\t{value:.6f}{extra}\n")
+            extra = "" if judge_values is None else f"\t{judge_values.mean:.6f}"
+            out.write(f"{run.tag}\t{metric}\tall\t{evaluation.mean:.6f}{extra}\n")
+            if judge_values is not None:
+                means[str(metric)].append((evaluation.mean, judge_values.mean))
         err.write(
             f"{path}: run {run.tag}: mean over {evaluation.n_topics} qrels topics; "
             f"{evaluation.n_topics_without_relevant} have no relevant document and "
             f"{evaluation.n_topics_missing_from_run} are missing from the run (both count 0); "
             f"{evaluation.n_run_topics_without_qrels} run topics without qrels ignored\n"
         )
+    if judged is not None:
+        _report_judge(args.judge, qrels, judged, means, y_max, err)
     return 0
+
+
+def _report_judge(
+    path: str,
+    qrels: dict[str, dict[str, int]],
+    judged: dict[str, dict[str, int]],
+    means: dict[str, list[tuple[float, float]]],
+    y_max: int,
+    err: TextIO,
+) -> None:
+    pairs = [(qid, docno) for qid, grades in qrels.items() for docno in grades if docno in judged[qid]]
+    found = agreement(
+        [qrels[qid][docno] for qid, docno in pairs],
+        [judged[qid][docno] for qid, docno in pairs],
+        n_grades=y_max + 1,
+    )
+    err.write(
+        f"{path}: judge agrees with the qrels on {found.n_items} pairs both label: kappa {found.kappa:.3f}, "
+        f"quadratic-weighted kappa {found.weighted_kappa:.3f}, binary kappa {found.binary_kappa:.3f}, "
+        f"leniency {found.leniency:+.3f} grades (judge minus qrels), exact {found.exact:.3f}\n"
+    )
+    for name, pairs_of_means in means.items():
+        if len(pairs_of_means) >= 2:
+            tau = kendall_tau([human for human, _ in pairs_of_means], [model for _, model in pairs_of_means])
+            err.write(
+                f"{path}: {name}: Kendall's tau between the runs' order under the qrels and "
+                f"under the judge: {tau:.3f}\n"
+            )

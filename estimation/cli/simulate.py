@@ -15,7 +15,9 @@ import sys
 from typing import TextIO
 
 from estimation.cli.evaluate import add_qrels_and_runs
+from estimation.formats.judge_labels import read_judge_labels
 from estimation.formats.trec import read_costs, read_labels, read_qrels, read_run
+from estimation.judges.files import external_calibration
 from estimation.metrics.spec import Metric
 from estimation.simulation.planner import (
     DEFAULT_REPETITIONS,
@@ -54,6 +56,11 @@ Strategies (default: all that apply to the metric):
            (Sawade et al. 2013); DCG@K or ERR@K
   items    single (topic, document) pairs drawn by importance sampling
            (Schnabel et al. 2016); DCG@K only
+  judged   a model judge labelled every pair (--judge); human labels drawn where the
+           calibrated judge is least sure, the estimate corrects the judge with them;
+           DCG@K only. Calibrated on --judge-calibration HUMAN_QRELS JUDGE_LABELS (the
+           same judge on other topics), else internally (a first stage of a third of
+           the budget, cross-fitted)
 
 Columns:
   budget         cost units (1 per document unless --costs; a topic costs its pooled
@@ -65,13 +72,20 @@ Columns:
   mean_width     mean interval width
   topics_judged  mean number of distinct topics with a judged document
 
+items, active and passive never see the judge (they are the no-model baselines; a judge can
+reach them only as a label model through --labels). Judge label files: TREC qrels, JSONL
+({"qid", "docid", "grade"} or "probs"), or BEIR/Hugging Face qrels (query-id corpus-id score).
+
 Label model for active and items: LABELS (qid docno p_0 ... p_ymax, as `plan` reads it);
 without it, uniform over the grades. Repetition r uses numpy's default_rng([SEED, r]).
 """
 
 EPILOG = """\
-example:
+examples:
   python -m estimation simulate qrels.txt runA.gz runB.gz --metric DCG@10 --goal difference
+  python -m estimation simulate qrels.txt runA runB --metric DCG@10 --goal difference \
+      --strategy items --strategy judged --budget 25 --budget 50 --judge llm.txt \
+      --judge-calibration other_topics_qrels.txt other_topics_llm.txt
 """
 
 
@@ -129,6 +143,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="top grade (default: the label rows' width minus 1, else the largest qrels grade, at least 1)",
     )
+    parser.add_argument(
+        "--judge",
+        metavar="JUDGE_LABELS",
+        help="a model judge's labels of the pool (qrels, JSONL or BEIR); enables --strategy judged",
+    )
+    parser.add_argument(
+        "--judge-calibration",
+        nargs=2,
+        metavar=("HUMAN_QRELS", "JUDGE_LABELS"),
+        help="external calibration: human qrels and the same judge's labels on other topics "
+        "(default: the internal two-stage calibration)",
+    )
     parser.set_defaults(handler=simulate_command)
 
 
@@ -153,15 +179,34 @@ def simulate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
     labels = read_labels(args.labels) if args.labels else None
     y_max = _top_grade(args, labels, largest_grade)
     metric = Metric.parse(args.metric, gain=args.gain, y_max=y_max)
-    strategies = tuple(dict.fromkeys(args.strategies)) if args.strategies else applicable_strategies(metric)
+    judge = read_judge_labels(args.judge, y_max=y_max) if args.judge else None
+    if args.judge_calibration and judge is None:
+        raise ValueError("--judge-calibration needs --judge (the judge's labels of this pool)")
+    calibration = (
+        external_calibration(*args.judge_calibration, metric=metric) if args.judge_calibration else None
+    )
+    strategies = (
+        tuple(dict.fromkeys(args.strategies))
+        if args.strategies
+        else applicable_strategies(metric, judge=judge is not None)
+    )
     for strategy in strategies:
-        check_strategy(strategy, metric)
+        check_strategy(strategy, metric, judge=judge is not None)
     runs = [read_run(path) for path in args.runs]
     costs = read_costs(args.costs) if args.costs else None
     if costs is not None:
         _check_costs_cover_runs(costs, runs, qrels, metric.cutoff, args.costs)
 
-    replay = prepare_replay(qrels, runs, metric, args.goal, labels=labels, item_cost=costs)
+    replay = prepare_replay(
+        qrels,
+        runs,
+        metric,
+        args.goal,
+        labels=labels,
+        item_cost=costs,
+        judge=None if judge is None else {pair: (line.grade, line.probs) for pair, line in judge.items()},
+        judge_calibration=calibration,
+    )
     budgets = args.budgets or default_budgets(replay).tolist()
     rows = plan_budgets(replay, strategies, budgets, repetitions=args.repetitions, seed=args.seed)
 
@@ -178,6 +223,13 @@ def simulate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
         f"{'from ' + args.labels if labels else 'uniform over the grades'}; "
         f"{args.repetitions} repetitions, seed {args.seed}\n"
     )
+    if judge is not None:
+        how = (
+            f"external, {calibration.n_items} pairs of {args.judge_calibration[0]}"
+            if calibration is not None
+            else "internal two-stage"
+        )
+        err.write(f"simulate: judge {args.judge} ({len(judge)} labels); calibration {how}\n")
     empty = [row for row in rows if row.n_without_estimate]
     for row in empty:
         err.write(

@@ -15,6 +15,11 @@ Strategies (one campaign pools every run given; a topic costs its pooled documen
 - ``items``: (topic, document) pairs drawn from Schnabel et al.'s (2016) Q* (Eqs. 5-6 for one
   system, Eq. 13 for a difference), one judgment per draw; DCG only (the metric must be linear
   in the labels).
+- ``judged``: a model judge labelled every pooled pair; human labels are drawn where the
+  calibrated judge is least sure and the pair matters most, and the estimate corrects the
+  judge's calibrated values with them (`estimation.judges`, `estimation.simulation.judged`);
+  DCG only; needs the judge's labels in the replay (external calibration when given, else the
+  internal two-stage one).
 
 The estimand is the one `python -m estimation evaluate` reports: the mean over **every
 qrels topic** (topics no run ranks count 0). Run topics without qrels are ignored. The pool
@@ -37,6 +42,7 @@ from typing import Literal
 import numpy as np
 
 from estimation.formats.trec import Run
+from estimation.judges.calibration import Calibration, judge_classes
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import summarize_run
 from estimation.sampling.budget_loop import draw_units
@@ -45,10 +51,11 @@ from estimation.sampling.pool import Pool
 from estimation.sampling.pool_build import build_pool
 from estimation.sampling.queries import optimal_query_distribution, passive_distribution
 from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
+from estimation.simulation.judged import JudgedReplay, replay_external, replay_internal
 
-Strategy = Literal["passive", "active", "items"]
+Strategy = Literal["passive", "active", "items", "judged"]
 PlannerGoal = Literal["one", "difference"]
-STRATEGIES: tuple[str, ...] = ("passive", "active", "items")
+STRATEGIES: tuple[str, ...] = ("passive", "active", "items", "judged")
 GOAL_SYSTEMS = {"one": 1, "difference": 2}
 DEFAULT_TOPIC_MULTIPLES = (10, 20, 40)
 """Default budgets: the cost of about this many topics (times the mean pooled topic cost)."""
@@ -128,6 +135,11 @@ class Replay:
         Raw cost of judging every pooled document of a topic.
     scale : float
         ``m_pool / m_qrels``: turns a mean over the pool into the mean over the qrels topics.
+    judge_classes : ndarray of int, shape (m_pool, n), or None
+        The judge's class per pooled document (`estimation.judges.calibration.judge_classes`;
+        MISSING where it gave no label), when a judge is replayed.
+    judge_calibration : Calibration or None
+        External calibration of that judge; None: the internal two-stage one.
     """
 
     pool: Pool
@@ -138,6 +150,8 @@ class Replay:
     utility: np.ndarray
     topic_cost: np.ndarray
     scale: float
+    judge_classes: np.ndarray | None = None
+    judge_calibration: Calibration | None = None
 
     @property
     def systems(self) -> tuple[int, ...]:
@@ -160,6 +174,8 @@ def prepare_replay(
     *,
     labels: Mapping[tuple[str, str], Sequence[float]] | None = None,
     item_cost: Mapping[str, float] | None = None,
+    judge: Mapping[tuple[str, str], tuple[int | None, Sequence[float] | None]] | None = None,
+    judge_calibration: Calibration | None = None,
 ) -> Replay:
     """Build the pool, the oracles and the truth for `plan_budgets`.
 
@@ -176,6 +192,10 @@ def prepare_replay(
         Label model for active sampling; default uniform over the grades.
     item_cost : mapping docno -> cost, optional
         Default 1 per document.
+    judge : mapping (qid, docno) -> (grade or None, probabilities or None), optional
+        A model judge's labels, for the ``judged`` strategy; pairs it did not label are MISSING.
+    judge_calibration : Calibration, optional
+        Its external calibration (fitted on other topics); default: internal two-stage.
     """
     if goal not in GOAL_SYSTEMS:
         raise ValueError(f"unknown goal {goal!r}; expected 'one' or 'difference'")
@@ -201,6 +221,14 @@ def prepare_replay(
         for row, (qid, docnos) in enumerate(zip(pool.query_ids, pool.item_ids, strict=True)):
             grades = [qrels[qid].get(docno, 0) for docno in docnos]
             utility[row, : len(docnos)] = gains[grades] / gains.max()
+    classes = None
+    if judge is not None:
+        classes = np.full(pool.slot_used.shape, -1, dtype=np.int64)
+        for row, (qid, docnos) in enumerate(zip(pool.query_ids, pool.item_ids, strict=True)):
+            found = [judge.get((qid, docno), (None, None)) for docno in docnos]
+            classes[row, : len(docnos)] = judge_classes(
+                [grade for grade, _ in found], [probs for _, probs in found], n_grades=metric.y_max + 1
+            )
     return Replay(
         pool=pool,
         metric=metric,
@@ -210,6 +238,8 @@ def prepare_replay(
         utility=utility,
         topic_cost=pool.item_cost.sum(axis=1),  # every slot comes from some run's top K
         scale=pool.n_queries / len(qrels),
+        judge_classes=classes,
+        judge_calibration=judge_calibration,
     )
 
 
@@ -253,9 +283,12 @@ def plan_budgets(
     list of PlannerRow
         Strategy-major, budgets in the order given.
     """
-    chosen = applicable_strategies(replay.metric) if strategies is None else tuple(strategies)
+    has_judge = replay.judge_classes is not None
+    chosen = (
+        applicable_strategies(replay.metric, judge=has_judge) if strategies is None else tuple(strategies)
+    )
     for strategy in chosen:
-        check_strategy(strategy, replay.metric)
+        check_strategy(strategy, replay.metric, judge=has_judge)
     budget_array = default_budgets(replay) if budgets is None else np.asarray(budgets, dtype=float)
     if budget_array.ndim != 1 or budget_array.size == 0 or np.any(~(budget_array > 0)):
         raise ValueError(f"budgets must be positive numbers, got {list(np.atleast_1d(budget_array))}")
@@ -272,16 +305,16 @@ def plan_budgets(
     return rows
 
 
-def applicable_strategies(metric: Metric) -> tuple[str, ...]:
-    """The strategies that can estimate ``metric``."""
-    return tuple(strategy for strategy in STRATEGIES if _refusal(strategy, metric) is None)
+def applicable_strategies(metric: Metric, *, judge: bool = False) -> tuple[str, ...]:
+    """The strategies that can estimate ``metric`` (``judged`` only when a judge is replayed)."""
+    return tuple(strategy for strategy in STRATEGIES if _refusal(strategy, metric, judge) is None)
 
 
-def check_strategy(strategy: str, metric: Metric) -> None:
+def check_strategy(strategy: str, metric: Metric, *, judge: bool = False) -> None:
     """ValueError for an unknown strategy or one that cannot estimate ``metric``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
-    reason = _refusal(strategy, metric)
+    reason = _refusal(strategy, metric, judge)
     if reason is not None:
         raise ValueError(f"strategy {strategy} cannot estimate {metric}: {reason}")
 
@@ -337,11 +370,13 @@ def _line(x: np.ndarray, y: np.ndarray, i: int, at: float) -> float:
     return float(y[i] + (y[i + 1] - y[i]) * (at - x[i]) / (x[i + 1] - x[i]))
 
 
-def _refusal(strategy: str, metric: Metric) -> str | None:
+def _refusal(strategy: str, metric: Metric, judge: bool) -> str | None:
     if strategy == "active" and metric.name == "nDCG":
         return "its sampling distribution needs DCG@K or ERR@K (nDCG is reported, not planned)"
-    if strategy == "items" and not metric.is_linear_in_labels:
+    if strategy in ("items", "judged") and not metric.is_linear_in_labels:
         return "item-level sampling needs a metric linear in the labels (DCG@K)"
+    if strategy == "judged" and not judge:
+        return "it needs a model judge's labels of the pool (--judge)"
     return None
 
 
@@ -355,6 +390,9 @@ def _replay_strategy(
     pool, scale = replay.pool, replay.scale
     shape = (len(budgets), repetitions)
     estimates, lows, highs, topics, spent = (np.zeros(shape) for _ in range(5))
+    if strategy == "judged":
+        outcomes = _replay_judged(replay, budgets, repetitions, seed, confidence)
+        return [(e * scale, low * scale, high * scale, t, s) for e, low, high, t, s in outcomes]
     if strategy == "items":
         distribution = item_sampling_distribution(pool, replay.metric, replay.goal, replay.systems)
         weights = [system_weights(pool, replay.metric, system) for system in replay.systems]
@@ -401,6 +439,29 @@ def _replay_strategy(
             spent[:, r] = batch.spent[:, 0]
             topics[:, r] = batch.n_judged[:, 0]
     return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
+
+
+def _replay_judged(
+    replay: Replay, budgets: np.ndarray, repetitions: int, seed: int, confidence: float
+) -> list[_Outcome]:
+    if replay.judge_classes is None:
+        raise ValueError("the judged strategy needs a judge's labels in the replay")
+    pool, metric = replay.pool, replay.metric
+    weights = [system_weights(pool, metric, system) for system in replay.systems]
+    target = weights[0] if replay.goal == "one" else weights[0] - weights[1]
+    judged = JudgedReplay(
+        target=target.ravel(),
+        no_model_weight=np.sum([np.abs(w) for w in weights], axis=0).ravel(),
+        human_gain=(replay.utility * float(metric.gain_table().max())).ravel(),
+        classes=replay.judge_classes.ravel(),
+        n_grades=metric.y_max + 1,
+        n_slots=pool.n_slots,
+    )
+    if replay.judge_calibration is not None:
+        return replay_external(
+            judged, replay.judge_calibration, budgets, repetitions, seed, confidence=confidence
+        )
+    return replay_internal(judged, budgets, repetitions, seed, confidence=confidence)
 
 
 def _item_topics_judged(q: np.ndarray, n_draws: np.ndarray, seed: int, repetition: int) -> np.ndarray:
