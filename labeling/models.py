@@ -43,6 +43,7 @@ class Campaign(models.Model):
             "active_uniform_costs",
             "Uncertain topics, every topic costing the same (comparison)",
         )
+        JUDGED = "judged", "Model labels + human sample (a judge labels all; humans certify; DCG only)"
 
     class BudgetUnit(models.TextChoices):
         COST = "cost", "Cost units"
@@ -573,3 +574,85 @@ class StagedRunLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.import_key}/{self.file_index}:{self.line}"
+
+
+class Judge(models.Model):
+    """A model judge of a campaign (an LLM with a prompt, a cross-encoder, an earlier ranker's
+    scores): its name and version, shown wherever its labels are used. `kind` says where its
+    labels come from: uploaded files here; judges that run inside the product add kinds."""
+
+    class Kind(models.TextChoices):
+        FILE = "file", "Labels uploaded as files"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judges")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.FILE)
+    model = models.CharField(max_length=200, blank=True, help_text="e.g. DeepSeek-V3, gpt-4o-2024-08-06")
+    prompt = models.TextField(blank=True, help_text="the prompt text, or its name and hash")
+    version_date = models.DateField(null=True, blank=True, help_text="when the labels were made")
+    notes = models.TextField(blank=True)
+    shares_model_with = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="systems under evaluation built on the same model (comma-separated)",
+    )
+    simulated = models.BooleanField(default=False, help_text="labels simulated from human grades (demo)")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="judge_name_unique")]
+        ordering = ["campaign", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"judge {self.name} of campaign {self.campaign_id}"
+
+
+class JudgeLabel(models.Model):
+    """One label of a judge: a grade or a distribution over grades for (qid, docno), kept
+    whether or not the pair is in the pool. A calibration-set row also holds the human grade
+    (the same judge on other topics): `human_grade` is set only there."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="labels")
+    qid = models.CharField(max_length=64)
+    docno = models.CharField(max_length=200)
+    grade = models.SmallIntegerField(null=True, blank=True)
+    probs = models.JSONField(null=True, blank=True)
+    judge_class = models.SmallIntegerField(help_text="the grade, or the grade nearest the expected grade")
+    rationale = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True)
+    human_grade = models.SmallIntegerField(null=True, blank=True, help_text="calibration set only")
+    source_file = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "qid", "docno"],
+                condition=Q(human_grade__isnull=True),
+                name="judge_label_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "qid", "docno"],
+                condition=Q(human_grade__isnull=False),
+                name="judge_calibration_label_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["judge", "human_grade"])]
+
+
+class JudgeCalibration(models.Model):
+    """The calibration a judged sampling state used: h and sigma per judge class. Each draw
+    names its sampling version, so the estimate pairs every draw with the h it was drawn under."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_calibrations")
+    judge = models.ForeignKey(Judge, null=True, on_delete=models.SET_NULL, related_name="+")
+    sampling_version = models.PositiveIntegerField()
+    table = models.JSONField(help_text="source, mean_gain, sd_gain, counts per class (last: no label)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "sampling_version"], name="judge_calibration_unique")
+        ]

@@ -78,15 +78,35 @@ def _open_pairs(campaign: Campaign) -> np.ndarray:
 
 
 def item_draws(campaign: Campaign) -> np.ndarray:
-    """The campaign's item draws as rows (topic id, document id, stored propensity), shape (n, 3)."""
+    """The campaign's item draws as rows (topic id, document id, stored propensity, sampling
+    version), shape (n, 4)."""
     return np.array(
         list(
             Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM)
             .order_by("order")
-            .values_list("topic_id", "document_id", "propensity")
+            .values_list("topic_id", "document_id", "propensity", "sampling_version")
         ),
         dtype=float,
-    ).reshape(-1, 3)
+    ).reshape(-1, 4)
+
+
+def counted_item_draws(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The item draws that count (their item judged, no task of it open): topic index, slot,
+    propensity and sampling version of each, in draw order."""
+    draws = item_draws(campaign)
+    topic, slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
+    judged = np.zeros(topic.shape, dtype=bool)
+    inside = topic >= 0
+    judged[inside] = grades[topic[inside], slot[inside]] >= 0
+    open_pairs = _open_pairs(campaign)
+    if open_pairs.size and judged.any():
+        open_topic, open_slot = arrays.locate(open_pairs[:, 0], open_pairs[:, 1])
+        open_flat = set((open_topic * arrays.n_slots + open_slot)[open_topic >= 0].tolist())
+        flat = topic * arrays.n_slots + slot
+        judged &= np.array([value not in open_flat for value in flat.tolist()], dtype=bool)
+    return topic[judged], slot[judged], draws[judged, 2], draws[judged, 3].astype(np.int64)
 
 
 def counted_query_draws(
@@ -291,18 +311,7 @@ def item_level_rows(
 ) -> tuple[list[dict], dict | None, int]:
     """DCG rows with CLT, Hoeffding and Bernstein intervals; nDCG and ERR as null with a reason."""
     metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
-    draws = item_draws(campaign)
-    topic, slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
-    judged = np.zeros(topic.shape, dtype=bool)
-    inside = topic >= 0
-    judged[inside] = grades[topic[inside], slot[inside]] >= 0
-    open_pairs = _open_pairs(campaign)
-    if open_pairs.size and judged.any():
-        open_topic, open_slot = arrays.locate(open_pairs[:, 0], open_pairs[:, 1])
-        open_flat = set((open_topic * arrays.n_slots + open_slot)[open_topic >= 0].tolist())
-        flat = topic * arrays.n_slots + slot
-        judged &= np.array([value not in open_flat for value in flat.tolist()], dtype=bool)
-    topic, slot, propensities = topic[judged], slot[judged], draws[judged, 2]
+    topic, slot, propensities, _ = counted_item_draws(campaign, arrays, grades)
     gains = metric.gain_table()
     top_gain = float(gains.max())
     labels = gains[grades[topic, slot]] / top_gain if topic.size else np.zeros(0)

@@ -18,6 +18,7 @@ from django.db.models import Count, F, Max, Sum
 from estimation.sampling.pool import Pool
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judgment, SamplingState
+from sampling.judges import judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays
 from sampling.strategies import LoadedState, strategy_for
@@ -62,6 +63,7 @@ def _settings_fingerprint(campaign: Campaign) -> str:
             campaign.focus_systems,
             campaign.mix,
             campaign.prior_strength,
+            judges_fingerprint(campaign),
         )
     )
 
@@ -139,6 +141,7 @@ def sampling_state_refresh(campaign: Campaign, *, force: bool = False) -> Loaded
         record.cost_model = cost_parameters
         record.weight_bounds = bounds
         record.save()
+        strategy.state_saved(campaign, record.version, distribution)
     return state_load(record)
 
 

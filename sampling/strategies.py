@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -216,9 +216,19 @@ class ItemLevel(Level):
         ]
 
 
+class JudgedLevel(ItemLevel):
+    """One draw = a (topic, document) pair, estimated with a judge's calibrated labels as the
+    control variate (`sampling.judges`); new runs are evaluated like item draws (the stored
+    propensities keep that unbiased)."""
+
+    name = "judged"
+    estimates_function = "sampling.judges.judged_level_rows"
+
+
 QUERY_LEVEL = QueryLevel()
 ITEM_LEVEL = ItemLevel()
-LEVELS: dict[str, Level] = {level.name: level for level in (QUERY_LEVEL, ITEM_LEVEL)}
+JUDGED_LEVEL = JudgedLevel()
+LEVELS: dict[str, Level] = {level.name: level for level in (QUERY_LEVEL, ITEM_LEVEL, JUDGED_LEVEL)}
 
 
 def level_named(name: str) -> Level:
@@ -244,6 +254,10 @@ class SamplingStrategy(ABC):
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
     ) -> SamplingDistribution:
         """q over the pool: shape (m,) at query level, (m, n) at item level."""
+
+    def state_saved(self, campaign: Campaign, version: int, distribution: SamplingDistribution) -> None:
+        """Called in the transaction that stores sampling version `version` (nothing by default)."""
+        return None
 
 
 def planning_metric(metric: Metric) -> Metric:
@@ -348,6 +362,31 @@ class ItemStrategy(SamplingStrategy):
         )
 
 
+class JudgedStrategy(SamplingStrategy):
+    """Model labels + human sample: a judge labelled the pool; humans label where the calibrated
+    judge is least sure and the item matters most (`estimation.judges`). DCG only."""
+
+    name = "judged"
+    level = JUDGED_LEVEL
+
+    def distribution(
+        self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
+    ) -> SamplingDistribution:
+        from sampling.judges import judged_design
+        from sampling.label_model import judged_grades
+        from sampling.pool_arrays import pool_arrays_for
+
+        arrays = pool_arrays_for(campaign)
+        design = judged_design(campaign, arrays, pool, metric, focus, judged_grades(campaign, arrays))
+        return replace(design, expected=focus_expected(pool, metric, focus))
+
+    def state_saved(self, campaign: Campaign, version: int, distribution: SamplingDistribution) -> None:
+        from sampling.judges import JudgedDistribution, calibration_store
+
+        if isinstance(distribution, JudgedDistribution) and distribution.calibration is not None:
+            calibration_store(campaign, version, distribution.calibration, distribution.judge)
+
+
 STRATEGIES: dict[str, SamplingStrategy] = {
     strategy.name: strategy
     for strategy in (
@@ -356,6 +395,7 @@ STRATEGIES: dict[str, SamplingStrategy] = {
         ActiveUniformLabelsStrategy(),
         ActiveUniformCostsStrategy(),
         ItemStrategy(),
+        JudgedStrategy(),
     )
 }
 

@@ -52,7 +52,7 @@ class ImportReport:
     notes: list[str] = field(default_factory=list)
 
 
-def _each_file(
+def each_file(
     files: Sequence[UploadedFile], importer: Callable[[str, BinaryIO, ImportReport], None]
 ) -> ImportReport:
     """Run `importer` on every file inside the caller's transaction; collect every file's error."""
@@ -133,7 +133,7 @@ def topics_import(
     # Runs name topics before their text comes: such a topic counts as "updated", and the report
     # says so, so that "0 new, 5 updated" is not mistaken for nothing new.
     filled = [0]
-    report = _each_file(files, one)
+    report = each_file(files, one)
     if filled[0]:
         report.notes.append(f"{filled[0]} of the updated topics were named by runs and now have their text")
     return report
@@ -174,7 +174,7 @@ def documents_import(
             )
             _count(report, len(batch), len(changed), sum(1 for r in changed if r.docno in stored))
 
-    return _each_file(files, one)
+    return each_file(files, one)
 
 
 def _count(report: ImportReport, lines: int, written: int, updated: int) -> None:
@@ -292,7 +292,7 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
             report.created += len(new_lines)
             report.unchanged += len(batch) - len(new_lines)
 
-    report = _each_file(files, one)
+    report = each_file(files, one)
     if regraded:
         shown = regraded[:NOTES_SHOWN]
         more = f" (and {len(regraded) - len(shown)} more)" if len(regraded) > len(shown) else ""
@@ -390,7 +390,7 @@ def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Impor
             report.updated += len(updates)
             report.unchanged += len(batch) - len(updates)
 
-    report = _each_file(files, one)
+    report = each_file(files, one)
     if report.unchanged:
         report.notes.append(f"{report.unchanged} row(s) name a pair outside the pool and were ignored")
     Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)

@@ -25,7 +25,8 @@ def test_it_registers_every_campaign_strategy_choice_with_a_known_level() -> Non
         assert level_named(strategy.level.name) is strategy.level
     assert STRATEGIES["items"].level is ITEM_LEVEL
     assert STRATEGIES["passive"].level is QUERY_LEVEL
-    assert set(LEVELS) == {"query", "item"}
+    assert set(LEVELS) == {"query", "item", "judged"}
+    assert STRATEGIES["judged"].level.draw_kind == ITEM_LEVEL.draw_kind  # judged draws are item draws
 
 
 def test_it_refuses_an_unknown_strategy_naming_the_available_ones() -> None:

@@ -1,0 +1,167 @@
+"""Judges of a graded campaign: label uploads (formats, errors, nothing half-stored), the
+calibration set, and a judged campaign end to end through the services: draws with q > 0,
+a calibration per sampling version, certified rows next to the judge-only values.
+
+Toy campaign (tests/labeling/conftest.py): three topics, runs alpha and beta, grades 0-2, DCG@5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from graded.judging import task_answer, task_next
+from labeling.models import Campaign, Draw, JudgeCalibration, JudgeLabel
+from labeling.recompute import recompute
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    campaign_update,
+)
+from labeling.services.imports import ImportFailed
+from labeling.services.run_imports import runs_import
+from sampling.estimates import estimates_compute
+from sampling.judges import (
+    judge_calibration_import,
+    judge_create,
+    judge_labels_import,
+    judge_summary,
+    leaderboards,
+)
+from tests.labeling.conftest import RUN_A, RUN_B, upload
+
+
+def human_grade(docno: str) -> int:
+    """The assessors' grade in these tests: from the document's rank digit (d1-3 -> 2 ... )."""
+    return {1: 2, 2: 2, 3: 1, 4: 1}.get(int(docno.rsplit("-", 1)[1]), 0)
+
+
+def judge_grade(docno: str) -> int:
+    """A lenient judge: one grade above the humans, capped."""
+    return min(human_grade(docno) + 1, 2)
+
+
+def pool_labels() -> str:
+    docnos = [f"d{q}-{d}" for q in (1, 2, 3) for d in range(1, 8)]
+    return "".join(f"{docno.split('-')[0][1:]} 0 {docno} {judge_grade(docno)}\n" for docno in docnos)
+
+
+def test_it_stores_a_judges_labels_and_reports_coverage(draft_campaign: Campaign) -> None:
+    judge = judge_create(campaign=draft_campaign, name="umbrela", model="DeepSeek-V3")
+    text = pool_labels() + "9 0 elsewhere 1\n"
+    report = judge_labels_import(judge=judge, files=[upload("judge.txt", text)])
+    assert (report.created, report.lines) == (22, 22)
+    assert (
+        "21 of the pool's 21 items now carry a label of umbrela; 1 labels are for pairs outside the pool"
+        in report.notes[0]
+    )
+    again = judge_labels_import(
+        judge=judge,
+        files=[upload("judge.jsonl", '{"qid": "1", "docid": "d1-1", "probs": [0.1, 0.1, 0.8]}\n')],
+    )
+    assert (again.created, again.updated) == (0, 1)
+    label = JudgeLabel.objects.get(judge=judge, qid="1", docno="d1-1")
+    assert (label.grade, label.probs, label.judge_class) == (None, [0.1, 0.1, 0.8], 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "reason"),
+    [
+        ("j.txt", "1 0 d1-1 2\n1 0 d1-2 3\n", 2, "top grade"),
+        ("j.jsonl", '{"qid": "1", "docid": "d1-1", "grade": 1}\n{"qid": "1", "grade": 1}\n', 2, "docid"),
+        ("j.tsv", "query-id\tcorpus-id\tscore\n1\td1-1\t1\n1\td1-1\t2\n", 3, "twice"),
+    ],
+)
+def test_it_refuses_a_bad_label_file_and_stores_nothing(
+    draft_campaign: Campaign, name: str, text: str, line: int, reason: str
+) -> None:
+    judge = judge_create(campaign=draft_campaign, name="j")
+    good = upload("good.txt", pool_labels())
+    with pytest.raises(ImportFailed) as failure:
+        judge_labels_import(judge=judge, files=[good, upload(name, text)])
+    (error,) = failure.value.errors
+    assert (error.file, error.line) == (name, line)
+    assert reason in error.reason
+    assert not JudgeLabel.objects.filter(judge=judge).exists()  # the good file is not half-stored either
+
+
+def test_it_keeps_a_calibration_set_off_the_campaigns_own_topics(draft_campaign: Campaign) -> None:
+    judge = judge_create(campaign=draft_campaign, name="j")
+    humans = upload("humans.txt", "50 0 x 0\n50 0 y 2\n1 0 d1-1 2\n")
+    labels = upload("labels.txt", "50 0 x 1\n50 0 y 2\n1 0 d1-1 2\n50 0 z 1\n")
+    report = judge_calibration_import(judge=judge, human_qrels=[humans], judge_labels=[labels])
+    assert report.created == 2
+    assert any("own topics were dropped" in note for note in report.notes)
+    assert sorted(JudgeLabel.objects.filter(judge=judge).values_list("qid", "docno", "human_grade")) == [
+        ("50", "x", 0),
+        ("50", "y", 2),
+    ]
+
+
+def test_a_judged_campaign_certifies_dcg_next_to_the_judge_only_value(
+    draft_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    campaign_update(campaign=draft_campaign, budget=8, strategy="judged")
+    judge = judge_create(campaign=draft_campaign, name="lenient", shares_model_with="beta")
+    judge_labels_import(judge=judge, files=[upload("judge.txt", pool_labels())])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
+    answered = 0
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=human_grade(task.document.docno), seconds=1.0)
+        answered += 1
+        recompute(campaign.pk)  # the worker's job after each answer: a new q from the new labels
+    assert answered == 8
+    draws = Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM)
+    assert draws.exists() and all(0 < draw.propensity <= 1 for draw in draws)
+    versions = set(draws.values_list("sampling_version", flat=True))
+    stored = dict(JudgeCalibration.objects.filter(campaign=campaign).values_list("sampling_version", "table"))
+    assert versions <= set(stored)  # every draw's h is kept
+    assert {table["source"] for table in stored.values()} <= {"internal", "none"}
+    result = estimates_compute(Campaign.objects.get(pk=campaign.pk))
+    assert result["level"] == "judged"
+    dcg = [row for row in result["systems"] if row["metric"].startswith("DCG")]
+    assert {row["name"] for row in dcg} == {"alpha", "beta"}
+    for row in dcg:
+        assert row["value"] is not None and row["low"] <= row["value"] <= row["high"]
+        assert row["judge_only"] is not None
+    # The lenient judge scores every system at least as high as the humans would.
+    board = leaderboards(dcg)
+    assert set(board["judge_order"]) == {"alpha", "beta"}
+    summary = judge_summary(judge)
+    assert summary["used_for_sampling"] and summary["coverage"]["labelled"] == 21
+    assert summary["agreement"]["n_items"] >= 1
+    assert summary["agreement"]["leniency"] > 0
+    assert any("shares its model with beta" in warning for warning in summary["warnings"])
+
+
+def test_the_judged_estimate_is_unbiased_over_seeds(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    """The app's own pipeline (draws, stored propensities, per-version h) averaged over campaign
+    seeds hits the DCG the humans' grades give (every pool item graded by `human_grade`)."""
+    values = []
+    for seed in range(24):
+        campaign = campaign_create(
+            creator=coordinator, name=f"seed {seed}", metric="DCG@5", grades=["Bad", "Fair", "Good"],
+            budget=5, budget_unit="judgments", strategy="judged",
+        )  # fmt: skip
+        Campaign.objects.filter(pk=campaign.pk).update(seed=seed + 1)
+        runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+        judge = judge_create(campaign=campaign, name="lenient")
+        judge_labels_import(judge=judge, files=[upload("judge.txt", pool_labels())])
+        campaign_assessors_assign(campaign=campaign, usernames=["alice"])
+        campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
+        while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+            task_answer(task=task, assessor=assessor, grade=human_grade(task.document.docno), seconds=1.0)
+            recompute(campaign.pk)
+        rows = estimates_compute(Campaign.objects.get(pk=campaign.pk))["systems"]
+        values.append(
+            next(row["value"] for row in rows if row["name"] == "alpha" and row["metric"] == "DCG@5")
+        )
+    # alpha ranks d?-1..d?-5 on every topic: grades 2 2 1 1 0, gains 3 3 1 1 0.
+    truth = float((np.array([3, 3, 1, 1, 0]) / np.log2(np.arange(2, 7))).sum())
+    estimates = np.array(values)
+    assert abs(estimates.mean() - truth) < 4 * estimates.std(ddof=1) / np.sqrt(estimates.size)
