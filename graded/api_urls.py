@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
 from graded.api_estimates import EstimatesApi, EstimatesHistoryApi, EvaluateRunApi, SamplingApi, ThroughputApi
+from graded.api_judges import JudgeApi, JudgeCalibrationApi, JudgeLabelsApi, JudgesApi
 from graded.api_planning import CampaignPlanApi
 
 PREFIX = "campaigns/<id:campaign_id>/"
@@ -21,4 +22,16 @@ urlpatterns = [
     path(PREFIX + "throughput/", login_not_required(ThroughputApi.as_view()), name="api-throughput"),
     path(PREFIX + "evaluate/", login_not_required(EvaluateRunApi.as_view()), name="api-evaluate"),
     path(PREFIX + "plan/", login_not_required(CampaignPlanApi.as_view()), name="api-plan"),
+    path(PREFIX + "judges/", login_not_required(JudgesApi.as_view()), name="api-judges"),
+    path(PREFIX + "judges/<id:judge_id>/", login_not_required(JudgeApi.as_view()), name="api-judge"),
+    path(
+        PREFIX + "judges/<id:judge_id>/labels/",
+        login_not_required(JudgeLabelsApi.as_view()),
+        name="api-judge-labels",
+    ),
+    path(
+        PREFIX + "judges/<id:judge_id>/calibration/",
+        login_not_required(JudgeCalibrationApi.as_view()),
+        name="api-judge-calibration",
+    ),
 ]

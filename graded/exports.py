@@ -14,7 +14,16 @@ from typing import Any
 
 from labeling.exports import CHUNK_ROWS, campaign_config_json, csv_text, run_trec
 from labeling.models import Campaign, Judgment, SamplingState
-from sampling import draws_csv, estimates_history_csv, estimates_history_json, pool_depth_of, sampling_csv
+from sampling import (
+    draws_csv,
+    estimates_history_csv,
+    estimates_history_json,
+    judge_labels_csv,
+    judged_sample_csv,
+    judges_json,
+    pool_depth_of,
+    sampling_csv,
+)
 
 JUDGMENT_FIELDS = (
     "topic",
@@ -175,4 +184,8 @@ def offline_bundle(campaign: Campaign) -> bytes:
         archive.writestr("label_model.json", json.dumps(model, indent=1) + "\n")
         archive.writestr("estimates.json", estimates_history_json(campaign))
         archive.writestr("estimates.csv", "".join(estimates_history_csv(campaign)))
+        if campaign.judges.exists():
+            archive.writestr("judges.json", judges_json(campaign))
+            archive.writestr("judge-labels.csv", "".join(judge_labels_csv(campaign)))
+            archive.writestr("judged-sample.csv", judged_sample_csv(campaign))
     return buffer.getvalue()

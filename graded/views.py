@@ -24,7 +24,7 @@ from labeling.models import Campaign, GoldItem, GoldSettings, Judgment, PoolItem
 from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
-from sampling import campaign_model_summary
+from sampling import campaign_model_summary, judges_dashboard
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
 DASHBOARD_POLL_SECONDS = 5
@@ -99,6 +99,7 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "skipped_by_everyone": items_skipped_by_every_assessor(campaign),
         "notes": notes_and_skips(campaign),
         "gold_paused": gold.gold_paused_assessors(campaign) if can_manage else [],
+        "judges_panel": judges_dashboard(campaign),
     }
     return render(request, "graded/dashboard.html", context)
 

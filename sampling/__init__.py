@@ -19,6 +19,17 @@ from sampling.exports import (
     estimates_history_json,
     sampling_csv,
 )
+from sampling.judges import (
+    judge_calibration_import,
+    judge_create,
+    judge_labels_csv,
+    judge_labels_import,
+    judge_summary,
+    judged_sample_csv,
+    judges_dashboard,
+    judges_json,
+    leaderboards,
+)
 from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
 from sampling.pool_arrays import pool_depth_of
@@ -38,6 +49,15 @@ __all__ = [
     "estimates_history_json",
     "evaluation_runs_import",
     "item_cost_units",
+    "judge_calibration_import",
+    "judge_create",
+    "judge_labels_csv",
+    "judge_labels_import",
+    "judge_summary",
+    "judged_sample_csv",
+    "judges_dashboard",
+    "judges_json",
+    "leaderboards",
     "pool_depth_of",
     "queue_target",
     "run_evaluate",

@@ -37,7 +37,7 @@ from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
 from labeling.formats import upload_lines
 from labeling.metric import campaign_metric
-from labeling.models import Campaign, Judge, JudgeCalibration, JudgeLabel, Topic
+from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel, Topic
 from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, each_file
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
 
@@ -381,6 +381,14 @@ def judged_level_rows(
             )
             terms_of[index] = terms
             estimate = judged_estimate(terms, n_judged=n_judged, budget_spent=spent)
+            # What the judge was worth: the draws the same design would need without the judge's
+            # control variate (h = 0) for this interval's width (an effective sample size).
+            plain = weights[topic, slot] * human / propensities
+            worth = (
+                float(terms.size * plain.var(ddof=1) / terms.var(ddof=1))
+                if terms.size > 1 and terms.var(ddof=1) > 0
+                else None
+            )
             row = _row(
                 name,
                 metric,
@@ -388,6 +396,7 @@ def judged_level_rows(
                 intervals={"clt": [max(estimate.low, bounds[0]), min(estimate.high, bounds[1])]},
             )
         row["judge_only"] = judge_values[name] if judge is not None else None
+        row["draws_without_judge"] = worth if topic.size else None
         rows.append(row)
     for name_of_metric in ("ERR", "nDCG"):
         other_metric = campaign_metric(campaign, f"{name_of_metric}@{campaign.metric_cutoff}")
@@ -511,3 +520,135 @@ def leaderboards(rows: list[dict]) -> dict[str, Any]:
         "certified_order": [row["name"] for row in certified],
         "unsettled": unsettled,
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Exports: enough to recompute the certified estimate offline
+
+
+def judges_json(campaign: Campaign) -> str:
+    """Every judge with its version, coverage, agreement, calibration set size and the
+    calibration each sampling version used."""
+    import json
+
+    return json.dumps(
+        {
+            "judges": [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)],
+            "calibrations": [
+                {"sampling_version": version, "judge": judge_name, **table}
+                for version, judge_name, table in JudgeCalibration.objects.filter(campaign=campaign)
+                .order_by("sampling_version")
+                .values_list("sampling_version", "judge__name", "table")
+            ],
+        },
+        indent=2,
+    )
+
+
+def judge_labels_csv(campaign: Campaign) -> Any:
+    """Every judge label (pool or not; calibration-set rows with their human grade)."""
+    import csv
+    import io
+
+    header = ["judge", "model", "qid", "docno", "grade", "probs", "class", "human_grade", "set", "rationale",
+              "seconds", "cost", "file"]  # fmt: skip
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    yield buffer.getvalue()
+    rows = JudgeLabel.objects.filter(judge__campaign=campaign).order_by(
+        "judge_id", "human_grade", "qid", "docno"
+    )
+    for label in rows.select_related("judge").iterator(chunk_size=2000):
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(
+            [
+                label.judge.name,
+                label.judge.model,
+                label.qid,
+                label.docno,
+                "" if label.grade is None else label.grade,
+                "" if label.probs is None else " ".join(repr(float(p)) for p in label.probs),
+                label.judge_class,
+                "" if label.human_grade is None else label.human_grade,
+                "pool" if label.human_grade is None else "calibration",
+                label.rationale,
+                "" if label.seconds is None else label.seconds,
+                "" if label.cost is None else label.cost,
+                label.source_file,
+            ]
+        )
+        yield buffer.getvalue()
+
+
+def judged_sample_csv(campaign: Campaign) -> Any:
+    """The human sample of a judged campaign: per item draw, its propensity, sampling version,
+    the judge's class and that version's h for it, and the human grade (median of assessors);
+    with the calibrations export this recomputes the estimate offline."""
+    import csv
+    import io
+
+    from sampling.label_model import judged_grades
+    from sampling.pool_arrays import pool_arrays_for
+
+    arrays = pool_arrays_for(campaign)
+    grades = judged_grades(campaign, arrays)
+    classes = pool_judge_classes(judge_for_sampling(campaign), arrays)
+    tables = {
+        version: Calibration.from_dict(table)
+        for version, table in JudgeCalibration.objects.filter(campaign=campaign).values_list(
+            "sampling_version", "table"
+        )
+    }
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(
+        ["order", "qid", "docno", "propensity", "sampling_version", "judge_class", "h", "human_grade"]
+    )
+    draws = Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM).order_by("order")
+    for order, topic_id, document_id, qid, docno, propensity, version in draws.values_list(
+        "order", "topic_id", "document_id", "topic__qid", "document__docno", "propensity", "sampling_version"
+    ):
+        topic, slot = arrays.locate(np.array([topic_id]), np.array([document_id]))
+        inside = topic[0] >= 0
+        label_class = int(classes[topic[0], slot[0]]) if inside else MISSING
+        grade = int(grades[topic[0], slot[0]]) if inside else -1
+        calibration = tables.get(version)
+        control = "" if calibration is None else repr(float(calibration.h(np.array([label_class]))[0]))
+        writer.writerow(
+            [
+                order,
+                qid,
+                docno,
+                repr(float(propensity)),
+                version,
+                label_class,
+                control,
+                "" if grade < 0 else grade,
+            ]
+        )
+    return buffer.getvalue()
+
+
+def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
+    """The dashboard's judges panel: each judge's summary, per system the judge-only value next
+    to the certified estimate, both leaderboards with Kendall's tau and the unsettled pairs."""
+    from sampling.estimates import estimates_current
+
+    judges = [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)]
+    if not judges:
+        return {"judges": [], "systems": [], "board": None}
+    result = estimates_current(campaign)
+    metric = f"DCG@{campaign.metric_cutoff}"
+    rows = [
+        {
+            **row,
+            "gap": row["judge_only"] - row["value"]
+            if row.get("value") is not None and row.get("judge_only") is not None
+            else None,
+        }
+        for row in result.get("systems", [])
+        if row.get("metric") == metric and "judge_only" in row
+    ]
+    return {"judges": judges, "systems": rows, "board": leaderboards(rows), "level": result.get("level")}

@@ -165,3 +165,22 @@ def test_the_judged_estimate_is_unbiased_over_seeds(
     truth = float((np.array([3, 3, 1, 1, 0]) / np.log2(np.arange(2, 7))).sum())
     estimates = np.array(values)
     assert abs(estimates.mean() - truth) < 4 * estimates.std(ddof=1) / np.sqrt(estimates.size)
+
+
+def test_the_dashboard_shows_agreement_and_certified_estimates_next_to_the_judge_only_ones(
+    draft_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, client: object
+) -> None:
+    campaign_update(campaign=draft_campaign, budget=8, strategy="judged")
+    judge = judge_create(campaign=draft_campaign, name="lenient", model="simulated-umbrela")
+    judge_labels_import(judge=judge, files=[upload("judge.txt", pool_labels())])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=human_grade(task.document.docno), seconds=1.0)
+        recompute(campaign.pk)
+    client.force_login(coordinator)  # type: ignore[attr-defined]
+    page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()  # type: ignore[attr-defined]
+    assert "Model judges" in page and "simulated-umbrela" in page
+    assert "Confusion: rows are the assessors" in page
+    assert "Judge only" in page and "Certified estimate" in page
+    assert "Kendall" in page

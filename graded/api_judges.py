@@ -1,0 +1,146 @@
+"""Judges of a graded campaign: list and add them, upload their labels and a calibration set,
+read one judge's coverage and agreement (404 for modes that do not sample)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from graded.api_estimates import sampling_campaign_for
+from labeling.access import request_user
+from labeling.api.common import bad_request, import_failed, upload_errors
+from labeling.models import Campaign, Judge
+from labeling.permissions import MANAGE, VIEW_RESULTS
+from labeling.serializers import ErrorsSerializer, ImportReportSerializer
+from labeling.services.imports import ImportFailed
+from labeling.strict_json import StrictSerializer
+from sampling import judge_calibration_import, judge_create, judge_labels_import, judge_summary
+
+
+class JudgeInputSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=200)
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    prompt = serializers.CharField(max_length=100_000, required=False, allow_blank=True, default="")
+    version_date = serializers.DateField(required=False, allow_null=True, default=None)
+    notes = serializers.CharField(max_length=10_000, required=False, allow_blank=True, default="")
+    shares_model_with = serializers.CharField(
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="systems under evaluation built on the judge's model, comma-separated "
+        "(circularity warning)",
+    )
+
+
+class JudgeSerializer(StrictSerializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    model = serializers.CharField()
+    prompt = serializers.CharField()
+    version_date = serializers.CharField(allow_null=True)
+    notes = serializers.CharField()
+    shares_model_with = serializers.ListField(child=serializers.CharField())
+    simulated = serializers.BooleanField()
+    used_for_sampling = serializers.BooleanField(help_text="the judge the 'judged' strategy uses")
+    coverage = serializers.JSONField(help_text="{labelled, pool, outside, labels}")
+    calibration_set = serializers.IntegerField(
+        help_text="calibration-set pairs (other topics, with human grades)"
+    )
+    agreement = serializers.JSONField(
+        help_text="{n_items, confusion (rows human, columns judge), kappa, weighted_kappa, binary_kappa, "
+        "leniency, exact[, topics]} on the pool items both labelled"
+    )
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+def _judge_of(campaign_id: int, judge_id: int, campaign: Campaign) -> Judge:
+    return get_object_or_404(Judge, pk=judge_id, campaign=campaign)
+
+
+class JudgesApi(APIView):
+    """The campaign's judges with coverage and agreement; POST adds one (name and version)."""
+
+    @extend_schema(responses={200: JudgeSerializer(many=True)})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
+        judges = [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)]
+        return Response(JudgeSerializer(judges, many=True).data)
+
+    @extend_schema(request=JudgeInputSerializer, responses={201: JudgeSerializer, 400: OpenApiResponse()})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
+        data = JudgeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            judge = judge_create(campaign=campaign, user=request_user(request), **data.validated_data)
+        except ValueError as error:
+            return bad_request(str(error))
+        return Response(JudgeSerializer(judge_summary(judge)).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeApi(APIView):
+    """One judge: version, coverage of the pool, agreement with the humans (per topic on demand)."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("per_topic", bool, description="add the agreement per topic")],
+        responses={200: JudgeSerializer},
+    )
+    def get(self, request: Request, campaign_id: int, judge_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
+        judge = _judge_of(campaign_id, judge_id, campaign)
+        per_topic = request.query_params.get("per_topic", "") in ("1", "true", "yes")
+        return Response(JudgeSerializer(judge_summary(judge, per_topic=per_topic)).data)
+
+
+class JudgeLabelsApi(APIView):
+    """Upload a judge's labels (field `file`, repeatable): TREC qrels, JSONL ({qid, docid, grade}
+    or probs, optional rationale, seconds, cost) or BEIR/Hugging Face qrels (query-id, corpus-id,
+    score; TSV or JSONL). A pair labelled again replaces its label; an error stores nothing."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses={201: ImportReportSerializer, 400: OpenApiResponse(ErrorsSerializer)})
+    def post(self, request: Request, campaign_id: int, judge_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
+        judge = _judge_of(campaign_id, judge_id, campaign)
+        uploads = request.FILES.getlist("file")
+        if not uploads:
+            return upload_errors("upload a file in the field 'file'")
+        try:
+            report = judge_labels_import(judge=judge, files=[(upload.name, upload) for upload in uploads])
+        except ImportFailed as failure:
+            return import_failed(failure)
+        return Response(ImportReportSerializer(report).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeCalibrationApi(APIView):
+    """Upload a calibration set: human qrels (field `human_qrels`) and the same judge's labels on
+    other topics (field `judge_labels`). Pairs on this campaign's topics are dropped."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses={201: ImportReportSerializer, 400: OpenApiResponse(ErrorsSerializer)})
+    def post(self, request: Request, campaign_id: int, judge_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
+        judge = _judge_of(campaign_id, judge_id, campaign)
+        humans, labels = request.FILES.getlist("human_qrels"), request.FILES.getlist("judge_labels")
+        if not humans or not labels:
+            return upload_errors(
+                "upload the human qrels in 'human_qrels' and the judge's labels in 'judge_labels'"
+            )
+        try:
+            report = judge_calibration_import(
+                judge=judge,
+                human_qrels=[(upload.name, upload) for upload in humans],
+                judge_labels=[(upload.name, upload) for upload in labels],
+            )
+        except ImportFailed as failure:
+            return import_failed(failure)
+        return Response(ImportReportSerializer(report).data, status=status.HTTP_201_CREATED)

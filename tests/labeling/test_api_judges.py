@@ -1,0 +1,102 @@
+"""REST: /api/campaigns/{id}/judges/ (list, add), .../judges/{j}/ (coverage, agreement),
+.../labels/ and .../calibration/ (uploads with file:line errors), access, and the exports."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.test import APIClient
+
+from labeling.models import Campaign, JudgeLabel
+
+Api = Callable[[AbstractBaseUser | None], APIClient]
+
+
+def labels_file(name: str, text: str) -> io.BytesIO:
+    stream = io.BytesIO(text.encode())
+    stream.name = name
+    return stream
+
+
+def test_a_coordinator_adds_a_judge_and_uploads_its_labels(
+    api: Api, coordinator: AbstractBaseUser, campaign: Campaign
+) -> None:
+    client = api(coordinator)
+    created = client.post(
+        f"/api/campaigns/{campaign.pk}/judges/",
+        {
+            "name": "umbrela",
+            "model": "DeepSeek-V3",
+            "version_date": "2025-03-01",
+            "shares_model_with": "beta",
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    judge_id = created.json()["id"]
+    text = "".join(f"{q} 0 d{q}-{d} {d % 3}\n" for q in (1, 2, 3) for d in range(1, 8))
+    uploaded = client.post(
+        f"/api/campaigns/{campaign.pk}/judges/{judge_id}/labels/",
+        {"file": labels_file("umbrela.txt", text)},
+        format="multipart",
+    )
+    assert uploaded.status_code == 201, uploaded.content
+    assert uploaded.json()["created"] == 21
+    detail = client.get(f"/api/campaigns/{campaign.pk}/judges/{judge_id}/?per_topic=1").json()
+    assert detail["coverage"] == {"labelled": 21, "pool": 21, "outside": 0, "labels": 21}
+    assert detail["model"] == "DeepSeek-V3" and detail["version_date"] == "2025-03-01"
+    assert detail["agreement"]["n_items"] == 0 and detail["agreement"]["topics"] == []
+    assert any("circularity" in warning for warning in detail["warnings"])
+    listed = client.get(f"/api/campaigns/{campaign.pk}/judges/").json()
+    assert [judge["name"] for judge in listed] == ["umbrela"]
+    labels = client.get(f"/api/campaigns/{campaign.pk}/export/judge-labels.csv")
+    assert labels.status_code == 200
+    assert b"umbrela,DeepSeek-V3,1,d1-1,1" in b"".join(labels.streaming_content)
+
+
+def test_it_names_the_file_and_line_of_a_bad_label_and_stores_nothing(
+    api: Api, coordinator: AbstractBaseUser, campaign: Campaign
+) -> None:
+    client = api(coordinator)
+    judge_id = client.post(f"/api/campaigns/{campaign.pk}/judges/", {"name": "j"}, format="json").json()["id"]
+    bad = labels_file(
+        "bad.jsonl",
+        '{"qid": "1", "docid": "d1-1", "grade": 1}\n{"qid": "1", "docid": "d1-2", "grade": "2"}\n',
+    )
+    answer = client.post(
+        f"/api/campaigns/{campaign.pk}/judges/{judge_id}/labels/", {"file": bad}, format="multipart"
+    )
+    assert answer.status_code == 400
+    (error,) = answer.json()["errors"]
+    assert (error["file"], error["line"]) == ("bad.jsonl", 2)
+    assert not JudgeLabel.objects.exists()
+    duplicate = client.post(f"/api/campaigns/{campaign.pk}/judges/", {"name": "j"}, format="json")
+    assert duplicate.status_code == 400 and "already has a judge" in duplicate.json()["detail"]
+    loose = client.post(f"/api/campaigns/{campaign.pk}/judges/", {"name": 5}, format="json")
+    assert loose.status_code == 400  # JSON types taken strictly
+
+
+def test_it_takes_a_calibration_set(api: Api, coordinator: AbstractBaseUser, campaign: Campaign) -> None:
+    client = api(coordinator)
+    judge_id = client.post(f"/api/campaigns/{campaign.pk}/judges/", {"name": "j"}, format="json").json()["id"]
+    answer = client.post(
+        f"/api/campaigns/{campaign.pk}/judges/{judge_id}/calibration/",
+        {
+            "human_qrels": labels_file("h.txt", "70 0 x 1\n70 0 y 2\n"),
+            "judge_labels": labels_file("j.txt", "70 0 x 2\n70 0 y 2\n"),
+        },
+        format="multipart",
+    )
+    assert answer.status_code == 201, answer.content
+    assert client.get(f"/api/campaigns/{campaign.pk}/judges/{judge_id}/").json()["calibration_set"] == 2
+
+
+def test_outsiders_and_assessors_cannot_add_judges(
+    api: Api, assessor: AbstractBaseUser, outsider: AbstractBaseUser, campaign: Campaign
+) -> None:
+    assert api(outsider).get(f"/api/campaigns/{campaign.pk}/judges/").status_code == 404
+    answer = api(assessor).post(f"/api/campaigns/{campaign.pk}/judges/", {"name": "mine"}, format="json")
+    assert answer.status_code in (403, 404)
+    assert not campaign.judges.exists()
