@@ -15,6 +15,9 @@ from labeling.models import (
     GoldAnswer,
     GoldItem,
     GoldSettings,
+    Judge,
+    JudgeCalibration,
+    JudgeLabel,
     Judgment,
     JudgmentChange,
     PoolItem,
@@ -237,3 +240,23 @@ class EstimateSnapshotAdmin(admin.ModelAdmin):
     list_display = ["campaign", "created_at", "level", "spent", "budget", "judgments", "draws"]
     list_filter = ["campaign", "level"]
     list_select_related = ["campaign"]
+
+
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    list_display = ["name", "campaign", "model", "version_date", "simulated", "created_at"]
+    list_select_related = ["campaign"]
+
+
+@admin.register(JudgeLabel)
+class JudgeLabelAdmin(admin.ModelAdmin):
+    list_display = ["judge", "qid", "docno", "grade", "judge_class", "human_grade"]
+    list_filter = ["judge"]
+    list_select_related = ["judge"]
+    search_fields = ["qid", "docno"]
+
+
+@admin.register(JudgeCalibration)
+class JudgeCalibrationAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "sampling_version", "judge", "created_at"]
+    list_select_related = ["campaign", "judge"]
