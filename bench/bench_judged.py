@@ -55,8 +55,29 @@ the method notes' section 4 does (theirs over n = 50-400; here over every budget
 included). Coverage: share of campaigns whose 95 % interval (judged: Student t; items: CLT)
 holds the truth, mean and minimum over targets and budgets, and at budget 25.
 
-Usage: ``python bench/bench_judged.py [--repetitions 1000] [--seed 0]``; about 5 minutes on 2
-cores with the defaults. Writes ``bench/results/judged.json`` and ``bench/results/judged.md``.
+Part 2, the judge as a label model for the other strategies: the query-level (Sawade et al.'s
+``active``) and item-level (Schnabel et al.'s ``items``) designs take a label model theta_i, a
+distribution over the grades of each pooled pair (`estimation.simulation.planner.prepare_replay`,
+``labels=``; default uniform). With the judge it is theta_i = P(y | f_i), the human grade's
+distribution given the judge's class, fitted by `estimation.judges.calibration.grade_distributions`
+(pseudo-counts toward the pooled grade distribution) on the DL23 pairs of the same judge (NIST grade
+vs judge class; DL19 judges) resp. on the DL23 NIST-vs-DeepSeek-V3 pairs with both sides mapped to
+0-2 as above (the simulated Robust03 judge). Per target (the same as part 1, same pools), ``passive``
+(uniform topics, which ignores the label model), ``active`` and ``items`` are replayed without a
+label model (uniform theta, today's default) and ``active`` and ``items`` again with the judge's,
+at the budgets of part 1 in judgments (a topic costs its pooled documents: 10 for one run, 11-20
+for a pair, so 25 judgments buy two topics of one run and one or two of a pair; every budget buys
+a topic), ``--label-model-repetitions`` campaigns (default: ``--repetitions``) with seed
+``--seed``. Saving: `estimation.simulation.planner.saving`
+against passive at equal RMSE, 1 - (budget the strategy needs for passive's RMSE at B) / B, higher is
+better, negative = more judgments than passive; mean over targets and budgets, worst (lowest) in
+brackets. Coverage of the 95 % intervals (query level: Student t over the topics, which is inf
+below two distinct topics and then covers; items: CLT).
+
+Usage: ``python bench/bench_judged.py [--repetitions 1000] [--seed 0] [--label-model-only]
+[--label-model-repetitions R]``; part 1 takes about 5 minutes on 2 cores with the defaults, part
+2 about 4. Writes ``bench/results/judged.json`` and ``bench/results/judged.md``;
+``--label-model-only`` runs part 2 alone and merges it into the part 1 already in judged.json.
 """
 
 from __future__ import annotations
@@ -68,6 +89,7 @@ import platform
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -77,11 +99,17 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from estimation.formats.judge_labels import read_judge_labels  # noqa: E402
 from estimation.formats.trec import Run, read_qrels, read_run  # noqa: E402
-from estimation.judges import fit_calibration  # noqa: E402
+from estimation.judges import fit_calibration, grade_distributions, judge_classes  # noqa: E402
 from estimation.judges.files import external_calibration  # noqa: E402
 from estimation.metrics.spec import Metric  # noqa: E402
 from estimation.metrics.values import summarize_run  # noqa: E402
-from estimation.simulation.planner import PlannerRow, budget_needed, plan_budgets, prepare_replay  # noqa: E402
+from estimation.simulation.planner import (  # noqa: E402
+    PlannerRow,
+    budget_needed,
+    plan_budgets,
+    prepare_replay,
+    saving,
+)
 
 SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
 RESULTS = REPO_ROOT / "bench" / "results"
@@ -116,6 +144,15 @@ ROBUST_TARGETS = {
 }
 KINDS = ("one", "close", "far")
 KIND_NAMES = {"one": "one system", "close": "close pair", "far": "far pair"}
+VARIANTS = ("active_uniform", "active_judge", "items_uniform", "items_judge")
+"""Part 2: strategy and label model (none = uniform theta, or the judge's P(y | f))."""
+VARIANT_NAMES = {
+    "passive": "passive",
+    "active_uniform": "active, uniform",
+    "active_judge": "active, judge",
+    "items_uniform": "items, uniform",
+    "items_judge": "items, judge",
+}
 
 Judge = dict[tuple[str, str], tuple[int | None, tuple[float, ...] | None]]
 
@@ -171,6 +208,8 @@ def load_dl19() -> dict:
         calibration = external_calibration(
             DL23 / "qrels" / "nist.txt", DL23 / "qrels" / dl23_labels, metric=metric
         )
+        nist, dl23_classes = dl23_class_pairs(dl23_labels)
+        rows = grade_distributions(dl23_classes, nist, n_grades=metric.y_max + 1)
         judges.append(
             {
                 "name": name,
@@ -179,6 +218,8 @@ def load_dl19() -> dict:
                 "judge": judge,
                 "calibration": calibration,
                 "pooled_pairs_unlabelled": sum(pair not in judge for pair in pairs),
+                "grade_distributions": rows,
+                "label_model": label_model(judge, pairs, rows, metric.y_max + 1),
             }
         )
     return {
@@ -204,6 +245,27 @@ def dl23_pairs(judge_file: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array([h for h, _ in both]), np.array([j for _, j in both])
 
 
+def dl23_class_pairs(judge_file: str) -> tuple[np.ndarray, np.ndarray]:
+    """NIST grades (0-3) and the judge's classes (`judge_classes`) on the DL23 pairs both label."""
+    humans = read_qrels(DL23 / "qrels" / "nist.txt")
+    labels = read_judge_labels(DL23 / "qrels" / judge_file, y_max=3)
+    both = [
+        (humans[qid][docno], line) for (qid, docno), line in labels.items() if docno in humans.get(qid, {})
+    ]
+    classes = judge_classes([line.grade for _, line in both], [line.probs for _, line in both], n_grades=4)
+    return np.array([grade for grade, _ in both]), classes
+
+
+def label_model(
+    judge: Judge, pairs: Sequence[tuple[str, str]], rows: np.ndarray, n_grades: int
+) -> dict[tuple[str, str], np.ndarray]:
+    """theta_i = P(y | f_i) for every pooled pair: the row of its judge class (last row: no label)."""
+    found = [judge.get(pair, (None, None)) for pair in pairs]
+    classes = judge_classes([grade for grade, _ in found], [probs for _, probs in found], n_grades=n_grades)
+    index = np.where(classes < 0, n_grades, classes)
+    return {pair: rows[i] for pair, i in zip(pairs, index.tolist(), strict=True)}
+
+
 def load_robust() -> dict:
     metric = Metric.parse("DCG@10", y_max=2)
     qrels = read_qrels(ROBUST / "qrels.txt")
@@ -224,6 +286,7 @@ def load_robust() -> dict:
     calibration = fit_calibration(
         NIST_TO_ROBUST[judged], gains[NIST_TO_ROBUST[nist]], n_grades=metric.y_max + 1, source="external"
     )
+    rows = grade_distributions(NIST_TO_ROBUST[judged], NIST_TO_ROBUST[nist], n_grades=metric.y_max + 1)
     human = np.array([qrels[qid].get(docno, 0) for qid, docno in pairs])
     simulated = np.array([judge[pair][0] for pair in pairs])
     relevant = human > 0
@@ -243,6 +306,8 @@ def load_robust() -> dict:
                 "pooled_pairs_unlabelled": 0,
                 "confusion_dl23": confusion.round(4).tolist(),
                 "relevant_judged_0": float(np.mean(simulated[relevant] == 0)),
+                "grade_distributions": rows,
+                "label_model": label_model(judge, pairs, rows, metric.y_max + 1),
             }
         ],
         "target_spec": ROBUST_TARGETS,
@@ -451,21 +516,252 @@ def markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
+def savings(passive_rows: list[PlannerRow], rows: list[PlannerRow]) -> list[dict]:
+    """Per budget: the share of passive's judgments ``rows``' strategy saves at passive's RMSE."""
+    out = []
+    for row in passive_rows:
+        share = saving(passive_rows + rows, rows[0].strategy, row.budget)
+        out.append({"budget": row.budget, "saving": share.budget, "extrapolated": share.extrapolated})
+    return out
+
+
+def run_label_models(data: dict, repetitions: int, seed: int) -> list[dict]:
+    """Part 2: passive, and active and items without and with the judge's label model."""
+    metric, qrels = data["metric"], data["qrels"]
+    order = nist_order(qrels, data["runs"], metric)
+    targets = targets_of(order, data["target_spec"])
+    cases = {
+        judge["name"]: {"data": data["name"], "judge": judge["name"], "targets": []}
+        for judge in data["judges"]
+    }
+    for number, target in enumerate(targets, start=1):
+        started = time.perf_counter()
+        runs = target["run_objects"]
+        goal = "one" if target["kind"] == "one" else "difference"
+        base = prepare_replay(qrels, runs, metric, goal)
+        pooled_items = int(base.pool.slot_used.sum())
+        budgets = budgets_for(pooled_items)
+        uniform = plan_budgets(
+            base, ["passive", "active", "items"], budgets, repetitions=repetitions, seed=seed
+        )
+        passive = [row for row in uniform if row.strategy == "passive"]
+        for judge in data["judges"]:
+            replay = prepare_replay(qrels, runs, metric, goal, labels=judge["label_model"])
+            with_judge = plan_budgets(
+                replay, ["active", "items"], budgets, repetitions=repetitions, seed=seed
+            )
+            rows = {"passive": passive}
+            for variant in VARIANTS:
+                strategy, model = variant.split("_")
+                source = uniform if model == "uniform" else with_judge
+                # Renamed so that passive and every variant can sit in one list for `saving`.
+                rows[variant] = [replace(row, strategy=variant) for row in source if row.strategy == strategy]
+            cases[judge["name"]]["targets"].append(
+                {
+                    "kind": target["kind"],
+                    "runs": target["runs"],
+                    "positions": target["positions"],
+                    "truth": base.truth,
+                    "pooled_items": pooled_items,
+                    "topic_cost_range": [float(base.topic_cost.min()), float(base.topic_cost.max())],
+                    "budgets": budgets,
+                    "rows": {variant: [row.__dict__ for row in found] for variant, found in rows.items()},
+                    "savings": {variant: savings(passive, rows[variant]) for variant in VARIANTS},
+                }
+            )
+        print(
+            f"{data['name']} part 2 {number}/{len(targets)} {target['kind']} {' - '.join(target['runs'])}: "
+            f"{time.perf_counter() - started:.1f} s",
+            file=sys.stderr,
+        )
+    return list(cases.values())
+
+
+def summarise_label_models(case: dict) -> list[dict]:
+    out = []
+    for kind in KINDS:
+        targets = [target for target in case["targets"] if target["kind"] == kind]
+        if not targets:
+            continue
+        entry: dict = {"kind": kind, "targets": len(targets)}
+        for variant in VARIANTS:
+            values = np.array([s["saving"] for t in targets for s in t["savings"][variant]], dtype=float)
+            finite = values[np.isfinite(values)]
+            entry[variant] = {
+                "cells": int(values.size),
+                "mean": float(finite.mean()) if finite.size else float("nan"),
+                "worst": float(finite.min()) if finite.size else float("nan"),
+                "not_found": int(values.size - finite.size),
+                "extrapolated": sum(s["extrapolated"] for t in targets for s in t["savings"][variant]),
+            }
+        for variant in ("passive", *VARIANTS):
+            coverage = np.array([row["coverage"] for t in targets for row in t["rows"][variant]])
+            entry[f"coverage_{variant}"] = [float(coverage.mean()), float(coverage.min())]
+        out.append(entry)
+    return out
+
+
+def _saving(entry: dict) -> str:
+    text = f"{entry['mean']:+.2f} [{entry['worst']:+.2f}]"
+    if entry["extrapolated"]:
+        text += f"; {entry['extrapolated']}/{entry['cells']} extrapolated"
+    if entry["not_found"]:
+        text += f"; {entry['not_found']} n/a"
+    return text
+
+
+def label_model_table(part: dict) -> list[str]:
+    lines = [
+        "| data, judge | target | targets | "
+        + " | ".join(f"saving {VARIANT_NAMES[v]}" for v in VARIANTS)
+        + " | coverage mean (min): "
+        + " / ".join(VARIANT_NAMES[v] for v in ("passive", *VARIANTS))
+        + " |",
+        "|---|---|---:|" + "---|" * len(VARIANTS) + "---|",
+    ]
+    for case in part["cases"]:
+        for entry in case["summary"]:
+            coverage = " / ".join(
+                f"{entry[f'coverage_{v}'][0]:.3f} ({entry[f'coverage_{v}'][1]:.3f})"
+                for v in ("passive", *VARIANTS)
+            )
+            lines.append(
+                f"| {case['data']}, {case['judge']} | {KIND_NAMES[entry['kind']]} | {entry['targets']} | "
+                + " | ".join(_saving(entry[v]) for v in VARIANTS)
+                + f" | {coverage} |"
+            )
+    return lines
+
+
+def label_model_markdown(part: dict) -> str:
+    repetitions = part["repetitions"]
+    lines = [
+        "## Part 2: the judge as label model for active and items",
+        "",
+        f"Produced by `{part['command']}`; the method is in the docstring (part 2). Saving against "
+        "passive at equal RMSE (`estimation.simulation.planner.saving`): the share of passive's judgments "
+        "a strategy saves for passive's RMSE at the same budget (higher is better, negative = more "
+        "judgments); mean over budgets and targets, worst (lowest) in brackets; extrapolated = the budget "
+        "needed lies outside the budgets simulated (mostly below 25); n/a = the strategy's curve does not "
+        "reach passive's RMSE. Uniform = no label model (today's default), judge = "
+        "theta_i = P(y | judge class of i) fitted on DL23. Passive ignores the label model. Budgets "
+        "in judgments as in part 1 (a topic costs its pooled documents; 25 judgments buy 1-2 topics "
+        "of a pair; with fewer than two distinct topics the query-level interval is infinite and covers). "
+        "Coverage of the 95 % "
+        f"intervals over {repetitions} campaigns (standard error about "
+        f"{100 * np.sqrt(0.95 * 0.05 / repetitions):.1f} points at 0.95).",
+        "",
+        *label_model_table(part),
+        "",
+        "P(y | judge class) used as the label model (rows: judge class 0..y_max, no label; columns: "
+        "human grade 0..y_max):",
+        "",
+    ]
+    for judge in part["judges"]:
+        lines.append(
+            f"- {judge['data']}, {judge['name']}: "
+            + "; ".join(" ".join(f"{p:.3f}" for p in row) for row in judge["grade_distributions"])
+            + "."
+        )
+    lines.append("")
+    for case in part["cases"]:
+        lines += [
+            f"### Part 2: {case['data']}, {case['judge']}",
+            "",
+            "| target | runs | pooled | budgets | "
+            + " | ".join(f"saving {VARIANT_NAMES[v]}" for v in VARIANTS)
+            + " | RMSE passive / active judge / items judge at 25 |",
+            "|---|---|---:|---|" + "---:|" * len(VARIANTS) + "---|",
+        ]
+        for target in case["targets"]:
+            cells = []
+            for variant in VARIANTS:
+                values = [s["saving"] for s in target["savings"][variant]]
+                finite = [v for v in values if np.isfinite(v)]
+                cells.append(f"{np.mean(finite):+.2f}" if finite else "n/a")
+            at_25 = [
+                next(row for row in target["rows"][v] if row["budget"] == 25)["rmse"]
+                for v in ("passive", "active_judge", "items_judge")
+            ]
+            runs = " - ".join(
+                f"{p}. {run}" for p, run in zip(target["positions"], target["runs"], strict=True)
+            )
+            lines.append(
+                f"| {KIND_NAMES[target['kind']]} | {runs} | {target['pooled_items']} | "
+                f"{'-'.join(str(b) for b in (target['budgets'][0], target['budgets'][-1]))} | "
+                + " | ".join(cells)
+                + " | "
+                + " / ".join(f"{v:.3f}" for v in at_25)
+                + " |"
+            )
+        lines.append("")
+    lines += [f"Machine: {part['machine']}; wall time of part 2 {part['seconds']:.0f} s.", ""]
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"numpy {np.__version__}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=1000, help="campaigns per strategy and budget")
     parser.add_argument("--seed", type=int, default=0, help="seed of the replayed campaigns")
+    parser.add_argument(
+        "--label-model-only",
+        action="store_true",
+        help="run part 2 only (the judge as label model) and merge it into bench/results/judged.json",
+    )
+    parser.add_argument(
+        "--label-model-repetitions",
+        type=int,
+        default=None,
+        help="campaigns in part 2 (default: --repetitions)",
+    )
     args = parser.parse_args()
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"shared data not found at {SHARED_DATA} (set SHARED_DATA_DIR)")
+    part2_repetitions = (
+        args.repetitions if args.label_model_repetitions is None else args.label_model_repetitions
+    )
     started = time.perf_counter()
-    cases, datasets = [], []
+    report: dict = {}
+    if args.label_model_only:
+        if (RESULTS / "judged.json").is_file():
+            report = json.loads((RESULTS / "judged.json").read_text())
+            report.pop("label_model", None)
+    cases, datasets, part2_cases, part2_judges = [], [], [], []
+    part1_seconds = part2_seconds = 0.0
     for load in (load_dl19, load_robust):
+        loading = time.perf_counter()
         data = load()
         print(f"{data['name']}: loaded after {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        for case in run_dataset(data, args.repetitions, args.seed):
-            case["summary"] = summarise(case)
-            cases.append(case)
+        load_seconds = time.perf_counter() - loading
+        if args.label_model_only:
+            part2_seconds += load_seconds
+        else:
+            part1_seconds += load_seconds
+            running = time.perf_counter()
+            for case in run_dataset(data, args.repetitions, args.seed):
+                case["summary"] = summarise(case)
+                cases.append(case)
+            part1_seconds += time.perf_counter() - running
+        running = time.perf_counter()
+        for case in run_label_models(data, part2_repetitions, args.seed):
+            case["summary"] = summarise_label_models(case)
+            part2_cases.append(case)
+        part2_seconds += time.perf_counter() - running
+        part2_judges += [
+            {
+                "data": data["name"],
+                "name": judge["name"],
+                "grade_distributions": judge["grade_distributions"].tolist(),
+            }
+            for judge in data["judges"]
+        ]
         order = nist_order(data["qrels"], data["runs"], data["metric"])
         datasets.append(
             {
@@ -475,30 +771,51 @@ def main() -> None:
                 "order": [{"tag": r["tag"], "value": r["value"]} for r in order],
                 "judges": [
                     {
-                        **{key: value for key, value in judge.items() if key not in ("judge", "calibration")},
+                        **{
+                            key: value
+                            for key, value in judge.items()
+                            if key not in ("judge", "calibration", "label_model", "grade_distributions")
+                        },
                         "calibration": judge["calibration"].as_dict(),
                     }
                     for judge in data["judges"]
                 ],
             }
         )
-    report = {
-        "repetitions": args.repetitions,
+    if not args.label_model_only:
+        report = {
+            "repetitions": args.repetitions,
+            "seed": args.seed,
+            "judge_seed": JUDGE_SEED,
+            "budgets": list(BUDGETS),
+            "whole_pool_share": WHOLE_POOL_SHARE,
+            "datasets": datasets,
+            "cases": cases,
+            "machine": machine(),
+            "seconds": part1_seconds,
+        }
+    command = "python bench/bench_judged.py" + (" --label-model-only" if args.label_model_only else "")
+    command += f" --repetitions {args.repetitions} --seed {args.seed}"
+    if args.label_model_repetitions is not None:
+        command += f" --label-model-repetitions {args.label_model_repetitions}"
+    report["label_model"] = {
+        "command": command,
+        "repetitions": part2_repetitions,
         "seed": args.seed,
-        "judge_seed": JUDGE_SEED,
-        "budgets": list(BUDGETS),
-        "whole_pool_share": WHOLE_POOL_SHARE,
-        "datasets": datasets,
-        "cases": cases,
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"numpy {np.__version__}",
-        "seconds": time.perf_counter() - started,
+        "variants": list(VARIANTS),
+        "judges": part2_judges,
+        "cases": part2_cases,
+        "machine": machine(),
+        "seconds": part2_seconds,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "judged.json").write_text(json.dumps(report, indent=1, allow_nan=True) + "\n")
-    (RESULTS / "judged.md").write_text(markdown(report))
-    print("\n".join(summary_table(report)))
-    print(f"\nwall time {report['seconds']:.0f} s", file=sys.stderr)
+    text = markdown(report) + "\n" if "cases" in report else ""
+    (RESULTS / "judged.md").write_text(text + label_model_markdown(report["label_model"]))
+    if not args.label_model_only:
+        print("\n".join(summary_table(report)))
+    print("\n".join(label_model_table(report["label_model"])))
+    print(f"\nwall time {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,11 @@ class GradedConfig(AppConfig):
     verbose_name = "Graded judging"
 
     def ready(self) -> None:
-        from graded.demo import demo_graded_campaign
+        from graded.demo import demo_graded_campaign, demo_judged_campaign
         from graded.modes import GradedMode
         from labeling.demo import register_demo
         from labeling.modes import register
 
         register(GradedMode())
         register_demo(demo_graded_campaign)
+        register_demo(demo_judged_campaign)

@@ -3,6 +3,8 @@ judging history so the dashboard shows estimates and their intervals at once."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -11,17 +13,32 @@ from graded.judging import task_answer, task_next
 from labeling.demo import (
     DEMO_CAMPAIGN,
     DEMO_GRADES,
+    DEMO_JUDGED_CAMPAIGN,
     demo_campaign_draft,
     demo_collection,
     demo_fill_and_start,
 )
 from labeling.models import Campaign, EstimateSnapshot
 from labeling.recompute import recompute
+from sampling import judge_create, judge_labels_import
 
 # Judgments the second demo assessor has already made, so the dashboard has estimates to show:
 # at least this many, and on until the estimates are reliable (enough topics judged for an
 # interval; active sampling may spend 80 judgments on three topics).
 DEMO_HISTORY_JUDGMENTS = 80
+DEMO_JUDGED_HISTORY = 40
+# P(judge grade | human grade), rows human 0..3: a simulated judge about as good as the LLM
+# judges next to NIST assessors on TREC DL (Cohen's kappa about 0.3-0.4, quadratic-weighted
+# about 0.6-0.7, more generous than the humans). Named as simulated wherever it shows.
+SIMULATED_JUDGE_CONFUSION = np.array(
+    [
+        [0.62, 0.25, 0.10, 0.03],
+        [0.20, 0.40, 0.30, 0.10],
+        [0.05, 0.20, 0.45, 0.30],
+        [0.02, 0.08, 0.30, 0.60],
+    ]
+)
+SIMULATED_JUDGE = "simulated-umbrela"
 
 
 def demo_graded_campaign() -> Campaign:
@@ -78,3 +95,51 @@ def _estimates_reliable(campaign: Campaign) -> bool:
     latest = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
     rows = (latest.data or {}).get("systems", []) if latest else []
     return bool(rows) and all(row.get("reliable") for row in rows)
+
+
+def demo_judged_campaign() -> Campaign:
+    """The judge-assisted demo: a simulated judge labelled every document; assessors certify
+    the difference of the two bm25 runs with a human sample (created with a history)."""
+    campaign, created = _demo_judged_campaign()
+    if created:
+        demo_history(campaign, judgments=DEMO_JUDGED_HISTORY, refresh_every=4, until_reliable=True)
+    return campaign
+
+
+@transaction.atomic
+def _demo_judged_campaign() -> tuple[Campaign, bool]:
+    campaign, created = demo_campaign_draft(
+        DEMO_JUDGED_CAMPAIGN,
+        metric="DCG@10",
+        grades=DEMO_GRADES,
+        goal=Campaign.Goal.DIFFERENCE,
+        focus_systems=["bm25-tuned", "bm25-default"],
+        strategy=Campaign.Strategy.JUDGED,
+        budget=120,
+        budget_unit=Campaign.BudgetUnit.JUDGMENTS,
+        seed=2025,
+    )
+    return (
+        (demo_fill_and_start(campaign, before_start=simulated_judge_add), True)
+        if created
+        else (campaign, False)
+    )
+
+
+def simulated_judge_add(campaign: Campaign) -> None:
+    """A simulated judge's labels of every demo document, drawn from SIMULATED_JUDGE_CONFUSION."""
+    _, _, _, grades = demo_collection()
+    rng = np.random.default_rng(11)
+    lines = []
+    for (qid, docno), grade in sorted(grades.items()):
+        judged = int(rng.choice(4, p=SIMULATED_JUDGE_CONFUSION[grade]))
+        lines.append(f"{qid} 0 {docno} {judged}\n")
+    judge = judge_create(
+        campaign=campaign,
+        name=SIMULATED_JUDGE,
+        model="simulated (no model): grades drawn from a confusion like UMBRELA judges on TREC DL",
+        prompt="UMBRELA-style 0-3 relevance prompt (simulated)",
+        notes="Demonstration judge: its labels come from the demo's hidden grades through a fixed confusion.",
+        simulated=True,
+    )
+    judge_labels_import(judge=judge, files=[("simulated-umbrela.txt", io.BytesIO("".join(lines).encode()))])

@@ -242,6 +242,8 @@ class GradedMode(GradedTasksMode):
             draws_top_up(campaign_id=campaign.pk)
 
     def started(self, campaign: Campaign) -> None:
+        # What changed in the draft since its last fit (a judge's labels, say) shapes the first draws.
+        sampling_state_refresh(campaign)
         draws_top_up(campaign_id=campaign.pk)
 
     def recompute(self, campaign: Campaign) -> None:
@@ -263,3 +265,6 @@ class GradedMode(GradedTasksMode):
 
     def campaign_section(self, request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
         return views.campaign_section(request, campaign)
+
+    def campaign_panels(self, request: HttpRequest, campaign: Campaign) -> list[dict[str, Any]]:
+        return [*super().campaign_panels(request, campaign), views.judges_panel(request, campaign)]

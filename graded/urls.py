@@ -1,4 +1,4 @@
-"""The graded mode's HTML routes: the gold form's actions and the dashboard's model summary."""
+"""The graded mode's HTML routes: the gold and judges forms' actions and the dashboard's model summary."""
 
 from django.urls import path
 
@@ -8,5 +8,6 @@ app_name = "graded"
 
 urlpatterns = [
     path("campaigns/<id:campaign_id>/gold/", views.campaign_gold, name="campaign_gold"),
+    path("campaigns/<id:campaign_id>/judges/", views.campaign_judges, name="campaign_judges"),
     path("campaigns/<id:campaign_id>/dashboard/model.json", views.dashboard_model, name="dashboard_model"),
 ]

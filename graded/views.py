@@ -4,7 +4,7 @@ core's page views, through the mode seam) has checked who may see what."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -16,15 +16,23 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from graded import gold
-from graded.forms import GoldForm
-from labeling.access import campaign_for_page
+from graded.forms import GoldForm, JudgeForm
+from labeling.access import campaign_for_page, request_user
 from labeling.agreement import grade_agreement
 from labeling.formats.fields import NOTE_MAX_CHARS
-from labeling.models import Campaign, GoldItem, GoldSettings, Judgment, PoolItem, Skip
+from labeling.models import Campaign, GoldItem, GoldSettings, Judge, Judgment, PoolItem, Skip
 from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
+from labeling.services.imports import ImportFailed
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
-from sampling import campaign_model_summary, judges_dashboard
+from sampling import (
+    campaign_model_summary,
+    judge_calibration_import,
+    judge_create,
+    judge_labels_import,
+    judge_summary,
+    judges_dashboard,
+)
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
 DASHBOARD_POLL_SECONDS = 5
@@ -184,3 +192,65 @@ def campaign_gold(request: HttpRequest, campaign_id: int) -> HttpResponse:
             )
             messages.success(request, "Gold settings saved.")
     return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+
+
+def judges_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
+    """The campaign page's judges panel (graded campaigns): each judge's version, coverage of the
+    pool and agreement, with forms to add a judge and upload its labels or a calibration set."""
+    return {
+        "template": "graded/_judges.html",
+        "judges": [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)],
+        "can_manage": request.user.has_perm(MANAGE, campaign),
+        "uses_judge": campaign.strategy == Campaign.Strategy.JUDGED,
+        "form": JudgeForm(prefix="judge"),
+    }
+
+
+@login_required
+@require_POST
+def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Add a judge, or upload a judge's labels or calibration set (by the button pressed); a bad
+    file is refused whole, each error naming file, line and reason."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    if not mode_of(campaign).uses_sampling:
+        raise Http404("This campaign's judging mode takes no judges.")
+    action = request.POST.get("action", "")
+    try:
+        if action == "add":
+            form = JudgeForm(request.POST, prefix="judge")
+            if not form.is_valid():
+                messages.error(request, f"Judge not added: {form.errors.as_text()}")
+            else:
+                judge = judge_create(campaign=campaign, user=request_user(request), **form.cleaned_data)
+                messages.success(request, f"Judge {judge.name} added: upload its labels next.")
+        elif action in ("labels", "calibration"):
+            judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
+            if action == "labels":
+                files = _uploads(request, "file")
+                if not files:
+                    raise ValueError("choose the judge's label file(s)")
+                report = judge_labels_import(judge=judge, files=files)
+            else:
+                humans = _uploads(request, "human_qrels")
+                labels = _uploads(request, "judge_labels")
+                if not humans or not labels:
+                    raise ValueError(
+                        "choose both the human qrels and the judge's labels of the calibration set"
+                    )
+                report = judge_calibration_import(judge=judge, human_qrels=humans, judge_labels=labels)
+            notes = "".join(f" {note}." for note in report.notes)
+            counts = f"{report.lines} lines read, {report.created} new, {report.updated} replaced"
+            messages.success(request, f"{judge.name}: {counts}.{notes}")
+        else:
+            raise Http404("Unknown action.")
+    except ImportFailed as failure:
+        for error in failure.errors:
+            messages.error(request, f"Refused, nothing stored: {error}")
+    except ValueError as error:
+        messages.error(request, str(error))
+    return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+
+
+def _uploads(request: HttpRequest, field: str) -> list[tuple[str, BinaryIO]]:
+    """The files of one multipart field as (name, stream), as the import services take them."""
+    return [(upload.name or field, cast(BinaryIO, upload)) for upload in request.FILES.getlist(field)]

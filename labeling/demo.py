@@ -29,6 +29,7 @@ DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
 # The same collection judged in pairs: each assessor finds the ordered top 5 of a topic's best 12.
 DEMO_TOPK_CAMPAIGN = "Demo: sustainable cities, top-5 by pairwise preferences"
 DEMO_SXS_CAMPAIGN = "Demo: sustainable cities, top-5 lists side by side"
+DEMO_JUDGED_CAMPAIGN = "Demo: sustainable cities, model judge + human sample (DCG@10)"
 # The side-by-side demo compares the three runs on the first few topics only.
 DEMO_SXS_TOPICS = 4
 DEMO_PASSWORD = "labeling-demo"
@@ -229,9 +230,13 @@ def demo_campaign_draft(name: str, **fields: Any) -> tuple[Campaign, bool]:
     return campaign_create(creator=coordinator, name=name, **fields), True
 
 
-def demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) -> Campaign:
-    """Import the demo collection (its first `topics_limit` topics), assign the demo assessors
-    and start judging."""
+def demo_fill_and_start(
+    campaign: Campaign,
+    topics_limit: int | None = None,
+    before_start: Callable[[Campaign], None] | None = None,
+) -> Campaign:
+    """Import the demo collection (its first `topics_limit` topics), run `before_start` (e.g. a
+    judge's labels), assign the demo assessors and start judging."""
     topics, documents, runs, _ = demo_collection()
     if topics_limit is not None:
         kept = {topic["id"] for topic in topics[:topics_limit]}
@@ -244,6 +249,8 @@ def demo_fill_and_start(campaign: Campaign, topics_limit: int | None = None) -> 
     runs_import(
         campaign=campaign, files=[(f"{name}.run", io.BytesIO(text.encode())) for name, text in runs.items()]
     )
+    if before_start is not None:
+        before_start(campaign)
     return demo_assign_and_start(campaign)
 
 

@@ -19,11 +19,9 @@ from sampling.exports import (
     estimates_history_json,
     sampling_csv,
 )
-from sampling.judges import (
-    judge_calibration_import,
-    judge_create,
+from sampling.judge_labels import judge_calibration_import, judge_create, judge_labels_import
+from sampling.judge_reports import (
     judge_labels_csv,
-    judge_labels_import,
     judge_summary,
     judged_sample_csv,
     judges_dashboard,

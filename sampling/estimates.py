@@ -345,10 +345,7 @@ def item_level_rows(
             except ValueError:
                 intervals[kind] = None
         rows.append(_row(name, metric, estimate, scale=top_gain, intervals=intervals))
-    for name_of_metric in ("ERR", "nDCG"):
-        other_metric = campaign_metric(campaign, f"{name_of_metric}@{campaign.metric_cutoff}")
-        for name in arrays.system_names:
-            rows.append(_row(name, other_metric, None, reason=NOT_LINEAR.format(metric=other_metric)))
+    rows += not_linear_rows(campaign, arrays)
     difference = None
     if campaign.goal == Campaign.Goal.DIFFERENCE:
         focus = focus_indices(campaign, arrays)
@@ -371,6 +368,18 @@ def item_level_rows(
                 [arrays.system_names[a], arrays.system_names[b]], metric, difference_estimate, top_gain
             )
     return rows, difference, int(topic.size)
+
+
+def not_linear_rows(campaign: Campaign, arrays: PoolArrays) -> list[dict]:
+    """ERR and nDCG rows of an item-level campaign: null, with the reason."""
+    rows = []
+    for name_of_metric in ("ERR", "nDCG"):
+        other_metric = campaign_metric(campaign, f"{name_of_metric}@{campaign.metric_cutoff}")
+        rows += [
+            _row(name, other_metric, None, reason=NOT_LINEAR.format(metric=other_metric))
+            for name in arrays.system_names
+        ]
+    return rows
 
 
 def estimates_fingerprint(campaign: Campaign) -> str:

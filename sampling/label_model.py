@@ -76,21 +76,44 @@ def default_priors(arrays: PoolArrays, n_grades: int) -> np.ndarray:
 
 
 def label_model_fit(
-    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, features: np.ndarray
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    features: np.ndarray,
+    *,
+    judge_features: np.ndarray | None = None,
+    judge_prior: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """theta (m, n, G) and the model's parameters as JSON (for exports and offline recomputation)."""
+    """theta (m, n, G) and the model's parameters as JSON (for exports and offline recomputation).
+
+    With a model judge (`sampling.judge_labels.judge_label_model_inputs`), its class joins the features
+    (one column per class) and, where no prior was imported, its calibration set's P(y | f) is the
+    prior: the active and item-level strategies then plan with the judge's information too."""
     n_grades = campaign.grade_count
     prior = default_priors(arrays, n_grades)
+    names = feature_names(arrays)
+    default_prior = "imported per item, else uniform" if arrays.priors is not None else "uniform"
+    if judge_features is not None:
+        features = np.concatenate([features, judge_features], axis=-1)
+        names = names + [f"judge_class_{c}" for c in range(judge_features.shape[-1] - 1)] + ["judge_missing"]
+    if judge_prior is not None:
+        own = (
+            np.isnan(arrays.priors).any(axis=-1)
+            if arrays.priors is not None
+            else np.ones(prior.shape[:2], bool)
+        )
+        prior = np.where(own[:, :, None], judge_prior, prior)
+        default_prior = "imported per item, else the judge's calibration P(y | f)"
     judged = (grades >= 0) & arrays.slot_used
     n_labels = int(judged.sum())
     strength = float(campaign.prior_strength)
     parameters: dict[str, Any] = {
         "kind": "prior",
-        "feature_names": feature_names(arrays),
+        "feature_names": names,
         "n_labels": n_labels,
         "prior_strength": strength,
         "l2": L2_PENALTY,
-        "default_prior": "imported per item, else uniform" if arrays.priors is not None else "uniform",
+        "default_prior": default_prior,
     }
     theta = prior
     observed = grades[judged]

@@ -28,6 +28,8 @@ from estimation.simulation.planner import (
 from labeling.metric import campaign_metric
 from labeling.models import Campaign
 from sampling.estimates import estimand_share
+from sampling.judge_labels import judge_for_sampling, pool_judge_classes
+from sampling.judged import judge_calibration_fit
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import campaign_pool, focus_indices
@@ -52,11 +54,18 @@ STRATEGY_WORDS = {
         "Single documents",
         "single documents are drawn where they can change the metric most; DCG only",
     ),
+    "judged": (
+        "Model labels + human sample",
+        "a model judge labelled every document; assessors judge where the calibrated judge is least "
+        "sure, and the estimate corrects the judge with them; DCG only",
+    ),
 }
 PAPERS = {
     "passive": "Sawade et al. 2013, the passive baseline",
     "active": "Sawade et al. 2013, cost-sensitive active evaluation",
     "items": "Schnabel et al. 2016, item-level importance sampling",
+    "judged": "prediction-powered inference with importance-sampled human labels (Angelopoulos et al. "
+    "2023; Zrnic and Candes 2024)",
 }
 
 
@@ -160,7 +169,26 @@ def campaign_plan(
         for t, qid in enumerate(arrays.topic_qids)
         for slot, docno in enumerate(arrays.docnos[t])
     }
-    replay = prepare_replay(qrels, _runs(arrays, order), metric, goal, labels=labels)  # type: ignore[arg-type]  # the goal chosen above is one of the planner's literal goals
+    judge = judge_for_sampling(campaign) if metric.is_linear_in_labels else None
+    judge_labels, calibration = None, None
+    if judge is not None:
+        classes = pool_judge_classes(judge, arrays)
+        judge_labels = {
+            (qid, docno): (int(classes[t, slot]) if classes[t, slot] >= 0 else None, None)
+            for t, qid in enumerate(arrays.topic_qids)
+            for slot, docno in enumerate(arrays.docnos[t])
+        }
+        external = judge_calibration_fit(campaign, judge, classes, np.full(classes.shape, -1), metric)
+        calibration = external if external.source == "external" else None
+    replay = prepare_replay(
+        qrels,
+        _runs(arrays, order),
+        metric,
+        goal,  # type: ignore[arg-type]  # the goal chosen above is one of the planner's literal goals
+        labels=labels,
+        judge=judge_labels,
+        judge_calibration=calibration,
+    )
     reference = float(campaign.budget) if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS else None
     pooled = int(arrays.slot_used.sum())
     notes: list[str] = []
@@ -179,7 +207,7 @@ def campaign_plan(
         budgets = sorted({min(float(pooled), max(1.0, round(anchor * share))) for share in shares})
         repetitions = min(repetitions, max(2, int(PLAN_MAX_DRAWS // max(budgets))))
     _check_affordable(budgets, repetitions, pooled)
-    strategies = applicable_strategies(metric)
+    strategies = applicable_strategies(metric, judge=judge is not None)
     share = estimand_share(campaign, arrays)
     rows = plan_budgets(replay, strategies, budgets, repetitions=repetitions, seed=campaign.seed % 2**31)
     anchor_budget, width = _anchor(rows, budgets, reference)
@@ -213,6 +241,7 @@ def campaign_plan(
         "strategies": {
             name: {"label": words[0], "help": words[1], "paper": PAPERS[name]}
             for name, words in STRATEGY_WORDS.items()
+            if name != "judged" or name in strategies
         },
     }
 

@@ -18,7 +18,7 @@ from django.db.models import Count, F, Max, Sum
 from estimation.sampling.pool import Pool
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judgment, SamplingState
-from sampling.judges import judges_fingerprint
+from sampling.judge_labels import judge_label_model_inputs, judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays
 from sampling.strategies import LoadedState, strategy_for
@@ -96,7 +96,10 @@ def campaign_pool(campaign: Campaign, arrays: PoolArrays) -> tuple[Pool, dict[st
     metric = campaign_metric(campaign)
     grades = judged_grades(campaign, arrays)
     features = item_features(arrays, metric.cutoff)
-    theta, label_parameters = label_model_fit(campaign, arrays, grades, features)
+    judge_features, judge_prior = judge_label_model_inputs(campaign, arrays)
+    theta, label_parameters = label_model_fit(
+        campaign, arrays, grades, features, judge_features=judge_features, judge_prior=judge_prior
+    )
     item_cost, cost_parameters = cost_model_fit(campaign, arrays)
     pool = pool_from_arrays(arrays, theta, item_cost)
     return pool, label_parameters, cost_parameters

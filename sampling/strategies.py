@@ -218,11 +218,11 @@ class ItemLevel(Level):
 
 class JudgedLevel(ItemLevel):
     """One draw = a (topic, document) pair, estimated with a judge's calibrated labels as the
-    control variate (`sampling.judges`); new runs are evaluated like item draws (the stored
+    control variate (`sampling.judged`); new runs are evaluated like item draws (the stored
     propensities keep that unbiased)."""
 
     name = "judged"
-    estimates_function = "sampling.judges.judged_level_rows"
+    estimates_function = "sampling.judged.judged_level_rows"
 
 
 QUERY_LEVEL = QueryLevel()
@@ -372,7 +372,7 @@ class JudgedStrategy(SamplingStrategy):
     def distribution(
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
     ) -> SamplingDistribution:
-        from sampling.judges import judged_design
+        from sampling.judged import judged_design
         from sampling.label_model import judged_grades
         from sampling.pool_arrays import pool_arrays_for
 
@@ -381,7 +381,7 @@ class JudgedStrategy(SamplingStrategy):
         return replace(design, expected=focus_expected(pool, metric, focus))
 
     def state_saved(self, campaign: Campaign, version: int, distribution: SamplingDistribution) -> None:
-        from sampling.judges import JudgedDistribution, calibration_store
+        from sampling.judged import JudgedDistribution, calibration_store
 
         if isinstance(distribution, JudgedDistribution) and distribution.calibration is not None:
             calibration_store(campaign, version, distribution.calibration, distribution.judge)

@@ -18,8 +18,13 @@ from typing import TextIO
 
 import numpy as np
 
+from estimation.formats.judge_labels import read_judge_labels
 from estimation.formats.trec import read_costs, read_labels, read_qrels, read_run
+from estimation.judges.calibration import MISSING, judge_classes, no_calibration
+from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_distribution
+from estimation.judges.files import external_calibration
 from estimation.metrics.spec import Metric
+from estimation.sampling.items import system_weights
 from estimation.sampling.pool_build import ESTIMAND_RULE, build_pool
 from estimation.sampling.queries import DEFAULT_MIX, optimal_query_distribution
 
@@ -46,9 +51,24 @@ uniform distribution over the grades. Default EPS: {DEFAULT_MIX}, so that every 
 at least a tenth of its passive probability and importance weights stay below 1 / EPS.
 """
 
+JUDGED = """
+With --judge JUDGE_LABELS (a model judge's labels of the pool: TREC qrels, JSONL or BEIR qrels)
+the plan is the judged design's instead, one line per pooled (query, document) pair:
+
+  qid  docno  q  cost  judge_class  h  sigma
+
+q = (1 - EPS) |a| sigma(f) / sqrt(cost) / Z + EPS w / Z' (EPS default 0.2), where a is the pair's
+DCG weight for the goal and w the summed weights of the runs; h and sigma come from
+--judge-calibration HUMAN_QRELS JUDGE_LABELS (the same judge on other topics). Without a
+calibration set the design starts from the no-model one (h = 0, sigma = 1) and calibrates on its
+own first human labels: replay that with `simulate --strategy judged`. --labels is not needed.
+"""
+
 EPILOG = """\
-example:
+examples:
   python -m estimation plan runA.run runB.run --labels labels.tsv --metric DCG@10 --goal difference
+  python -m estimation plan runA.run runB.run --metric DCG@10 --goal difference --judge llm.txt \\
+      --judge-calibration other_topics_qrels.txt other_topics_llm.txt
 """
 
 GOAL_RUNS = {"one": (1, 1), "difference": (2, 2), "leaderboard": (2, None)}
@@ -59,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "plan",
         help="sampling probabilities of queries for a judging campaign",
-        description=DESCRIPTION,
+        description=DESCRIPTION + JUDGED,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -68,9 +88,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--labels",
-        required=True,
         metavar="LABELS",
-        help="label model: qid docno p_0 ... p_ymax per line (whitespace-separated)",
+        help="label model: qid docno p_0 ... p_ymax per line (whitespace-separated); required unless --judge",
     )
     parser.add_argument("--metric", "-m", required=True, metavar="M", help="DCG@K or ERR@K")
     parser.add_argument("--goal", required=True, choices=tuple(GOAL_RUNS), help="what the campaign estimates")
@@ -85,9 +104,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--mix",
         type=float,
-        default=DEFAULT_MIX,
+        default=None,
         metavar="EPS",
-        help=f"weight of the uniform query distribution in the mixture, in [0, 1] (default {DEFAULT_MIX})",
+        help=f"weight of the uniform query distribution in the mixture, in [0, 1] (default {DEFAULT_MIX}; "
+        f"with --judge the no-model design's share, in (0, 1], default {DEFAULT_SAFETY_SHARE})",
     )
     parser.add_argument(
         "--gain",
@@ -100,7 +120,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="top grade (default: the number of probabilities per LABELS row minus 1)",
+        help="top grade (default: the number of probabilities per LABELS row minus 1; with --judge and "
+        "no LABELS, the largest grade of the judge's labels and the calibration set, at least 1)",
+    )
+    parser.add_argument(
+        "--judge", metavar="JUDGE_LABELS", help="plan the judged design with this judge's labels"
+    )
+    parser.add_argument(
+        "--judge-calibration",
+        nargs=2,
+        metavar=("HUMAN_QRELS", "JUDGE_LABELS"),
+        help="external calibration: human qrels and the same judge's labels on other topics",
     )
     parser.set_defaults(handler=plan_command)
 
@@ -111,6 +141,13 @@ def plan_command(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     err = sys.stderr if err is None else err
     Metric.parse(args.metric)  # fail on a typo before reading any file
     _check_run_count(args.goal, len(args.runs))
+    if args.judge_calibration and not args.judge:
+        raise ValueError("--judge-calibration needs --judge (the judge's labels of this pool)")
+    if args.judge:
+        return _judged_plan(args, out, err)
+    if not args.labels:
+        raise ValueError("plan needs --labels (a label model), or --judge for the judged design")
+    mix = DEFAULT_MIX if args.mix is None else args.mix
 
     labels = read_labels(args.labels)
     width = len(next(iter(labels.values())))
@@ -131,7 +168,7 @@ def plan_command(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     pool = build_pool(runs, metric.cutoff, y_max=y_max, labels=labels, item_cost=costs, topics=topics)
     systems = tuple(range(pool.n_systems))
     raw_cost = pool.item_cost.sum(axis=1)  # every slot comes from some run's top K
-    plan = optimal_query_distribution(pool, metric, args.goal, systems, query_cost=raw_cost, mix=args.mix)
+    plan = optimal_query_distribution(pool, metric, args.goal, systems, query_cost=raw_cost, mix=mix)
 
     out.write("qid\tq\tcost\texpected\tsecond_moment\n")
     # The query-level distribution always carries both (they are None only for the item level).
@@ -152,6 +189,86 @@ def plan_command(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     err.write(
         f"plan: estimand over {pool.n_queries} topics (the {source} topics); {unranked} of them no run "
         f"ranks (known: 0, cost 0). Rule: {ESTIMAND_RULE}\n"
+    )
+    return 0
+
+
+def _judged_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The judged design's q per pooled pair, with the judge's class and its calibration."""
+    first = Metric.parse(args.metric)
+    if not first.is_linear_in_labels:
+        raise ValueError(f"the judged design estimates DCG@K only, not {first}")
+    labels = read_labels(args.labels) if args.labels else None
+    judge_path = args.judge
+    if args.ymax is not None:
+        y_max = args.ymax
+    elif labels:
+        y_max = len(next(iter(labels.values()))) - 1
+    else:
+        grades = [line.expected_grade() for line in read_judge_labels(judge_path).values()]
+        if args.judge_calibration:
+            grades += [
+                g for grades_of in read_qrels(args.judge_calibration[0]).values() for g in grades_of.values()
+            ]
+        y_max = max(1, int(np.ceil(max(grades))))
+    metric = Metric.parse(args.metric, gain=args.gain, y_max=y_max)
+    judge = read_judge_labels(judge_path, y_max=y_max)
+    runs = [read_run(path) for path in args.runs]
+    costs = read_costs(args.costs) if args.costs else None
+    if costs is not None:
+        _check_costs_cover_runs(costs, runs, metric.cutoff, args.costs)
+    topics = sorted(read_qrels(args.qrels)) if args.qrels else None
+    pool = build_pool(runs, metric.cutoff, y_max=y_max, labels=labels, item_cost=costs, topics=topics)
+    pairs = [
+        (qid, docno) for qid, docnos in zip(pool.query_ids, pool.item_ids, strict=True) for docno in docnos
+    ]
+    classes = np.full(pool.slot_used.shape, MISSING, dtype=np.int64)
+    for row, (qid, docnos) in enumerate(zip(pool.query_ids, pool.item_ids, strict=True)):
+        found = [judge.get((qid, docno)) for docno in docnos]
+        classes[row, : len(docnos)] = judge_classes(
+            [None if line is None else line.grade for line in found],
+            [None if line is None else line.probs for line in found],
+            n_grades=y_max + 1,
+        )
+    calibration = (
+        external_calibration(*args.judge_calibration, metric=metric)
+        if args.judge_calibration
+        else no_calibration(y_max + 1)
+    )
+    weights = np.stack([system_weights(pool, metric, s) for s in range(pool.n_systems)])
+    if args.goal == "one":
+        importance = np.abs(weights[0])
+    elif args.goal == "difference":
+        importance = np.abs(weights[0] - weights[1])
+    else:
+        importance = np.abs(weights).sum(axis=0)
+    share = DEFAULT_SAFETY_SHARE if args.mix is None else args.mix
+    design = judged_distribution(
+        importance,
+        np.where(pool.slot_used, calibration.sigma(classes), 0.0),
+        np.abs(weights).sum(axis=0),
+        safety_share=share,
+        cost=np.where(pool.slot_used, np.maximum(pool.item_cost, 1e-12), 1.0),
+    )
+    h, sigma = calibration.h(classes), calibration.sigma(classes)
+    out.write("qid\tdocno\tq\tcost\tjudge_class\th\tsigma\n")
+    for row, (qid, docnos) in enumerate(zip(pool.query_ids, pool.item_ids, strict=True)):
+        for slot, docno in enumerate(docnos):
+            label_class = int(classes[row, slot])
+            shown_class = "none" if label_class == MISSING else str(label_class)
+            out.write(
+                f"{qid}\t{docno}\t{design.q[row, slot]:.8g}\t{pool.item_cost[row, slot]:.8g}\t"
+                f"{shown_class}\t{h[row, slot]:.8g}\t{sigma[row, slot]:.8g}\n"
+            )
+    labelled = int(np.count_nonzero(classes[pool.slot_used] != MISSING))
+    how = (
+        f"external, {calibration.n_items} pairs of {args.judge_calibration[0]}"
+        if args.judge_calibration
+        else "none yet (the first stage is the no-model design; calibrate on its labels)"
+    )
+    err.write(
+        f"plan: judged design, {metric} (y_max {y_max}), goal {args.goal}, safety share {share:g}; "
+        f"{labelled} of {len(pairs)} pooled pairs labelled by {judge_path}; calibration {how}\n"
     )
     return 0
 

@@ -59,6 +59,7 @@ from estimation.formats.trec import (
     _field_count,
     _integer,
     _twice,
+    content_texts,
     iter_lines,
 )
 
@@ -68,7 +69,6 @@ BEIR_COLUMNS = ("query-id", "corpus-id", "score")
 # the models, Topic.qid and Document.docno); estimation/ cannot import Django to read them.
 QID_MAX_CHARS = 64
 DOCNO_MAX_CHARS = 200
-_BOM = "\ufeff"
 _QID_KEYS = ("qid", "query-id")
 _DOCID_KEYS = ("docid", "docno", "corpus-id")
 _GRADE_KEYS = ("grade", "score", "probs")
@@ -159,7 +159,7 @@ def iter_judge_labels(
     check = _Checks(filename, y_max)
     columns: dict[str, int] | None = None
     width = 0
-    for number, text in _content_texts(lines, filename):
+    for number, text in content_texts(lines, filename):
         if fmt is None:
             try:
                 fmt = detect_judge_label_format(text)
@@ -201,25 +201,6 @@ def read_judge_labels(
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _content_texts(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) for every line that is neither blank nor a comment.
-
-    `trec._content_lines` with the text kept whole: JSON and tab-separated rows are split
-    their own way.
-    """
-    for number, text in enumerate(lines, start=1):
-        if isinstance(text, bytes):
-            try:
-                text = text.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputFileError(filename, number, "not valid UTF-8 text") from None
-        if number == 1 and text.startswith(_BOM):
-            text = text[1:]
-        stripped = text.strip()
-        if stripped and not stripped.startswith("#"):
-            yield number, text
 
 
 def _beir_header(text: str, filename: str, number: int) -> tuple[dict[str, int], int]:

@@ -222,8 +222,9 @@ def iter_lines(
         yield from text_lines(stream, filename, max_line_bytes=max_line_bytes, max_bytes=max_bytes)
 
 
-def _content_lines(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple[int, list[str]]]:
-    """Yield (line number, fields) for every line that is neither blank nor a comment."""
+def content_texts(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) for every line that is neither blank nor a comment, the text
+    whole (formats that split their own way, JSON and tab-separated rows, start here)."""
     for number, text in enumerate(lines, start=1):
         if isinstance(text, bytes):
             try:
@@ -233,10 +234,15 @@ def _content_lines(lines: Iterable[str | bytes], filename: str) -> Iterator[tupl
         if number == 1 and text.startswith(_BOM):
             # Lines that did not come through `text_lines` (an open text file, a list).
             text = text[1:]
-        fields = text.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        yield number, fields
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            yield number, text
+
+
+def _content_lines(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line number, fields) for every line that is neither blank nor a comment."""
+    for number, text in content_texts(lines, filename):
+        yield number, text.split()
 
 
 def _twice(subject: str, qid: str | None, earlier: int, number: int) -> str:

@@ -16,6 +16,7 @@ from estimation.judges.calibration import (
     Calibration,
     cross_fitted_residuals,
     fit_calibration,
+    grade_distributions,
     judge_classes,
     no_calibration,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "agreement",
     "cross_fitted_residuals",
     "fit_calibration",
+    "grade_distributions",
     "judge_classes",
     "judged_distribution",
     "judged_estimate",

@@ -235,3 +235,38 @@ def _index(classes: np.ndarray, n_grades: int) -> np.ndarray:
     if np.any((classes < MISSING) | (classes >= n_grades)):
         raise ValueError(f"judge classes must lie in 0..{n_grades - 1} or be MISSING")
     return np.where(classes == MISSING, n_grades, classes)
+
+
+def grade_distributions(
+    classes: np.ndarray,
+    human_grades: np.ndarray,
+    *,
+    n_grades: int,
+    prior_strength: float = DEFAULT_PRIOR_STRENGTH,
+) -> np.ndarray:
+    """P(y | f) per judge class: the judge as a label model for the other strategies.
+
+    Row c is the distribution of the human grade over items the judge put in class c, shrunk
+    toward the pooled grade distribution with ``prior_strength`` pseudo-counts (the last row,
+    `MISSING`, likewise). The active (Sawade) and item-level (Schnabel) designs take these rows
+    as their label model theta.
+
+    Returns
+    -------
+    ndarray, shape (G + 1, G)
+        Rows sum to 1; uniform rows when no item carries both labels.
+    """
+    index = _index(np.asarray(classes, dtype=np.int64), n_grades)
+    grades = np.asarray(human_grades, dtype=np.int64)
+    if grades.shape != index.shape:
+        raise ValueError("classes and human_grades must have one length")
+    if np.any((grades < 0) | (grades >= n_grades)):
+        raise ValueError(f"human grades must lie in 0..{n_grades - 1}")
+    if grades.size == 0:
+        return np.full((n_grades + 1, n_grades), 1.0 / n_grades)
+    counts = np.zeros((n_grades + 1, n_grades))
+    np.add.at(counts, (index, grades), 1.0)
+    pooled = np.bincount(grades, minlength=n_grades) / grades.size
+    rows = counts + prior_strength * pooled[None, :]
+    totals = rows.sum(axis=1, keepdims=True)
+    return np.where(totals > 0, rows / np.where(totals > 0, totals, 1.0), 1.0 / n_grades)

@@ -148,18 +148,7 @@ def judged_estimate(
         return _empty(confidence, budget_spent)
     value = float(terms.mean())
     error = float(terms.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan")
-    low, high = t_interval(value, error, count - 1, confidence)
-    return Estimate(
-        value=value,
-        standard_error=error,
-        low=float(low),
-        high=float(high),
-        confidence=confidence,
-        interval="t",
-        n_draws=count,
-        n_judged=count if n_judged is None else int(n_judged),
-        budget_spent=budget_spent,
-    )
+    return _t_estimate(value, error, count - 1, count, n_judged, budget_spent, confidence)
 
 
 def two_stage_estimate(
@@ -187,8 +176,19 @@ def two_stage_estimate(
     n = n1 + n2
     value = float((first.sum() + second.sum()) / n)
     variance = (n1 * first.var(ddof=1) + n2 * second.var(ddof=1)) / n**2
-    error = float(np.sqrt(variance))
-    low, high = t_interval(value, error, n - 3, confidence)
+    return _t_estimate(value, float(np.sqrt(variance)), n - 3, n, n_judged, budget_spent, confidence)
+
+
+def _t_estimate(
+    value: float,
+    error: float,
+    df: int,
+    n_draws: int,
+    n_judged: int | None,
+    budget_spent: float,
+    confidence: float,
+) -> Estimate:
+    low, high = t_interval(value, error, df, confidence)
     return Estimate(
         value=value,
         standard_error=error,
@@ -196,8 +196,8 @@ def two_stage_estimate(
         high=float(high),
         confidence=confidence,
         interval="t",
-        n_draws=n,
-        n_judged=n if n_judged is None else int(n_judged),
+        n_draws=n_draws,
+        n_judged=n_draws if n_judged is None else int(n_judged),
         budget_spent=budget_spent,
     )
 

@@ -67,6 +67,15 @@ class JudgedReplay:
     def truth(self) -> float:
         return float(self.target @ self.human_gain)
 
+    def design(self, calibration: Calibration, safety_share: float) -> np.ndarray:
+        """q of the judged design under `calibration`, shape (U,)."""
+        return judged_distribution(
+            np.abs(self.target),
+            calibration.sigma(self.classes),
+            self.no_model_weight,
+            safety_share=safety_share,
+        ).q
+
 
 # Per budget: estimates, lows, highs, topics judged, spent (each shape (R,)), as the planner's.
 Outcome = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -84,13 +93,7 @@ def replay_external(
 ) -> list[Outcome]:
     """One-stage campaigns with a calibration fixed before them."""
     control = calibration.h(replay.classes)
-    design = judged_distribution(
-        np.abs(replay.target),
-        calibration.sigma(replay.classes),
-        replay.no_model_weight,
-        safety_share=safety_share,
-    )
-    q = design.q
+    q = replay.design(calibration, safety_share)
     offset = float(replay.target @ control)
     terms = np.zeros((q.size, 1))
     drawable = q > 0
@@ -145,16 +148,11 @@ def replay_internal(
                 replay.classes[items], replay.human_gain[items], n_grades=replay.n_grades, source="internal"
             )
             control = calibration.h(replay.classes)
-            design = judged_distribution(
-                np.abs(replay.target),
-                calibration.sigma(replay.classes),
-                replay.no_model_weight,
-                safety_share=safety_share,
-            )
-            second = _draw_until(design.q, labels - int(labelled.sum()), labelled, rng)
+            q = replay.design(calibration, safety_share)
+            second = _draw_until(q, labels - int(labelled.sum()), labelled, rng)
             offset = float(replay.target @ control)
             second_terms = judged_terms(
-                offset, replay.target[second], replay.human_gain[second], control[second], design.q[second]
+                offset, replay.target[second], replay.human_gain[second], control[second], q[second]
             )
             estimate = two_stage_estimate(
                 first_terms, second_terms, confidence=confidence, n_judged=int(labelled.sum())

@@ -72,7 +72,8 @@ def each_file(
     return report
 
 
-def _batches(records: Iterable, size: int = BATCH_SIZE) -> Iterable[list]:
+def batches(records: Iterable, size: int = BATCH_SIZE) -> Iterable[list]:
+    """Records in lists of `size` (the last shorter): uploads insert a batch at a time."""
     batch: list = []
     for record in records:
         batch.append(record)
@@ -103,7 +104,7 @@ def topics_import(
         kind = _format_of(name, stream, file_format, ("trec", "jsonl"))
         reader = iter_topics_trec if kind == "trec" else iter_topics_jsonl
         records: Iterable[TopicRecord] = reader(upload_lines(name, stream), name)
-        for batch in _batches(records):
+        for batch in batches(records):
             stored = {
                 qid: values
                 for qid, *values in Topic.objects.filter(
@@ -147,7 +148,7 @@ def documents_import(
 
     def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
         _format_of(name, stream, file_format, ("jsonl",))
-        for batch in _batches(iter_documents_jsonl(upload_lines(name, stream), name)):
+        for batch in batches(iter_documents_jsonl(upload_lines(name, stream), name)):
             stored = {
                 docno: values
                 for docno, *values in Document.objects.filter(
@@ -237,7 +238,7 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
     regraded: list[str] = []
 
     def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
-        for batch in _batches(iter_qrels(upload_lines(name, stream), name)):
+        for batch in batches(iter_qrels(upload_lines(name, stream), name)):
             for line in batch:
                 if line.grade > top_grade:
                     reason = f"grade {line.grade} is above the campaign's top grade {top_grade}"
@@ -364,7 +365,7 @@ def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Impor
     width = campaign.grade_count
 
     def one(name: str, stream: BinaryIO, report: ImportReport) -> None:
-        for batch in _batches(iter_labels(upload_lines(name, stream), name)):
+        for batch in batches(iter_labels(upload_lines(name, stream), name)):
             for line in batch:
                 if len(line.probabilities) != width:
                     reason = (

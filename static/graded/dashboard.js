@@ -141,7 +141,9 @@
     }
     const note = document.getElementById("estimates-note");
     note.textContent =
-      (itemLevel
+      (estimates.level === "judged"
+        ? "Model labels + human sample: each drawn item counts the calibrated judge's value of every item plus the importance-weighted human correction of the drawn one, so the estimate is unbiased whatever the judge's quality; Student t intervals, cut to the metric's range (see Model judges below). "
+        : itemLevel
         ? "Item-level importance sampling (Schnabel et al.): Hoeffding and empirical-Bernstein intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
         : "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of its topic is judged; intervals are skewness-corrected t intervals (Hall 1992), cut to the metric's range. ") +
       "Draws = draws counted so far; SE = estimated standard error.";

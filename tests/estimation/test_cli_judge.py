@@ -120,3 +120,26 @@ def test_it_names_the_file_and_line_of_a_bad_judge_label(
     bad.write_text('{"qid": "1", "docid": "a", "grade": 1}\n{"qid": "1", "docid": "b", "grade": 7}\n')
     assert main(["evaluate", files["qrels"], files["a"], "-m", "DCG@2", "--judge", str(bad)]) == 2
     assert f"{bad}:2:" in capsys.readouterr().err
+
+
+def test_it_plans_the_judged_design_per_pair(
+    files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["plan", files["a"], files["b"], "-m", "DCG@2", "--goal", "difference", "--judge", files["judge"],
+            "--judge-calibration", files["humans"], files["calibration"]]  # fmt: skip
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    header, *rows = [line.split("\t") for line in out.splitlines()]
+    assert header == ["qid", "docno", "q", "cost", "judge_class", "h", "sigma"]
+    assert sorted((row[0], row[1]) for row in rows) == [("1", "a"), ("1", "b"), ("2", "c"), ("2", "d")]
+    assert sum(float(row[2]) for row in rows) == pytest.approx(1.0)
+    assert all(float(row[2]) > 0 for row in rows)  # both runs rank every pair: w > 0 everywhere
+    assert {row[1]: row[4] for row in rows}["d"] == "none"  # the judge left (2, d) out
+    assert "calibration external, 3 pairs" in err
+
+
+def test_plan_without_labels_or_judge_is_refused(
+    files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["plan", files["a"], "-m", "DCG@2", "--goal", "one"]) == 2
+    assert "--labels" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from estimation.judges import (
     agreement,
     cross_fitted_residuals,
     fit_calibration,
+    grade_distributions,
     judge_classes,
     judged_distribution,
     judged_estimate,
@@ -177,3 +178,13 @@ def test_it_measures_agreement_by_hand() -> None:
     assert found.kappa == pytest.approx((0.6 - 6 / 25) / (1 - 6 / 25))
     assert agreement([0, 1, 2, 3], [0, 1, 2, 3], n_grades=4).weighted_kappa == pytest.approx(1.0)
     assert kendall_tau([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+
+
+def test_it_turns_a_judge_into_a_label_model() -> None:
+    # Class 0 saw grades 0, 0; class 2 saw 2; pooled (2/3, 0, 1/3); k = 2.
+    rows = grade_distributions(np.array([0, 0, 2]), np.array([0, 0, 2]), n_grades=3)
+    pooled = np.array([2 / 3, 0, 1 / 3])
+    assert rows[0] == pytest.approx((np.array([2, 0, 0]) + 2 * pooled) / 4)
+    assert rows[1] == pytest.approx(pooled)  # never seen
+    assert rows[3] == pytest.approx(pooled)  # MISSING
+    assert rows.sum(axis=1) == pytest.approx(np.ones(4))

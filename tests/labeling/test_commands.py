@@ -15,6 +15,7 @@ from django.test import Client
 from graded.demo import DEMO_HISTORY_JUDGMENTS
 from labeling.demo import (
     DEMO_CAMPAIGN,
+    DEMO_JUDGED_CAMPAIGN,
     DEMO_PASSWORD,
     DEMO_TOPK_CAMPAIGN,
     DEMO_USERS,
@@ -59,7 +60,17 @@ def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
     # Every demo campaign is printed with its mode, the training app's included.
     campaigns, created = demo_load()
     assert not created and campaigns[0] == campaign, "loaded once: a third load keeps them all"
-    assert [demo.judging_mode for demo in campaigns] == ["graded", "topk", "sxs", "training"]
+    assert [demo.judging_mode for demo in campaigns] == ["graded", "graded", "topk", "sxs", "training"]
+    # The judge-assisted demo: a simulated judge labelled every document, named as simulated,
+    # and the assessors' history certifies its DCG.
+    judged = campaigns[1]
+    assert judged.name == DEMO_JUDGED_CAMPAIGN and judged.strategy == Campaign.Strategy.JUDGED
+    (judge,) = judged.judges.all()
+    assert judge.simulated and "simulated" in judge.model
+    assert judge.labels.count() == judged.documents.count()
+    latest_judged = EstimateSnapshot.objects.filter(campaign=judged).latest("created_at", "id")
+    dcg = [row for row in latest_judged.data["systems"] if row["metric"] == "DCG@10"]
+    assert dcg and all(row["value"] is not None and row["judge_only"] is not None for row in dcg)
     assert all(demo.name in out.getvalue() for demo in campaigns)
     for username, role in DEMO_USERS:
         assert f"{username} / {DEMO_PASSWORD}" in out.getvalue()

@@ -22,14 +22,14 @@ from labeling.services.campaigns import (
 )
 from labeling.services.imports import ImportFailed
 from labeling.services.run_imports import runs_import
-from sampling.estimates import estimates_compute
-from sampling.judges import (
+from sampling import (
     judge_calibration_import,
     judge_create,
     judge_labels_import,
     judge_summary,
     leaderboards,
 )
+from sampling.estimates import estimates_compute
 from tests.labeling.conftest import RUN_A, RUN_B, upload
 
 
@@ -184,3 +184,36 @@ def test_the_dashboard_shows_agreement_and_certified_estimates_next_to_the_judge
     assert "Confusion: rows are the assessors" in page
     assert "Judge only" in page and "Certified estimate" in page
     assert "Kendall" in page
+
+
+def test_the_judge_informs_the_label_model_of_the_other_strategies(
+    draft_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    from labeling.models import SamplingState
+
+    campaign_update(campaign=draft_campaign, strategy="active")
+    judge = judge_create(campaign=draft_campaign, name="lenient")
+    judge_labels_import(judge=judge, files=[upload("judge.txt", pool_labels())])
+    # Calibration set on another topic: the judge's 2 means grade 2 there, its 1 grade 0.
+    judge_calibration_import(
+        judge=judge,
+        human_qrels=[upload("h.txt", "".join(f"80 0 c{i} {2 if i % 2 else 0}\n" for i in range(10)))],
+        judge_labels=[upload("j.txt", "".join(f"80 0 c{i} {2 if i % 2 else 1}\n" for i in range(10)))],
+    )
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
+    state = SamplingState.objects.get(campaign=campaign)
+    assert "judge_class_0" in state.label_model["feature_names"]
+    assert "calibration" in state.label_model["default_prior"]
+
+
+def test_the_budget_planner_replays_the_judged_strategy(draft_campaign: Campaign) -> None:
+    from sampling import campaign_plan
+
+    campaign_update(campaign=draft_campaign, strategy="judged", metric="DCG@5")
+    judge = judge_create(campaign=draft_campaign, name="lenient")
+    judge_labels_import(judge=judge, files=[upload("judge.txt", pool_labels())])
+    plan = campaign_plan(draft_campaign, budgets=[4, 8], repetitions=30)
+    strategies = {row["strategy"] for row in plan["rows"]}
+    assert "judged" in strategies and "judged" in plan["strategies"]
+    assert plan["strategies"]["judged"]["label"] == "Model labels + human sample"

@@ -1,0 +1,265 @@
+"""Model judges of a campaign and their labels: create a judge, upload its labels and a
+calibration set (errors name file, line and reason; nothing half-stored), and map its labels
+onto the pool.
+
+A judge's labels are kept for every (qid, docno) uploaded, in the pool or not; a calibration
+set (human grades + the same judge's labels on other topics) is kept beside them with its human
+grade, and its rows on the campaign's own topics are dropped at upload and ignored when read,
+so an external calibration never uses the campaign's sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import numpy as np
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Max, Q
+
+from estimation.formats.judge_labels import iter_judge_labels
+from estimation.formats.trec import InputFileError, iter_qrels
+from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
+from labeling.formats import upload_lines
+from labeling.models import Campaign, Judge, JudgeLabel, Topic
+from labeling.recompute import recompute_soon
+from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches, each_file
+from sampling.pool_arrays import PoolArrays, pool_arrays_for
+
+
+@transaction.atomic
+def judge_create(
+    *,
+    campaign: Campaign,
+    name: str,
+    model: str = "",
+    prompt: str = "",
+    version_date: date | None = None,
+    notes: str = "",
+    shares_model_with: str = "",
+    simulated: bool = False,
+    user: AbstractBaseUser | None = None,
+) -> Judge:
+    """A new judge of the campaign; ValueError for an empty or taken name."""
+    name = name.strip()
+    if not name:
+        raise ValueError("a judge needs a name")
+    if Judge.objects.filter(campaign=campaign, name=name).exists():
+        raise ValueError(f"the campaign already has a judge named {name!r}")
+    return Judge.objects.create(
+        campaign=campaign,
+        name=name,
+        model=model.strip(),
+        prompt=prompt,
+        version_date=version_date,
+        notes=notes,
+        shares_model_with=shares_model_with.strip(),
+        simulated=simulated,
+        created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]  # the project's user model
+    )
+
+
+@transaction.atomic
+def judge_labels_import(*, judge: Judge, files: Sequence[UploadedFile]) -> ImportReport:
+    """A judge's labels (TREC qrels, JSONL, BEIR): a pair labelled again replaces its label.
+    Every file is checked whole before anything is stored; an error names file, line and reason."""
+    y_max = judge.campaign.grade_count - 1
+
+    def one(name: str, stream: Any, report: ImportReport) -> None:
+        seen: set[tuple[str, str]] = set()
+        for batch in batches(iter_judge_labels(upload_lines(name, stream), name, y_max=y_max)):
+            by_qid: dict[str, list[str]] = {}
+            for line in batch:
+                by_qid.setdefault(line.qid, []).append(line.docno)
+            replaced = 0
+            for qid, docnos in by_qid.items():
+                replaced += JudgeLabel.objects.filter(
+                    judge=judge, human_grade__isnull=True, qid=qid, docno__in=docnos
+                ).delete()[0]
+            JudgeLabel.objects.bulk_create([_label_row(judge, line, name, y_max) for line in batch])
+            seen.update((line.qid, line.docno) for line in batch)
+            report.lines += len(batch)
+            report.updated += replaced
+            report.created += len(batch) - replaced
+
+    report = each_file(files, one)
+    _recompute_after_commit(judge.campaign)
+    in_pool = judge_pool_coverage(judge)
+    report.notes.append(
+        f"{in_pool['labelled']} of the pool's {in_pool['pool']} items now carry a label of {judge.name}; "
+        f"{in_pool['outside']} labels are for pairs outside the pool (kept for calibration)"
+    )
+    return report
+
+
+@transaction.atomic
+def judge_calibration_import(
+    *, judge: Judge, human_qrels: Sequence[UploadedFile], judge_labels: Sequence[UploadedFile]
+) -> ImportReport:
+    """A calibration set: human qrels and the same judge's labels on other topics. Only pairs in
+    both are kept; pairs on this campaign's topics are dropped (they would let the campaign's
+    own sample into an external calibration)."""
+    top = judge.campaign.grade_count - 1
+    humans: dict[tuple[str, str], int] = {}
+    errors: list[InputFileError] = []
+    for name, stream in human_qrels:
+        try:
+            for line in iter_qrels(upload_lines(name, stream), name):
+                if line.grade > top:
+                    raise InputFileError(
+                        name, line.line, f"grade {line.grade} is above the campaign's top grade {top}"
+                    )
+                humans[(line.qid, line.docno)] = max(line.grade, 0)
+        except InputFileError as error:
+            errors.append(error)
+    if not human_qrels:
+        errors.append(InputFileError("(no file)", None, "a calibration set needs the human qrels"))
+    if errors:
+        raise ImportFailed(errors)
+    own_topics = set(Topic.objects.filter(campaign=judge.campaign).values_list("qid", flat=True))
+    dropped = 0
+
+    def one(name: str, stream: Any, report: ImportReport) -> None:
+        nonlocal dropped
+        for batch in batches(iter_judge_labels(upload_lines(name, stream), name, y_max=top)):
+            rows = []
+            for line in batch:
+                human = humans.get((line.qid, line.docno))
+                if human is None:
+                    report.unchanged += 1
+                    continue
+                if line.qid in own_topics:
+                    dropped += 1
+                    continue
+                rows.append(_label_row(judge, line, name, top, human_grade=human))
+            for row in rows:
+                JudgeLabel.objects.filter(
+                    judge=judge, human_grade__isnull=False, qid=row.qid, docno=row.docno
+                ).delete()
+            JudgeLabel.objects.bulk_create(rows)
+            report.lines += len(batch)
+            report.created += len(rows)
+
+    report = each_file(judge_labels, one)
+    _recompute_after_commit(judge.campaign)
+    if report.unchanged:
+        report.notes.append(f"{report.unchanged} judge label(s) had no human grade in the qrels: not kept")
+    if dropped:
+        report.notes.append(
+            f"{dropped} pair(s) on this campaign's own topics were dropped: an external calibration "
+            "never uses the campaign's sample"
+        )
+    if report.created == 0:
+        raise ImportFailed(
+            [InputFileError(judge_labels[0][0], None, "no pair has both a human grade and a judge label")]
+        )
+    return report
+
+
+def _recompute_after_commit(campaign: Campaign) -> None:
+    """A running campaign refits its label model and q with the new labels (the worker's job)."""
+    if campaign.status == Campaign.Status.RUNNING:
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: recompute_soon(campaign_id))
+
+
+def _label_row(judge: Judge, line: Any, name: str, y_max: int, human_grade: int | None = None) -> JudgeLabel:
+    (label_class,) = judge_classes([line.grade], [line.probs], n_grades=y_max + 1)
+    return JudgeLabel(
+        judge=judge,
+        qid=line.qid,
+        docno=line.docno,
+        grade=line.grade,
+        probs=list(line.probs) if line.probs is not None else None,
+        judge_class=int(label_class),
+        rationale=line.rationale or "",
+        seconds=line.seconds,
+        cost=line.cost,
+        human_grade=human_grade,
+        source_file=name[:200],
+    )
+
+
+def judge_for_sampling(campaign: Campaign) -> Judge | None:
+    """The judge the judged strategy uses: the first judge created that has labels."""
+    return (
+        Judge.objects.filter(campaign=campaign)
+        .annotate(n=Count("labels", filter=Q(labels__human_grade__isnull=True)))
+        .filter(n__gt=0)
+        .order_by("created_at", "id")
+        .first()
+    )
+
+
+def judges_fingerprint(campaign: Campaign) -> str:
+    """Changes when any judge label is added, replaced or removed (a judged state refits then)."""
+    totals = JudgeLabel.objects.filter(judge__campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
+    return f"{totals['n']}:{totals['top']}"
+
+
+def pool_judge_classes(judge: Judge | None, arrays: PoolArrays) -> np.ndarray:
+    """The judge's class per pool slot, shape (m, n); MISSING where it gave no label."""
+    classes = np.full(arrays.slot_used.shape, MISSING, dtype=np.int64)
+    if judge is None:
+        return classes
+    position = {qid: index for index, qid in enumerate(arrays.topic_qids)}
+    slot_of = [{docno: slot for slot, docno in enumerate(docnos)} for docnos in arrays.docnos]
+    rows = JudgeLabel.objects.filter(judge=judge, human_grade__isnull=True, qid__in=list(position))
+    for qid, docno, label_class in rows.values_list("qid", "docno", "judge_class").iterator(chunk_size=5000):
+        topic = position[qid]
+        slot = slot_of[topic].get(docno)
+        if slot is not None:
+            classes[topic, slot] = label_class
+    return classes
+
+
+def calibration_set_pairs(campaign: Campaign, judge: Judge) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's calibration set as (judge classes, human grades), never on the campaign's own
+    topics (topics added after the upload are left out here too)."""
+    own_topics = set(Topic.objects.filter(campaign=campaign).values_list("qid", flat=True))
+    pairs = [
+        (label_class, human)
+        for qid, label_class, human in JudgeLabel.objects.filter(
+            judge=judge, human_grade__isnull=False
+        ).values_list("qid", "judge_class", "human_grade")
+        if qid not in own_topics
+    ]
+    if not pairs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.array([c for c, _ in pairs], dtype=np.int64), np.array([h for _, h in pairs], dtype=np.int64)
+
+
+def judge_pool_coverage(judge: Judge) -> dict[str, int]:
+    """Pool items the judge labelled, the pool's size and the labels outside the pool."""
+    arrays = pool_arrays_for(judge.campaign)
+    classes = pool_judge_classes(judge, arrays)
+    labelled = int(((classes >= 0) & arrays.slot_used).sum())
+    total = JudgeLabel.objects.filter(judge=judge, human_grade__isnull=True).count()
+    return {
+        "labelled": labelled,
+        "pool": int(arrays.slot_used.sum()),
+        "outside": total - labelled,
+        "labels": total,
+    }
+
+
+def judge_label_model_inputs(
+    campaign: Campaign, arrays: PoolArrays
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The judge as information for the label model of every strategy: one-hot judge classes
+    per slot, shape (m, n, G + 1), and, when the judge has a calibration set, P(y | f) per slot
+    (m, n, G) as the prior; (None, None) without a judge with labels."""
+    judge = judge_for_sampling(campaign)
+    if judge is None:
+        return None, None
+    n_grades = campaign.grade_count
+    classes = pool_judge_classes(judge, arrays)
+    index = np.where(classes == MISSING, n_grades, classes)
+    one_hot = np.eye(n_grades + 1)[index]
+    label_classes, humans = calibration_set_pairs(campaign, judge)
+    if not label_classes.size:
+        return one_hot, None
+    rows = grade_distributions(label_classes, humans, n_grades=n_grades)
+    return one_hot, rows[index]
