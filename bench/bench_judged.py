@@ -706,6 +706,17 @@ def machine() -> str:
     )
 
 
+def _rounded(value: object) -> object:
+    """Floats to 6 significant digits, recursively (the JSON's size, not its precision, was the issue)."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=1000, help="campaigns per strategy and budget")
@@ -809,7 +820,16 @@ def main() -> None:
         "seconds": part2_seconds,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "judged.json").write_text(json.dumps(report, indent=1, allow_nan=True) + "\n")
+    # One line per top-level key, numbers to 6 significant digits: the per-target rows are many.
+    compact = {key: _rounded(value) for key, value in report.items()}
+    (RESULTS / "judged.json").write_text(
+        "{\n"
+        + ",\n".join(
+            f"{json.dumps(key)}: {json.dumps(value, allow_nan=True, separators=(',', ':'))}"
+            for key, value in compact.items()
+        )
+        + "\n}\n"
+    )
     text = markdown(report) + "\n" if "cases" in report else ""
     (RESULTS / "judged.md").write_text(text + label_model_markdown(report["label_model"]))
     if not args.label_model_only:
