@@ -26,7 +26,7 @@ from sampling import judge_create, judge_labels_import
 # at least this many, and on until the estimates are reliable (enough topics judged for an
 # interval; active sampling may spend 80 judgments on three topics).
 DEMO_HISTORY_JUDGMENTS = 80
-DEMO_JUDGED_HISTORY = 40
+DEMO_JUDGED_HISTORY = 30
 # P(judge grade | human grade), rows human 0..3: a simulated judge about as good as the LLM
 # judges next to NIST assessors on TREC DL (Cohen's kappa about 0.3-0.4, quadratic-weighted
 # about 0.6-0.7, more generous than the humans). Named as simulated wherever it shows.
@@ -115,7 +115,8 @@ def _demo_judged_campaign() -> tuple[Campaign, bool]:
         goal=Campaign.Goal.DIFFERENCE,
         focus_systems=["bm25-tuned", "bm25-default"],
         strategy=Campaign.Strategy.JUDGED,
-        budget=120,
+        # About half the pool: what the judge saves shows, and assessors have some left to judge.
+        budget=60,
         budget_unit=Campaign.BudgetUnit.JUDGMENTS,
         seed=2025,
     )

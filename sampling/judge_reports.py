@@ -109,7 +109,7 @@ def leaderboards(rows: list[dict]) -> dict[str, Any]:
 def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
     """The dashboard's judges panel: each judge's summary, per system the judge-only value next
     to the certified estimate, both leaderboards with Kendall's tau and the unsettled pairs."""
-    judges = [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)]
+    judges = [judge_summary(judge, per_topic=True) for judge in Judge.objects.filter(campaign=campaign)]
     if not judges:
         return {"judges": [], "systems": [], "board": None}
     result = estimates_current(campaign)

@@ -33,12 +33,29 @@ from sampling.judge_labels import calibration_set_pairs, judge_for_sampling, poo
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
 from sampling.state import focus_indices
 
+FIRST_STAGE_SHARE = 1 / 3
+"""Internal calibration: the share of the budget (in judgments) judged with the no-model design
+before the calibration is fitted; it is then kept for the rest of the campaign (the method
+notes' two-stage design)."""
+MIN_FIRST_STAGE = 10
+
+
+def first_stage_labels(campaign: Campaign) -> int:
+    """Human-labelled pool items before an internal calibration is fitted (and then frozen)."""
+    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
+        return max(MIN_FIRST_STAGE, int(round(campaign.budget * FIRST_STAGE_SHARE)))
+    return 3 * MIN_FIRST_STAGE
+
 
 def judge_calibration_fit(
     campaign: Campaign, judge: Judge | None, classes: np.ndarray, grades: np.ndarray, metric: Metric
 ) -> Calibration:
-    """External when the judge has a calibration set (never on the campaign's topics), else
-    internal from the human grades the pool holds now; none without either."""
+    """External when the judge has a calibration set (never on the campaign's topics). Else
+    internal and two-stage: none (the no-model design) until `first_stage_labels` pool items are
+    judged, then fitted once on them and kept. A calibration refitted after every few answers
+    would let the number of later draws depend on the labels that moved it, and the mean over a
+    budget-stopped sample then drifts (measured through the app: about +2 % on a system the
+    design does not aim at); a frozen one leaves a single switch."""
     n_grades = campaign.grade_count
     gains = metric.gain_table()
     if judge is None:
@@ -46,8 +63,16 @@ def judge_calibration_fit(
     label_classes, humans = calibration_set_pairs(campaign, judge)
     if label_classes.size:
         return fit_calibration(label_classes, gains[humans], n_grades=n_grades, source="external")
+    frozen = (
+        JudgeCalibration.objects.filter(campaign=campaign, judge=judge, table__source="internal")
+        .order_by("sampling_version")
+        .values_list("table", flat=True)
+        .first()
+    )
+    if frozen is not None:
+        return Calibration.from_dict(frozen)
     judged = grades >= 0
-    if not judged.any():
+    if int(judged.sum()) < first_stage_labels(campaign):
         return no_calibration(n_grades)
     return fit_calibration(classes[judged], gains[grades[judged]], n_grades=n_grades, source="internal")
 

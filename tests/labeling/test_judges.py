@@ -182,6 +182,7 @@ def test_the_dashboard_shows_agreement_and_certified_estimates_next_to_the_judge
     page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()  # type: ignore[attr-defined]
     assert "Model judges" in page and "simulated-umbrela" in page
     assert "Confusion: rows are the assessors" in page
+    assert "Agreement per topic" in page
     assert "Judge only" in page and "Certified estimate" in page
     assert "Kendall" in page
 
@@ -217,3 +218,27 @@ def test_the_budget_planner_replays_the_judged_strategy(draft_campaign: Campaign
     strategies = {row["strategy"] for row in plan["rows"]}
     assert "judged" in strategies and "judged" in plan["strategies"]
     assert plan["strategies"]["judged"]["label"] == "Model labels + human sample"
+
+
+def test_an_internal_calibration_waits_for_its_first_stage_and_then_stays(
+    draft_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    campaign_update(campaign=draft_campaign, budget=18, strategy="judged")  # first stage: 10 labels
+    judge = judge_create(campaign=draft_campaign, name="lenient")
+    judge_labels_import(judge=judge, files=[upload("judge.txt", pool_labels())])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=human_grade(task.document.docno), seconds=1.0)
+        recompute(campaign.pk)
+    tables = [
+        table for _, table in sorted(
+            JudgeCalibration.objects.filter(campaign=campaign).values_list("sampling_version", "table")
+        )
+    ]  # fmt: skip
+    sources = [table["source"] for table in tables]
+    assert sources[0] == "none" and "internal" in sources
+    first_internal = sources.index("internal")
+    assert set(sources[first_internal:]) == {"internal"}  # never back to none
+    assert all(table == tables[first_internal] for table in tables[first_internal:])  # frozen
+    assert sum(tables[first_internal]["counts"]) >= 10  # fitted on the whole first stage
