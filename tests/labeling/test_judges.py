@@ -137,6 +137,7 @@ def test_a_judged_campaign_certifies_dcg_next_to_the_judge_only_value(
     assert any("shares its model with beta" in warning for warning in summary["warnings"])
 
 
+@pytest.mark.slow  # 24 campaigns: run once (SQLite), not again in the PostgreSQL pass
 def test_the_judged_estimate_is_unbiased_over_seeds(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
