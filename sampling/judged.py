@@ -21,17 +21,14 @@ from estimation.judges.calibration import (
     fit_calibration,
     no_calibration,
 )
-from estimation.judges.design import judged_distribution, judged_estimate, judged_terms
+from estimation.judges.design import judged_distribution
 from estimation.metrics.spec import Metric
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
-from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judge, JudgeCalibration
-from sampling.estimates import _difference_row, _row, counted_item_draws, not_linear_rows
 from sampling.judge_labels import calibration_set_pairs, judge_for_sampling, pool_judge_classes
-from sampling.pool_arrays import PoolArrays, pool_from_arrays
-from sampling.state import focus_indices
+from sampling.pool_arrays import PoolArrays
 
 FIRST_STAGE_SHARE = 1 / 3
 """Internal calibration: the share of the budget (in judgments) judged with the no-model design
@@ -47,6 +44,15 @@ def first_stage_labels(campaign: Campaign) -> int:
     return 3 * MIN_FIRST_STAGE
 
 
+def external_calibration_of(campaign: Campaign, judge: Judge, metric: Metric) -> Calibration | None:
+    """h and sigma from the judge's calibration set (other topics), or None without one."""
+    label_classes, humans = calibration_set_pairs(campaign, judge)
+    if not label_classes.size:
+        return None
+    gains = metric.gain_table()
+    return fit_calibration(label_classes, gains[humans], n_grades=campaign.grade_count, source="external")
+
+
 def judge_calibration_fit(
     campaign: Campaign, judge: Judge | None, classes: np.ndarray, grades: np.ndarray, metric: Metric
 ) -> Calibration:
@@ -60,9 +66,9 @@ def judge_calibration_fit(
     gains = metric.gain_table()
     if judge is None:
         return no_calibration(n_grades)
-    label_classes, humans = calibration_set_pairs(campaign, judge)
-    if label_classes.size:
-        return fit_calibration(label_classes, gains[humans], n_grades=n_grades, source="external")
+    external = external_calibration_of(campaign, judge, metric)
+    if external is not None:
+        return external
     frozen = (
         JudgeCalibration.objects.filter(campaign=campaign, judge=judge, table__source="internal")
         .order_by("sampling_version")
@@ -130,84 +136,3 @@ def calibration_store(
         sampling_version=version,
         defaults={"table": calibration.as_dict(), "judge": judge},
     )
-
-
-def judged_level_rows(
-    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
-) -> tuple[list[dict], dict | None, int]:
-    """DCG rows from the certified estimator (every draw with the h of its sampling version),
-    each with the judge-only value beside it; nDCG and ERR as null with a reason."""
-    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
-    topic, slot, propensities, versions = counted_item_draws(campaign, arrays, grades)
-    gains = metric.gain_table()
-    pool = pool_from_arrays(arrays)
-    judge = judge_for_sampling(campaign)
-    classes = pool_judge_classes(judge, arrays)
-    tables = {
-        version: Calibration.from_dict(table)
-        for version, table in JudgeCalibration.objects.filter(campaign=campaign).values_list(
-            "sampling_version", "table"
-        )
-    }
-    none = no_calibration(campaign.grade_count)
-    # h of each draw's item under its version's calibration; draws made by another strategy
-    # (before a switch) carry h = 0: their terms are plain importance sampling, still unbiased.
-    drawn_classes = classes[topic, slot]
-    control = np.array(
-        [tables.get(int(v), none).h(np.array([c]))[0] for v, c in zip(versions, drawn_classes, strict=True)]
-    )
-    human = gains[grades[topic, slot]] if topic.size else np.zeros(0)
-    n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
-    judge_gain = np.where(classes >= 0, gains[np.clip(classes, 0, None)], 0.0)
-    terms_of: dict[int, np.ndarray] = {}
-    rows: list[dict] = []
-    judge_values: dict[str, float] = {}
-    bounds = metric.value_bounds()
-    for index, name in enumerate(arrays.system_names):
-        weights = system_weights(pool, metric, index)
-        judge_values[name] = float((weights * judge_gain).sum())
-        if not topic.size:
-            row = _row(name, metric, None, intervals={})
-        else:
-            offsets = {
-                v: float((weights * tables.get(v, none).h(classes)).sum()) for v in set(versions.tolist())
-            }
-            terms = judged_terms(
-                np.array([offsets[int(v)] for v in versions]),
-                weights[topic, slot],
-                human,
-                control,
-                propensities,
-            )
-            terms_of[index] = terms
-            estimate = judged_estimate(terms, n_judged=n_judged, budget_spent=spent)
-            # What the judge was worth: the draws the same design would need without the judge's
-            # control variate (h = 0) for this interval's width (an effective sample size).
-            plain = weights[topic, slot] * human / propensities
-            worth = (
-                float(terms.size * plain.var(ddof=1) / terms.var(ddof=1))
-                if terms.size > 1 and terms.var(ddof=1) > 0
-                else None
-            )
-            row = _row(
-                name,
-                metric,
-                estimate,
-                intervals={"clt": [max(estimate.low, bounds[0]), min(estimate.high, bounds[1])]},
-            )
-        row["judge_only"] = judge_values[name] if judge is not None else None
-        row["draws_without_judge"] = worth if topic.size else None
-        rows.append(row)
-    rows += not_linear_rows(campaign, arrays)
-    difference = None
-    if campaign.goal == Campaign.Goal.DIFFERENCE:
-        focus = focus_indices(campaign, arrays)
-        if len(focus) == 2:
-            a, b = focus
-            gap = (
-                judged_estimate(terms_of[a] - terms_of[b], n_judged=n_judged, budget_spent=spent)
-                if topic.size
-                else None
-            )
-            difference = _difference_row([arrays.system_names[a], arrays.system_names[b]], metric, gap)
-    return rows, difference, int(topic.size)

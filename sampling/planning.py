@@ -29,7 +29,7 @@ from labeling.metric import campaign_metric
 from labeling.models import Campaign
 from sampling.estimates import estimand_share
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
-from sampling.judged import judge_calibration_fit
+from sampling.judged import external_calibration_of
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import campaign_pool, focus_indices
@@ -178,8 +178,7 @@ def campaign_plan(
             for t, qid in enumerate(arrays.topic_qids)
             for slot, docno in enumerate(arrays.docnos[t])
         }
-        external = judge_calibration_fit(campaign, judge, classes, np.full(classes.shape, -1), metric)
-        calibration = external if external.source == "external" else None
+        calibration = external_calibration_of(campaign, judge, metric)
     replay = prepare_replay(
         qrels,
         _runs(arrays, order),

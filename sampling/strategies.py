@@ -222,7 +222,7 @@ class JudgedLevel(ItemLevel):
     propensities keep that unbiased)."""
 
     name = "judged"
-    estimates_function = "sampling.judged.judged_level_rows"
+    estimates_function = "sampling.judged_estimates.judged_level_rows"
 
 
 QUERY_LEVEL = QueryLevel()

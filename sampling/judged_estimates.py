@@ -1,0 +1,99 @@
+"""The judged strategy's estimate rows: every draw with the calibration h of its sampling
+version, next to the judge-only value (`sampling.judged` stores those calibrations). The level
+names this module by string (`JudgedLevel.estimates_function`), as the other levels do theirs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimation.judges.calibration import Calibration, no_calibration
+from estimation.judges.design import judged_estimate, judged_terms
+from estimation.sampling.items import system_weights
+from labeling.metric import campaign_metric
+from labeling.models import Campaign, JudgeCalibration
+from sampling.estimates import _difference_row, _row, counted_item_draws, not_linear_rows
+from sampling.judge_labels import judge_for_sampling, pool_judge_classes
+from sampling.pool_arrays import PoolArrays, pool_from_arrays
+from sampling.state import focus_indices
+
+
+def judged_level_rows(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+) -> tuple[list[dict], dict | None, int]:
+    """DCG rows from the certified estimator (every draw with the h of its sampling version),
+    each with the judge-only value beside it; nDCG and ERR as null with a reason."""
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    topic, slot, propensities, versions = counted_item_draws(campaign, arrays, grades)
+    gains = metric.gain_table()
+    pool = pool_from_arrays(arrays)
+    judge = judge_for_sampling(campaign)
+    classes = pool_judge_classes(judge, arrays)
+    tables = {
+        version: Calibration.from_dict(table)
+        for version, table in JudgeCalibration.objects.filter(campaign=campaign).values_list(
+            "sampling_version", "table"
+        )
+    }
+    none = no_calibration(campaign.grade_count)
+    # h of each draw's item under its version's calibration; draws made by another strategy
+    # (before a switch) carry h = 0: their terms are plain importance sampling, still unbiased.
+    drawn_classes = classes[topic, slot]
+    control = np.zeros(drawn_classes.shape)
+    for version in np.unique(versions):
+        drawn_with = versions == version
+        control[drawn_with] = tables.get(int(version), none).h(drawn_classes[drawn_with])
+    human = gains[grades[topic, slot]] if topic.size else np.zeros(0)
+    n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
+    judge_gain = np.where(classes >= 0, gains[np.clip(classes, 0, None)], 0.0)
+    terms_of: dict[int, np.ndarray] = {}
+    rows: list[dict] = []
+    judge_values: dict[str, float] = {}
+    bounds = metric.value_bounds()
+    for index, name in enumerate(arrays.system_names):
+        weights = system_weights(pool, metric, index)
+        judge_values[name] = float((weights * judge_gain).sum())
+        if not topic.size:
+            row = _row(name, metric, None, intervals={})
+        else:
+            offsets = {
+                v: float((weights * tables.get(v, none).h(classes)).sum()) for v in set(versions.tolist())
+            }
+            terms = judged_terms(
+                np.array([offsets[int(v)] for v in versions]),
+                weights[topic, slot],
+                human,
+                control,
+                propensities,
+            )
+            terms_of[index] = terms
+            estimate = judged_estimate(terms, n_judged=n_judged, budget_spent=spent)
+            # What the judge was worth: the draws the same design would need without the judge's
+            # control variate (h = 0) for this interval's width (an effective sample size).
+            plain = weights[topic, slot] * human / propensities
+            worth = (
+                float(terms.size * plain.var(ddof=1) / terms.var(ddof=1))
+                if terms.size > 1 and terms.var(ddof=1) > 0
+                else None
+            )
+            row = _row(
+                name,
+                metric,
+                estimate,
+                intervals={"clt": [max(estimate.low, bounds[0]), min(estimate.high, bounds[1])]},
+            )
+        row["judge_only"] = judge_values[name] if judge is not None else None
+        row["draws_without_judge"] = worth if topic.size else None
+        rows.append(row)
+    rows += not_linear_rows(campaign, arrays)
+    difference = None
+    if campaign.goal == Campaign.Goal.DIFFERENCE:
+        focus = focus_indices(campaign, arrays)
+        if len(focus) == 2:
+            a, b = focus
+            gap = (
+                judged_estimate(terms_of[a] - terms_of[b], n_judged=n_judged, budget_spent=spent)
+                if topic.size
+                else None
+            )
+            difference = _difference_row([arrays.system_names[a], arrays.system_names[b]], metric, gap)
+    return rows, difference, int(topic.size)
