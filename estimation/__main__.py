@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from estimation.cli import evaluate, learn_dcg, plan, select_training, simulate
+from estimation.cli import evaluate, judge, learn_dcg, plan, select_training, simulate
 from estimation.formats.trec import InputFileError
 
 # Commands of other packages (a site's own), registered when importable: each module exposes
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate rankings and plan relevance-judging campaigns.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (evaluate, simulate, plan, learn_dcg, select_training):
+    for command in (evaluate, simulate, plan, judge, learn_dcg, select_training):
         command.register(subparsers)
     for module_name in _OPTIONAL_COMMAND_MODULES:
         if importlib.util.find_spec(module_name) is not None:
