@@ -341,6 +341,19 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 
+# Endpoint judges (sampling/judge_runs.py). The API key of an endpoint judge is read from an
+# environment variable of the worker; a judge names which one, and only these names are allowed
+# (a coordinator must not be able to send, say, the database password to a server of theirs).
+JUDGE_API_KEY_VARIABLES = tuple(
+    name.strip()
+    for name in env_str("JUDGE_API_KEY_VARIABLES", "JUDGE_API_KEY,OPENAI_API_KEY").split(",")
+    if name.strip()
+)
+# A judge run works in chunks of about this many seconds, then queues its next chunk, so that
+# recomputes after judgments are never stuck behind a long run; its lease lasts three chunks.
+JUDGE_RUN_CHUNK_SECONDS = env_int("JUDGE_RUN_CHUNK_SECONDS", 20)
+JUDGE_REQUEST_TIMEOUT_SECONDS = env_int("JUDGE_REQUEST_TIMEOUT_SECONDS", 60)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",

@@ -19,11 +19,43 @@ from labeling.permissions import MANAGE, VIEW_RESULTS
 from labeling.serializers import ErrorsSerializer, ImportReportSerializer
 from labeling.services.imports import ImportFailed
 from labeling.strict_json import StrictSerializer
-from sampling import judge_calibration_import, judge_create, judge_labels_import, judge_summary
+from sampling import (
+    judge_calibration_import,
+    judge_create,
+    judge_labels_import,
+    judge_run_cancel,
+    judge_run_start,
+    judge_summary,
+)
 
 
 class JudgeInputSerializer(StrictSerializer):
+    kind = serializers.ChoiceField(
+        choices=["upload", "endpoint", "lexical"],
+        default="upload",
+        help_text="upload: labels from files; endpoint: an OpenAI-compatible chat-completions API the "
+        "worker asks; lexical: the built-in BM25 judge (weak, no network)",
+    )
     name = serializers.CharField(max_length=200)
+    base_url = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, help_text="endpoint: e.g. http://localhost:8000/v1"
+    )
+    api_key_variable = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        help_text="endpoint: the worker's environment variable holding the API key (one of the "
+        "settings' JUDGE_API_KEY_VARIABLES); the key itself is never sent to or stored by the app",
+    )
+    with_probabilities = serializers.BooleanField(
+        required=False, help_text="endpoint: ask for log-probabilities"
+    )
+    max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False)
+    concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
+    requests_per_minute = serializers.FloatField(min_value=0, required=False)
+    price_in_per_1k = serializers.FloatField(min_value=0, required=False)
+    price_out_per_1k = serializers.FloatField(min_value=0, required=False)
+    cost_cap = serializers.FloatField(min_value=0, required=False, allow_null=True)
     model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     prompt = serializers.CharField(max_length=100_000, required=False, allow_blank=True, default="")
     version_date = serializers.DateField(required=False, allow_null=True, default=None)
@@ -58,6 +90,26 @@ class JudgeSerializer(StrictSerializer):
         "leniency, exact[, topics]} on the pool items both labelled"
     )
     warnings = serializers.ListField(child=serializers.CharField())
+    version = serializers.IntegerField(help_text="raised by every edit of the model or prompt")
+    base_url = serializers.CharField()
+    api_key_variable = serializers.CharField(help_text="the variable's name; the key is never shown")
+    api_key_set = serializers.BooleanField(
+        allow_null=True, help_text="whether the web server's environment has it"
+    )
+    with_probabilities = serializers.BooleanField()
+    concurrency = serializers.IntegerField()
+    requests_per_minute = serializers.FloatField()
+    price_in_per_1k = serializers.FloatField()
+    price_out_per_1k = serializers.FloatField()
+    cost_cap = serializers.FloatField(allow_null=True)
+    total_cost = serializers.FloatField()
+    thresholds = serializers.JSONField(allow_null=True, help_text="lexical: {cuts, source}")
+    runnable = serializers.BooleanField()
+    run = serializers.JSONField(
+        allow_null=True,
+        help_text="the latest run: {status, version, pairs_total, done, fraction, cached, labels, refusals, "
+        "errors, requests, per_minute, tokens_in, tokens_out, cost, last_error, started_at, finished_at}",
+    )
 
 
 def _judge_of(campaign_id: int, judge_id: int, campaign: Campaign) -> Judge:
@@ -65,7 +117,8 @@ def _judge_of(campaign_id: int, judge_id: int, campaign: Campaign) -> Judge:
 
 
 class JudgesApi(APIView):
-    """The campaign's judges with coverage and agreement; POST adds one (name and version)."""
+    """The campaign's judges with coverage, agreement and runs; POST adds one: uploaded labels, an
+    OpenAI-compatible endpoint or the built-in lexical judge (`kind`)."""
 
     @extend_schema(responses={200: JudgeSerializer(many=True)})
     def get(self, request: Request, campaign_id: int) -> Response:
@@ -86,7 +139,8 @@ class JudgesApi(APIView):
 
 
 class JudgeApi(APIView):
-    """One judge: version, coverage of the pool, agreement with the humans (per topic on demand)."""
+    """One judge: version, coverage of the pool, agreement with the humans (per topic on demand),
+    and its latest run's progress, tokens, cost, refusals and last error."""
 
     @extend_schema(
         parameters=[OpenApiParameter("per_topic", bool, description="add the agreement per topic")],
@@ -97,6 +151,32 @@ class JudgeApi(APIView):
         judge = _judge_of(campaign_id, judge_id, campaign)
         per_topic = request.query_params.get("per_topic", "") in ("1", "true", "yes")
         return Response(JudgeSerializer(judge_summary(judge, per_topic=per_topic)).data)
+
+
+class JudgeRunApi(APIView):
+    """Start (or resume) a run of an endpoint or lexical judge over the pool in the worker; the
+    active run when there is one. Pairs the judge's version answered already are not asked again."""
+
+    @extend_schema(request=None, responses={202: JudgeSerializer, 400: OpenApiResponse(ErrorsSerializer)})
+    def post(self, request: Request, campaign_id: int, judge_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
+        judge = _judge_of(campaign_id, judge_id, campaign)
+        try:
+            judge_run_start(judge, user=request_user(request))
+        except ValueError as error:
+            return bad_request(str(error))
+        return Response(JudgeSerializer(judge_summary(judge)).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JudgeCancelApi(APIView):
+    """Cancel the judge's active run (after the requests in flight; their answers are kept)."""
+
+    @extend_schema(request=None, responses={200: JudgeSerializer})
+    def post(self, request: Request, campaign_id: int, judge_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
+        judge = _judge_of(campaign_id, judge_id, campaign)
+        judge_run_cancel(judge)
+        return Response(JudgeSerializer(judge_summary(judge)).data)
 
 
 class JudgeLabelsApi(APIView):

@@ -5,7 +5,14 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
 from graded.api_estimates import EstimatesApi, EstimatesHistoryApi, EvaluateRunApi, SamplingApi, ThroughputApi
-from graded.api_judges import JudgeApi, JudgeCalibrationApi, JudgeLabelsApi, JudgesApi
+from graded.api_judges import (
+    JudgeApi,
+    JudgeCalibrationApi,
+    JudgeCancelApi,
+    JudgeLabelsApi,
+    JudgeRunApi,
+    JudgesApi,
+)
 from graded.api_planning import CampaignPlanApi
 
 PREFIX = "campaigns/<id:campaign_id>/"
@@ -33,5 +40,13 @@ urlpatterns = [
         PREFIX + "judges/<id:judge_id>/calibration/",
         login_not_required(JudgeCalibrationApi.as_view()),
         name="api-judge-calibration",
+    ),
+    path(
+        PREFIX + "judges/<id:judge_id>/run/", login_not_required(JudgeRunApi.as_view()), name="api-judge-run"
+    ),
+    path(
+        PREFIX + "judges/<id:judge_id>/cancel/",
+        login_not_required(JudgeCancelApi.as_view()),
+        name="api-judge-cancel",
     ),
 ]

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.conf import settings
+
+from labeling.models import Judge
 
 
 class GoldForm(forms.Form):
@@ -17,20 +22,91 @@ class GoldForm(forms.Form):
 
 
 class JudgeForm(forms.Form):
-    """A model judge's name and version (shown wherever its labels are used)."""
+    """A model judge: where its labels come from (files, an OpenAI-compatible endpoint, the
+    built-in lexical judge), its name and version (shown wherever its labels are used) and, for
+    an endpoint, how to ask it. The API key is never typed here: the judge names the
+    environment variable of the worker that holds it."""
 
+    kind = forms.ChoiceField(
+        choices=Judge.Kind.choices,
+        initial=Judge.Kind.UPLOAD,
+        help_text="files you upload, an LLM the worker asks, or BM25 (weak, no network)",
+    )
     name = forms.CharField(max_length=200)
-    model = forms.CharField(max_length=200, required=False, help_text="e.g. DeepSeek-V3, gpt-4o-2024-08-06")
+    model = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="e.g. gpt-4o-mini, llama3.1:8b, DeepSeek-V3 (as the endpoint names it)",
+    )
+    base_url = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Endpoint base URL",
+        help_text="endpoint: e.g. http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM), https://api.openai.com/v1",
+    )
+    api_key_variable = forms.ChoiceField(
+        required=False,
+        label="API key from",
+        help_text="endpoint: the worker's environment variable holding the key (no key: e.g. a local server)",
+    )
     prompt = forms.CharField(
         required=False,
         max_length=100_000,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="the prompt, or its name and hash",
+        help_text="endpoint: a template with {query}, {description}, {narrative}, {document}, {top_grade}; "
+        "blank: the UMBRELA-style prompt. Upload: the prompt's name and hash",
     )
-    version_date = forms.DateField(required=False, help_text="when the labels were made (YYYY-MM-DD)")
+    with_probabilities = forms.BooleanField(
+        required=False,
+        label="Answer with probabilities",
+        help_text="endpoint: ask for log-probabilities (labels carry probs)",
+    )
+    concurrency = forms.IntegerField(
+        min_value=1, max_value=64, initial=4, required=False, help_text="requests at once"
+    )
+    requests_per_minute = forms.FloatField(min_value=0, initial=0, required=False, help_text="0: no limit")
+    price_in_per_1k = forms.FloatField(
+        min_value=0, initial=0, required=False, label="Price per 1,000 prompt tokens"
+    )
+    price_out_per_1k = forms.FloatField(
+        min_value=0, initial=0, required=False, label="Price per 1,000 answer tokens"
+    )
+    cost_cap = forms.FloatField(
+        min_value=0, required=False, help_text="runs stop once the judge has cost this much"
+    )
+    version_date = forms.DateField(required=False, help_text="upload: when the labels were made (YYYY-MM-DD)")
     notes = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
     shares_model_with = forms.CharField(
         required=False,
         max_length=500,
         help_text="systems under evaluation built on the same model, comma-separated (a circularity warning)",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        variables = [("", "no key")] + [(name, name) for name in settings.JUDGE_API_KEY_VARIABLES]
+        self.fields["api_key_variable"].choices = variables  # type: ignore[attr-defined]
+
+    def judge_fields(self) -> dict[str, Any]:
+        """The cleaned values as `judge_create` takes them (endpoint settings only for endpoints;
+        blank numbers keep the defaults)."""
+        data = dict(self.cleaned_data)
+        endpoint_only = (
+            *("base_url", "api_key_variable", "with_probabilities", "concurrency", "requests_per_minute"),
+            *("price_in_per_1k", "price_out_per_1k", "cost_cap"),
+        )
+        if data["kind"] != Judge.Kind.ENDPOINT:
+            for name in endpoint_only:
+                data.pop(name)
+        else:
+            for name in ("concurrency", "requests_per_minute", "price_in_per_1k", "price_out_per_1k"):
+                if data.get(name) is None:
+                    data.pop(name)
+        return data
+
+
+class JudgePromptForm(forms.Form):
+    """A new version of an endpoint judge: its model and prompt."""
+
+    model = forms.CharField(max_length=200)
+    prompt = forms.CharField(max_length=100_000, widget=forms.Textarea(attrs={"rows": 12}))

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from graded import gold
-from graded.forms import GoldForm, JudgeForm
+from graded.forms import GoldForm, JudgeForm, JudgePromptForm
 from labeling.access import campaign_for_page, request_user
 from labeling.agreement import grade_agreement
 from labeling.formats.fields import NOTE_MAX_CHARS
@@ -30,7 +30,10 @@ from sampling import (
     judge_calibration_import,
     judge_create,
     judge_labels_import,
+    judge_run_cancel,
+    judge_run_start,
     judge_summary,
+    judge_update,
     judges_dashboard,
 )
 
@@ -221,8 +224,12 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
             if not form.is_valid():
                 messages.error(request, f"Judge not added: {form.errors.as_text()}")
             else:
-                judge = judge_create(campaign=campaign, user=request_user(request), **form.cleaned_data)
-                messages.success(request, f"Judge {judge.name} added: upload its labels next.")
+                judge = judge_create(campaign=campaign, user=request_user(request), **form.judge_fields())
+                following = "upload its labels next" if judge.kind == Judge.Kind.UPLOAD else "run it next"
+                messages.success(request, f"Judge {judge.name} added: {following}.")
+        elif action in ("run", "cancel", "version"):
+            judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
+            messages.success(request, _judge_action(request, judge, action))
         elif action in ("labels", "calibration"):
             judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
             if action == "labels":
@@ -249,6 +256,26 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except ValueError as error:
         messages.error(request, str(error))
     return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+
+
+def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
+    """Run, cancel or re-version a judge; the message to show (ValueError for a refusal)."""
+    if action == "run":
+        run = judge_run_start(judge, user=request_user(request))
+        return f"{judge.name} (version {run.version}) is running over the pool; progress shows below."
+    if action == "cancel":
+        run = judge_run_cancel(judge)
+        return (
+            f"{judge.name}'s run stops after the requests in flight." if run else f"{judge.name} has no run."
+        )
+    if judge.kind == Judge.Kind.LEXICAL:
+        judge = judge_update(judge, user=request_user(request), refit=True)
+        return f"{judge.name} is now version {judge.version}: its thresholds are refitted at its next run."
+    form = JudgePromptForm(request.POST)
+    if not form.is_valid():
+        raise ValueError(f"Not saved: {form.errors.as_text()}")
+    judge = judge_update(judge, user=request_user(request), **form.cleaned_data)
+    return f"{judge.name} is version {judge.version}; run it to label the pool with this version."
 
 
 def _uploads(request: HttpRequest, field: str) -> list[tuple[str, BinaryIO]]:

@@ -579,14 +579,18 @@ class StagedRunLine(models.Model):
 class Judge(models.Model):
     """A model judge of a campaign (an LLM with a prompt, a cross-encoder, an earlier ranker's
     scores): its name and version, shown wherever its labels are used. `kind` says where its
-    labels come from: uploaded files here; judges that run inside the product add kinds."""
+    labels come from: uploaded files, an OpenAI-compatible endpoint the worker asks, or the
+    built-in lexical (BM25) judge. An endpoint's API key is never stored: `api_key_variable`
+    names the environment variable that holds it (one of settings.JUDGE_API_KEY_VARIABLES)."""
 
     class Kind(models.TextChoices):
-        FILE = "file", "Labels uploaded as files"
+        UPLOAD = "upload", "Labels uploaded as files"
+        ENDPOINT = "endpoint", "An OpenAI-compatible endpoint (LLM)"
+        LEXICAL = "lexical", "Built-in lexical judge (BM25, weak)"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=200)
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.FILE)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.UPLOAD)
     model = models.CharField(max_length=200, blank=True, help_text="e.g. DeepSeek-V3, gpt-4o-2024-08-06")
     prompt = models.TextField(blank=True, help_text="the prompt text, or its name and hash")
     version_date = models.DateField(null=True, blank=True, help_text="when the labels were made")
@@ -597,6 +601,27 @@ class Judge(models.Model):
         help_text="systems under evaluation built on the same model (comma-separated)",
     )
     simulated = models.BooleanField(default=False, help_text="labels simulated from human grades (demo)")
+    version = models.PositiveIntegerField(
+        default=1, help_text="raised by every edit of what the judge is asked"
+    )
+    base_url = models.CharField(
+        max_length=500, blank=True, help_text="endpoint: e.g. http://localhost:8000/v1"
+    )
+    api_key_variable = models.CharField(
+        max_length=100, blank=True, help_text="endpoint: the environment variable that holds the API key"
+    )
+    with_probabilities = models.BooleanField(default=False, help_text="endpoint: ask for log-probabilities")
+    max_tokens = models.PositiveIntegerField(default=64)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    requests_per_minute = models.FloatField(default=0.0, help_text="0: no limit")
+    price_in_per_1k = models.FloatField(default=0.0, help_text="price per 1,000 prompt tokens")
+    price_out_per_1k = models.FloatField(default=0.0, help_text="price per 1,000 answer tokens")
+    cost_cap = models.FloatField(
+        null=True, blank=True, help_text="stop its runs once its total cost reaches this"
+    )
+    thresholds = models.JSONField(
+        null=True, blank=True, help_text="lexical: cut points fitted at its first run of this version"
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -606,6 +631,94 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return f"judge {self.name} of campaign {self.campaign_id}"
+
+
+class JudgeVersion(models.Model):
+    """What a judge was asked in one version (model, prompt, endpoint settings that change the
+    answers); labels and cached answers name their version."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    model = models.CharField(max_length=200, blank=True)
+    prompt = models.TextField(blank=True)
+    asked_with = models.JSONField(
+        default=dict, help_text="base_url, with_probabilities, max_tokens, thresholds"
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["judge", "number"], name="judge_version_unique")]
+        ordering = ["judge", "number"]
+
+
+class JudgeRun(models.Model):
+    """One run of a judge over the campaign's pool in the worker, in chunks: its progress,
+    tokens, cost, refusals and last error; `lease_until` keeps two workers off one run."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        CANCELLED = "cancelled", "Cancelled"
+        COST_CAP = "cost_cap", "Stopped at the cost cap"
+        FAILED = "failed", "Failed"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    version = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    pairs_total = models.PositiveIntegerField(default=0, help_text="pool pairs this run covers")
+    cached = models.PositiveIntegerField(default=0, help_text="pairs answered before this run (no request)")
+    labels = models.PositiveIntegerField(default=0)
+    refusals = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0)
+    requests = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    last_error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["judge", "-created_at", "-id"]
+
+
+class JudgeCall(models.Model):
+    """The answer cache of endpoint and lexical judges: one row per (judge, version, qid, docno)
+    once answered (a label or a refusal; an error row is retried by the next run)."""
+
+    class Outcome(models.TextChoices):
+        LABEL = "label"
+        REFUSAL = "refusal"
+        ERROR = "error"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="calls")
+    version = models.PositiveIntegerField()
+    qid = models.CharField(max_length=64)
+    docno = models.CharField(max_length=200)
+    outcome = models.CharField(max_length=8, choices=Outcome.choices)
+    grade = models.SmallIntegerField(null=True, blank=True)
+    probs = models.JSONField(null=True, blank=True)
+    text = models.TextField(blank=True, help_text="the answer (first 2,000 characters), or the error")
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0.0)
+    cost = models.FloatField(default=0.0)
+    run = models.ForeignKey(JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "version", "qid", "docno"], name="judge_call_unique")
+        ]
 
 
 class JudgeLabel(models.Model):
@@ -624,6 +737,7 @@ class JudgeLabel(models.Model):
     cost = models.FloatField(null=True, blank=True)
     human_grade = models.SmallIntegerField(null=True, blank=True, help_text="calibration set only")
     source_file = models.CharField(max_length=200, blank=True)
+    version = models.PositiveIntegerField(null=True, blank=True, help_text="the judge version that made it")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -28,6 +28,17 @@ from sampling.judge_reports import (
     judges_json,
     leaderboards,
 )
+from sampling.judge_runs import (
+    judge_run_active,
+    judge_run_cancel,
+    judge_run_latest,
+    judge_run_progress,
+    judge_run_start,
+    judge_run_step,
+    judge_runs_resume,
+    judge_settings_problems,
+    judge_update,
+)
 from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
 from sampling.pool_arrays import pool_depth_of
@@ -51,6 +62,15 @@ __all__ = [
     "judge_create",
     "judge_labels_csv",
     "judge_labels_import",
+    "judge_run_active",
+    "judge_run_cancel",
+    "judge_run_latest",
+    "judge_run_progress",
+    "judge_run_start",
+    "judge_run_step",
+    "judge_runs_resume",
+    "judge_settings_problems",
+    "judge_update",
     "judge_summary",
     "judged_sample_csv",
     "judges_dashboard",

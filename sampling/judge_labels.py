@@ -22,11 +22,15 @@ from django.db.models import Count, Max, Q
 from estimation.formats.judge_labels import iter_judge_labels
 from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
+from estimation.judges.prompts import default_prompt
 from labeling.formats import upload_lines
 from labeling.models import Campaign, Judge, JudgeLabel, Topic
 from labeling.recompute import recompute_soon
 from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches, each_file
+from sampling.judge_runs import judge_settings_problems, version_record
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
+
+LEXICAL_MODEL = "BM25 over the campaign's documents (built-in lexical judge, weak)"
 
 
 @transaction.atomic
@@ -34,6 +38,7 @@ def judge_create(
     *,
     campaign: Campaign,
     name: str,
+    kind: str = Judge.Kind.UPLOAD,
     model: str = "",
     prompt: str = "",
     version_date: date | None = None,
@@ -41,16 +46,29 @@ def judge_create(
     shares_model_with: str = "",
     simulated: bool = False,
     user: AbstractBaseUser | None = None,
+    **endpoint: Any,
 ) -> Judge:
-    """A new judge of the campaign; ValueError for an empty or taken name."""
+    """A new judge of the campaign: uploaded labels, an endpoint (base_url, api_key_variable,
+    with_probabilities, max_tokens, concurrency, requests_per_minute, prices, cost_cap; the
+    default prompt when none is given) or the lexical judge. ValueError naming every problem."""
     name = name.strip()
     if not name:
         raise ValueError("a judge needs a name")
+    if kind not in Judge.Kind.values:
+        raise ValueError(f"unknown judge kind {kind!r}; choose one of {', '.join(Judge.Kind.values)}")
     if Judge.objects.filter(campaign=campaign, name=name).exists():
         raise ValueError(f"the campaign already has a judge named {name!r}")
-    return Judge.objects.create(
+    if kind == Judge.Kind.ENDPOINT and not prompt.strip():
+        prompt = default_prompt([grade["name"] for grade in campaign.grades])
+    if kind == Judge.Kind.LEXICAL:
+        model = model.strip() or LEXICAL_MODEL
+    problems = judge_settings_problems(kind, {"model": model, "prompt": prompt, **endpoint})
+    if problems:
+        raise ValueError("; ".join(problems))
+    judge = Judge.objects.create(
         campaign=campaign,
         name=name,
+        kind=kind,
         model=model.strip(),
         prompt=prompt,
         version_date=version_date,
@@ -58,7 +76,10 @@ def judge_create(
         shares_model_with=shares_model_with.strip(),
         simulated=simulated,
         created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]  # the project's user model
+        **{key: value for key, value in endpoint.items() if value is not None or key == "cost_cap"},
     )
+    version_record(judge, user)
+    return judge
 
 
 @transaction.atomic
@@ -179,6 +200,7 @@ def _label_row(judge: Judge, line: Any, name: str, y_max: int, human_grade: int 
         cost=line.cost,
         human_grade=human_grade,
         source_file=name[:200],
+        version=judge.version,
     )
 
 

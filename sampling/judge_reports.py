@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from estimation.judges.calibration import MISSING, Calibration
 from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel
 from sampling.estimates import estimates_current
 from sampling.judge_labels import judge_for_sampling, judge_pool_coverage, pool_judge_classes
+from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_total_cost
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import pool_arrays_for
 
@@ -66,6 +68,25 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
         )
     if judge.simulated:
         warnings.append(f"{judge.name}'s labels are simulated from human grades (a demonstration judge)")
+    if judge.kind == Judge.Kind.LEXICAL:
+        warnings.append(
+            f"{judge.name} is the built-in lexical judge: BM25 word overlap, a weak judge; it saves human "
+            "labels only where word overlap says something about relevance"
+        )
+    versions = sorted(
+        set(
+            JudgeLabel.objects.filter(
+                judge=judge, human_grade__isnull=True, version__isnull=False
+            ).values_list("version", flat=True)
+        )
+    )
+    if len(versions) > 1:
+        warnings.append(
+            f"the pool carries labels of {len(versions)} versions of {judge.name} "
+            f"({', '.join(map(str, versions))}): run the current version to replace the older labels"
+        )
+    latest = judge_run_latest(judge)
+    key_variable = judge.api_key_variable
     used = judge_for_sampling(campaign)
     return {
         "id": judge.pk,
@@ -82,6 +103,20 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
         "calibration_set": JudgeLabel.objects.filter(judge=judge, human_grade__isnull=False).count(),
         "agreement": found,
         "warnings": warnings,
+        "version": judge.version,
+        "base_url": judge.base_url,
+        "api_key_variable": key_variable,
+        "api_key_set": bool(os.environ.get(key_variable)) if key_variable else None,
+        "with_probabilities": judge.with_probabilities,
+        "concurrency": judge.concurrency,
+        "requests_per_minute": judge.requests_per_minute,
+        "price_in_per_1k": judge.price_in_per_1k,
+        "price_out_per_1k": judge.price_out_per_1k,
+        "cost_cap": judge.cost_cap,
+        "total_cost": judge_total_cost(judge),
+        "thresholds": judge.thresholds,
+        "runnable": judge.kind != Judge.Kind.UPLOAD,
+        "run": judge_run_progress(latest),
     }
 
 
@@ -114,9 +149,14 @@ def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
         return {"judges": [], "systems": [], "board": None}
     result = estimates_current(campaign)
     metric = f"DCG@{campaign.metric_cutoff}"
+    circular: dict[str, list[str]] = {}
+    for judge in judges:
+        for system in judge["shares_model_with"]:
+            circular.setdefault(system, []).append(judge["name"])
     rows = [
         {
             **row,
+            "circular_judges": circular.get(row["name"], []),
             "gap": row["judge_only"] - row["value"]
             if row.get("value") is not None and row.get("judge_only") is not None
             else None,

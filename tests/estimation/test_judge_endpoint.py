@@ -304,8 +304,8 @@ def test_the_cli_lexical_judge_needs_no_network(
     collection_files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     status = main(
-        ["judge", "--lexical", "--topics", collection_files["topics.tsv"], "--docs", collection_files["docs.jsonl"],
-         "--pool", collection_files["run.txt"], "--grades", "2"]
+        ["judge", "--lexical", "--topics", collection_files["topics.tsv"],
+         "--docs", collection_files["docs.jsonl"], "--pool", collection_files["run.txt"], "--grades", "2"]
     )  # fmt: skip
     records = {(r["qid"], r["docid"]): r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert status == 0
@@ -318,8 +318,8 @@ def test_the_cli_names_a_bad_documents_line(
 ) -> None:
     Path(collection_files["docs.jsonl"]).write_text('{"docid": "a", "text": "x"}\n{"text": "no id"}\n')
     status = main(
-        ["judge", "--lexical", "--topics", collection_files["topics.tsv"], "--docs", collection_files["docs.jsonl"],
-         "--pool", collection_files["run.txt"]]
+        ["judge", "--lexical", "--topics", collection_files["topics.tsv"],
+         "--docs", collection_files["docs.jsonl"], "--pool", collection_files["run.txt"]]
     )  # fmt: skip
     assert status == 2
     assert (

@@ -1,0 +1,616 @@
+"""Judges that run inside the product: an OpenAI-compatible endpoint the worker asks, and the
+built-in lexical (BM25) judge. Create and edit them (every edit of what the judge is asked is a
+new version), start, cancel and resume their runs, and the worker's step.
+
+A run works through the campaign's pool in a fixed order (best rank any system gives, then qid
+and docno: never the human grades), in steps of about JUDGE_RUN_CHUNK_SECONDS; each step holds a
+lease on the run (two workers never work one run), stores every answer the moment it arrives
+(a label, or a refusal: both are cached by (judge, version, qid, docno) and never asked again),
+then queues the next step, so recomputes after judgments wait at most one step. A worker killed
+mid-step loses only the requests in flight; the run is resumed when a worker starts (or when
+its lease runs out) and skips every cached pair. The API key is read from the worker's
+environment at each step and never stored, logged or exported.
+
+Why the estimate stays unbiased while labels arrive: each draw's q is computed from the labels
+present when its sampling version was made, and the estimator uses the labels as they stand,
+both in ``sum a h(f)`` and in the draw's correction. Its expectation is the truth given the
+labels, as long as the labels do not depend on which items the humans drew or what they
+answered: the run's order is fixed by the runs, an endpoint never sees a human grade, and the
+lexical judge's thresholds are fitted once, at the first run of its version, and kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+from celery import current_app
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F, Q, Sum
+from django.utils import timezone
+
+from estimation.judges.calibration import judge_classes
+from estimation.judges.endpoint import (
+    EndpointAnswer,
+    EndpointClient,
+    EndpointSettings,
+    FatalEndpointError,
+    answer_cost,
+)
+from estimation.judges.lexical import Bm25Collection, Thresholds, fit_thresholds, pool_scores, rationale
+from estimation.judges.prompts import DocumentText, PromptError, TopicText, check_template, render_prompt
+from labeling.models import (
+    Campaign,
+    Document,
+    Judge,
+    JudgeCall,
+    JudgeLabel,
+    JudgeRun,
+    JudgeVersion,
+    PoolItem,
+    Topic,
+)
+from labeling.recompute import recompute_soon
+from sampling.label_model import judged_grades
+from sampling.pool_arrays import pool_arrays_for
+
+logger = logging.getLogger(__name__)
+
+STEP_TASK = "graded.tasks.judge_run_step"
+VERSIONED = ("model", "prompt", "base_url", "with_probabilities", "max_tokens")
+"""Fields that change what the judge answers: editing one makes a new version."""
+UNVERSIONED = (
+    "notes",
+    "shares_model_with",
+    "concurrency",
+    "requests_per_minute",
+    "price_in_per_1k",
+    "price_out_per_1k",
+    "cost_cap",
+    "api_key_variable",
+)
+LIMITS = {
+    "concurrency": (1, 64),
+    "max_tokens": (1, 8192),
+}
+CANCEL_CHECK_SECONDS = 1.0
+BATCH_PAIRS = 2000
+"""Pending pairs loaded per step (a step rarely gets through more)."""
+
+
+def judge_settings_problems(kind: str, fields: dict[str, Any]) -> list[str]:
+    """What is wrong with a judge's settings, in words (empty: fine)."""
+    problems = []
+    if kind == Judge.Kind.ENDPOINT:
+        base_url = str(fields.get("base_url") or "")
+        if not base_url.startswith(("http://", "https://")):
+            problems.append("an endpoint judge needs a base URL starting with http:// or https://")
+        if not str(fields.get("model") or "").strip():
+            problems.append("an endpoint judge needs the model name the endpoint serves")
+        variable = str(fields.get("api_key_variable") or "")
+        if variable and variable not in settings.JUDGE_API_KEY_VARIABLES:
+            allowed = ", ".join(settings.JUDGE_API_KEY_VARIABLES) or "none"
+            problems.append(
+                f"the API key variable {variable!r} is not one the settings allow "
+                f"(JUDGE_API_KEY_VARIABLES: {allowed})"
+            )
+        try:
+            check_template(str(fields.get("prompt") or ""))
+        except PromptError as error:
+            problems.append(str(error))
+    for name, (low, high) in LIMITS.items():
+        value = fields.get(name)
+        if value is not None and not low <= int(value) <= high:
+            problems.append(f"{name} must be between {low} and {high}")
+    for name in ("requests_per_minute", "price_in_per_1k", "price_out_per_1k", "cost_cap"):
+        value = fields.get(name)
+        if value is not None and float(value) < 0:
+            problems.append(f"{name} must not be negative")
+    return problems
+
+
+def version_record(judge: Judge, user: AbstractBaseUser | None = None) -> JudgeVersion:
+    """Record the judge's current version (what it is asked)."""
+    return JudgeVersion.objects.create(
+        judge=judge,
+        number=judge.version,
+        model=judge.model,
+        prompt=judge.prompt,
+        asked_with={
+            "base_url": judge.base_url,
+            "with_probabilities": judge.with_probabilities,
+            "max_tokens": judge.max_tokens,
+            "thresholds": judge.thresholds,
+        },
+        created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]
+    )
+
+
+@transaction.atomic
+def judge_update(judge: Judge, *, user: AbstractBaseUser | None = None, **changes: Any) -> Judge:
+    """Edit a judge; a change of what it is asked (`VERSIONED`, or refitting a lexical judge's
+    thresholds with ``refit=True``) makes a new version, whose labels replace the old ones as
+    its run reaches them. ValueError with the problems, or while a run is active."""
+    judge = Judge.objects.select_for_update().get(pk=judge.pk)
+    refit = bool(changes.pop("refit", False))
+    unknown = set(changes) - {*VERSIONED, *UNVERSIONED}
+    if unknown:
+        raise ValueError(f"cannot change {', '.join(sorted(unknown))}")
+    merged = {name: getattr(judge, name) for name in (*VERSIONED, *LIMITS, "api_key_variable")} | changes
+    problems = judge_settings_problems(judge.kind, merged)
+    if problems:
+        raise ValueError("; ".join(problems))
+    new_version = refit or any(
+        name in changes and changes[name] != getattr(judge, name) for name in VERSIONED
+    )
+    if new_version and JudgeRun.objects.filter(judge=judge, status__in=JudgeRun.ACTIVE).exists():
+        raise ValueError("cancel the judge's run before changing what it is asked")
+    for name, value in changes.items():
+        setattr(judge, name, value.strip() if isinstance(value, str) and name != "prompt" else value)
+    if new_version:
+        judge.version += 1
+        judge.thresholds = None
+    judge.save()
+    if new_version:
+        version_record(judge, user)
+    return judge
+
+
+def judge_run_active(judge: Judge) -> JudgeRun | None:
+    return JudgeRun.objects.filter(judge=judge, status__in=JudgeRun.ACTIVE).first()
+
+
+def judge_run_latest(judge: Judge) -> JudgeRun | None:
+    return JudgeRun.objects.filter(judge=judge).order_by("-created_at", "-id").first()
+
+
+@transaction.atomic
+def judge_run_start(judge: Judge, *, user: AbstractBaseUser | None = None) -> JudgeRun:
+    """Queue a run of the judge over the pool (the active one if it has one). Pairs the judge's
+    current version already answered are not asked again; errors of earlier runs are."""
+    if judge.kind == Judge.Kind.UPLOAD:
+        raise ValueError("an uploaded judge's labels come from files; there is nothing to run")
+    Judge.objects.select_for_update().filter(pk=judge.pk).first()
+    active = judge_run_active(judge)
+    if active is not None:
+        return active
+    if judge.cost_cap is not None and judge_total_cost(judge) >= judge.cost_cap:
+        raise ValueError(f"the judge has reached its cost cap ({judge.cost_cap:g}); raise it to run again")
+    run = JudgeRun.objects.create(
+        judge=judge,
+        version=judge.version,
+        pairs_total=PoolItem.objects.filter(campaign=judge.campaign).count(),
+        created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]
+    )
+    run_id = run.pk
+    transaction.on_commit(lambda: step_queue(run_id))
+    return run
+
+
+def judge_run_cancel(judge: Judge) -> JudgeRun | None:
+    """Ask the active run to stop: a queued one stops at once, a running one after the requests
+    in flight (their answers are kept)."""
+    run = judge_run_active(judge)
+    if run is None:
+        return None
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED, lease_until__isnull=True).update(
+        status=JudgeRun.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now()
+    )
+    JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE).update(cancel_requested=True)
+    run.refresh_from_db()
+    return run
+
+
+def step_queue(run_id: int, countdown: float | None = None) -> None:
+    """Queue the run's next step in the worker; a broker that is down leaves the run queued for
+    the next worker start (which resumes every active run)."""
+    try:
+        current_app.send_task(STEP_TASK, args=[run_id], countdown=countdown)
+    except Exception:
+        logger.exception("could not queue judge run %s; a worker start resumes it", run_id)
+
+
+def judge_runs_resume() -> int:
+    """Queue a step of every active run (a worker starts: runs of a killed worker go on)."""
+    ids = list(JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE).values_list("pk", flat=True))
+    for run_id in ids:
+        step_queue(run_id)
+    return len(ids)
+
+
+def _lease_seconds() -> float:
+    return 3 * settings.JUDGE_RUN_CHUNK_SECONDS + 2 * settings.JUDGE_REQUEST_TIMEOUT_SECONDS
+
+
+def _claim(run_id: int) -> bool:
+    now = timezone.now()
+    return bool(
+        JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .update(lease_until=now + timedelta(seconds=_lease_seconds()), status=JudgeRun.Status.RUNNING)
+    )
+
+
+def _renew(run_id: int) -> None:
+    JudgeRun.objects.filter(pk=run_id).update(
+        lease_until=timezone.now() + timedelta(seconds=_lease_seconds())
+    )
+
+
+def _finish(run_id: int, status: str, error: str = "") -> None:
+    changes: dict[str, Any] = {"status": status, "lease_until": None, "finished_at": timezone.now()}
+    if error:
+        changes["last_error"] = error[:2000]
+    JudgeRun.objects.filter(pk=run_id).update(**changes)
+
+
+def judge_run_step(run_id: int) -> str:
+    """The worker's job: one step of a run. Returns what happened (for logs and tests)."""
+    if not _claim(run_id):
+        run = JudgeRun.objects.filter(pk=run_id).first()
+        if run is None or run.status not in JudgeRun.ACTIVE:
+            return "finished"
+        # Held by another worker, or by one that died: look again when its lease ends.
+        wait = (run.lease_until - timezone.now()).total_seconds() if run.lease_until else 1.0
+        step_queue(run_id, countdown=max(1.0, wait + 0.5))
+        return "held"
+    run = JudgeRun.objects.select_related("judge__campaign").get(pk=run_id)
+    if run.started_at is None:
+        JudgeRun.objects.filter(pk=run_id).update(started_at=timezone.now())
+    if run.cancel_requested:
+        _finish(run_id, JudgeRun.Status.CANCELLED)
+        return "cancelled"
+    judge = run.judge
+    pending = pending_pairs(run)
+    if not pending:
+        _finish(run_id, JudgeRun.Status.DONE)
+        return "done"
+    if judge.kind == Judge.Kind.LEXICAL:
+        outcome = _lexical_step(run, pending)
+    else:
+        outcome = _endpoint_step(run, pending)
+    _recompute_if_running(judge.campaign)
+    if outcome == "more":
+        JudgeRun.objects.filter(pk=run_id).update(lease_until=None)
+        step_queue(run_id)
+    return outcome
+
+
+def pending_pairs(run: JudgeRun, limit: int = BATCH_PAIRS) -> list[tuple[str, str]]:
+    """(qid, docno) of pool pairs the run still has to ask, in the run's fixed order. Counts the
+    pairs already answered before the run began (`cached`) at its first step."""
+    judge = run.judge
+    answered = JudgeCall.objects.filter(judge=judge, version=run.version)
+    finished = set(
+        answered.filter(
+            Q(outcome__in=[JudgeCall.Outcome.LABEL, JudgeCall.Outcome.REFUSAL]) | Q(run=run)
+        ).values_list("qid", "docno")
+    )
+    if run.labels + run.refusals + run.errors + run.cached == 0 and finished:
+        JudgeRun.objects.filter(pk=run.pk).update(cached=len(finished))
+        run.cached = len(finished)
+    pairs = []
+    items = (
+        PoolItem.objects.filter(campaign=judge.campaign)
+        .order_by("best_rank", "topic__qid", "document__docno")
+        .values_list("topic__qid", "document__docno")
+    )
+    for pair in items.iterator(chunk_size=5000):
+        if pair not in finished:
+            pairs.append(pair)
+            if len(pairs) >= limit:
+                break
+    return pairs
+
+
+def _texts(
+    campaign: Campaign, pairs: list[tuple[str, str]]
+) -> tuple[dict[str, TopicText], dict[str, DocumentText]]:
+    qids = {qid for qid, _ in pairs}
+    docnos = {docno for _, docno in pairs}
+    topics = {
+        qid: TopicText(qid, title, description, narrative)
+        for qid, title, description, narrative in Topic.objects.filter(
+            campaign=campaign, qid__in=qids
+        ).values_list("qid", "title", "description", "narrative")
+    }
+    documents = {}
+    for chunk in _chunks(sorted(docnos), 500):
+        for docno, title, text in Document.objects.filter(campaign=campaign, docno__in=chunk).values_list(
+            "docno", "title", "text"
+        ):
+            documents[docno] = DocumentText(docno, title, text)
+    return topics, documents
+
+
+def _chunks(values: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
+    judge = run.judge
+    campaign = judge.campaign
+    n_grades = campaign.grade_count
+    version = JudgeVersion.objects.filter(judge=judge, number=run.version).first()
+    template = version.prompt if version is not None else judge.prompt
+    model = version.model if version is not None else judge.model
+    asked = version.asked_with if version is not None else {}
+    endpoint = EndpointSettings(
+        base_url=asked.get("base_url", judge.base_url),
+        model=model,
+        api_key=os.environ.get(judge.api_key_variable, "") if judge.api_key_variable else "",
+        n_grades=n_grades,
+        with_probabilities=bool(asked.get("with_probabilities", judge.with_probabilities)),
+        concurrency=judge.concurrency,
+        requests_per_minute=judge.requests_per_minute,
+        timeout_seconds=settings.JUDGE_REQUEST_TIMEOUT_SECONDS,
+        max_tokens=int(asked.get("max_tokens", judge.max_tokens)),
+    )
+    topics, documents = _texts(campaign, pending)
+    deadline = time.monotonic() + settings.JUDGE_RUN_CHUNK_SECONDS
+    spent = judge_total_cost(judge)
+    state = {"checked": time.monotonic(), "cancel": False, "capped": False, "spent": spent}
+
+    def should_stop() -> bool:
+        if time.monotonic() - state["checked"] >= CANCEL_CHECK_SECONDS:
+            state["checked"] = time.monotonic()
+            state["cancel"] = bool(
+                JudgeRun.objects.filter(pk=run.pk).values_list("cancel_requested", flat=True).first()
+            )
+            _renew(run.pk)
+        state["capped"] = judge.cost_cap is not None and state["spent"] >= judge.cost_cap
+        return bool(state["cancel"] or state["capped"] or time.monotonic() >= deadline)
+
+    def prompts() -> Iterator[tuple[tuple[str, str], str]]:
+        for qid, docno in pending:
+            document = documents.get(docno)
+            topic = topics.get(qid)
+            if document is None or not document.body.strip() or topic is None or not topic.query:
+                # Nothing to judge: a refusal without a request (the pair shows as refused).
+                what = "the document has no text" if topic is not None else "the topic has no text"
+                _store(run, EndpointAnswer((qid, docno), refusal=f"{what} (not sent)"), 0.0)
+                continue
+            yield (qid, docno), render_prompt(template, topic, document, n_grades=n_grades)
+
+    try:
+        with EndpointClient(endpoint) as client:
+            for answer in client.ask_many(prompts(), should_stop=should_stop):
+                cost = answer_cost(answer, per_1k_in=judge.price_in_per_1k, per_1k_out=judge.price_out_per_1k)
+                state["spent"] += cost
+                _store(run, answer, cost)
+    except FatalEndpointError as error:
+        _finish(run.pk, JudgeRun.Status.FAILED, str(error))
+        return "failed"
+    if state["cancel"]:
+        _finish(run.pk, JudgeRun.Status.CANCELLED)
+        return "cancelled"
+    if judge.cost_cap is not None and state["spent"] >= judge.cost_cap:
+        _finish(run.pk, JudgeRun.Status.COST_CAP, f"stopped at the cost cap {judge.cost_cap:g}")
+        return "cost_cap"
+    return "more" if pending_pairs(run, limit=1) else _done(run.pk)
+
+
+def _done(run_id: int) -> str:
+    _finish(run_id, JudgeRun.Status.DONE)
+    return "done"
+
+
+def _store(run: JudgeRun, answer: EndpointAnswer, cost: float) -> None:
+    """One answer, at once: the cache row, the label (replacing the pair's earlier one) and the
+    run's counters, in one transaction."""
+    judge = run.judge
+    qid, docno = answer.key
+    outcome = answer.outcome
+    with transaction.atomic():
+        JudgeCall.objects.update_or_create(
+            judge=judge,
+            version=run.version,
+            qid=qid,
+            docno=docno,
+            defaults={
+                "outcome": outcome,
+                "grade": answer.grade,
+                "probs": answer.probabilities,
+                "text": _call_text(answer),
+                "tokens_in": answer.tokens_in,
+                "tokens_out": answer.tokens_out,
+                "seconds": answer.seconds,
+                "cost": cost,
+                "run": run,
+            },
+        )
+        if answer.grade is not None:
+            _label_replace(
+                judge,
+                run.version,
+                qid,
+                docno,
+                answer.grade,
+                answer.probabilities,
+                answer.text,
+                answer.seconds,
+                cost,
+            )
+        counters: dict[str, Any] = {
+            "requests": F("requests")
+            + (answer.attempts if answer.text or answer.error or answer.tokens_in else 0),
+            "tokens_in": F("tokens_in") + answer.tokens_in,
+            "tokens_out": F("tokens_out") + answer.tokens_out,
+            "cost": F("cost") + cost,
+            {"label": "labels", "refusal": "refusals", "error": "errors"}[outcome]: F(
+                {"label": "labels", "refusal": "refusals", "error": "errors"}[outcome]
+            )
+            + 1,
+        }
+        if answer.error:
+            counters["last_error"] = answer.error[:2000]
+        JudgeRun.objects.filter(pk=run.pk).update(**counters)
+
+
+def _call_text(answer: EndpointAnswer) -> str:
+    """What the cache shows of an answer: the answer, a refusal's reason with the answer, or the error."""
+    if answer.outcome == "error":
+        return answer.error
+    if answer.outcome == "refusal":
+        return f"{answer.refusal}; the answer: {answer.text}" if answer.text else answer.refusal
+    return answer.text
+
+
+def _label_replace(
+    judge: Judge,
+    version: int,
+    qid: str,
+    docno: str,
+    grade: int,
+    probs: list[float] | None,
+    text: str,
+    seconds: float,
+    cost: float,
+) -> None:
+    (label_class,) = judge_classes([grade], [probs], n_grades=judge.campaign.grade_count)
+    JudgeLabel.objects.filter(judge=judge, human_grade__isnull=True, qid=qid, docno=docno).delete()
+    JudgeLabel.objects.create(
+        judge=judge,
+        qid=qid,
+        docno=docno,
+        grade=grade,
+        probs=probs,
+        judge_class=int(label_class),
+        rationale=text,
+        seconds=seconds,
+        cost=cost,
+        version=version,
+        source_file=f"{judge.kind} run",
+    )
+
+
+def lexical_thresholds(judge: Judge) -> Thresholds:
+    """The lexical judge's thresholds for its version: fitted at its first run from the human
+    labels present then, and kept (module docstring)."""
+    if judge.thresholds:
+        return Thresholds(tuple(float(c) for c in judge.thresholds["cuts"]), str(judge.thresholds["source"]))
+    campaign = judge.campaign
+    arrays = pool_arrays_for(campaign)
+    pool = {qid: list(docnos) for qid, docnos in zip(arrays.topic_qids, arrays.docnos, strict=True)}
+    scores = _lexical_scores(campaign, pool)
+    grades = judged_grades(campaign, arrays)
+    pool_values, labelled_values, labelled_grades = [], [], []
+    for topic, qid in enumerate(arrays.topic_qids):
+        # docnos[t] are the topic's used slots 0..len - 1, in slot order.
+        topic_grades = grades[topic, : len(pool[qid])]
+        seen = topic_grades >= 0
+        pool_values.append(scores[qid])
+        labelled_values.append(scores[qid][seen])
+        labelled_grades.append(topic_grades[seen])
+    thresholds = fit_thresholds(
+        np.concatenate(pool_values) if pool_values else np.zeros(0),
+        np.concatenate(labelled_values) if labelled_values else np.zeros(0),
+        np.concatenate(labelled_grades) if labelled_grades else np.zeros(0, dtype=np.int64),
+        n_grades=campaign.grade_count,
+    )
+    Judge.objects.filter(pk=judge.pk).update(thresholds=thresholds.as_dict())
+    JudgeVersion.objects.filter(judge=judge, number=judge.version).update(
+        asked_with={"thresholds": thresholds.as_dict()}
+    )
+    judge.thresholds = thresholds.as_dict()
+    return thresholds
+
+
+def _lexical_scores(campaign: Campaign, pool: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """Normalised BM25 of each topic's title and description against its pooled documents, the
+    campaign's documents as the collection."""
+    texts = {
+        docno: f"{title}\n{text}"
+        for docno, title, text in Document.objects.filter(campaign=campaign).values_list(
+            "docno", "title", "text"
+        )
+    }
+    queries = {
+        qid: f"{title} {description}"
+        for qid, title, description in Topic.objects.filter(campaign=campaign).values_list(
+            "qid", "title", "description"
+        )
+    }
+    return pool_scores(Bm25Collection.of(texts), queries, pool)
+
+
+def _lexical_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
+    """Every pending pair at once (BM25 of a campaign takes seconds, not minutes)."""
+    judge = run.judge
+    thresholds = lexical_thresholds(judge)
+    wanted = {qid for qid, _ in pending}
+    arrays = pool_arrays_for(judge.campaign)
+    pool = {
+        qid: list(docnos)
+        for qid, docnos in zip(arrays.topic_qids, arrays.docnos, strict=True)
+        if qid in wanted
+    }
+    scores = _lexical_scores(judge.campaign, pool)
+    score_of = {
+        (qid, docno): float(value)
+        for qid, docnos in pool.items()
+        for docno, value in zip(docnos, scores[qid], strict=True)
+    }
+    for qid, docno in pending:
+        score = score_of.get((qid, docno), 0.0)
+        grade = int(thresholds.classes(np.array([score]))[0])
+        _store(
+            run, EndpointAnswer((qid, docno), grade=grade, text=rationale(score, thresholds), attempts=0), 0.0
+        )
+        if JudgeRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
+            _finish(run.pk, JudgeRun.Status.CANCELLED)
+            return "cancelled"
+    return "more" if pending_pairs(run, limit=1) else _done(run.pk)
+
+
+def _recompute_if_running(campaign: Campaign) -> None:
+    if Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.RUNNING).exists():
+        recompute_soon(campaign.pk)
+
+
+def judge_total_cost(judge: Judge) -> float:
+    """What the judge has cost so far (every run, every version)."""
+    return float(JudgeCall.objects.filter(judge=judge).aggregate(total=Sum("cost"))["total"] or 0.0)
+
+
+def judge_run_progress(run: JudgeRun | None) -> dict[str, Any] | None:
+    """A run as the page and the API show it: done of total, labels per minute, tokens, cost,
+    refusals, errors, the last error."""
+    if run is None:
+        return None
+    answered = run.cached + run.labels + run.refusals + run.errors
+    elapsed = (
+        ((run.finished_at or timezone.now()) - run.started_at).total_seconds() if run.started_at else 0.0
+    )
+    made = run.labels + run.refusals
+    return {
+        "id": run.pk,
+        "version": run.version,
+        "status": run.status,
+        "status_label": run.get_status_display(),
+        "active": run.status in JudgeRun.ACTIVE,
+        "pairs_total": run.pairs_total,
+        "done": min(answered, run.pairs_total) if run.pairs_total else answered,
+        "fraction": min(1.0, answered / run.pairs_total) if run.pairs_total else 1.0,
+        "cached": run.cached,
+        "labels": run.labels,
+        "refusals": run.refusals,
+        "errors": run.errors,
+        "requests": run.requests,
+        "per_minute": round(made / elapsed * 60, 1) if elapsed > 0 else None,
+        "tokens_in": run.tokens_in,
+        "tokens_out": run.tokens_out,
+        "cost": round(run.cost, 6),
+        "last_error": run.last_error,
+        "cancel_requested": run.cancel_requested,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+    }

@@ -1,0 +1,81 @@
+// The campaign page's judge runs: while a run is active, read its progress every 2 s from the
+// judge's API (GET /api/campaigns/{id}/judges/{j}/) and update the bar, the figures and the
+// buttons in place; a finished run stops the polling.
+(function () {
+  "use strict";
+  const PERIOD_MS = 2000;
+
+  function figures(run) {
+    const parts = [
+      `${run.status_label} (version ${run.version})`,
+      `${run.done} of ${run.pairs_total} pairs`,
+      `${run.labels} labels` + (run.per_minute ? `, ${run.per_minute} per minute` : ""),
+      `${run.refusals} refusals`,
+      `${run.errors} errors`,
+      `${run.tokens_in} + ${run.tokens_out} tokens`,
+      `cost ${Number(run.cost).toFixed(4)}`,
+    ];
+    if (run.last_error) parts.push(`last error: ${run.last_error}`);
+    return parts;
+  }
+
+  function show(box, run) {
+    const percent = run.pairs_total ? Math.round((100 * run.done) / run.pairs_total) : 100;
+    const bar = box.querySelector("[data-run-bar]");
+    bar.style.width = `${percent}%`;
+    bar.parentElement.setAttribute("aria-valuenow", String(percent));
+    const text = box.querySelector("[data-run-figures]");
+    text.replaceChildren(
+      ...figures(run).map((part) => {
+        const span = document.createElement("span");
+        span.textContent = part;
+        return span;
+      }),
+    );
+    const start = box.querySelector("[data-run-start]");
+    const cancel = box.querySelector("[data-run-cancel]");
+    if (start) {
+      start.disabled = run.active;
+      start.textContent = run.active ? "Running…" : run.status === "done" ? "Run again" : "Resume run";
+    }
+    if (cancel) cancel.disabled = !run.active;
+    box.dataset.active = run.active ? "1" : "";
+    box.dataset.status = run.status;
+  }
+
+  function poll(box) {
+    fetch(box.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then((response) => (response.ok ? response.json() : null))
+      .then((judge) => {
+        if (judge && judge.run) show(box, judge.run);
+        if (box.dataset.active) window.setTimeout(() => poll(box), PERIOD_MS);
+      })
+      .catch(() => window.setTimeout(() => poll(box), PERIOD_MS * 3));
+  }
+
+  document.querySelectorAll("[data-judge-run]").forEach((box) => {
+    if (box.dataset.active) window.setTimeout(() => poll(box), PERIOD_MS);
+  });
+})();
+
+// The add-judge form: endpoint settings show only for an endpoint judge (all show without JS).
+(function () {
+  "use strict";
+  const kind = document.getElementById("id_judge-kind");
+  if (!kind) return;
+  const ENDPOINT_ONLY = [
+    "base_url", "api_key_variable", "with_probabilities", "concurrency",
+    "requests_per_minute", "price_in_per_1k", "price_out_per_1k", "cost_cap",
+  ];
+  const UPLOAD_ONLY = ["version_date"];
+  function toggle() {
+    for (const name of ENDPOINT_ONLY.concat(UPLOAD_ONLY)) {
+      const input = document.getElementById(`id_judge-${name}`);
+      if (!input) continue;
+      const wanted = ENDPOINT_ONLY.includes(name) ? kind.value === "endpoint" : kind.value === "upload";
+      input.closest("p").hidden = !wanted;
+    }
+  }
+  kind.addEventListener("change", toggle);
+  toggle();
+})();
