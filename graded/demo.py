@@ -3,8 +3,6 @@ judging history so the dashboard shows estimates and their intervals at once."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -20,25 +18,16 @@ from labeling.demo import (
 )
 from labeling.models import Campaign, EstimateSnapshot
 from labeling.recompute import recompute
-from sampling import judge_create, judge_labels_import
+from sampling import judge_create, judge_run_start, judge_run_step
 
 # Judgments the second demo assessor has already made, so the dashboard has estimates to show:
 # at least this many, and on until the estimates are reliable (enough topics judged for an
 # interval; active sampling may spend 80 judgments on three topics).
 DEMO_HISTORY_JUDGMENTS = 80
 DEMO_JUDGED_HISTORY = 30
-# P(judge grade | human grade), rows human 0..3: a simulated judge about as good as the LLM
-# judges next to NIST assessors on TREC DL (Cohen's kappa about 0.3-0.4, quadratic-weighted
-# about 0.6-0.7, more generous than the humans). Named as simulated wherever it shows.
-SIMULATED_JUDGE_CONFUSION = np.array(
-    [
-        [0.62, 0.25, 0.10, 0.03],
-        [0.20, 0.40, 0.30, 0.10],
-        [0.05, 0.20, 0.45, 0.30],
-        [0.02, 0.08, 0.30, 0.60],
-    ]
-)
-SIMULATED_JUDGE = "simulated-umbrela"
+# The judge-assisted demo's judge: the built-in lexical one, so the demo needs no network and no
+# model, and shows honestly what a weak judge is worth.
+DEMO_JUDGE = "bm25 (built-in lexical judge)"
 
 
 def demo_graded_campaign() -> Campaign:
@@ -98,7 +87,7 @@ def _estimates_reliable(campaign: Campaign) -> bool:
 
 
 def demo_judged_campaign() -> Campaign:
-    """The judge-assisted demo: a simulated judge labelled every document; assessors certify
+    """The judge-assisted demo: the built-in lexical judge labelled the pool; assessors certify
     the difference of the two bm25 runs with a human sample (created with a history)."""
     campaign, created = _demo_judged_campaign()
     if created:
@@ -121,26 +110,21 @@ def _demo_judged_campaign() -> tuple[Campaign, bool]:
         seed=2025,
     )
     return (
-        (demo_fill_and_start(campaign, before_start=simulated_judge_add), True)
+        (demo_fill_and_start(campaign, before_start=lexical_judge_add), True)
         if created
         else (campaign, False)
     )
 
 
-def simulated_judge_add(campaign: Campaign) -> None:
-    """A simulated judge's labels of every demo document, drawn from SIMULATED_JUDGE_CONFUSION."""
-    _, _, _, grades = demo_collection()
-    rng = np.random.default_rng(11)
-    lines = []
-    for (qid, docno), grade in sorted(grades.items()):
-        judged = int(rng.choice(4, p=SIMULATED_JUDGE_CONFUSION[grade]))
-        lines.append(f"{qid} 0 {docno} {judged}\n")
+def lexical_judge_add(campaign: Campaign) -> None:
+    """The built-in lexical judge labels the demo's pool, here and now (no network, a second):
+    its thresholds come from the pool's own scores, since no human has judged yet."""
     judge = judge_create(
         campaign=campaign,
-        name=SIMULATED_JUDGE,
-        model="simulated (no model): grades drawn from a confusion like UMBRELA judges on TREC DL",
-        prompt="UMBRELA-style 0-3 relevance prompt (simulated)",
-        notes="Demonstration judge: its labels come from the demo's hidden grades through a fixed confusion.",
-        simulated=True,
+        name=DEMO_JUDGE,
+        kind="lexical",
+        notes="Demonstration judge: BM25 of the topic's title and description against each document.",
     )
-    judge_labels_import(judge=judge, files=[("simulated-umbrela.txt", io.BytesIO("".join(lines).encode()))])
+    run = judge_run_start(judge)
+    while judge_run_step(run.pk) == "more":
+        pass

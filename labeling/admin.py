@@ -17,7 +17,10 @@ from labeling.models import (
     GoldSettings,
     Judge,
     JudgeCalibration,
+    JudgeCall,
     JudgeLabel,
+    JudgeRun,
+    JudgeVersion,
     Judgment,
     JudgmentChange,
     PoolItem,
@@ -244,8 +247,39 @@ class EstimateSnapshotAdmin(admin.ModelAdmin):
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
-    list_display = ["name", "campaign", "model", "version_date", "simulated", "created_at"]
+    list_display = ["name", "campaign", "kind", "model", "version", "version_date", "simulated", "created_at"]
     list_select_related = ["campaign"]
+
+
+@admin.register(JudgeVersion)
+class JudgeVersionAdmin(admin.ModelAdmin):
+    list_display = ["judge", "number", "model", "created_at"]
+    list_select_related = ["judge"]
+
+
+@admin.register(JudgeRun)
+class JudgeRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "judge",
+        "version",
+        "status",
+        "pairs_total",
+        "labels",
+        "refusals",
+        "errors",
+        "cost",
+        "created_at",
+    ]
+    list_filter = ["status"]
+    list_select_related = ["judge"]
+
+
+@admin.register(JudgeCall)
+class JudgeCallAdmin(admin.ModelAdmin):
+    list_display = ["judge", "version", "qid", "docno", "outcome", "grade", "tokens_in", "tokens_out", "cost"]
+    list_filter = ["judge", "outcome"]
+    list_select_related = ["judge"]
+    search_fields = ["qid", "docno"]
 
 
 @admin.register(JudgeLabel)

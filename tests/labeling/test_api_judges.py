@@ -100,3 +100,54 @@ def test_outsiders_and_assessors_cannot_add_judges(
     answer = api(assessor).post(f"/api/campaigns/{campaign.pk}/judges/", {"name": "mine"}, format="json")
     assert answer.status_code in (403, 404)
     assert not campaign.judges.exists()
+
+
+def test_judges_that_run_are_added_run_and_cancelled_over_rest(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, campaign: Campaign
+) -> None:
+    from labeling.models import JudgeRun
+    from sampling import judge_run_step
+
+    client = api(coordinator)
+    base = f"/api/campaigns/{campaign.pk}/judges/"
+    lexical = client.post(base, {"kind": "lexical", "name": "bm25"}, format="json")
+    assert lexical.status_code == 201, lexical.content
+    body = lexical.json()
+    assert (body["kind"], body["version"], body["runnable"], body["run"]) == ("lexical", 1, True, None)
+    assert api(assessor).post(f"{base}{body['id']}/run/").status_code == 403
+    started = client.post(f"{base}{body['id']}/run/")
+    assert started.status_code == 202 and started.json()["run"]["status"] == "queued"
+    assert client.post(f"{base}{body['id']}/run/").json()["run"]["id"] == started.json()["run"]["id"]
+    judge_run_step(started.json()["run"]["id"])  # the worker's step, here
+    run = client.get(f"{base}{body['id']}/").json()["run"]
+    assert (run["status"], run["done"], run["pairs_total"], run["labels"]) == ("done", 21, 21, 21)
+    # An endpoint judge: the key's variable must be one the settings allow; the key is never sent.
+    refused = client.post(
+        base,
+        {
+            "kind": "endpoint",
+            "name": "llm",
+            "model": "m",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_variable": "PATH",
+        },
+        format="json",
+    )
+    assert refused.status_code == 400 and "'PATH' is not one the settings allow" in refused.content.decode()
+    endpoint = client.post(
+        base,
+        {"kind": "endpoint", "name": "llm", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+         "api_key_variable": "JUDGE_API_KEY", "cost_cap": 5, "concurrency": 2},
+        format="json",
+    )  # fmt: skip
+    assert endpoint.status_code == 201, endpoint.content
+    judge_id = endpoint.json()["id"]
+    assert "{document}" in endpoint.json()["prompt"] and endpoint.json()["cost_cap"] == 5
+    client.post(f"{base}{judge_id}/run/")
+    cancelled = client.post(f"{base}{judge_id}/cancel/")
+    assert cancelled.status_code == 200 and cancelled.json()["run"]["status"] == "cancelled"
+    assert JudgeRun.objects.filter(judge_id=judge_id).get().status == "cancelled"
+    uploaded = client.post(base, {"kind": "upload", "name": "files"}, format="json").json()
+    assert client.post(f"{base}{uploaded['id']}/run/").status_code == 400
+    schema = client.get("/api/schema/").content.decode()
+    assert "/judges/{judge_id}/run/" in schema and "/judges/{judge_id}/cancel/" in schema

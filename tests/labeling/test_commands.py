@@ -61,13 +61,14 @@ def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
     campaigns, created = demo_load()
     assert not created and campaigns[0] == campaign, "loaded once: a third load keeps them all"
     assert [demo.judging_mode for demo in campaigns] == ["graded", "graded", "topk", "sxs", "training"]
-    # The judge-assisted demo: a simulated judge labelled every document, named as simulated,
-    # and the assessors' history certifies its DCG.
+    # The judge-assisted demo: the built-in lexical judge labelled the pool (no network), named
+    # as weak, and the assessors' history certifies its DCG.
     judged = campaigns[1]
     assert judged.name == DEMO_JUDGED_CAMPAIGN and judged.strategy == Campaign.Strategy.JUDGED
     (judge,) = judged.judges.all()
-    assert judge.simulated and "simulated" in judge.model
-    assert judge.labels.count() == judged.documents.count()
+    assert judge.kind == "lexical" and "weak" in judge.model and not judge.simulated
+    assert judge.labels.count() == judged.pool_items.count()
+    assert judge.runs.get().status == "done" and judge.thresholds["source"] == "default shares"
     latest_judged = EstimateSnapshot.objects.filter(campaign=judged).latest("created_at", "id")
     dcg = [row for row in latest_judged.data["systems"] if row["metric"] == "DCG@10"]
     assert dcg and all(row["value"] is not None and row["judge_only"] is not None for row in dcg)
