@@ -115,6 +115,9 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
         "cost_cap": judge.cost_cap,
         "total_cost": judge_total_cost(judge),
         "thresholds": judge.thresholds,
+        "thresholds_shown": ", ".join(f"{float(cut):.2f}" for cut in judge.thresholds["cuts"])
+        if judge.thresholds
+        else "",
         "runnable": judge.kind != Judge.Kind.UPLOAD,
         "run": judge_run_progress(latest),
     }

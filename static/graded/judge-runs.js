@@ -12,9 +12,10 @@
       `${run.labels} labels` + (run.per_minute ? `, ${run.per_minute} per minute` : ""),
       `${run.refusals} refusals`,
       `${run.errors} errors`,
-      `${run.tokens_in} + ${run.tokens_out} tokens`,
-      `cost ${Number(run.cost).toFixed(4)}`,
     ];
+    if (run.tokens_in || run.cost) {
+      parts.push(`${run.tokens_in} + ${run.tokens_out} tokens`, `cost ${Number(run.cost).toFixed(4)}`);
+    }
     if (run.last_error) parts.push(`last error: ${run.last_error}`);
     return parts;
   }
@@ -48,6 +49,8 @@
       .then((response) => (response.ok ? response.json() : null))
       .then((judge) => {
         if (judge && judge.run) show(box, judge.run);
+        const coverage = judge && document.querySelector(`[data-coverage="${judge.id}"]`);
+        if (coverage) coverage.textContent = String(judge.coverage.labelled);
         if (box.dataset.active) window.setTimeout(() => poll(box), PERIOD_MS);
       })
       .catch(() => window.setTimeout(() => poll(box), PERIOD_MS * 3));

@@ -160,3 +160,87 @@ def test_a_coordinator_uploads_a_judge_and_the_dashboard_certifies_it(
         assert low <= float(certified) <= high
     assert "Kendall's tau" in text
     page.screenshot(path=str(screenshot_dir / "judges-dashboard.png"), full_page=True)
+
+
+TOPIC_WORDS = (
+    "solar panels",
+    "bicycle lanes",
+    "rainwater tanks",
+    "heat islands",
+    "night buses",
+    "compost bins",
+)
+
+
+def test_a_coordinator_runs_the_lexical_judge_and_watches_it_label_the_pool(
+    browser_page: Any,
+    live_server: Any,
+    judged_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+) -> None:
+    from labeling.models import Document, JudgeRun, Topic
+    from sampling import judge_run_step
+
+    campaign = judged_campaign
+    # Texts that say something: a document repeats its topic's words as often as it is relevant.
+    for topic in Topic.objects.filter(campaign=campaign):
+        Topic.objects.filter(pk=topic.pk).update(title=TOPIC_WORDS[int(topic.qid) - 1])
+    for qid, docno in pairs():
+        words = TOPIC_WORDS[int(qid) - 1]
+        text = " ".join([words] * true_grade(qid, docno) + ["city council minutes"] * 3)
+        Document.objects.filter(campaign=campaign, docno=docno).update(text=text)
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/")
+    page.select_option("#id_judge-kind", "lexical")
+    assert page.locator("#id_judge-base_url").is_hidden()  # endpoint settings only for endpoints
+    page.fill("#id_judge-name", "bm25")
+    page.click("#judge-add button[type=submit]")
+    article = page.locator("article[data-judge='bm25']")
+    article.wait_for()
+    assert "weak judge" in article.inner_text() and "Not run yet." in article.inner_text()
+    article.locator("button[data-run-start]").click()
+    page.wait_for_selector("text=is running over the pool")
+    article = page.locator("article[data-judge='bm25']")
+    assert article.locator("button[data-run-start]").is_disabled()
+    # The worker's step (no worker in this test: a stub broker); the page polls the judge's API
+    # and fills the bar by itself, without a reload.
+    run = JudgeRun.objects.get(judge__name="bm25")
+    assert judge_run_step(run.pk) == "done"
+    article.locator("[data-judge-run][data-status='done']").wait_for(timeout=15_000)
+    assert article.locator("[role=progressbar]").get_attribute("aria-valuenow") == "100"
+    figures = article.locator("[data-run-figures]").inner_text()
+    assert "30 of 30 pairs" in figures and "30 labels" in figures and "0 refusals" in figures
+    assert article.locator("button[data-run-start]").inner_text() == "Run again"
+    page.screenshot(path=str(screenshot_dir / "lexical-judge-run.png"), full_page=True)
+    assert JudgeLabel.objects.filter(judge__name="bm25").count() == 30
+
+    campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
+    page.click("button:has-text('Log out')")
+    log_in(page, live_server.url, "alice", f"/judge/{campaign.pk}/")
+    for _ in range(12):
+        page.wait_for_function(
+            "!document.getElementById('item').hidden || !document.getElementById('empty').hidden"
+        )
+        if not page.locator("#empty").is_hidden():
+            break
+        item = shown_item(page)
+        qid = item.split("|")[0].replace("Topic ", "").strip()
+        docno = item.split("|")[1].strip()
+        judge_with_key(page, GRADE_KEYS[true_grade(qid, docno)])
+        recompute(campaign.pk)
+    judged = Judgment.objects.filter(campaign=campaign).count()
+    assert judged >= 6
+    page.click("button:has-text('Log out')")
+    log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/dashboard/")
+    panel = page.locator("section#judges")
+    panel.wait_for()
+    text = panel.inner_text()
+    assert f"Agreement with the assessors on {judged} item" in text
+    rows = panel.locator("table.judge-systems tbody tr")
+    assert rows.count() == 2
+    for index in range(2):
+        cells = [cell.strip() for cell in rows.nth(index).locator("td").all_inner_texts()]
+        low, high = (float(part) for part in cells[2].split(" to "))
+        assert low <= float(cells[1]) <= high
+    page.screenshot(path=str(screenshot_dir / "lexical-judge-dashboard.png"), full_page=True)
