@@ -27,6 +27,7 @@ from sampling import (
     judge_create,
     judge_labels_import,
     judge_summary,
+    judges_dashboard,
     leaderboards,
 )
 from sampling.estimates import estimates_compute
@@ -135,15 +136,24 @@ def test_a_judged_campaign_certifies_dcg_next_to_the_judge_only_value(
     assert summary["agreement"]["n_items"] >= 1
     assert summary["agreement"]["leniency"] > 0
     assert any("shares its model with beta" in warning for warning in summary["warnings"])
+    # The circularity declaration shows beside the affected system's certified estimate.
+    circular = {row["name"]: row["circular_judges"] for row in judges_dashboard(campaign)["systems"]}
+    assert circular == {"alpha": [], "beta": ["lenient"]}
 
 
-@pytest.mark.slow  # 24 campaigns: run once (SQLite), not again in the PostgreSQL pass
+@pytest.mark.slow  # 24 campaigns each: run once (SQLite), not again in the PostgreSQL pass
+@pytest.mark.parametrize("arriving", [False, True], ids=["labels-first", "labels-while-judging"])
 def test_the_judged_estimate_is_unbiased_over_seeds(
-    coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser, arriving: bool
 ) -> None:
     """The app's own pipeline (draws, stored propensities, per-version h) averaged over campaign
-    seeds hits the DCG the humans' grades give (every pool item graded by `human_grade`)."""
+    seeds hits the DCG the humans' grades give (every pool item graded by `human_grade`). With
+    `arriving`, the judge has labelled only topic 1 when judging starts and the rest arrives
+    after two answers, as a judge running beside the assessors delivers it."""
     values = []
+    labels = pool_labels().splitlines(keepends=True)
+    first = [line for line in labels if line.startswith("1 ")] if arriving else labels
+    rest = [line for line in labels if line not in first]
     for seed in range(24):
         campaign = campaign_create(
             creator=coordinator, name=f"seed {seed}", metric="DCG@5", grades=["Bad", "Fair", "Good"],
@@ -152,11 +162,15 @@ def test_the_judged_estimate_is_unbiased_over_seeds(
         Campaign.objects.filter(pk=campaign.pk).update(seed=seed + 1)
         runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
         judge = judge_create(campaign=campaign, name="lenient")
-        judge_labels_import(judge=judge, files=[upload("judge.txt", pool_labels())])
+        judge_labels_import(judge=judge, files=[upload("judge.txt", "".join(first))])
         campaign_assessors_assign(campaign=campaign, usernames=["alice"])
         campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
+        answered = 0
         while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
             task_answer(task=task, assessor=assessor, grade=human_grade(task.document.docno), seconds=1.0)
+            answered += 1
+            if answered == 2 and rest:
+                judge_labels_import(judge=judge, files=[upload("later.txt", "".join(rest))])
             recompute(campaign.pk)
         rows = estimates_compute(Campaign.objects.get(pk=campaign.pk))["systems"]
         values.append(
