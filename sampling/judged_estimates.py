@@ -1,13 +1,15 @@
 """The judged strategy's estimate rows: every draw with the calibration h of its sampling
-version, next to the judge-only value (`sampling.judged` stores those calibrations). The level
-names this module by string (`JudgedLevel.estimates_function`), as the other levels do theirs."""
+version, the control's weight tuned on the draws before it (`estimation.judges.design.tuned_terms`:
+a judge that does not help on the items drawn costs little), next to the judge-only value
+(`sampling.judged` stores the calibrations). The level names this module by string
+(`JudgedLevel.estimates_function`), as the other levels do theirs."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from estimation.judges.calibration import Calibration, no_calibration
-from estimation.judges.design import judged_estimate, judged_terms
+from estimation.judges.design import judged_estimate, judged_parts, tuned_terms
 from estimation.sampling.items import system_weights
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, JudgeCalibration
@@ -46,6 +48,7 @@ def judged_level_rows(
     n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
     judge_gain = np.where(classes >= 0, gains[np.clip(classes, 0, None)], 0.0)
     terms_of: dict[int, np.ndarray] = {}
+    parts_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     rows: list[dict] = []
     judge_values: dict[str, float] = {}
     bounds = metric.value_bounds()
@@ -58,13 +61,15 @@ def judged_level_rows(
             offsets = {
                 v: float((weights * tables.get(v, none).h(classes)).sum()) for v in set(versions.tolist())
             }
-            terms = judged_terms(
+            plain, controls = judged_parts(
                 np.array([offsets[int(v)] for v in versions]),
                 weights[topic, slot],
                 human,
                 control,
                 propensities,
             )
+            parts_of[index] = (plain, controls)
+            terms = tuned_terms(plain, controls)
             terms_of[index] = terms
             estimate = judged_estimate(terms, n_judged=n_judged, budget_spent=spent)
             # What the judge was worth: the draws the same design would need without the judge's
@@ -90,8 +95,13 @@ def judged_level_rows(
         focus = focus_indices(campaign, arrays)
         if len(focus) == 2:
             a, b = focus
+            # The difference's own control weight: tuned on the differences of the two parts.
             gap = (
-                judged_estimate(terms_of[a] - terms_of[b], n_judged=n_judged, budget_spent=spent)
+                judged_estimate(
+                    tuned_terms(parts_of[a][0] - parts_of[b][0], parts_of[a][1] - parts_of[b][1]),
+                    n_judged=n_judged,
+                    budget_spent=spent,
+                )
                 if topic.size
                 else None
             )

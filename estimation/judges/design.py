@@ -85,6 +85,23 @@ def judged_distribution(
     return SamplingDistribution(q=q / q.sum(), optimal=optimal, mix=safety_share, cost=cost)
 
 
+def judged_parts(
+    offset: float | np.ndarray,
+    target_weight: np.ndarray,
+    human_gain: np.ndarray,
+    control: np.ndarray,
+    propensity: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(Y, X) per draw for `tuned_terms`: Y = a G / q, X = a h / q - offset (arguments as
+    `judged_terms`, whose T is Y - X)."""
+    propensity = np.asarray(propensity, dtype=float)
+    if np.any(~(propensity > 0)) or np.any(propensity > 1):
+        raise ValueError("propensities must lie in (0, 1]")
+    weight = np.asarray(target_weight, dtype=float) / propensity
+    plain = weight * np.asarray(human_gain, dtype=float)
+    return plain, weight * np.asarray(control, dtype=float) - np.asarray(offset)
+
+
 def judged_terms(
     offset: float | np.ndarray,
     target_weight: np.ndarray,
@@ -116,6 +133,52 @@ def judged_terms(
         * (np.asarray(human_gain, dtype=float) - np.asarray(control, dtype=float))
         / propensity
     )
+
+
+MIN_TUNING_DRAWS = 3
+"""Draws before the control variate's weight is fitted; until then it is 1 (the calibration as
+fitted). Measured on seeded campaigns of 60 draws: starting at 0 for 10 draws lost a good
+judge's gain (variance 0.16 of plain sampling instead of 0.008); 1 for 3 draws keeps it (0.009)
+and a misleading judge still costs less than plain sampling (0.92, untuned 4.4)."""
+
+
+def tuned_terms(plain: np.ndarray, control: np.ndarray, *, warmup: int = MIN_TUNING_DRAWS) -> np.ndarray:
+    """T_k = Y_k - lambda_k X_k, with lambda_k fitted on the draws before k (power tuning).
+
+    ``Y_k = a G(y) / q`` is the plain importance-sampling term of draw k and
+    ``X_k = a h(f) / q - sum_i a_i h(f_i)`` its control, zero-mean under the draw's q. The
+    weight minimising the variance is Cov(Y, X) / Var(X) (PPI++'s power tuning, Angelopoulos et
+    al. 2023); fitted on the earlier draws only, it is fixed before draw k is made, so every
+    term keeps expectation theta whatever the judge (a martingale difference, as the per-version
+    h is). It is clipped to [0, 1]: 1 is the untuned estimator, 0 plain importance sampling, so a
+    judge whose calibration misleads on the items the design draws (h fitted on other topics, or
+    constant for a difference) costs at most the fitting noise instead of the variance it adds.
+
+    Parameters
+    ----------
+    plain, control : ndarray, shape (n,) or (n, S)
+        Y and X per draw, in the order the draws were made (S targets tuned separately).
+    warmup : int
+        Draws before the first fitted weight (weight 1 until then).
+    """
+    plain = np.asarray(plain, dtype=float)
+    control = np.asarray(control, dtype=float)
+    if plain.shape != control.shape:
+        raise ValueError("plain and control must have one shape")
+    count = np.arange(plain.shape[0], dtype=float).reshape((-1,) + (1,) * (plain.ndim - 1))
+    sum_x, sum_y = _sums_before(control), _sums_before(plain)
+    sum_xx, sum_xy = _sums_before(control * control), _sums_before(control * plain)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        covariance = sum_xy - sum_x * sum_y / count
+        variance = sum_xx - sum_x * sum_x / count
+        weight = np.where((count >= warmup) & (variance > 1e-12), covariance / variance, 1.0)
+    weight = np.clip(np.nan_to_num(weight, nan=1.0), 0.0, 1.0)
+    return plain - weight * control
+
+
+def _sums_before(values: np.ndarray) -> np.ndarray:
+    """Row k: the sum of rows 0..k-1 (zeros for row 0)."""
+    return np.concatenate([np.zeros((1,) + values.shape[1:]), np.cumsum(values, axis=0)[:-1]])
 
 
 def judged_estimate(

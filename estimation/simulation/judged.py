@@ -1,16 +1,21 @@
 """Replayed campaigns of the judged design: a judge labelled the pool, humans label a sample.
 
-Two variants, as the method notes describe them:
+Two variants, as the app runs them (`sampling.judged`):
 
 - external calibration (fitted before the campaign, e.g. on the same judge's labels of other
   topics): one stage, q fixed, draws with replacement until the budget of distinct human labels
-  is spent (the stopping rule of `estimation.sampling.budget_loop`, through the batch kernels,
-  so repetition r shares its uniforms with the ``items`` strategy's repetition r);
+  is spent;
 - internal calibration (no external set): stage 1 spends about a third of the budget on the
-  no-model design q proportional to w; each stage-1 term uses the calibration fitted on the
-  other fold (two folds by draw parity); stage 2 draws from the mixture design with the
-  calibration fitted on all stage-1 items; `estimation.judges.design.two_stage_estimate`
-  combines them. A label bought in stage 1 is reused for free when stage 2 draws the item again.
+  no-model design (the judged design with h = 0, sigma = 1: q mostly proportional to |a|) with
+  plain importance-sampling terms; the calibration is then fitted on the stage-1 labels and
+  kept, and stage 2 draws from the judged design. A label bought in stage 1 is reused for free
+  when stage 2 draws the item again. (The method notes' cross-fitted stage-1 terms,
+  `estimation.judges.design.two_stage_estimate`, are kept as a function; the app does not use
+  them, since a stage-1 term with h = 0 is already unbiased.)
+
+In both, the control variate's weight is tuned on the earlier draws
+(`estimation.judges.design.tuned_terms`) and the estimate is the mean of every term with a
+Student interval (`estimation.judges.design.judged_estimate`).
 
 Budgets count distinct human labels (cost 1 per item; item costs enter the design as
 1/sqrt(c) but this replay charges 1 per label, like the CLI's default).
@@ -22,16 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimation.judges.calibration import Calibration, cross_fitted_residuals, fit_calibration
+from estimation.judges.calibration import Calibration, fit_calibration, no_calibration
 from estimation.judges.design import (
     DEFAULT_SAFETY_SHARE,
     judged_distribution,
-    judged_terms,
-    two_stage_estimate,
+    judged_estimate,
+    judged_parts,
+    tuned_terms,
 )
 from estimation.sampling.budget_loop import draw_units
-from estimation.sampling.intervals import t_interval
-from estimation.simulation.kernels import mean_reduce, run_batches
 
 FIRST_STAGE_SHARE = 1 / 3
 """Share of the budget the internal calibration's first stage spends (n1 ~ n / 3)."""
@@ -91,34 +95,28 @@ def replay_external(
     confidence: float = 0.95,
     safety_share: float = DEFAULT_SAFETY_SHARE,
 ) -> list[Outcome]:
-    """One-stage campaigns with a calibration fixed before them."""
+    """One-stage campaigns with a calibration fixed before them; the control's weight is tuned
+    on the earlier draws (`estimation.judges.design.tuned_terms`), as the app does."""
     control = calibration.h(replay.classes)
     q = replay.design(calibration, safety_share)
     offset = float(replay.target @ control)
-    terms = np.zeros((q.size, 1))
-    drawable = q > 0
-    terms[drawable, 0] = judged_terms(
-        offset, replay.target[drawable], replay.human_gain[drawable], control[drawable], q[drawable]
-    )
     shape = (len(budgets), repetitions)
     estimates, lows, highs, topics, spent = (np.zeros(shape) for _ in range(5))
-    unit_cost = np.ones(q.size)
-    for r in range(repetitions):
-        stats, n_draws, _, spent_r = run_batches(
-            q=q,
-            unit_cost=unit_cost,
-            budgets=np.asarray(budgets, dtype=float),
-            n_repetitions=1,
-            max_draws=None,
-            rng=np.random.default_rng([seed, r]),
-            reduce=lambda draws, taken: mean_reduce(draws, taken, terms),
-            width=1,
-        )
-        estimate, error = stats[0][:, 0, 0], stats[1][:, 0, 0]
-        low, high = t_interval(estimate, error, n_draws[:, 0] - 1, confidence)
-        estimates[:, r], lows[:, r], highs[:, r] = estimate, low, high
-        spent[:, r] = spent_r[:, 0]
-        topics[:, r] = _topics_judged(q, n_draws[:, 0], seed, r, replay.n_slots)
+    for b, budget in enumerate(budgets):
+        labels = int(np.floor(budget + 1e-9))
+        for r in range(repetitions):
+            rng = np.random.default_rng([seed, r])
+            labelled = np.zeros(q.size, dtype=bool)
+            draws = _draw_until(q, labels, labelled, rng)
+            plain, controls = judged_parts(
+                offset, replay.target[draws], replay.human_gain[draws], control[draws], q[draws]
+            )
+            estimate = judged_estimate(
+                tuned_terms(plain, controls), confidence=confidence, n_judged=int(labelled.sum())
+            )
+            estimates[b, r], lows[b, r], highs[b, r] = estimate.value, estimate.low, estimate.high
+            spent[b, r] = labelled.sum()
+            topics[b, r] = np.unique(np.flatnonzero(labelled) // replay.n_slots).size
     return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
 
 
@@ -131,10 +129,14 @@ def replay_internal(
     confidence: float = 0.95,
     safety_share: float = DEFAULT_SAFETY_SHARE,
 ) -> list[Outcome]:
-    """Two-stage campaigns calibrated on their own first stage (cross-fitted)."""
+    """Two-stage campaigns calibrated on their own first stage, as the app runs them: stage 1
+    draws from the no-model design with plain importance-sampling terms (h = 0), the calibration
+    is fitted on its labels and kept, stage 2 draws from the judged design with the control's
+    weight tuned over the draws in order; one mean over every term."""
     shape = (len(budgets), repetitions)
     estimates, lows, highs, topics, spent = (np.zeros(shape) for _ in range(5))
-    first_q = replay.no_model_weight / replay.no_model_weight.sum()
+    none = no_calibration(replay.n_grades)
+    first_q = replay.design(none, safety_share)
     for b, budget in enumerate(budgets):
         labels = int(np.floor(budget + 1e-9))
         first_budget = max(2, int(round(labels * FIRST_STAGE_SHARE)))
@@ -142,7 +144,9 @@ def replay_internal(
             rng = np.random.default_rng([seed, r])
             labelled = np.zeros(first_q.size, dtype=bool)
             first = _draw_until(first_q, min(first_budget, labels), labelled, rng)
-            first_terms = _first_stage_terms(replay, first, first_q)
+            first_plain, first_control = judged_parts(
+                0.0, replay.target[first], replay.human_gain[first], np.zeros(first.size), first_q[first]
+            )
             items = np.flatnonzero(labelled)
             calibration = fit_calibration(
                 replay.classes[items], replay.human_gain[items], n_grades=replay.n_grades, source="internal"
@@ -151,36 +155,17 @@ def replay_internal(
             q = replay.design(calibration, safety_share)
             second = _draw_until(q, labels - int(labelled.sum()), labelled, rng)
             offset = float(replay.target @ control)
-            second_terms = judged_terms(
+            second_plain, second_control = judged_parts(
                 offset, replay.target[second], replay.human_gain[second], control[second], q[second]
             )
-            estimate = two_stage_estimate(
-                first_terms, second_terms, confidence=confidence, n_judged=int(labelled.sum())
+            terms = tuned_terms(
+                np.concatenate([first_plain, second_plain]), np.concatenate([first_control, second_control])
             )
+            estimate = judged_estimate(terms, confidence=confidence, n_judged=int(labelled.sum()))
             estimates[b, r], lows[b, r], highs[b, r] = estimate.value, estimate.low, estimate.high
             spent[b, r] = labelled.sum()
             topics[b, r] = np.unique(np.flatnonzero(labelled) // replay.n_slots).size
     return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
-
-
-def _first_stage_terms(replay: JudgedReplay, draws: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Stage-1 terms, each with the calibration fitted on the other fold's draws."""
-    if draws.size == 0:
-        return np.zeros(0)
-    folds = np.arange(draws.size) % 2
-    for_fold = cross_fitted_residuals(
-        replay.classes[draws], replay.human_gain[draws], folds, n_grades=replay.n_grades
-    )
-    terms = np.empty(draws.size)
-    for fold, calibration in enumerate(for_fold):
-        rows = folds == fold
-        control = calibration.h(replay.classes)
-        offset = float(replay.target @ control)
-        chosen = draws[rows]
-        terms[rows] = judged_terms(
-            offset, replay.target[chosen], replay.human_gain[chosen], control[chosen], q[chosen]
-        )
-    return terms
 
 
 def _draw_until(q: np.ndarray, new_labels: int, labelled: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -212,17 +197,6 @@ def _draw_until(q: np.ndarray, new_labels: int, labelled: np.ndarray, rng: np.ra
             break
         draws.append(units)
     return np.concatenate(draws) if draws else np.zeros(0, dtype=np.int64)
-
-
-def _topics_judged(
-    q: np.ndarray, n_draws: np.ndarray, seed: int, repetition: int, n_slots: int
-) -> np.ndarray:
-    longest = int(n_draws.max())
-    if longest == 0:
-        return np.zeros(n_draws.shape)
-    uniforms = np.random.default_rng([seed, repetition]).random(longest)
-    topic_of = draw_units(q, uniforms) // n_slots
-    return np.array([np.unique(topic_of[:n]).size for n in n_draws], dtype=float)
 
 
 __all__ = ["FIRST_STAGE_SHARE", "JudgedReplay", "replay_external", "replay_internal"]
