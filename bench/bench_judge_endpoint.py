@@ -93,7 +93,8 @@ def main() -> None:
     ours = statistics.median(p[0] for p in pairs)
     bare = statistics.median(p[1] for p in pairs)
     report = {
-        "command": f"python bench/bench_judge_endpoint.py --requests {args.requests} --repeats {args.repeats}",
+        "command": "python bench/bench_judge_endpoint.py "
+        f"--requests {args.requests} --repeats {args.repeats}",
         "requests_per_second_instant_model_8_concurrent": round(statistics.median(instant), 1),
         "requests_per_second_50ms_model_8_concurrent": round(statistics.median(slow), 1),
         "ideal_50ms_8_concurrent": 160.0,

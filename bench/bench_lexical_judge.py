@@ -58,11 +58,13 @@ from bench_judged import (  # noqa: E402
 
 from estimation.formats.letor import concat_pools, read_letor  # noqa: E402
 from estimation.formats.trec import Run, read_qrels, read_run  # noqa: E402
-from estimation.judges import agreement, fit_calibration  # noqa: E402
+from estimation.judges import agreement, fit_calibration, no_calibration  # noqa: E402
 from estimation.judges.lexical import Thresholds, fit_thresholds  # noqa: E402
 from estimation.metrics.spec import Metric  # noqa: E402
+from estimation.simulation.planner import PlannerRow, budget_needed  # noqa: E402
 
 MQ2008 = SHARED_DATA / "mq2008"
+NO_JUDGE = "no judge"
 BM25_WHOLE = 24
 """0-based index of LETOR 4.0's feature 25, BM25 of the whole document."""
 TARGETS = {
@@ -94,6 +96,30 @@ def normalised_by_topic(pairs: list[tuple[str, str]], scores: dict) -> dict[tupl
     for qid, docno in pairs:
         best[qid] = max(best.get(qid, 0.0), scores.get((qid, docno), 0.0))
     return {(q, d): (scores.get((q, d), 0.0) / best[q] if best[q] > 0 else 0.0) for q, d in pairs}
+
+
+def against_no_judge(case: dict, cases: list[dict]) -> dict:
+    """Per target and budget: the budget this judge's design needs for the no-judge design's
+    RMSE at that budget, divided by the budget."""
+    base = next(c for c in cases if c["judge"] == NO_JUDGE and c["calibration"] == case["calibration"])
+    values, extrapolated = [], 0
+    for target, reference in zip(case["targets"], base["targets"], strict=True):
+        rows = [PlannerRow(**row) for row in target["judged"]]
+        for row in reference["judged"]:
+            need = budget_needed(rows, "judged", row["rmse"])
+            values.append(need.budget / row["budget"])
+            extrapolated += bool(need.extrapolated)
+    finite = np.array([v for v in values if np.isfinite(v)])
+    return {
+        "judge": case["judge"],
+        "calibration": case["calibration"],
+        "cells": len(values),
+        "mean": float(finite.mean()) if finite.size else float("nan"),
+        "worst": float(finite.max()) if finite.size else float("nan"),
+        "above_105": int(np.sum(finite > 1.05)),
+        "extrapolated": extrapolated,
+        "values": values,
+    }
 
 
 def main() -> None:
@@ -137,12 +163,16 @@ def main() -> None:
             {"name": name, "judge": {p: (c, None) for p, c in classes.items()}, "calibration": calibration}
         )
         print(f"{name}: kappa {found['kappa']:.3f}, weighted {found['weighted_kappa']:.3f}", file=sys.stderr)
+    # The baseline the judge must not lose to: the same judged design without any judge label
+    # (every pair in the MISSING class: h a constant, sigma one, i.e. the no-model design).
+    judges.append({"name": NO_JUDGE, "judge": {}, "calibration": no_calibration(3)})
     data = {"name": "MQ2008 (even topics)", "metric": metric, "qrels": qrels, "runs": runs,
             "judges": judges, "target_spec": TARGETS}  # fmt: skip
     cases = []
     for case in run_dataset(data, args.repetitions, args.seed):
         case["summary"] = summarise(case)
         cases.append(case)
+    versus = [against_no_judge(case, cases) for case in cases if case["judge"] != NO_JUDGE]
     order = nist_order(qrels, runs, metric)
     report = {
         "repetitions": args.repetitions,
@@ -155,6 +185,7 @@ def main() -> None:
         "order": [{"tag": r["tag"], "value": r["value"]} for r in order],
         "agreement": agreements,
         "cases": [{k: v for k, v in case.items()} for case in cases],
+        "versus_no_judge": versus,
     }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "lexical_judge.json").write_text(json.dumps(report, separators=(",", ":"), default=float))
@@ -174,7 +205,21 @@ def main() -> None:
             f"| {entry['n_items']} | {entry['kappa']:.3f} | {entry['weighted_kappa']:.3f} "
             f"| {entry['binary_kappa']:.3f} | {entry['leniency']:+.3f} |"
         )
-    lines += ["", *summary_table(report), ""]
+    lines += [
+        "",
+        "Human labels the judged design needs with the lexical judge for the RMSE it reaches without "
+        "any judge (the same design, every pair unlabelled), at each budget; mean [worst] over "
+        "targets and budgets, `*` where a value was extrapolated:",
+        "",
+        "| judge | calibration | labels needed vs no judge, mean [worst] | cells above 1.05 |",
+        "|---|---|---|---:|",
+    ]
+    for entry in versus:
+        lines.append(
+            f"| {entry['judge']} | {entry['calibration']} | {entry['mean']:.2f} [{entry['worst']:.2f}]"
+            f"{'*' if entry['extrapolated'] else ''} | {entry['above_105']} of {entry['cells']} |"
+        )
+    lines += ["", "Against item sampling without a model (Schnabel et al.):", "", *summary_table(report), ""]
     (RESULTS / "lexical_judge.md").write_text("\n".join(lines))
     print("\n".join(lines))
 

@@ -264,9 +264,11 @@ def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
         run = judge_run_start(judge, user=request_user(request))
         return f"{judge.name} (version {run.version}) is running over the pool; progress shows below."
     if action == "cancel":
-        run = judge_run_cancel(judge)
+        cancelled = judge_run_cancel(judge)
         return (
-            f"{judge.name}'s run stops after the requests in flight." if run else f"{judge.name} has no run."
+            f"{judge.name}'s run stops after the requests in flight."
+            if cancelled
+            else f"{judge.name} has no run."
         )
     if judge.kind == Judge.Kind.LEXICAL:
         judge = judge_update(judge, user=request_user(request), refit=True)

@@ -73,13 +73,8 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
             f"{judge.name} is the built-in lexical judge: BM25 word overlap, a weak judge; it saves human "
             "labels only where word overlap says something about relevance"
         )
-    versions = sorted(
-        set(
-            JudgeLabel.objects.filter(
-                judge=judge, human_grade__isnull=True, version__isnull=False
-            ).values_list("version", flat=True)
-        )
-    )
+    labelled_by = JudgeLabel.objects.filter(judge=judge, human_grade__isnull=True, version__isnull=False)
+    versions = sorted({int(version or 0) for version in labelled_by.values_list("version", flat=True)})
     if len(versions) > 1:
         warnings.append(
             f"the pool carries labels of {len(versions)} versions of {judge.name} "

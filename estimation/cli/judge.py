@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from typing import TextIO
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from estimation.formats.texts import read_document_texts, read_topic_texts
 from estimation.formats.trec import InputFileError, read_run
 from estimation.judges.endpoint import EndpointClient, EndpointSettings, answer_cost
 from estimation.judges.lexical import Bm25Collection, fit_thresholds, pool_scores, rationale
-from estimation.judges.prompts import DocumentText, check_template, default_prompt, render_prompt
+from estimation.judges.prompts import DocumentText, TopicText, check_template, default_prompt, render_prompt
 
 EPILOG = """\
 examples:
@@ -160,8 +161,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _lexical(
-    pool: dict[str, list[str]], topics: dict, documents: dict[str, DocumentText], n_grades: int, out
-) -> int:  # type: ignore[no-untyped-def]
+    pool: dict[str, list[str]],
+    topics: dict[str, TopicText],
+    documents: dict[str, DocumentText],
+    n_grades: int,
+    out: TextIO,
+) -> int:
     collection = Bm25Collection.of({docno: document.body for docno, document in documents.items()})
     scores = pool_scores(collection, {qid: f"{t.title} {t.description}" for qid, t in topics.items()}, pool)
     every = np.concatenate([s for s in scores.values()]) if scores else np.zeros(0)
