@@ -185,11 +185,16 @@ def draws_top_up(*, campaign_id: int, target: int | None = None, at_least: int =
     state = sampling_state_current(campaign)
     if state is None:
         return 0
+    strategy = strategy_for(campaign)
+    room = strategy.items_drawable(campaign)
+    if room is not None:
+        wanted = min(wanted, room)
+        if wanted <= 0:
+            return 0
     arrays = pool_arrays_for(campaign)
     _, spent = campaign_spent(campaign)
     left = campaign.budget - spent - outstanding_cost(campaign, state)
     coverage = _Coverage(campaign, arrays)
-    strategy = strategy_for(campaign)
     level = strategy.level
     next_order = (Draw.objects.filter(campaign=campaign).aggregate(top=Max("order"))["top"] or 0) + 1
     # Seeded by the campaign and the draw's order: the same q gives the same draws however the

@@ -147,9 +147,10 @@ def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
         return {"judges": [], "systems": [], "board": None}
     result = estimates_current(campaign)
     metric = f"DCG@{campaign.metric_cutoff}"
+    # Beside the certified rows: the judge whose labels they use (the one sampling uses).
     circular: dict[str, list[str]] = {}
     for judge in judges:
-        for system in judge["shares_model_with"]:
+        for system in judge["shares_model_with"] if judge["used_for_sampling"] else []:
             circular.setdefault(system, []).append(judge["name"])
     rows = [
         {

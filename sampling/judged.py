@@ -5,8 +5,11 @@ The formulas are `estimation.judges`.
 Why the estimate stays unbiased while labels arrive: every draw stores its sampling version,
 and each version stores the calibration h it was computed with (`JudgeCalibration`), fitted
 only from human labels that existed before that version's draws. The term of draw k,
-``sum_i a_i h_k(f_i) + a (G - h_k(f)) / q_k``, has expectation theta given everything before
-it, whatever h_k is; the judge's classes f_i come from uploads, never from the draws' outcomes.
+``sum_i a_i h_k(f_i) + a (G - h_k(f)) / q_k`` (its control weighted by a lambda_k fitted on the
+earlier draws), has expectation theta given everything before it, whatever h_k is, as long as the
+judge's classes f_i do not depend on the draws' outcomes: uploads, endpoint runs (the model never
+sees a human grade; `sampling.judge_runs` orders a run by the runs, not by the draws) and the
+lexical judge (thresholds fitted once, at its first run).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from estimation.metrics.spec import Metric
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
-from labeling.models import Campaign, Judge, JudgeCalibration
+from labeling.models import Campaign, Judge, JudgeCalibration, JudgeLabel, Judgment, Task
 from sampling.judge_labels import calibration_set_pairs, judge_for_sampling, pool_judge_classes
 from sampling.pool_arrays import PoolArrays
 
@@ -42,6 +45,26 @@ def first_stage_labels(campaign: Campaign) -> int:
     if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
         return max(MIN_FIRST_STAGE, int(round(campaign.budget * FIRST_STAGE_SHARE)))
     return 3 * MIN_FIRST_STAGE
+
+
+def first_stage_room(campaign: Campaign) -> int | None:
+    """Items the first stage of an internal calibration may still draw: the first stage's size
+    minus the items judged or waiting for a judgment; None when no first stage is pending (no
+    judge, an external calibration, or the calibration fitted already). Without this limit the
+    draw queue, topped up ahead of the assessors, drew most of a small budget from the no-model
+    design before the calibration existed (the demo: all 97 draws of a budget of 60)."""
+    judge = judge_for_sampling(campaign)
+    if judge is None or JudgeLabel.objects.filter(judge=judge, human_grade__isnull=False).exists():
+        return None
+    if JudgeCalibration.objects.filter(campaign=campaign, judge=judge, table__source="internal").exists():
+        return None
+    judged = set(Judgment.objects.filter(campaign=campaign).values_list("topic_id", "document_id").distinct())
+    waiting = set(
+        Task.objects.filter(campaign=campaign, answered_at__isnull=True).values_list(
+            "topic_id", "document_id"
+        )
+    )
+    return max(0, first_stage_labels(campaign) - len(judged | waiting))
 
 
 def external_calibration_of(campaign: Campaign, judge: Judge, metric: Metric) -> Calibration | None:

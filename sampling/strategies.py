@@ -259,6 +259,10 @@ class SamplingStrategy(ABC):
         """Called in the transaction that stores sampling version `version` (nothing by default)."""
         return None
 
+    def items_drawable(self, campaign: Campaign) -> int | None:
+        """How many more items the current sampling version may draw (None: no limit)."""
+        return None
+
 
 def planning_metric(metric: Metric) -> Metric:
     """The metric sampling plans with: nDCG plans with DCG at the same cutoff."""
@@ -385,6 +389,11 @@ class JudgedStrategy(SamplingStrategy):
 
         if isinstance(distribution, JudgedDistribution) and distribution.calibration is not None:
             calibration_store(campaign, version, distribution.calibration, distribution.judge)
+
+    def items_drawable(self, campaign: Campaign) -> int | None:
+        from sampling.judged import first_stage_room
+
+        return first_stage_room(campaign)
 
 
 STRATEGIES: dict[str, SamplingStrategy] = {

@@ -51,6 +51,8 @@
         if (judge && judge.run) show(box, judge.run);
         const coverage = judge && document.querySelector(`[data-coverage="${judge.id}"]`);
         if (coverage) coverage.textContent = String(judge.coverage.labelled);
+        const cost = judge && document.querySelector(`[data-total-cost="${judge.id}"]`);
+        if (cost) cost.textContent = Number(judge.total_cost).toFixed(4);
         if (box.dataset.active) window.setTimeout(() => poll(box), PERIOD_MS);
       })
       .catch(() => window.setTimeout(() => poll(box), PERIOD_MS * 3));

@@ -257,3 +257,12 @@ def test_an_internal_calibration_waits_for_its_first_stage_and_then_stays(
     assert set(sources[first_internal:]) == {"internal"}  # never back to none
     assert all(table == tables[first_internal] for table in tables[first_internal:])  # frozen
     assert sum(tables[first_internal]["counts"]) >= 10  # fitted on the whole first stage
+    # The draw queue stops at the first stage until the calibration exists: no item of the
+    # budget beyond the first stage is drawn from the no-model design.
+    source_of = dict(
+        JudgeCalibration.objects.filter(campaign=campaign).values_list("sampling_version", "table__source")
+    )
+    draws = Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM)
+    before = {(d.topic_id, d.document_id) for d in draws if source_of.get(d.sampling_version) == "none"}
+    after = [d for d in draws if source_of.get(d.sampling_version) == "internal"]
+    assert len(before) <= 10 and after
