@@ -159,14 +159,17 @@ def tuned_terms(plain: np.ndarray, control: np.ndarray, *, warmup: int = MIN_TUN
     plain, control : ndarray, shape (n,) or (n, S)
         Y and X per draw, in the order the draws were made (S targets tuned separately).
     warmup : int
-        Draws before the first fitted weight (weight 1 until then).
+        Draws with a control (X != 0) before the first fitted weight (weight 1 until then).
     """
     plain = np.asarray(plain, dtype=float)
     control = np.asarray(control, dtype=float)
     if plain.shape != control.shape:
         raise ValueError("plain and control must have one shape")
-    count = np.arange(plain.shape[0], dtype=float).reshape((-1,) + (1,) * (plain.ndim - 1))
-    sum_x, sum_y = _sums_before(control), _sums_before(plain)
+    # Only draws whose control is on (X != 0: drawn with a calibration) say how Y follows X; the
+    # draws of a first stage without a calibration would otherwise hold the weight at its start.
+    active = (control != 0).astype(float)
+    count = _sums_before(active)
+    sum_x, sum_y = _sums_before(control), _sums_before(plain * active)
     sum_xx, sum_xy = _sums_before(control * control), _sums_before(control * plain)
     with np.errstate(invalid="ignore", divide="ignore"):
         covariance = sum_xy - sum_x * sum_y / count
