@@ -26,6 +26,7 @@ from sampling import (
     judge_run_cancel,
     judge_run_start,
     judge_summary,
+    judge_update,
 )
 
 
@@ -138,9 +139,42 @@ class JudgesApi(APIView):
         return Response(JudgeSerializer(judge_summary(judge)).data, status=status.HTTP_201_CREATED)
 
 
+class JudgeEditSerializer(StrictSerializer):
+    model = serializers.CharField(max_length=200, required=False)
+    prompt = serializers.CharField(max_length=100_000, required=False)
+    base_url = serializers.CharField(max_length=500, required=False)
+    with_probabilities = serializers.BooleanField(required=False)
+    max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False)
+    api_key_variable = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
+    requests_per_minute = serializers.FloatField(min_value=0, required=False)
+    price_in_per_1k = serializers.FloatField(min_value=0, required=False)
+    price_out_per_1k = serializers.FloatField(min_value=0, required=False)
+    cost_cap = serializers.FloatField(min_value=0, required=False, allow_null=True)
+    notes = serializers.CharField(max_length=10_000, required=False, allow_blank=True)
+    shares_model_with = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    refit = serializers.BooleanField(
+        required=False, help_text="lexical: refit the thresholds at the next run (a new version)"
+    )
+
+
 class JudgeApi(APIView):
     """One judge: version, coverage of the pool, agreement with the humans (per topic on demand),
-    and its latest run's progress, tokens, cost, refusals and last error."""
+    and its latest run's progress, tokens, cost, refusals and last error. PATCH edits it: a new
+    model, prompt, base URL, probabilities or max_tokens (or `refit` for a lexical judge) makes a
+    new version; the other settings do not."""
+
+    @extend_schema(request=JudgeEditSerializer, responses={200: JudgeSerializer, 400: OpenApiResponse()})
+    def patch(self, request: Request, campaign_id: int, judge_id: int) -> Response:
+        campaign = sampling_campaign_for(request, campaign_id, MANAGE)
+        judge = _judge_of(campaign_id, judge_id, campaign)
+        data = JudgeEditSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            judge = judge_update(judge, user=request_user(request), **data.validated_data)
+        except ValueError as error:
+            return bad_request(str(error))
+        return Response(JudgeSerializer(judge_summary(judge)).data)
 
     @extend_schema(
         parameters=[OpenApiParameter("per_topic", bool, description="add the agreement per topic")],

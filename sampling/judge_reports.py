@@ -14,7 +14,7 @@ import numpy as np
 
 from estimation.judges.agreement import agreement, kendall_tau
 from estimation.judges.calibration import MISSING, Calibration
-from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel
+from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel, JudgeVersion
 from sampling.estimates import estimates_current
 from sampling.judge_labels import judge_for_sampling, judge_pool_coverage, pool_judge_classes
 from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_total_cost
@@ -171,7 +171,24 @@ def judges_json(campaign: Campaign) -> str:
     calibration each sampling version used."""
     return json.dumps(
         {
-            "judges": [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)],
+            "judges": [
+                {
+                    **judge_summary(judge),
+                    "versions": [
+                        {
+                            "number": number,
+                            "model": model,
+                            "prompt": prompt,
+                            **asked_with,
+                            "created_at": created.isoformat(),
+                        }  # fmt: skip
+                        for number, model, prompt, asked_with, created in JudgeVersion.objects.filter(
+                            judge=judge
+                        ).values_list("number", "model", "prompt", "asked_with", "created_at")
+                    ],
+                }
+                for judge in Judge.objects.filter(campaign=campaign)
+            ],
             "calibrations": [
                 {"sampling_version": version, "judge": judge_name, **table}
                 for version, judge_name, table in JudgeCalibration.objects.filter(campaign=campaign)
@@ -187,7 +204,7 @@ def judge_labels_csv(campaign: Campaign) -> Any:
     """Every judge label (pool or not; calibration-set rows with their human grade)."""
 
     header = ["judge", "model", "qid", "docno", "grade", "probs", "class", "human_grade", "set", "rationale",
-              "seconds", "cost", "file"]  # fmt: skip
+              "seconds", "cost", "file", "version"]  # fmt: skip
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)
@@ -213,6 +230,7 @@ def judge_labels_csv(campaign: Campaign) -> Any:
                 "" if label.seconds is None else label.seconds,
                 "" if label.cost is None else label.cost,
                 label.source_file,
+                "" if label.version is None else label.version,
             ]
         )
         yield buffer.getvalue()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -147,6 +148,22 @@ def test_judges_that_run_are_added_run_and_cancelled_over_rest(
     cancelled = client.post(f"{base}{judge_id}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["run"]["status"] == "cancelled"
     assert JudgeRun.objects.filter(judge_id=judge_id).get().status == "cancelled"
+    edited = client.patch(
+        f"{base}{judge_id}/", {"prompt": "Grade {document} for {query}: 0-{top_grade}"}, format="json"
+    )
+    assert edited.status_code == 200 and edited.json()["version"] == 2
+    assert client.patch(f"{base}{judge_id}/", {"concurrency": 3}, format="json").json()["version"] == 2
+    broken = client.patch(f"{base}{judge_id}/", {"prompt": "{passage}"}, format="json")
+    assert broken.status_code == 400 and "unknown field" in broken.content.decode()
+    exported = client.get(f"/api/campaigns/{campaign.pk}/export/judges.json")
+    versions = next(
+        j
+        for j in json.loads(b"".join(exported.streaming_content) if exported.streaming else exported.content)[
+            "judges"
+        ]
+        if j["id"] == judge_id
+    )["versions"]
+    assert [v["number"] for v in versions] == [1, 2] and versions[1]["prompt"].startswith("Grade {document}")
     uploaded = client.post(base, {"kind": "upload", "name": "files"}, format="json").json()
     assert client.post(f"{base}{uploaded['id']}/run/").status_code == 400
     schema = client.get("/api/schema/").content.decode()
