@@ -353,6 +353,8 @@ JUDGE_API_KEY_VARIABLES = tuple(
 # recomputes after judgments are never stuck behind a long run; its lease lasts three chunks.
 JUDGE_RUN_CHUNK_SECONDS = env_int("JUDGE_RUN_CHUNK_SECONDS", 20)
 JUDGE_REQUEST_TIMEOUT_SECONDS = env_int("JUDGE_REQUEST_TIMEOUT_SECONDS", 60)
+# Retries on 429/5xx/timeouts wait up to this, doubled per attempt (full jitter), 5 attempts.
+JUDGE_RETRY_BACKOFF_SECONDS = float(env_str("JUDGE_RETRY_BACKOFF_SECONDS", "1.0"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

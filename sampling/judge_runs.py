@@ -352,6 +352,7 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         concurrency=judge.concurrency,
         requests_per_minute=judge.requests_per_minute,
         timeout_seconds=settings.JUDGE_REQUEST_TIMEOUT_SECONDS,
+        backoff_seconds=settings.JUDGE_RETRY_BACKOFF_SECONDS,
         max_tokens=int(asked.get("max_tokens", judge.max_tokens)),
     )
     topics, documents = _texts(campaign, pending)

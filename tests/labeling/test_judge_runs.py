@@ -100,7 +100,7 @@ def endpoint_judge(
     )
 
 
-@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2)
+@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2, JUDGE_RETRY_BACKOFF_SECONDS=0.01)
 def test_a_run_labels_the_pool_and_a_second_run_asks_nothing(
     endpoint_judge: Judge, server: tuple[str, ChatServerState]
 ) -> None:
@@ -123,7 +123,7 @@ def test_a_run_labels_the_pool_and_a_second_run_asks_nothing(
     assert len(state.requests) == 21  # the cache: nothing asked twice
 
 
-@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=1)
+@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=1, JUDGE_RETRY_BACKOFF_SECONDS=0.01)
 def test_refusals_are_counted_errors_retried_and_nothing_guessed(
     endpoint_judge: Judge, server: tuple[str, ChatServerState]
 ) -> None:
@@ -156,7 +156,7 @@ def test_refusals_are_counted_errors_retried_and_nothing_guessed(
     assert summary["run"]["labels"] == 1 and summary["coverage"]["labelled"] == 18
 
 
-@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2)
+@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2, JUDGE_RETRY_BACKOFF_SECONDS=0.01)
 def test_the_cost_cap_stops_the_run(endpoint_judge: Judge, server: tuple[str, ChatServerState]) -> None:
     judge_update(endpoint_judge, cost_cap=0.2, concurrency=1)
     endpoint_judge.refresh_from_db()
@@ -169,7 +169,7 @@ def test_the_cost_cap_stops_the_run(endpoint_judge: Judge, server: tuple[str, Ch
         judge_run_start(endpoint_judge)
 
 
-@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2)
+@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2, JUDGE_RETRY_BACKOFF_SECONDS=0.01)
 def test_cancel_stops_a_queued_run_at_once_and_a_running_one_at_the_next_check(endpoint_judge: Judge) -> None:
     run = judge_run_start(endpoint_judge)
     judge_run_cancel(endpoint_judge)
@@ -183,7 +183,7 @@ def test_cancel_stops_a_queued_run_at_once_and_a_running_one_at_the_next_check(e
     assert run.status == JudgeRun.Status.CANCELLED and run.finished_at is not None
 
 
-@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2)
+@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2, JUDGE_RETRY_BACKOFF_SECONDS=0.01)
 def test_a_wrong_key_fails_the_run_with_the_answer(
     endpoint_judge: Judge, server: tuple[str, ChatServerState]
 ) -> None:
@@ -193,7 +193,7 @@ def test_a_wrong_key_fails_the_run_with_the_answer(
     assert run.status == JudgeRun.Status.FAILED and "HTTP 401" in run.last_error
 
 
-@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2)
+@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2, JUDGE_RETRY_BACKOFF_SECONDS=0.01)
 def test_every_edit_of_the_prompt_is_a_new_version_and_labels_keep_theirs(
     endpoint_judge: Judge, server: tuple[str, ChatServerState]
 ) -> None:
@@ -235,7 +235,7 @@ def test_bad_endpoint_settings_are_refused_by_name(draft_campaign: Campaign) -> 
     assert "{document}" in default.prompt and "0 = Bad" in default.prompt  # the campaign's grade names
 
 
-@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2)
+@override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2, JUDGE_RETRY_BACKOFF_SECONDS=0.01)
 def test_the_key_is_never_stored_logged_or_exported(
     endpoint_judge: Judge, server: tuple[str, ChatServerState], caplog: pytest.LogCaptureFixture
 ) -> None:
