@@ -1,6 +1,7 @@
 """The judged strategy through the app's own pipeline: unbiased and covering over seeded campaigns.
 
-The demo collection (6 topics, 3 runs, hidden grades 0-3) with the demo's simulated judge (its
+The demo collection (6 topics, 3 runs, hidden grades 0-3) with a simulated judge (the demo's until
+it got the built-in lexical one; its
 grades drawn from a fixed confusion with Cohen's kappa about 0.35), goal: the difference
 bm25-tuned - bm25-default on DCG@10 (exp gain). Each campaign is a fresh graded campaign with the
 "Model labels + human sample" strategy and its own seed, run through the app's services exactly
@@ -41,6 +42,37 @@ CALIBRATION = os.environ.get("BENCH_CALIBRATION", "internal")
 sys.path.insert(0, str(REPO_ROOT))
 
 
+# P(judge grade | human grade), rows human 0..3: a simulated judge about as good as the LLM
+# judges next to NIST assessors on TREC DL (Cohen's kappa about 0.3-0.4, quadratic-weighted
+# about 0.6-0.7, more generous than the humans); the demo's judge until it got the built-in
+# lexical one.
+SIMULATED_JUDGE_CONFUSION = np.array(
+    [
+        [0.62, 0.25, 0.10, 0.03],
+        [0.20, 0.40, 0.30, 0.10],
+        [0.05, 0.20, 0.45, 0.30],
+        [0.02, 0.08, 0.30, 0.60],
+    ]
+)
+
+
+def simulated_judge_add(campaign, judge_create, judge_labels_import, demo_collection):  # type: ignore[no-untyped-def]
+    """A simulated judge's labels of every demo document, drawn from SIMULATED_JUDGE_CONFUSION."""
+    _, _, _, grades = demo_collection()
+    rng = np.random.default_rng(11)
+    lines = []
+    for (qid, docno), grade in sorted(grades.items()):
+        judged = int(rng.choice(4, p=SIMULATED_JUDGE_CONFUSION[grade]))
+        lines.append(f"{qid} 0 {docno} {judged}\n")
+    judge = judge_create(
+        campaign=campaign,
+        name="simulated-umbrela",
+        model="simulated (no model): grades drawn from a confusion like UMBRELA judges on TREC DL",
+        simulated=True,
+    )
+    judge_labels_import(judge=judge, files=[("simulated-umbrela.txt", io.BytesIO("".join(lines).encode()))])
+
+
 def run(campaigns: int, budget: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
@@ -48,13 +80,12 @@ def run(campaigns: int, budget: int) -> dict:
     from estimation.formats.trec import iter_run, run_from_lines
     from estimation.metrics.spec import Metric
     from estimation.metrics.values import summarize_run
-    from graded.demo import SIMULATED_JUDGE_CONFUSION, simulated_judge_add
     from graded.judging import task_answer, task_next
     from labeling.demo import DEMO_GRADES, DEMO_USERS, _demo_user, demo_collection, demo_fill_and_start
     from labeling.models import Campaign
     from labeling.recompute import recompute
     from labeling.services.campaigns import campaign_create
-    from sampling import estimates_compute, judge_calibration_import
+    from sampling import estimates_compute, judge_calibration_import, judge_create, judge_labels_import
 
     call_command("migrate", verbosity=0)
     for username, role in DEMO_USERS:
@@ -71,7 +102,7 @@ def run(campaigns: int, budget: int) -> dict:
     true_difference = truth["bm25-tuned"] - truth["bm25-default"]
 
     def prepare(campaign: Campaign) -> None:
-        simulated_judge_add(campaign)
+        simulated_judge_add(campaign, judge_create, judge_labels_import, demo_collection)
         if CALIBRATION == "external":
             # The same judge on other topics: a second generated collection, its qids renamed.
             _, _, _, other = demo_collection(seed=77)

@@ -21,6 +21,7 @@ from labeling.services.imports import ImportFailed
 from labeling.strict_json import StrictSerializer
 from sampling import (
     judge_calibration_import,
+    judge_choose_for_sampling,
     judge_create,
     judge_labels_import,
     judge_run_cancel,
@@ -156,6 +157,9 @@ class JudgeEditSerializer(StrictSerializer):
     refit = serializers.BooleanField(
         required=False, help_text="lexical: refit the thresholds at the next run (a new version)"
     )
+    use_for_sampling = serializers.BooleanField(
+        required=False, help_text="true: the judged strategy samples with this judge from the next refit on"
+    )
 
 
 class JudgeApi(APIView):
@@ -170,8 +174,11 @@ class JudgeApi(APIView):
         judge = _judge_of(campaign_id, judge_id, campaign)
         data = JudgeEditSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        if changes.pop("use_for_sampling", False):
+            judge_choose_for_sampling(judge)
         try:
-            judge = judge_update(judge, user=request_user(request), **data.validated_data)
+            judge = judge_update(judge, user=request_user(request), **changes) if changes else judge
         except ValueError as error:
             return bad_request(str(error))
         return Response(JudgeSerializer(judge_summary(judge)).data)

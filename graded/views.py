@@ -28,6 +28,7 @@ from labeling.services.skips import items_skipped_by_every_assessor, notes_and_s
 from sampling import (
     campaign_model_summary,
     judge_calibration_import,
+    judge_choose_for_sampling,
     judge_create,
     judge_labels_import,
     judge_run_cancel,
@@ -227,7 +228,7 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 judge = judge_create(campaign=campaign, user=request_user(request), **form.judge_fields())
                 following = "upload its labels next" if judge.kind == Judge.Kind.UPLOAD else "run it next"
                 messages.success(request, f"Judge {judge.name} added: {following}.")
-        elif action in ("run", "cancel", "version"):
+        elif action in ("run", "cancel", "version", "sample"):
             judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
             messages.success(request, _judge_action(request, judge, action))
         elif action in ("labels", "calibration"):
@@ -263,6 +264,9 @@ def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
     if action == "run":
         run = judge_run_start(judge, user=request_user(request))
         return f"{judge.name} (version {run.version}) is running over the pool; progress shows below."
+    if action == "sample":
+        judge_choose_for_sampling(judge)
+        return f"The strategy samples with {judge.name} from the next refit on."
     if action == "cancel":
         cancelled = judge_run_cancel(judge)
         return (

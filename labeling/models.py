@@ -622,6 +622,9 @@ class Judge(models.Model):
     thresholds = models.JSONField(
         null=True, blank=True, help_text="lexical: cut points fitted at its first run of this version"
     )
+    chosen_for_sampling = models.BooleanField(
+        default=False, help_text="the judge the judged strategy uses (else the first judge with labels)"
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -19,7 +19,12 @@ from sampling.exports import (
     estimates_history_json,
     sampling_csv,
 )
-from sampling.judge_labels import judge_calibration_import, judge_create, judge_labels_import
+from sampling.judge_labels import (
+    judge_calibration_import,
+    judge_choose_for_sampling,
+    judge_create,
+    judge_labels_import,
+)
 from sampling.judge_reports import (
     judge_labels_csv,
     judge_summary,
@@ -59,6 +64,7 @@ __all__ = [
     "evaluation_runs_import",
     "item_cost_units",
     "judge_calibration_import",
+    "judge_choose_for_sampling",
     "judge_create",
     "judge_labels_csv",
     "judge_labels_import",

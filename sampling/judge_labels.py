@@ -205,14 +205,27 @@ def _label_row(judge: Judge, line: Any, name: str, y_max: int, human_grade: int 
 
 
 def judge_for_sampling(campaign: Campaign) -> Judge | None:
-    """The judge the judged strategy uses: the first judge created that has labels."""
+    """The judge the judged strategy uses: the one chosen for it, else the first judge created,
+    among the judges with labels."""
     return (
         Judge.objects.filter(campaign=campaign)
         .annotate(n=Count("labels", filter=Q(labels__human_grade__isnull=True)))
         .filter(n__gt=0)
-        .order_by("created_at", "id")
+        .order_by("-chosen_for_sampling", "created_at", "id")
         .first()
     )
+
+
+@transaction.atomic
+def judge_choose_for_sampling(judge: Judge) -> Judge:
+    """Make this judge the one the judged strategy uses (from the next recompute on: later
+    draws and their calibration follow it; earlier draws keep the calibration they were made
+    with, so the estimate stays unbiased)."""
+    Judge.objects.filter(campaign=judge.campaign).update(chosen_for_sampling=False)
+    Judge.objects.filter(pk=judge.pk).update(chosen_for_sampling=True)
+    judge.chosen_for_sampling = True
+    _recompute_after_commit(judge.campaign)
+    return judge
 
 
 def judges_fingerprint(campaign: Campaign) -> str:

@@ -164,6 +164,18 @@ def test_judges_that_run_are_added_run_and_cancelled_over_rest(
         if j["id"] == judge_id
     )["versions"]
     assert [v["number"] for v in versions] == [1, 2] and versions[1]["prompt"].startswith("Grade {document}")
+    # The coordinator chooses which judge the strategy samples with (the lexical one came first).
+    listed = {j["name"]: j["used_for_sampling"] for j in client.get(base).json()}
+    assert listed == {"bm25": True, "llm": False}
+    from labeling.models import JudgeLabel as Label
+
+    Label.objects.create(judge_id=judge_id, qid="1", docno="d1-1", grade=1, judge_class=1)
+    chosen = client.patch(f"{base}{judge_id}/", {"use_for_sampling": True}, format="json")
+    assert chosen.status_code == 200 and chosen.json()["used_for_sampling"] and chosen.json()["version"] == 2
+    assert {j["name"]: j["used_for_sampling"] for j in client.get(base).json()} == {
+        "bm25": False,
+        "llm": True,
+    }
     uploaded = client.post(base, {"kind": "upload", "name": "files"}, format="json").json()
     assert client.post(f"{base}{uploaded['id']}/run/").status_code == 400
     schema = client.get("/api/schema/").content.decode()
