@@ -46,7 +46,10 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="judge",
             name="chosen_for_sampling",
-            field=models.BooleanField(default=False, help_text="the judge the judged strategy uses (else the first judge with labels)"),
+            field=models.BooleanField(
+                default=False,
+                help_text="the judge the judged strategy uses (else the first judge with labels)",
+            ),
         ),
         migrations.AddField(
             model_name="judge",
