@@ -65,6 +65,7 @@ from estimation.simulation.planner import PlannerRow, budget_needed  # noqa: E40
 
 MQ2008 = SHARED_DATA / "mq2008"
 NO_JUDGE = "no judge"
+NOISE = "no judge, other seeds (noise floor)"
 BM25_WHOLE = 24
 """0-based index of LETOR 4.0's feature 25, BM25 of the whole document."""
 TARGETS = {
@@ -173,6 +174,10 @@ def main() -> None:
         case["summary"] = summarise(case)
         cases.append(case)
     versus = [against_no_judge(case, cases) for case in cases if case["judge"] != NO_JUDGE]
+    # The noise floor of that comparison: the no-judge design against itself with other seeds.
+    reseeded = {**data, "judges": [judge for judge in judges if judge["name"] == NO_JUDGE]}
+    for case in run_dataset(reseeded, args.repetitions, args.seed + 1):
+        versus.append(against_no_judge({**case, "judge": NOISE}, cases))
     order = nist_order(qrels, runs, metric)
     report = {
         "repetitions": args.repetitions,
