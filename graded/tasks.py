@@ -17,11 +17,11 @@ logger = logging.getLogger(__name__)
     retry_backoff=True,
     max_retries=5,
 )
-def judge_run_step(run_id: int) -> str:
+def judge_run_step(run_id: int, waited_for: str | None = None) -> str:
     """One step of a judge run; it queues the next one itself."""
     from sampling import judge_run_step as step
 
-    return step(run_id)
+    return step(run_id, waited_for)
 
 
 @shared_task(

@@ -208,11 +208,11 @@ def judge_run_cancel(judge: Judge) -> JudgeRun | None:
     return run
 
 
-def step_queue(run_id: int, countdown: float | None = None) -> None:
+def step_queue(run_id: int, countdown: float | None = None, waited_for: str | None = None) -> None:
     """Queue the run's next step in the worker; a broker that is down leaves the run queued for
     the next worker start (which resumes every active run)."""
     try:
-        current_app.send_task(STEP_TASK, args=[run_id], countdown=countdown)
+        current_app.send_task(STEP_TASK, args=[run_id, waited_for], countdown=countdown)
     except Exception:
         logger.exception("could not queue judge run %s; a worker start resumes it", run_id)
 
@@ -251,15 +251,22 @@ def _finish(run_id: int, status: str, error: str = "") -> None:
     JudgeRun.objects.filter(pk=run_id).update(**changes)
 
 
-def judge_run_step(run_id: int) -> str:
-    """The worker's job: one step of a run. Returns what happened (for logs and tests)."""
+def judge_run_step(run_id: int, waited_for: str | None = None) -> str:
+    """The worker's job: one step of a run. Returns what happened (for logs and tests).
+
+    A step that finds the run leased waits for the lease to end, once: if the lease is then the
+    one it waited for, its holder died and this step takes over; if it was renewed or released
+    since, the holder is alive and queues its own next step, so this one stops (duplicate steps,
+    e.g. a worker start's resumption beside a queued step, never pile up)."""
     if not _claim(run_id):
         run = JudgeRun.objects.filter(pk=run_id).first()
         if run is None or run.status not in JudgeRun.ACTIVE:
             return "finished"
-        # Held by another worker, or by one that died: look again when its lease ends.
+        lease = run.lease_until.isoformat() if run.lease_until else ""
+        if waited_for is not None and lease != waited_for:
+            return "held by a live step"
         wait = (run.lease_until - timezone.now()).total_seconds() if run.lease_until else 1.0
-        step_queue(run_id, countdown=max(1.0, wait + 0.5))
+        step_queue(run_id, countdown=max(1.0, wait + 0.5), waited_for=lease)
         return "held"
     run = JudgeRun.objects.select_related("judge__campaign").get(pk=run_id)
     if run.started_at is None:

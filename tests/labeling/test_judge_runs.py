@@ -289,3 +289,26 @@ def test_stub_documents_are_refused_without_a_request(
     run = run_to_end(judge)
     assert run.refusals == 21 and run.requests == 0 and not server[1].requests
     assert JudgeCall.objects.filter(judge=judge).first().text == "the document has no text (not sent)"
+
+
+def test_a_step_that_finds_the_run_leased_waits_once_and_gives_way_to_a_live_holder(
+    draft_campaign: Campaign,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    texts_import(draft_campaign)
+    judge = judge_create(campaign=draft_campaign, name="bm25", kind="lexical")
+    run = judge_run_start(judge)
+    held_until = timezone.now() + timedelta(seconds=60)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, lease_until=held_until)
+    assert judge_run_step(run.pk) == "held"  # re-queued to look again when the lease ends
+    # The holder renewed its lease meanwhile: alive, so the waiting step stops.
+    assert judge_run_step(run.pk, waited_for=held_until.isoformat()) == "held"
+    JudgeRun.objects.filter(pk=run.pk).update(lease_until=held_until + timedelta(seconds=30))
+    assert judge_run_step(run.pk, waited_for=held_until.isoformat()) == "held by a live step"
+    # The holder died: its lease ran out, and the waiting step takes the run over.
+    JudgeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert judge_run_step(run.pk, waited_for=held_until.isoformat()) == "done"
+    assert JudgeLabel.objects.filter(judge=judge).count() == 21
