@@ -220,14 +220,29 @@ class JudgeCancelApi(APIView):
         return Response(JudgeSerializer(judge_summary(judge)).data)
 
 
+class JudgeLabelsUploadSerializer(serializers.Serializer):
+    file = serializers.ListField(child=serializers.FileField(), help_text="one or more label files")
+
+
+class JudgeCalibrationUploadSerializer(serializers.Serializer):
+    human_qrels = serializers.ListField(child=serializers.FileField(), help_text="human qrels (TREC)")
+    judge_labels = serializers.ListField(
+        child=serializers.FileField(), help_text="the same judge's labels of those pairs"
+    )
+
+
 class JudgeLabelsApi(APIView):
     """Upload a judge's labels (field `file`, repeatable): TREC qrels, JSONL ({qid, docid, grade}
     or probs, optional rationale, seconds, cost) or BEIR/Hugging Face qrels (query-id, corpus-id,
     score; TSV or JSONL). A pair labelled again replaces its label; an error stores nothing."""
 
     parser_classes = [MultiPartParser, FormParser]
+    serializer_class = JudgeLabelsUploadSerializer
 
-    @extend_schema(responses={201: ImportReportSerializer, 400: OpenApiResponse(ErrorsSerializer)})
+    @extend_schema(
+        request={"multipart/form-data": JudgeLabelsUploadSerializer},
+        responses={201: ImportReportSerializer, 400: OpenApiResponse(ErrorsSerializer)},
+    )
     def post(self, request: Request, campaign_id: int, judge_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, MANAGE)
         judge = _judge_of(campaign_id, judge_id, campaign)
@@ -246,8 +261,12 @@ class JudgeCalibrationApi(APIView):
     other topics (field `judge_labels`). Pairs on this campaign's topics are dropped."""
 
     parser_classes = [MultiPartParser, FormParser]
+    serializer_class = JudgeCalibrationUploadSerializer
 
-    @extend_schema(responses={201: ImportReportSerializer, 400: OpenApiResponse(ErrorsSerializer)})
+    @extend_schema(
+        request={"multipart/form-data": JudgeCalibrationUploadSerializer},
+        responses={201: ImportReportSerializer, 400: OpenApiResponse(ErrorsSerializer)},
+    )
     def post(self, request: Request, campaign_id: int, judge_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, MANAGE)
         judge = _judge_of(campaign_id, judge_id, campaign)

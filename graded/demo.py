@@ -27,7 +27,7 @@ DEMO_HISTORY_JUDGMENTS = 80
 DEMO_JUDGED_HISTORY = 30
 # The judge-assisted demo's judge: the built-in lexical one, so the demo needs no network and no
 # model, and shows honestly what a weak judge is worth.
-DEMO_JUDGE = "bm25 (built-in lexical judge)"
+DEMO_JUDGE = "bm25"
 
 
 def demo_graded_campaign() -> Campaign:

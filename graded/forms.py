@@ -53,8 +53,9 @@ class JudgeForm(forms.Form):
         required=False,
         max_length=100_000,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="endpoint: a template with {query}, {description}, {narrative}, {document}, {top_grade}; "
-        "blank: the UMBRELA-style prompt. Upload: the prompt's name and hash",
+        help_text="endpoint: a template with {query} {title} {description} {narrative} {document} "
+        "{doc_title} {docno} {qid} {top_grade} ({{ for a literal brace); blank: the UMBRELA-style "
+        "prompt. Upload: the prompt's name and hash",
     )
     with_probabilities = forms.BooleanField(
         required=False,
@@ -106,7 +107,29 @@ class JudgeForm(forms.Form):
 
 
 class JudgePromptForm(forms.Form):
-    """A new version of an endpoint judge: its model and prompt."""
+    """An endpoint judge's edit: model and prompt (a change is a new version) and the settings
+    that do not change its answers."""
 
     model = forms.CharField(max_length=200)
     prompt = forms.CharField(max_length=100_000, widget=forms.Textarea(attrs={"rows": 12}))
+    concurrency = forms.IntegerField(min_value=1, max_value=64, required=False)
+    cost_cap = forms.FloatField(min_value=0, required=False)
+    shares_model_with = forms.CharField(max_length=500, required=False)
+
+    def changes(self) -> dict[str, Any]:
+        """The cleaned values for `judge_update` (a blank concurrency keeps the current one; a
+        blank cost cap removes the cap)."""
+        return {
+            name: value
+            for name, value in self.cleaned_data.items()
+            if value is not None or name == "cost_cap"
+        }
+
+
+def form_errors_text(form: forms.Form) -> str:
+    """A form's errors in words, each after its field's label."""
+    parts = []
+    for name, errors in form.errors.items():
+        label = form.fields[name].label or name.replace("_", " ").capitalize() if name in form.fields else ""
+        parts.append(f"{label}: {' '.join(errors)}" if label else " ".join(errors))
+    return "; ".join(parts)

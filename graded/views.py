@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from graded import gold
-from graded.forms import GoldForm, JudgeForm, JudgePromptForm
+from graded.forms import GoldForm, JudgeForm, JudgePromptForm, form_errors_text
 from labeling.access import campaign_for_page, request_user
 from labeling.agreement import grade_agreement
 from labeling.formats.fields import NOTE_MAX_CHARS
@@ -219,18 +219,23 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if not mode_of(campaign).uses_sampling:
         raise Http404("This campaign's judging mode takes no judges.")
     action = request.POST.get("action", "")
+    # After a judge's action the page opens at that judge (its bar, its figures), focus there;
+    # after a refusal at the top, where the message says why.
+    anchor = ""
     try:
         if action == "add":
             form = JudgeForm(request.POST, prefix="judge")
             if not form.is_valid():
-                messages.error(request, f"Judge not added: {form.errors.as_text()}")
+                messages.error(request, f"Judge not added: {form_errors_text(form)}")
             else:
                 judge = judge_create(campaign=campaign, user=request_user(request), **form.judge_fields())
                 following = "upload its labels next" if judge.kind == Judge.Kind.UPLOAD else "run it next"
                 messages.success(request, f"Judge {judge.name} added: {following}.")
+                anchor = f"#judge-{judge.pk}"
         elif action in ("run", "cancel", "version", "sample"):
             judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
             messages.success(request, _judge_action(request, judge, action))
+            anchor = f"#judge-{judge.pk}"
         elif action in ("labels", "calibration"):
             judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
             if action == "labels":
@@ -249,14 +254,17 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
             notes = "".join(f" {note}." for note in report.notes)
             counts = f"{report.lines} lines read, {report.created} new, {report.updated} replaced"
             messages.success(request, f"{judge.name}: {counts}.{notes}")
+            anchor = f"#judge-{judge.pk}"
         else:
             raise Http404("Unknown action.")
     except ImportFailed as failure:
+        anchor = ""
         for error in failure.errors:
             messages.error(request, f"Refused, nothing stored: {error}")
     except ValueError as error:
+        anchor = ""
         messages.error(request, str(error))
-    return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
+    return redirect(reverse("labeling:campaign_detail", kwargs={"campaign_id": campaign.pk}) + anchor)
 
 
 def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
@@ -266,7 +274,9 @@ def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
         return f"{judge.name} (version {run.version}) is running over the pool; progress shows below."
     if action == "sample":
         judge_choose_for_sampling(judge)
-        return f"The strategy samples with {judge.name} from the next refit on."
+        return (
+            f"The strategy samples with {judge.name} from its next refit (a running campaign refits at once)."
+        )
     if action == "cancel":
         cancelled = judge_run_cancel(judge)
         return (
@@ -279,8 +289,8 @@ def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
         return f"{judge.name} is now version {judge.version}: its thresholds are refitted at its next run."
     form = JudgePromptForm(request.POST)
     if not form.is_valid():
-        raise ValueError(f"Not saved: {form.errors.as_text()}")
-    judge = judge_update(judge, user=request_user(request), **form.cleaned_data)
+        raise ValueError(f"Not saved: {form_errors_text(form)}")
+    judge = judge_update(judge, user=request_user(request), **form.changes())
     return f"{judge.name} is version {judge.version}; run it to label the pool with this version."
 
 

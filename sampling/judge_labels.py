@@ -27,7 +27,7 @@ from labeling.formats import upload_lines
 from labeling.models import Campaign, Judge, JudgeLabel, Topic
 from labeling.recompute import recompute_soon
 from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches, each_file
-from sampling.judge_runs import judge_settings_problems, version_record
+from sampling.judge_runs import judge_settings_problems, normalised_prompt, version_record
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
 LEXICAL_MODEL = "BM25 over the campaign's documents (built-in lexical judge, weak)"
@@ -58,6 +58,7 @@ def judge_create(
         raise ValueError(f"unknown judge kind {kind!r}; choose one of {', '.join(Judge.Kind.values)}")
     if Judge.objects.filter(campaign=campaign, name=name).exists():
         raise ValueError(f"the campaign already has a judge named {name!r}")
+    prompt = normalised_prompt(prompt)
     if kind == Judge.Kind.ENDPOINT and not prompt.strip():
         prompt = default_prompt([grade["name"] for grade in campaign.grades])
     if kind == Judge.Kind.LEXICAL:

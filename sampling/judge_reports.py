@@ -14,10 +14,12 @@ import numpy as np
 
 from estimation.judges.agreement import agreement, kendall_tau
 from estimation.judges.calibration import MISSING, Calibration
-from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel, JudgeVersion
+from labeling.metric import campaign_metric
+from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel, JudgeVersion, System
 from sampling.estimates import estimates_current
 from sampling.judge_labels import judge_for_sampling, judge_pool_coverage, pool_judge_classes
 from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_total_cost
+from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import pool_arrays_for
 
@@ -54,6 +56,14 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
     found = judge_agreement(judge, per_topic=per_topic)
     warnings = []
     shared = [name.strip() for name in judge.shares_model_with.split(",") if name.strip()]
+    unknown = sorted(
+        set(shared) - set(System.objects.filter(campaign=campaign).values_list("name", flat=True))
+    )
+    if unknown:
+        warnings.append(
+            f"'shares model with' names no system of this campaign: {', '.join(unknown)} "
+            "(system names are the runs' tags)"
+        )
     if shared:
         warnings.append(
             f"{judge.name} shares its model with {', '.join(shared)}: a judge favours systems of its "
@@ -147,23 +157,45 @@ def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
         return {"judges": [], "systems": [], "board": None}
     result = estimates_current(campaign)
     metric = f"DCG@{campaign.metric_cutoff}"
+    # The judge-only column is the sampling judge's as it stands now (a judge chosen or run
+    # since the last refit shows at once); the certified rows are the latest refit's.
+    sampling_judge = judge_for_sampling(campaign)
+    arrays = pool_arrays_for(campaign)
+    live = (
+        judge_only_values(
+            arrays, pool_judge_classes(sampling_judge, arrays), campaign_metric(campaign, metric)
+        )
+        if sampling_judge is not None
+        else {}
+    )
     # Beside the certified rows: the judge whose labels they use (the one sampling uses).
     circular: dict[str, list[str]] = {}
     for judge in judges:
         for system in judge["shares_model_with"] if judge["used_for_sampling"] else []:
             circular.setdefault(system, []).append(judge["name"])
-    rows = [
-        {
-            **row,
-            "circular_judges": circular.get(row["name"], []),
-            "gap": row["judge_only"] - row["value"]
-            if row.get("value") is not None and row.get("judge_only") is not None
-            else None,
-        }
-        for row in result.get("systems", [])
-        if row.get("metric") == metric and "judge_only" in row
-    ]
-    return {"judges": judges, "systems": rows, "board": leaderboards(rows), "level": result.get("level")}
+    rows = []
+    for row in result.get("systems", []):
+        if row.get("metric") != metric or "judge_only" not in row:
+            continue
+        judge_only = live.get(row["name"])
+        rows.append(
+            {
+                **row,
+                "judge_only": judge_only,
+                "circular_judges": circular.get(row["name"], []),
+                "gap": judge_only - row["value"]
+                if row.get("value") is not None and judge_only is not None
+                else None,
+            }
+        )
+    return {
+        "judges": judges,
+        "systems": rows,
+        "board": leaderboards(rows),
+        "level": result.get("level"),
+        "sampling_judge": sampling_judge.name if sampling_judge is not None else None,
+        "estimated_at": str(result.get("computed_at") or "")[:16].replace("T", " "),
+    }
 
 
 def judges_json(campaign: Campaign) -> str:

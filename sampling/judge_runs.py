@@ -81,6 +81,9 @@ LIMITS = {
     "max_tokens": (1, 8192),
 }
 CANCEL_CHECK_SECONDS = 1.0
+FAILURES_IN_A_ROW = 5
+"""Errors after all retries, one after another, that stop a run (the endpoint is down or
+unreachable: every further pair would fail the same way, each after its retries)."""
 BATCH_PAIRS = 2000
 """Pending pairs loaded per step (a step rarely gets through more)."""
 
@@ -116,6 +119,11 @@ def judge_settings_problems(kind: str, fields: dict[str, Any]) -> list[str]:
     return problems
 
 
+def normalised_prompt(prompt: str) -> str:
+    """A template as the model should read it: line ends of a browser's text box (CRLF) as LF."""
+    return prompt.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def version_record(judge: Judge, user: AbstractBaseUser | None = None) -> JudgeVersion:
     """Record the judge's current version (what it is asked)."""
     return JudgeVersion.objects.create(
@@ -140,6 +148,8 @@ def judge_update(judge: Judge, *, user: AbstractBaseUser | None = None, **change
     its run reaches them. ValueError with the problems, or while a run is active."""
     judge = Judge.objects.select_for_update().get(pk=judge.pk)
     refit = bool(changes.pop("refit", False))
+    if isinstance(changes.get("prompt"), str):
+        changes["prompt"] = normalised_prompt(changes["prompt"])
     unknown = set(changes) - {*VERSIONED, *UNVERSIONED}
     if unknown:
         raise ValueError(f"cannot change {', '.join(sorted(unknown))}")
@@ -183,10 +193,14 @@ def judge_run_start(judge: Judge, *, user: AbstractBaseUser | None = None) -> Ju
         return active
     if judge.cost_cap is not None and judge_total_cost(judge) >= judge.cost_cap:
         raise ValueError(f"the judge has reached its cost cap ({judge.cost_cap:g}); raise it to run again")
+    answered = JudgeCall.objects.filter(
+        judge=judge, version=judge.version, outcome__in=[JudgeCall.Outcome.LABEL, JudgeCall.Outcome.REFUSAL]
+    )
     run = JudgeRun.objects.create(
         judge=judge,
         version=judge.version,
         pairs_total=PoolItem.objects.filter(campaign=judge.campaign).count(),
+        cached=answered.count(),
         created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]
     )
     run_id = run.pk
@@ -291,8 +305,7 @@ def judge_run_step(run_id: int, waited_for: str | None = None) -> str:
 
 
 def pending_pairs(run: JudgeRun, limit: int = BATCH_PAIRS) -> list[tuple[str, str]]:
-    """(qid, docno) of pool pairs the run still has to ask, in the run's fixed order. Counts the
-    pairs already answered before the run began (`cached`) at its first step."""
+    """(qid, docno) of pool pairs the run still has to ask, in the run's fixed order."""
     judge = run.judge
     answered = JudgeCall.objects.filter(judge=judge, version=run.version)
     finished = set(
@@ -300,9 +313,6 @@ def pending_pairs(run: JudgeRun, limit: int = BATCH_PAIRS) -> list[tuple[str, st
             Q(outcome__in=[JudgeCall.Outcome.LABEL, JudgeCall.Outcome.REFUSAL]) | Q(run=run)
         ).values_list("qid", "docno")
     )
-    if run.labels + run.refusals + run.errors + run.cached == 0 and finished:
-        JudgeRun.objects.filter(pk=run.pk).update(cached=len(finished))
-        run.cached = len(finished)
     pairs = []
     items = (
         PoolItem.objects.filter(campaign=judge.campaign)
@@ -365,7 +375,14 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
     topics, documents = _texts(campaign, pending)
     deadline = time.monotonic() + settings.JUDGE_RUN_CHUNK_SECONDS
     spent = judge_total_cost(judge)
-    state = {"checked": time.monotonic(), "cancel": False, "capped": False, "spent": spent}
+    state: dict[str, Any] = {
+        "checked": time.monotonic(),
+        "cancel": False,
+        "capped": False,
+        "spent": spent,
+        "failing": 0,
+        "unreachable": "",
+    }
 
     def should_stop() -> bool:
         if time.monotonic() - state["checked"] >= CANCEL_CHECK_SECONDS:
@@ -375,7 +392,9 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
             )
             _renew(run.pk)
         state["capped"] = judge.cost_cap is not None and state["spent"] >= judge.cost_cap
-        return bool(state["cancel"] or state["capped"] or time.monotonic() >= deadline)
+        return bool(
+            state["cancel"] or state["capped"] or state["unreachable"] or time.monotonic() >= deadline
+        )
 
     def prompts() -> Iterator[tuple[tuple[str, str], str]]:
         for qid, docno in pending:
@@ -394,12 +413,21 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
                 cost = answer_cost(answer, per_1k_in=judge.price_in_per_1k, per_1k_out=judge.price_out_per_1k)
                 state["spent"] += cost
                 _store(run, answer, cost)
+                state["failing"] = state["failing"] + 1 if answer.outcome == "error" else 0
+                if state["failing"] >= FAILURES_IN_A_ROW:
+                    state["unreachable"] = answer.error
     except FatalEndpointError as error:
         _finish(run.pk, JudgeRun.Status.FAILED, str(error))
         return "failed"
     if state["cancel"]:
         _finish(run.pk, JudgeRun.Status.CANCELLED)
         return "cancelled"
+    if state["unreachable"]:
+        message = (
+            f"stopped after {FAILURES_IN_A_ROW} requests in a row failed; the last: {state['unreachable']}"
+        )
+        _finish(run.pk, JudgeRun.Status.FAILED, message)
+        return "failed"
     if judge.cost_cap is not None and state["spent"] >= judge.cost_cap:
         _finish(run.pk, JudgeRun.Status.COST_CAP, f"stopped at the cost cap {judge.cost_cap:g}")
         return "cost_cap"

@@ -10,6 +10,7 @@ import numpy as np
 
 from estimation.judges.calibration import Calibration, no_calibration
 from estimation.judges.design import judged_estimate, judged_parts, tuned_terms
+from estimation.metrics.spec import Metric
 from estimation.sampling.items import system_weights
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, JudgeCalibration
@@ -17,6 +18,17 @@ from sampling.estimates import _difference_row, _row, counted_item_draws, not_li
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
 from sampling.state import focus_indices
+
+
+def judge_only_values(arrays: PoolArrays, classes: np.ndarray, metric: Metric) -> dict[str, float]:
+    """Each system's metric with the judge's grades as the truth (unlabelled items count 0)."""
+    pool = pool_from_arrays(arrays)
+    gains = metric.gain_table()
+    judge_gain = np.where(classes >= 0, gains[np.clip(classes, 0, None)], 0.0)
+    return {
+        name: float((system_weights(pool, metric, index) * judge_gain).sum())
+        for index, name in enumerate(arrays.system_names)
+    }
 
 
 def judged_level_rows(
@@ -46,15 +58,13 @@ def judged_level_rows(
         control[drawn_with] = tables.get(int(version), none).h(drawn_classes[drawn_with])
     human = gains[grades[topic, slot]] if topic.size else np.zeros(0)
     n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
-    judge_gain = np.where(classes >= 0, gains[np.clip(classes, 0, None)], 0.0)
+    judge_values = judge_only_values(arrays, classes, metric)
     terms_of: dict[int, np.ndarray] = {}
     parts_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     rows: list[dict] = []
-    judge_values: dict[str, float] = {}
     bounds = metric.value_bounds()
     for index, name in enumerate(arrays.system_names):
         weights = system_weights(pool, metric, index)
-        judge_values[name] = float((weights * judge_gain).sum())
         if not topic.size:
             row = _row(name, metric, None, intervals={})
         else:

@@ -9,12 +9,12 @@
     const parts = [
       `${run.status_label} (version ${run.version})`,
       `${run.done} of ${run.pairs_total} pairs`,
-      `${run.labels} labels` + (run.per_minute ? `, ${run.per_minute} per minute` : ""),
+      `${run.labels} labels` + (run.per_minute && run.requests ? `, ${run.per_minute} per minute` : ""),
       `${run.refusals} refusals`,
       `${run.errors} errors`,
     ];
     if (run.tokens_in || run.cost) {
-      parts.push(`${run.tokens_in} + ${run.tokens_out} tokens`, `cost ${Number(run.cost).toFixed(4)}`);
+      parts.push(`${run.tokens_in} + ${run.tokens_out} tokens`, `this run's cost ${Number(run.cost).toFixed(4)}`);
     }
     if (run.last_error) parts.push(`last error: ${run.last_error}`);
     return parts;
@@ -37,9 +37,10 @@
     const cancel = box.querySelector("[data-run-cancel]");
     if (start) {
       start.disabled = run.active;
-      start.textContent = run.active ? "Running…" : run.status === "done" ? "Run again" : "Resume run";
+      if (run.active) start.textContent = run.cancel_requested ? "Cancelling…" : "Running…";
+      else start.textContent = run.status === "done" ? "Run again" : "Resume run";
     }
-    if (cancel) cancel.disabled = !run.active;
+    if (cancel) cancel.disabled = !run.active || run.cancel_requested;
     box.dataset.active = run.active ? "1" : "";
     box.dataset.status = run.status;
   }
