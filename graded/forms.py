@@ -131,5 +131,6 @@ def form_errors_text(form: forms.Form) -> str:
     parts = []
     for name, errors in form.errors.items():
         label = form.fields[name].label or name.replace("_", " ").capitalize() if name in form.fields else ""
-        parts.append(f"{label}: {' '.join(errors)}" if label else " ".join(errors))
+        text = " ".join(str(error) for error in errors)
+        parts.append(f"{label}: {text}" if label else text)
     return "; ".join(parts)
