@@ -403,7 +403,7 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
             if document is None or not document.body.strip() or topic is None or not topic.query:
                 # Nothing to judge: a refusal without a request (the pair shows as refused).
                 what = "the document has no text" if topic is not None else "the topic has no text"
-                _store(run, EndpointAnswer((qid, docno), refusal=f"{what} (not sent)"), 0.0)
+                _store(run, EndpointAnswer((qid, docno), refusal=f"{what} (not sent)", attempts=0), 0.0)
                 continue
             yield (qid, docno), render_prompt(template, topic, document, n_grades=n_grades)
 
@@ -476,8 +476,7 @@ def _store(run: JudgeRun, answer: EndpointAnswer, cost: float) -> None:
                 cost,
             )
         counters: dict[str, Any] = {
-            "requests": F("requests")
-            + (answer.attempts if answer.text or answer.error or answer.tokens_in else 0),
+            "requests": F("requests") + answer.attempts,
             "tokens_in": F("tokens_in") + answer.tokens_in,
             "tokens_out": F("tokens_out") + answer.tokens_out,
             "cost": F("cost") + cost,

@@ -139,6 +139,7 @@ def test_refusals_are_counted_errors_retried_and_nothing_guessed(
     }
     run = run_to_end(endpoint_judge)
     assert (run.labels, run.refusals, run.errors) == (17, 3, 1)
+    assert run.requests == len(state.requests)  # every attempt counted, retries included
     assert "HTTP 500" in run.last_error
     assert state.asked()["2", "d2-1"] == 3 and state.asked()["2", "d2-2"] == 2
     assert not JudgeLabel.objects.filter(
