@@ -59,6 +59,14 @@
       .catch(() => window.setTimeout(() => poll(box), PERIOD_MS * 3));
   }
 
+  // After an action on a judge the page opens at it (#judge-N): focus goes there too, so the
+  // keyboard carries on from the judge, not from the top of the page.
+  const target = window.location.hash.startsWith("#judge-") && document.getElementById(window.location.hash.slice(1));
+  if (target) {
+    target.scrollIntoView({ block: "start" });
+    target.focus({ preventScroll: true });
+  }
+
   document.querySelectorAll("[data-judge-run]").forEach((box) => {
     if (box.dataset.active) window.setTimeout(() => poll(box), PERIOD_MS);
   });

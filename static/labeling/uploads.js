@@ -13,7 +13,7 @@
   // show it, so a reload does not post again to the upload address.
   const canonical = document.querySelector("[data-canonical-url]");
   if (canonical && window.history.replaceState) {
-    window.history.replaceState(null, "", canonical.dataset.canonicalUrl);
+    window.history.replaceState(null, "", canonical.dataset.canonicalUrl + window.location.hash);
   }
 
   for (const form of document.querySelectorAll("form[data-upload]")) {
