@@ -11,9 +11,21 @@ from config.converters import IdConverter
 # Before the includes below: every app's routes take ids as <id:...>.
 register_converter(IdConverter, "id")
 
+
+class FaviconRedirect(RedirectView):
+    """/favicon.ico to the SVG icon, its static address found per request: with PRODUCTION's
+    manifest storage the hashed name exists only after collectstatic, and `migrate`, which
+    loads this module for its checks, runs before collectstatic in a fresh installation."""
+
+    permanent = True
+
+    def get_redirect_url(self, *args: object, **kwargs: object) -> str:
+        return static("favicon.svg")
+
+
 urlpatterns = [
     # Browsers ask every site for /favicon.ico; the icon is an SVG among the static files.
-    path("favicon.ico", login_not_required(RedirectView.as_view(url=static("favicon.svg"), permanent=True))),
+    path("favicon.ico", login_not_required(FaviconRedirect.as_view())),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("labeling.api_urls")),

@@ -67,6 +67,18 @@ def test_the_wsgi_application_refuses_to_start_without_collectstatic(tmp_path: P
     assert "labeling.E001" in started.stderr and "collectstatic" in started.stderr
 
 
+def test_production_migrates_before_collectstatic(tmp_path: Path) -> None:
+    """The natural order of a fresh installation: `migrate`, then `collectstatic`. Migrate loads
+    the URLconf for its checks, which once asked the manifest for the favicon's hashed name."""
+    code = (
+        "import django; django.setup(); from django.core.management import call_command; "
+        "call_command('migrate', verbosity=0)"
+    )
+    migrated = _start(code, PRODUCTION="1", SECRET_KEY=STRONG_KEY, VAR_DIR=str(tmp_path))
+    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    assert (tmp_path / "db.sqlite3").exists()
+
+
 def test_the_static_manifest_check_passes_once_collectstatic_wrote_it(
     settings: object, tmp_path: Path
 ) -> None:
