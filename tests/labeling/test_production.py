@@ -74,7 +74,10 @@ def test_production_migrates_before_collectstatic(tmp_path: Path) -> None:
         "import django; django.setup(); from django.core.management import call_command; "
         "call_command('migrate', verbosity=0)"
     )
-    migrated = _start(code, PRODUCTION="1", SECRET_KEY=STRONG_KEY, VAR_DIR=str(tmp_path))
+    database = f"sqlite:///{tmp_path / 'db.sqlite3'}"  # its own, also in the PostgreSQL pass
+    migrated = _start(
+        code, PRODUCTION="1", SECRET_KEY=STRONG_KEY, VAR_DIR=str(tmp_path), DATABASE_URL=database
+    )
     assert migrated.returncode == 0, migrated.stderr[-2000:]
     assert (tmp_path / "db.sqlite3").exists()
 
