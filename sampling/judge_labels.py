@@ -108,7 +108,8 @@ def judge_labels_import(*, judge: Judge, files: Sequence[UploadedFile]) -> Impor
 
     report = each_file(files, one)
     _recompute_after_commit(judge.campaign)
-    in_pool = judge_pool_coverage(judge)
+    arrays = pool_arrays_for(judge.campaign)
+    in_pool = judge_pool_coverage(judge, arrays, pool_judge_classes(judge, arrays))
     report.notes.append(
         f"{in_pool['labelled']} of the pool's {in_pool['pool']} items now carry a label of {judge.name}; "
         f"{in_pool['outside']} labels are for pairs outside the pool (kept for calibration)"
@@ -267,10 +268,9 @@ def calibration_set_pairs(campaign: Campaign, judge: Judge) -> tuple[np.ndarray,
     return np.array([c for c, _ in pairs], dtype=np.int64), np.array([h for _, h in pairs], dtype=np.int64)
 
 
-def judge_pool_coverage(judge: Judge) -> dict[str, int]:
-    """Pool items the judge labelled, the pool's size and the labels outside the pool."""
-    arrays = pool_arrays_for(judge.campaign)
-    classes = pool_judge_classes(judge, arrays)
+def judge_pool_coverage(judge: Judge, arrays: PoolArrays, classes: np.ndarray) -> dict[str, int]:
+    """Pool items the judge labelled (its `pool_judge_classes` on `arrays`), the pool's size and
+    the labels outside the pool."""
     labelled = int(((classes >= 0) & arrays.slot_used).sum())
     total = JudgeLabel.objects.filter(judge=judge, human_grade__isnull=True).count()
     return {

@@ -21,19 +21,19 @@ from sampling.judge_labels import judge_for_sampling, judge_pool_coverage, pool_
 from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_total_cost
 from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
-from sampling.pool_arrays import pool_arrays_for
+from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
 LOW_AGREEMENT = 0.2
 """Quadratic-weighted kappa below this: the judge is unlikely to help (the design falls back
 toward the no-model one by itself, since its sigma stays large everywhere)."""
 
 
-def judge_agreement(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
-    """Agreement of the judge with the campaign's human grades on the pool items both labelled."""
-
+def judge_agreement(
+    judge: Judge, arrays: PoolArrays, classes: np.ndarray, *, per_topic: bool = False
+) -> dict[str, Any]:
+    """Agreement of the judge (its `pool_judge_classes` on `arrays`) with the campaign's human
+    grades on the pool items both labelled."""
     campaign = judge.campaign
-    arrays = pool_arrays_for(campaign)
-    classes = pool_judge_classes(judge, arrays)
     grades = judged_grades(campaign, arrays)
     both = (classes >= 0) & (grades >= 0)
     found = agreement(grades[both], classes[both], n_grades=campaign.grade_count).as_dict()
@@ -52,8 +52,10 @@ def judge_agreement(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
 def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
     """Coverage, agreement, calibration set size and warnings of one judge."""
     campaign = judge.campaign
-    coverage = judge_pool_coverage(judge)
-    found = judge_agreement(judge, per_topic=per_topic)
+    arrays = pool_arrays_for(campaign)
+    classes = pool_judge_classes(judge, arrays)
+    coverage = judge_pool_coverage(judge, arrays, classes)
+    found = judge_agreement(judge, arrays, classes, per_topic=per_topic)
     warnings = []
     shared = [name.strip() for name in judge.shares_model_with.split(",") if name.strip()]
     unknown = sorted(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -44,7 +44,14 @@ from estimation.judges.endpoint import (
     FatalEndpointError,
     answer_cost,
 )
-from estimation.judges.lexical import Bm25Collection, Thresholds, fit_thresholds, pool_scores, rationale
+from estimation.judges.lexical import (
+    Bm25Collection,
+    Thresholds,
+    fit_thresholds,
+    lexical_query,
+    pool_scores,
+    rationale,
+)
 from estimation.judges.prompts import DocumentText, PromptError, TopicText, check_template, render_prompt
 from labeling.models import (
     Campaign,
@@ -59,7 +66,7 @@ from labeling.models import (
 )
 from labeling.recompute import recompute_soon
 from sampling.label_model import judged_grades
-from sampling.pool_arrays import pool_arrays_for
+from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +87,8 @@ LIMITS = {
     "concurrency": (1, 64),
     "max_tokens": (1, 8192),
 }
+OUTCOME_COUNTERS = {"label": "labels", "refusal": "refusals", "error": "errors"}
+"""The run's counter of each answer's outcome."""
 CANCEL_CHECK_SECONDS = 1.0
 FAILURES_IN_A_ROW = 5
 """Errors after all retries, one after another, that stop a run (the endpoint is down or
@@ -480,10 +489,7 @@ def _store(run: JudgeRun, answer: EndpointAnswer, cost: float) -> None:
             "tokens_in": F("tokens_in") + answer.tokens_in,
             "tokens_out": F("tokens_out") + answer.tokens_out,
             "cost": F("cost") + cost,
-            {"label": "labels", "refusal": "refusals", "error": "errors"}[outcome]: F(
-                {"label": "labels", "refusal": "refusals", "error": "errors"}[outcome]
-            )
-            + 1,
+            OUTCOME_COUNTERS[outcome]: F(OUTCOME_COUNTERS[outcome]) + 1,
         }
         if answer.error:
             counters["last_error"] = answer.error[:2000]
@@ -527,20 +533,18 @@ def _label_replace(
     )
 
 
-def lexical_thresholds(judge: Judge) -> Thresholds:
+def lexical_thresholds(judge: Judge, arrays: PoolArrays, scores: Mapping[str, np.ndarray]) -> Thresholds:
     """The lexical judge's thresholds for its version: fitted at its first run from the human
-    labels present then, and kept (module docstring)."""
+    labels present then (on the pool's normalised `scores`, per topic in slot order), and kept
+    (module docstring)."""
     if judge.thresholds:
         return Thresholds(tuple(float(c) for c in judge.thresholds["cuts"]), str(judge.thresholds["source"]))
     campaign = judge.campaign
-    arrays = pool_arrays_for(campaign)
-    pool = {qid: list(docnos) for qid, docnos in zip(arrays.topic_qids, arrays.docnos, strict=True)}
-    scores = _lexical_scores(campaign, pool)
     grades = judged_grades(campaign, arrays)
     pool_values, labelled_values, labelled_grades = [], [], []
     for topic, qid in enumerate(arrays.topic_qids):
         # docnos[t] are the topic's used slots 0..len - 1, in slot order.
-        topic_grades = grades[topic, : len(pool[qid])]
+        topic_grades = grades[topic, : len(arrays.docnos[topic])]
         seen = topic_grades >= 0
         pool_values.append(scores[qid])
         labelled_values.append(scores[qid][seen])
@@ -569,7 +573,7 @@ def _lexical_scores(campaign: Campaign, pool: dict[str, list[str]]) -> dict[str,
         )
     }
     queries = {
-        qid: f"{title} {description}"
+        qid: lexical_query(title, description)
         for qid, title, description in Topic.objects.filter(campaign=campaign).values_list(
             "qid", "title", "description"
         )
@@ -580,15 +584,11 @@ def _lexical_scores(campaign: Campaign, pool: dict[str, list[str]]) -> dict[str,
 def _lexical_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
     """Every pending pair at once (BM25 of a campaign takes seconds, not minutes)."""
     judge = run.judge
-    thresholds = lexical_thresholds(judge)
-    wanted = {qid for qid, _ in pending}
+    # One BM25 pass over the pool serves the thresholds (first run) and the labels.
     arrays = pool_arrays_for(judge.campaign)
-    pool = {
-        qid: list(docnos)
-        for qid, docnos in zip(arrays.topic_qids, arrays.docnos, strict=True)
-        if qid in wanted
-    }
+    pool = {qid: list(docnos) for qid, docnos in zip(arrays.topic_qids, arrays.docnos, strict=True)}
     scores = _lexical_scores(judge.campaign, pool)
+    thresholds = lexical_thresholds(judge, arrays, scores)
     score_of = {
         (qid, docno): float(value)
         for qid, docnos in pool.items()

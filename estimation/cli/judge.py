@@ -23,7 +23,7 @@ import numpy as np
 from estimation.formats.texts import read_document_texts, read_topic_texts
 from estimation.formats.trec import InputFileError, read_run
 from estimation.judges.endpoint import EndpointClient, EndpointSettings, answer_cost
-from estimation.judges.lexical import Bm25Collection, fit_thresholds, pool_scores, rationale
+from estimation.judges.lexical import Bm25Collection, fit_thresholds, lexical_query, pool_scores, rationale
 from estimation.judges.prompts import DocumentText, TopicText, check_template, default_prompt, render_prompt
 
 EPILOG = """\
@@ -168,7 +168,9 @@ def _lexical(
     out: TextIO,
 ) -> int:
     collection = Bm25Collection.of({docno: document.body for docno, document in documents.items()})
-    scores = pool_scores(collection, {qid: f"{t.title} {t.description}" for qid, t in topics.items()}, pool)
+    scores = pool_scores(
+        collection, {qid: lexical_query(t.title, t.description) for qid, t in topics.items()}, pool
+    )
     every = np.concatenate([s for s in scores.values()]) if scores else np.zeros(0)
     thresholds = fit_thresholds(every, np.zeros(0), np.zeros(0, dtype=np.int64), n_grades=n_grades)
     for qid, docnos in pool.items():

@@ -145,6 +145,11 @@ def fit_thresholds(
     return Thresholds(tuple(float(cut) for cut in cuts), source)
 
 
+def lexical_query(title: str, description: str) -> str:
+    """What the lexical judge searches for: the topic's title and description."""
+    return f"{title} {description}"
+
+
 def pool_scores(
     collection: Bm25Collection, queries: Mapping[str, str], pool: Mapping[str, Sequence[str]]
 ) -> dict[str, np.ndarray]:

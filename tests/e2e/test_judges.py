@@ -85,6 +85,23 @@ def judged_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     return campaign
 
 
+def assessor_judges(page: Any, campaign: Campaign, items: int = 12) -> int:
+    """The logged-in assessor grades up to `items` items with the keyboard (the true grade); the
+    worker's recompute (a stub broker here) runs after each answer, as it would. Judgments stored."""
+    for _ in range(items):
+        page.wait_for_function(
+            "!document.getElementById('item').hidden || !document.getElementById('empty').hidden"
+        )
+        if not page.locator("#empty").is_hidden():
+            break
+        item = shown_item(page)
+        qid = item.split("|")[0].replace("Topic ", "").strip()
+        docno = item.split("|")[1].strip()
+        judge_with_key(page, GRADE_KEYS[true_grade(qid, docno)])
+        recompute(campaign.pk)
+    return Judgment.objects.filter(campaign=campaign).count()
+
+
 def _json(record: dict) -> str:
     import json
 
@@ -124,22 +141,10 @@ def test_a_coordinator_uploads_a_judge_and_the_dashboard_certifies_it(
     assert JudgeLabel.objects.count() == len(pairs())
     campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
 
-    # The assessor judges with the keyboard; the worker's recompute (a stub broker here) runs
-    # after each answer, as it would.
+    # The assessor judges with the keyboard.
     page.click("button:has-text('Log out')")
     log_in(page, live_server.url, "alice", f"/judge/{campaign.pk}/")
-    for _ in range(12):
-        page.wait_for_function(
-            "!document.getElementById('item').hidden || !document.getElementById('empty').hidden"
-        )
-        if not page.locator("#empty").is_hidden():
-            break
-        item = shown_item(page)
-        qid = item.split("|")[0].replace("Topic ", "").strip()
-        docno = item.split("|")[1].strip()
-        judge_with_key(page, GRADE_KEYS[true_grade(qid, docno)])
-        recompute(campaign.pk)
-    judged = Judgment.objects.filter(campaign=campaign).count()
+    judged = assessor_judges(page, campaign)
     assert judged >= 6
 
     page.click("button:has-text('Log out')")
@@ -218,18 +223,7 @@ def test_a_coordinator_runs_the_lexical_judge_and_watches_it_label_the_pool(
     campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
     page.click("button:has-text('Log out')")
     log_in(page, live_server.url, "alice", f"/judge/{campaign.pk}/")
-    for _ in range(12):
-        page.wait_for_function(
-            "!document.getElementById('item').hidden || !document.getElementById('empty').hidden"
-        )
-        if not page.locator("#empty").is_hidden():
-            break
-        item = shown_item(page)
-        qid = item.split("|")[0].replace("Topic ", "").strip()
-        docno = item.split("|")[1].strip()
-        judge_with_key(page, GRADE_KEYS[true_grade(qid, docno)])
-        recompute(campaign.pk)
-    judged = Judgment.objects.filter(campaign=campaign).count()
+    judged = assessor_judges(page, campaign)
     assert judged >= 6
     page.click("button:has-text('Log out')")
     log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/dashboard/")
