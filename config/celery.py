@@ -14,8 +14,10 @@ app.autodiscover_tasks()
 
 
 def worker_argv(*extra: str) -> list[str]:
-    """The command line of one Celery worker process for this project (solo pool: one task at a
-    time, no gossip or mingle, since there is one worker per broker)."""
+    """The command line of one Celery worker process for this project: solo pool (one task at a
+    time; run more workers for more), no gossip or mingle (workers coordinate through the
+    database and the cache, not with each other). Several workers on one broker need distinct
+    node names: pass ``-n worker1@%h``, ``-n worker2@%h``."""
     return [
         sys.executable,
         "-m",

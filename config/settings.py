@@ -275,6 +275,16 @@ STORAGES = {
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Without Redis, the cache (refresh markers and counts) and the broker are files under VAR_DIR,
+# which only the processes of one machine share. Production must say so, or it could start a
+# second node that silently never meets the first.
+SINGLE_NODE = env_bool("SINGLE_NODE", False)
+if PRODUCTION and not REDIS_URL and not SINGLE_NODE:
+    raise ImproperlyConfigured(
+        "PRODUCTION=1 needs REDIS_URL (the broker and cache every web node and worker share); "
+        "to run everything on this one machine with the file cache and file broker under VAR_DIR, "
+        "set SINGLE_NODE=1"
+    )
 
 # The cache holds the refresh markers (labeling.recompute), which the web processes set and
 # the worker clears, so every process must see the same cache: Redis, or else files under VAR_DIR
@@ -306,6 +316,10 @@ CELERY_QUEUE_DIR = VAR_DIR / "celery"
 # One immediate retry, then report an unreachable broker (kombu's default first pause is 2 s):
 # a judgment request must not wait on a broker that is down.
 REDIS_TRANSPORT_OPTIONS: dict[str, object] = {
+    # A message a worker took and never acknowledged (it died) goes to another worker after this
+    # long. It must outlast the longest task (a 5M-line import, a judge run's step); refreshes and
+    # judge runs do not wait for it: live workers' sweeps pick them up within seconds.
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600),
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
     "max_retries": 1,
@@ -400,6 +414,9 @@ LABELING_QUEUE_PER_ASSESSOR = env_int("LABELING_QUEUE_PER_ASSESSOR", 5)
 LABELING_ACTIVE_MINUTES = env_int("LABELING_ACTIVE_MINUTES", 10)
 # Refreshes (refit, resample, snapshot) of one campaign start at least this many seconds apart.
 LABELING_REFRESH_MIN_SECONDS = env_int("LABELING_REFRESH_MIN_SECONDS", 10)
+# Every live worker checks this often for work a dead worker left (labeling.sweeper): a refresh
+# owed and not coming, a judge run whose lease expired.
+LABELING_SWEEP_SECONDS = env_int("LABELING_SWEEP_SECONDS", 5)
 
 # Limits on what an upload or a request may hold (labeling.formats, labeling.parsers). Every
 # refusal names its limit. One line must hold the longest document of a JSONL file.

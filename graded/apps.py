@@ -13,7 +13,11 @@ class GradedConfig(AppConfig):
         from graded.modes import GradedMode
         from labeling.demo import register_demo
         from labeling.modes import register
+        from labeling.sweeper import register_sweep
+        from sampling import StaleJudgeRunSweep
 
         register(GradedMode())
+        # Every live worker resumes judge runs a dead worker held (labeling.sweeper).
+        register_sweep(StaleJudgeRunSweep())
         register_demo(demo_graded_campaign)
         register_demo(demo_judged_campaign)

@@ -16,6 +16,10 @@ class LabelingConfig(AppConfig):
             exports,
         )
         from labeling.modes import Export, register_export
+        from labeling.recompute import RecomputeSweep, recompute_sweep_grace
+        from labeling.sweeper import register_sweep
+
+        register_sweep(RecomputeSweep(grace=recompute_sweep_grace()))
 
         register_export(
             Export(

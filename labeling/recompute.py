@@ -24,6 +24,15 @@ task. When either fails it keeps the id and tries again with a short backoff, so
 end of a burst delays that burst's recompute instead of losing it. Each attempt marks the cache
 with a token of its own: an add whose reply timed out may still have reached Redis, and the
 retry then recognises the marker as its own rather than as someone else's queued recompute.
+
+Across nodes: at most one recompute of a campaign runs at a time (`labeling.recompute_lock`, a
+lock the database holds and frees when its holder dies). A recompute that finds the lock taken
+queues itself again after the spacing instead of waiting in a worker. Every request also counts
+itself (``...-requested``, a counter), and every recompute stores the count it started from
+(``...-covered``): a campaign whose requests outnumber its covered count while no recompute
+holds its lock is owed one. A refresh parked in a worker that died (a countdown, or a message
+that worker held unacknowledged) leaves exactly that state behind, and the sweep of every live
+worker (`recompute_sweep`, every LABELING_SWEEP_SECONDS) queues it again within seconds.
 """
 
 from __future__ import annotations
@@ -42,8 +51,9 @@ from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
 from estimation.sampling.draws import STOP_EXHAUSTED
-from labeling.models import Campaign, CampaignProgress, Task
+from labeling.models import Campaign, CampaignProgress, PoolItem, Task
 from labeling.modes import campaign_progress, mode_of
+from labeling.recompute_lock import recompute_lock, recompute_locked
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +73,29 @@ def _marker_keys(campaign_id: int) -> tuple[str, str]:
     return f"labeling:campaign-refresh:{campaign_id}", f"labeling:campaign-refresh-started:{campaign_id}"
 
 
+def _count_keys(campaign_id: int) -> tuple[str, str]:
+    """The counter of refresh requests and the count the last finished recompute started from."""
+    return (
+        f"labeling:campaign-refresh-requested:{campaign_id}",
+        f"labeling:campaign-refresh-covered:{campaign_id}",
+    )
+
+
+def _count_request(campaign_id: int) -> None:
+    """Count one refresh request (after its judgment committed). Redis counts atomically; the
+    file cache of one machine reads and writes, where two requests at once may count as one,
+    which still leaves the count above what any earlier recompute covered."""
+    key = _count_keys(campaign_id)[0]
+    if settings.REDIS_URL:
+        try:
+            cache.incr(key)
+        except ValueError:  # the first request (or a flushed cache)
+            if not cache.add(key, 1, timeout=None):
+                cache.incr(key)
+    else:
+        cache.set(key, int(cache.get(key) or 0) + 1, timeout=None)
+
+
 def _marker_seconds() -> float:
     return RECOMPUTE_COALESCE_SECONDS + settings.LABELING_REFRESH_MIN_SECONDS
 
@@ -79,6 +112,7 @@ def _recompute_queue_once(campaign_id: int, token: str) -> bool:
     """Mark the campaign and queue its refresh unless one is queued already; True if this call
     queued it. Raises UNAVAILABLE errors (the marker may then be set with `token`)."""
     queued_key, started_key = _marker_keys(campaign_id)
+    _count_request(campaign_id)
     if not cache.add(queued_key, token, timeout=_marker_seconds()) and cache.get(queued_key) != token:
         # A refresh is queued and has not started: it will read this judgment. (If the marker
         # vanished between the two calls, that refresh has started since, after this commit.)
@@ -111,9 +145,10 @@ def recompute_queue(campaign_id: int) -> bool:
         return False
 
 
-def recompute_started(campaign_id: int) -> None:
+def recompute_started(campaign_id: int) -> int | None:
     """A refresh starts (called by the worker before it reads anything): clear the marker, so the
-    next judgment queues another refresh, which waits out the minimum interval from now.
+    next judgment queues another refresh, which waits out the minimum interval from now. Returns
+    the count of requests this refresh covers (None when the cache could not tell).
 
     The marker must be gone before the refresh reads the judgments, or a judgment that saw it
     would be followed by no refresh. While the cache is unavailable this keeps trying, at most
@@ -138,6 +173,34 @@ def recompute_started(campaign_id: int) -> None:
             cache.set(started_key, time.time(), timeout=min_seconds)
         except UNAVAILABLE:  # only the spacing of refreshes suffers
             logger.warning("cache unavailable; the next refresh of campaign %s starts at once", campaign_id)
+    try:
+        # Read after the marker is gone and before any judgment: every request counted so far
+        # belongs to a judgment this refresh reads.
+        return int(cache.get(_count_keys(campaign_id)[0]) or 0)
+    except UNAVAILABLE:
+        return None
+
+
+def _covered(campaign_id: int, requests: int | None) -> None:
+    """A recompute that started from `requests` counted requests has finished."""
+    if requests is None:
+        return
+    try:
+        cache.set(_count_keys(campaign_id)[1], requests, timeout=None)
+    except UNAVAILABLE:  # the sweep may queue one recompute too many
+        logger.warning("cache unavailable; campaign %s's covered count not stored", campaign_id)
+
+
+def recompute_owed(campaign_ids: list[int]) -> dict[int, int]:
+    """Campaigns with refresh requests no finished recompute covered: id -> the covered count."""
+    keys = {campaign_id: _count_keys(campaign_id) for campaign_id in campaign_ids}
+    values = cache.get_many([key for pair in keys.values() for key in pair])
+    owed = {}
+    for campaign_id, (requested_key, covered_key) in keys.items():
+        covered = int(values.get(covered_key) or 0)
+        if int(values.get(requested_key) or 0) > covered:
+            owed[campaign_id] = covered
+    return owed
 
 
 class RecomputeQueue:
@@ -257,26 +320,127 @@ BLOCKED_EXHAUSTED = STOP_EXHAUSTED
 """`Campaign.blocked` once every item is drawn and covered (the sampling engine sets it)."""
 
 
+# How long a direct call (`recompute`) waits for a recompute of the campaign running elsewhere.
+LOCK_WAIT_SECONDS = 120.0
+
+
+class Outcome:
+    """What `recompute_if_free` did."""
+
+    DONE = "done"
+    BUSY = "busy"  # another process holds the campaign's lock
+    CURRENT = "current"  # only_if_owed, and nothing is owed
+
+
 def recompute(campaign_id: int) -> CampaignProgress | None:
     """What a worker recomputes after answers: the campaign's mode's own recompute
     (`JudgingMode.recompute`), then the progress record, marking the campaign done once every
-    pool item is judged. Idempotent."""
-    recompute_started(campaign_id)
+    pool item is judged. Idempotent; waits for a recompute of the campaign running elsewhere."""
+    with recompute_lock(campaign_id, wait_seconds=LOCK_WAIT_SECONDS) as acquired:
+        if not acquired:
+            raise TimeoutError(
+                f"campaign {campaign_id}'s recompute lock stayed taken for {LOCK_WAIT_SECONDS:.0f} s"
+            )
+        return _recompute_locked(campaign_id)
+
+
+def recompute_if_free(campaign_id: int, *, only_if_owed: bool = False) -> str:
+    """The worker's recompute: at once if no other process recomputes the campaign (else BUSY);
+    with `only_if_owed` (a sweep's message) only if requests are still uncovered."""
+    with recompute_lock(campaign_id) as acquired:
+        if not acquired:
+            return Outcome.BUSY
+        if only_if_owed and campaign_id not in recompute_owed([campaign_id]):
+            return Outcome.CURRENT
+        _recompute_locked(campaign_id)
+        return Outcome.DONE
+
+
+def _recompute_locked(campaign_id: int) -> CampaignProgress | None:
+    started = time.time()
+    requests = recompute_started(campaign_id)
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return None
     mode_of(campaign).recompute(campaign)
-    return _progress_record(campaign)
+    record = _progress_record(campaign)
+    _covered(campaign_id, requests)
+    # Epoch seconds, so the runs of several workers can be laid side by side.
+    logger.info("campaign %s recomputed: from %.3f to %.3f", campaign_id, started, time.time())
+    return record
+
+
+def recompute_queue_later(campaign_id: int) -> None:
+    """Queue the campaign's refresh again after the spacing (its lock was taken): the marker stays,
+    so judgments meanwhile still count on this refresh."""
+    from labeling.tasks import campaign_recompute
+
+    campaign_recompute.apply_async((campaign_id,), countdown=max(1, settings.LABELING_REFRESH_MIN_SECONDS))
+
+
+def recompute_sweep_grace() -> float:
+    """How long a refresh may be owed with no recompute running before a sweep queues one: the
+    spacing (a countdown a live worker holds) and two sweep periods."""
+    return settings.LABELING_REFRESH_MIN_SECONDS + 2 * settings.LABELING_SWEEP_SECONDS
+
+
+class RecomputeSweep:
+    """A live worker's check for refreshes owed and not coming: a campaign owed a recompute
+    (`recompute_owed`) that no process has held the lock of for `grace` seconds gets one queued.
+    The grace outlasts the spacing (a countdown in a live worker) and a margin, so the sweep only
+    speaks when a refresh was lost: parked in a worker that died, or dropped with its message."""
+
+    def __init__(self, grace: float) -> None:
+        self.grace = grace
+        # Campaign id -> (covered count, when it was first seen owed and unlocked with it).
+        self._owed_since: dict[int, tuple[int, float]] = {}
+
+    def __call__(self, now: float | None = None) -> list[int]:
+        """One sweep; returns the campaigns it queued a refresh of."""
+        from labeling.tasks import campaign_recompute
+
+        now = time.monotonic() if now is None else now
+        active = list(
+            Campaign.objects.filter(status__in=[Campaign.Status.RUNNING, Campaign.Status.PAUSED]).values_list(
+                "pk", flat=True
+            )
+        )
+        owed = recompute_owed(active)
+        queued = []
+        for campaign_id in list(self._owed_since):
+            if campaign_id not in owed:
+                del self._owed_since[campaign_id]
+        for campaign_id, covered in owed.items():
+            if recompute_locked(campaign_id):
+                self._owed_since.pop(campaign_id, None)
+                continue
+            seen = self._owed_since.get(campaign_id)
+            if seen is None or seen[0] != covered:
+                self._owed_since[campaign_id] = (covered, now)
+            elif now - seen[1] >= self.grace:
+                logger.warning("campaign %s is owed a refresh that has not come; queueing one", campaign_id)
+                campaign_recompute.apply_async((campaign_id,), kwargs={"only_if_owed": True})
+                self._owed_since[campaign_id] = (covered, now)
+                queued.append(campaign_id)
+        return queued
+
+
+def pool_finished(campaign: Campaign, open_tasks: int) -> bool:
+    """Every pool item of a sampling campaign is judged: none left to draw, none open."""
+    return (
+        open_tasks == 0
+        and mode_of(campaign).uses_sampling
+        and PoolItem.objects.filter(campaign=campaign).exists()
+        and not PoolItem.objects.filter(campaign=campaign, drawn=False, prejudged=False).exists()
+    )
 
 
 @transaction.atomic
 def _progress_record(campaign: Campaign) -> CampaignProgress:
     progress = campaign_progress(campaign)
     open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
-    if (
-        campaign.status == Campaign.Status.RUNNING
-        and open_tasks == 0
-        and campaign.blocked == BLOCKED_EXHAUSTED
+    if campaign.status == Campaign.Status.RUNNING and (
+        pool_finished(campaign, open_tasks) or (open_tasks == 0 and campaign.blocked == BLOCKED_EXHAUSTED)
     ):
         Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DONE)
     record, _ = CampaignProgress.objects.update_or_create(

@@ -3,11 +3,12 @@
 `campaign_recompute` runs the recompute pipeline (`labeling.recompute.recompute`): each mode's own
 recompute after answers (the graded mode refits the label model and costs, recomputes the
 sampling distribution, tops up the draws, stores an estimate snapshot), then the progress record.
-It is coalesced per campaign (see `labeling.recompute`), acknowledged late (a worker killed
-mid-task leaves it to be redelivered) and retried on transient database errors. Its message keeps
-the name ``labeling.tasks.campaign_refresh`` of earlier versions. When a worker starts, it queues
-a recompute of every running campaign: whatever was judged while no worker ran (or whose
-recompute died with a killed worker) is caught up.
+It is coalesced per campaign, runs one at a time per campaign across workers and is queued again
+by a live worker's sweep when a dead worker took it down (see `labeling.recompute`); acknowledged
+late and retried on transient database errors. Its message keeps the name
+``labeling.tasks.campaign_refresh`` of earlier versions. When a worker starts, it queues a
+(coalesced) recompute of every running campaign, so whatever was judged while no worker ran is
+caught up, and starts its sweep thread (`labeling.sweeper`).
 """
 
 import logging
@@ -26,31 +27,38 @@ logger = logging.getLogger(__name__)
     retry_backoff=True,
     max_retries=5,
 )
-def campaign_recompute(campaign_id: int) -> None:
-    """The campaign's recompute after answers (`labeling.recompute.recompute`)."""
-    from labeling.recompute import recompute
+def campaign_recompute(campaign_id: int, only_if_owed: bool = False) -> str:
+    """The campaign's recompute after answers (`labeling.recompute.recompute_if_free`); queued
+    again after the spacing when another worker is recomputing the campaign."""
+    from labeling.recompute import Outcome, recompute_if_free, recompute_queue_later
 
-    recompute(campaign_id)
+    outcome = recompute_if_free(campaign_id, only_if_owed=only_if_owed)
+    if outcome == Outcome.BUSY and not only_if_owed:
+        recompute_queue_later(campaign_id)
+    return outcome
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def campaigns_catch_up() -> int:
-    """Recompute every running or paused campaign (queued when a worker starts)."""
+    """Queue a refresh of every running or paused campaign (when a worker starts), coalesced with
+    any refresh already queued: two workers starting together queue one per campaign, not two.
+    Returns how many this call queued."""
     from labeling.models import Campaign
-    from labeling.recompute import recompute
+    from labeling.recompute import recompute_queue
 
     ids = list(
         Campaign.objects.filter(status__in=[Campaign.Status.RUNNING, Campaign.Status.PAUSED]).values_list(
             "pk", flat=True
         )
     )
-    for campaign_id in ids:
-        recompute(campaign_id)
-    return len(ids)
+    return sum(recompute_queue(campaign_id) for campaign_id in ids)
 
 
 @worker_ready.connect
 def _catch_up_on_start(**_: object) -> None:
+    from labeling.sweeper import sweeper_start
+
+    sweeper_start()
     try:
         campaigns_catch_up.delay()
     except Exception:  # a worker must start even if the broker hiccups; the next judgment catches up

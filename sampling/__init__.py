@@ -34,6 +34,7 @@ from sampling.judge_reports import (
     leaderboards,
 )
 from sampling.judge_runs import (
+    StaleJudgeRunSweep,
     judge_run_active,
     judge_run_cancel,
     judge_run_latest,
@@ -74,6 +75,7 @@ __all__ = [
     "judge_run_progress",
     "judge_run_start",
     "judge_run_step",
+    "StaleJudgeRunSweep",
     "judge_runs_resume",
     "judge_settings_problems",
     "judge_update",

@@ -22,6 +22,7 @@ lexical judge's thresholds are fitted once, at the first run of its version, and
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -246,6 +247,32 @@ def judge_runs_resume() -> int:
     for run_id in ids:
         step_queue(run_id)
     return len(ids)
+
+
+class StaleJudgeRunSweep:
+    """A live worker's check (`labeling.sweeper`) for runs a dead worker held: an active run whose
+    lease expired gets a step queued, at most once per lease period (a step that is merely
+    waiting for a busy worker is not queued twice)."""
+
+    def __init__(self) -> None:
+        self._queued_at: dict[int, float] = {}
+
+    def __call__(self) -> list[int]:
+        now = time.monotonic()
+        expired = list(
+            JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE, lease_until__lt=timezone.now()).values_list(
+                "pk", flat=True
+            )
+        )
+        self._queued_at = {run_id: at for run_id, at in self._queued_at.items() if run_id in expired}
+        queued = []
+        for run_id in expired:
+            if now - self._queued_at.get(run_id, -math.inf) >= _lease_seconds():
+                logger.warning("judge run %s's lease expired (its worker died?); queueing a step", run_id)
+                step_queue(run_id)
+                self._queued_at[run_id] = now
+                queued.append(run_id)
+        return queued
 
 
 def _lease_seconds() -> float:

@@ -313,3 +313,30 @@ def test_a_step_that_finds_the_run_leased_waits_once_and_gives_way_to_a_live_hol
     JudgeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert judge_run_step(run.pk, waited_for=held_until.isoformat()) == "done"
     assert JudgeLabel.objects.filter(judge=judge).count() == 21
+
+
+def test_a_live_workers_sweep_resumes_a_run_whose_worker_died(draft_campaign: Campaign) -> None:
+    """The sweep of every live worker (labeling.sweeper) queues a step of a run whose lease ran
+    out, once per lease period, and leaves a run with a live lease alone."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from sampling import StaleJudgeRunSweep
+    from tests.labeling.test_refresh import _queued_messages
+
+    texts_import(draft_campaign)
+    judge = judge_create(campaign=draft_campaign, name="bm25", kind="lexical")
+    run = judge_run_start(judge)
+    _queued_messages()
+    sweep = StaleJudgeRunSweep()
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status=JudgeRun.Status.RUNNING, lease_until=timezone.now() + timedelta(seconds=60)
+    )
+    assert sweep() == [] and _queued_messages() == []  # a live holder
+    JudgeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert sweep() == [run.pk]
+    assert _queued_messages() == [("graded.tasks.judge_run_step", [run.pk, None])]
+    assert sweep() == []  # the step it queued may merely wait for a busy worker
+    assert judge_run_step(run.pk) == "done"
+    assert sweep() == [] and JudgeLabel.objects.filter(judge=judge).count() == 21

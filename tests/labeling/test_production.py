@@ -36,9 +36,17 @@ def test_it_takes_a_strong_secret_key() -> None:
 
 def _start(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {
-        key: value for key, value in os.environ.items() if key not in ("DEBUG", "PRODUCTION", "SECRET_KEY")
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DEBUG", "PRODUCTION", "SECRET_KEY", "REDIS_URL", "SINGLE_NODE")
     }
-    environment = {**base, "ALLOWED_HOSTS": "example.org", "DJANGO_SETTINGS_MODULE": "config.settings", **env}
+    environment = {
+        **base,
+        "ALLOWED_HOSTS": "example.org",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SINGLE_NODE": "1",
+        **env,
+    }
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO_ROOT,
@@ -56,6 +64,23 @@ def test_it_refuses_to_start_in_production_with_debug_or_a_weak_key() -> None:
     assert weak.returncode != 0 and "SECRET_KEY is too weak" in weak.stderr
     fine = _start("import config.settings as s; assert not s.DEBUG", PRODUCTION="1", SECRET_KEY=STRONG_KEY)
     assert fine.returncode == 0, fine.stderr
+
+
+def test_production_without_redis_refuses_to_start_unless_it_is_declared_a_single_node() -> None:
+    """Without REDIS_URL every node would keep its own file cache and file broker: a second node
+    would silently never meet the first."""
+    code = "import config.settings as s; print(s.CACHES['default']['BACKEND'], s.CELERY_BROKER_URL)"
+    refused = _start(code, PRODUCTION="1", SECRET_KEY=STRONG_KEY, SINGLE_NODE="")
+    assert refused.returncode != 0
+    assert "PRODUCTION=1 needs REDIS_URL" in refused.stderr and "SINGLE_NODE=1" in refused.stderr
+    single = _start(code, PRODUCTION="1", SECRET_KEY=STRONG_KEY)
+    assert single.returncode == 0, single.stderr
+    assert "FileBasedCache" in single.stdout and "filesystem://" in single.stdout
+    shared = _start(
+        code, PRODUCTION="1", SECRET_KEY=STRONG_KEY, SINGLE_NODE="", REDIS_URL="redis://127.0.0.1:1/0"
+    )
+    assert shared.returncode == 0, shared.stderr
+    assert "RedisCache" in shared.stdout and "redis://127.0.0.1:1/0" in shared.stdout
 
 
 def test_the_wsgi_application_refuses_to_start_without_collectstatic(tmp_path: Path) -> None:

@@ -137,18 +137,22 @@ def _snapshot_counting_all(campaign: Campaign, last_judgment_at: float, worker: 
     )
 
 
-def _queued_refreshes() -> list[list[int]]:
-    """The arguments of the campaign_refresh messages on the in-memory broker (every message is
-    taken off it; other tasks an earlier test queued, e.g. a judge run's step, are dropped)."""
+def _queued_messages() -> list[tuple[str, list[object]]]:
+    """Every message on the in-memory broker, taken off it: (task name, arguments)."""
     found = []
     with celery_app.connection_for_write() as connection:
         queue = connection.SimpleQueue("celery")
         while queue.qsize():
             message = queue.get(timeout=1)
-            if message.headers["task"] == "labeling.tasks.campaign_refresh":
-                found.append(message.decode()[0])
+            found.append((str(message.headers["task"]), list(message.decode()[0])))
             message.ack()
     return found
+
+
+def _queued_refreshes() -> list[list[int]]:
+    """The arguments of the campaign_refresh messages on the in-memory broker (every message is
+    taken off it; other tasks an earlier test queued, e.g. a judge run's step, are dropped)."""
+    return [args for task, args in _queued_messages() if task == "labeling.tasks.campaign_refresh"]
 
 
 def test_it_takes_a_marker_its_own_unseen_earlier_attempt_set_for_its_own(campaign: Campaign) -> None:
