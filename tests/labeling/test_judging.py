@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from graded.judging import judgment_undo, task_answer, task_next
 from labeling.leases import LeaseConflict, UndoNotAllowed
@@ -25,6 +27,7 @@ from labeling.services.campaigns import (
 from labeling.services.imports import qrels_import
 from labeling.services.run_imports import runs_import
 from tests.concurrency import at_once
+from tests.faults import inserts_refused
 from tests.labeling.conftest import RUN_A, upload
 
 
@@ -100,6 +103,60 @@ def test_it_returns_expired_leases_to_the_pool(
         task_answer(task=held, assessor=assessor, grade=0, seconds=1.0, now=later)
     judgment, created = task_answer(task=taken, assessor=second_assessor, grade=1, seconds=2.0, now=later)
     assert created and judgment.assessor_id == second_assessor.pk
+
+
+def test_it_never_offers_an_answered_task_to_another_assessor_once_its_lease_ran_out(
+    campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    # An answered task keeps its lease columns, so its lease runs out like any other: only the
+    # answer keeps the claim statement off it, for every claimant and not just its holder.
+    now = timezone.now()
+    answered = task_next(campaign=campaign, assessor=assessor, now=now)
+    assert answered is not None
+    task_answer(task=answered, assessor=assessor, grade=2, seconds=1.0, now=now)
+    later = now + timedelta(seconds=campaign.lease_seconds + 1)
+    taken = task_next(campaign=campaign, assessor=second_assessor, now=later)
+    assert taken is not None and taken.pk != answered.pk
+    stored = Task.objects.get(pk=answered.pk)
+    assert (stored.assessor_id, stored.answered_at) == (assessor.pk, now)
+    judgments = Judgment.objects.filter(task_id=answered.pk).values_list("assessor_id", "grade")
+    assert list(judgments) == [(assessor.pk, 2)]
+
+
+# The rule at the boundary (labeling.leases, and the claim and answer statements here): a lease
+# runs out strictly after `lease_expires_at`. At that instant its holder may still answer and
+# nobody else may take the task; a microsecond later it is the other way round.
+TICK = timedelta(microseconds=1)
+
+
+def test_a_lease_keeps_others_off_its_task_until_just_after_it_expires(
+    campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    held = task_next(campaign=campaign, assessor=assessor, now=timezone.now())
+    assert held is not None
+    expiry = Task.objects.get(pk=held.pk).lease_expires_at
+    other = task_next(campaign=campaign, assessor=second_assessor, now=expiry)
+    assert other is not None and other.pk != held.pk, "at its expiry instant the lease still holds"
+    task_answer(task=other, assessor=second_assessor, grade=1, seconds=1.0, now=expiry)
+    taken = task_next(campaign=campaign, assessor=second_assessor, now=expiry + TICK)
+    assert taken is not None and taken.pk == held.pk, "a microsecond later it is free"
+
+
+def test_a_holder_may_answer_at_the_expiry_instant_and_not_a_microsecond_later(
+    campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    first = task_next(campaign=campaign, assessor=assessor, now=timezone.now())
+    assert first is not None
+    expiry = Task.objects.get(pk=first.pk).lease_expires_at
+    _, created = task_answer(task=first, assessor=assessor, grade=1, seconds=1.0, now=expiry)
+    assert created
+    second = task_next(campaign=campaign, assessor=assessor, now=expiry)
+    assert second is not None and second.pk != first.pk
+    second_expiry = Task.objects.get(pk=second.pk).lease_expires_at
+    with pytest.raises(LeaseConflict):
+        task_answer(task=second, assessor=assessor, grade=1, seconds=1.0, now=second_expiry + TICK)
+    assert not Judgment.objects.filter(task_id=second.pk).exists()
+    assert Task.objects.get(pk=second.pk).answered_at is None
 
 
 def test_it_stops_at_the_budget(draft_campaign: Campaign, assessor: AbstractBaseUser) -> None:
@@ -273,6 +330,29 @@ def test_it_stores_one_judgment_when_two_submits_race(campaign: Campaign, assess
     assert failures == []
     assert sorted(created) == [False, True]
     assert Judgment.objects.filter(task_id=task.pk).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_the_task_leased_when_its_judgment_cannot_be_stored(
+    api: Callable[[AbstractBaseUser], APIClient], campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    # Transactional: the request commits on its own, as in production, so a lease closed
+    # outside the judgment's transaction would stay closed.
+    client = api(assessor)
+    task = client.get(f"/api/campaigns/{campaign.pk}/next/").json()["task"]
+    answer = {"grade": 2, "seconds": 3.0}
+    with inserts_refused(Judgment, "judgment refused"):
+        with pytest.raises(DatabaseError, match="judgment refused"):
+            client.post(f"/api/tasks/{task}/answer/", answer, format="json")
+    held = Task.objects.get(pk=task)
+    assert (held.assessor_id, held.answered_at) == (assessor.pk, None), "the lease was not closed"
+    assert not Judgment.objects.filter(task_id=task).exists()
+    assert client.get(f"/api/campaigns/{campaign.pk}/next/").json()["task"] == task
+    stored = client.post(f"/api/tasks/{task}/answer/", answer, format="json")
+    assert stored.status_code == 201, stored.content
+    judgments = Judgment.objects.filter(task_id=task).values_list("assessor_id", "grade")
+    assert list(judgments) == [(assessor.pk, 2)]
+    assert Task.objects.get(pk=task).answered_at is not None
 
 
 def test_it_spends_a_budget_in_assessor_hours_by_the_seconds_measured(

@@ -6,10 +6,12 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import DatabaseError
 from rest_framework.test import APIClient
 
 from labeling.models import Campaign
-from pairwise.models import Comparison, TopKHeap
+from pairwise.models import Comparison, PairTask, TopKHeap
+from tests.faults import inserts_refused
 from tests.pairwise.test_services import oracle
 
 pytestmark = pytest.mark.django_db
@@ -52,6 +54,31 @@ def test_it_stores_an_answer_and_refuses_it_twice_with_409(
     assert again.status_code == 409, "the pair is no longer the pending one"
     assert Comparison.objects.count() == 1
     assert TopKHeap.objects.get(assessor=assessor).steps == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_leaves_the_pair_pending_and_the_list_as_it_was_when_the_answer_cannot_be_stored(
+    api: Client, topk_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    # Transactional: the request commits on its own, as in production, so a pair closed or a
+    # heap advanced outside the comparison's transaction would stay so.
+    client = api(assessor)
+    pair = client.get(url(topk_campaign, "next/")).json()
+    before = TopKHeap.objects.get(assessor=assessor)
+    outcome = oracle(pair["left"]["docno"], pair["right"]["docno"])
+    with inserts_refused(Comparison, "comparison refused"):
+        with pytest.raises(DatabaseError, match="comparison refused"):
+            answer(client, topk_campaign, pair, outcome)
+    task = PairTask.objects.get(pk=pair["task"])
+    assert (task.assessor_id, task.answered_at, task.superseded) == (assessor.pk, None, False)
+    heap = TopKHeap.objects.get(pk=before.pk)
+    assert heap.steps == 0 and heap.state == before.state, "the list did not advance"
+    assert not Comparison.objects.exists()
+    assert client.get(url(topk_campaign, "next/")).json()["task"] == pair["task"]
+    stored = answer(client, topk_campaign, pair, outcome)
+    assert stored.status_code == 201, stored.content
+    assert list(Comparison.objects.values_list("task_id", "outcome")) == [(pair["task"], outcome)]
+    assert TopKHeap.objects.get(pk=before.pk).steps == 1
 
 
 def test_it_rejects_an_unknown_outcome_with_400(

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 
 from estimation.topk.state import AnswerEvent, TopKState, answer, next_pair, result
 from labeling.models import Campaign, Document
-from labeling.services.campaigns import campaign_assessors_assign, user_create
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    user_create,
+)
+from labeling.services.run_imports import runs_import
 from pairwise import services
 from pairwise.models import Comparison, PairTask, TopKHeap
-from tests.labeling.conftest import PASSWORD
+from tests.labeling.conftest import PASSWORD, upload
 from tests.pairwise.conftest import true_relevance
 
 pytestmark = pytest.mark.django_db
@@ -254,3 +262,108 @@ def test_it_leases_pre_drawn_pairs_in_pairwise_mode(
     while answer_pending(campaign, assessor) is not None:
         answered += 1
     assert answered == 6, "one slot of every pair, never both slots of a pair"
+
+
+# ---------------------------------------------------------------------------------------------
+# Leases over time: who may take a pair or a top-k list once its lease ran out
+
+
+def _one_list_campaign(coordinator: AbstractBaseUser) -> Campaign:
+    """A running top-k campaign of one topic (four documents, k = 2): a single heap."""
+    campaign = campaign_create(
+        creator=coordinator,
+        name="one list",
+        metric="DCG@4",
+        budget=5,
+        judging_mode="topk",
+        mode_settings={"k": 2},
+    )
+    run = "".join(f"7 Q0 R-{number} {number} {10 - number}.0 only\n" for number in range(1, 5))
+    runs_import(campaign=campaign, files=[upload("only.run", run)])
+    campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
+    return campaign_start(campaign=campaign)
+
+
+def test_it_never_offers_an_answered_pair_to_another_assessor_once_its_lease_ran_out(
+    make_campaign: Callable[..., Campaign], assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    campaign = make_campaign(mode="pairwise", pairs_per_topic=3)
+    now = timezone.now()
+    answered = services.pair_next(campaign=campaign, assessor=assessor, now=now)
+    assert answered is not None
+    services.pair_answer(task=answered, assessor=assessor, outcome="left", seconds=1.0, now=now)
+    later = now + timedelta(seconds=campaign.lease_seconds + 1)
+    taken = services.pair_next(campaign=campaign, assessor=second_assessor, now=later)
+    assert taken is not None and taken.pk != answered.pk
+    stored = PairTask.objects.get(pk=answered.pk)
+    assert (stored.assessor_id, stored.answered_at) == (assessor.pk, now)
+    assert list(Comparison.objects.values_list("task_id", "assessor_id")) == [(answered.pk, assessor.pk)]
+
+
+def test_it_keeps_a_top_k_list_with_answers_with_its_assessor_once_its_lease_ran_out(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    campaign = _one_list_campaign(coordinator)
+    now = timezone.now()
+    first = services.pair_next(campaign=campaign, assessor=assessor, now=now)
+    assert first is not None
+    outcome = oracle(first.left.docno, first.right.docno)
+    services.pair_answer(task=first, assessor=assessor, outcome=outcome, seconds=1.0, now=now)
+    # A stale page skipping the answered pair would hand the list, answers and all, to the next
+    # assessor (as a skip of the pending pair does).
+    with pytest.raises(services.LeaseConflict):
+        services.pair_skip(task=first, assessor=assessor, reason="not_sure")
+    later = now + timedelta(seconds=campaign.lease_seconds + 1)
+    assert services.pair_next(campaign=campaign, assessor=second_assessor, now=later) is None
+    heap = TopKHeap.objects.get(campaign=campaign)
+    assert (heap.assessor_id, heap.steps) == (assessor.pk, 1)
+    resumed = services.pair_next(campaign=campaign, assessor=assessor, now=later)
+    assert resumed is not None and (resumed.heap_id, resumed.step) == (heap.pk, 1), "resumed where it stopped"
+
+
+# As for graded tasks: a lease runs out strictly after `lease_expires_at`.
+TICK = timedelta(microseconds=1)
+
+
+def test_a_pair_lease_keeps_others_off_until_just_after_it_expires(
+    make_campaign: Callable[..., Campaign], assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    campaign = make_campaign(mode="pairwise", pairs_per_topic=3)
+    held = services.pair_next(campaign=campaign, assessor=assessor, now=timezone.now())
+    assert held is not None
+    expiry = PairTask.objects.get(pk=held.pk).lease_expires_at
+    other = services.pair_next(campaign=campaign, assessor=second_assessor, now=expiry)
+    assert other is not None and other.pk != held.pk, "at its expiry instant the lease still holds"
+    services.pair_answer(task=other, assessor=second_assessor, outcome="tie", seconds=1.0, now=expiry)
+    taken = services.pair_next(campaign=campaign, assessor=second_assessor, now=expiry + TICK)
+    assert taken is not None and taken.pk == held.pk, "a microsecond later it is free"
+
+
+def test_a_pair_holder_may_answer_at_the_expiry_instant_and_not_a_microsecond_later(
+    make_campaign: Callable[..., Campaign], assessor: AbstractBaseUser
+) -> None:
+    campaign = make_campaign(mode="pairwise", pairs_per_topic=3)
+    first = services.pair_next(campaign=campaign, assessor=assessor, now=timezone.now())
+    assert first is not None
+    expiry = PairTask.objects.get(pk=first.pk).lease_expires_at
+    services.pair_answer(task=first, assessor=assessor, outcome="left", seconds=1.0, now=expiry)
+    second = services.pair_next(campaign=campaign, assessor=assessor, now=expiry)
+    assert second is not None and second.pk != first.pk
+    second_expiry = PairTask.objects.get(pk=second.pk).lease_expires_at
+    with pytest.raises(services.LeaseConflict, match="expired"):
+        services.pair_answer(
+            task=second, assessor=assessor, outcome="left", seconds=1.0, now=second_expiry + TICK
+        )
+    assert list(Comparison.objects.values_list("task_id", flat=True)) == [first.pk]
+    assert PairTask.objects.get(pk=second.pk).answered_at is None
+
+
+def test_an_untouched_top_k_list_is_held_until_just_after_its_lease_expires(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
+) -> None:
+    campaign = _one_list_campaign(coordinator)
+    assert services.pair_next(campaign=campaign, assessor=assessor, now=timezone.now()) is not None
+    expiry = TopKHeap.objects.get(campaign=campaign).lease_expires_at
+    assert services.pair_next(campaign=campaign, assessor=second_assessor, now=expiry) is None
+    taken = services.pair_next(campaign=campaign, assessor=second_assessor, now=expiry + TICK)
+    assert taken is not None and TopKHeap.objects.get(campaign=campaign).assessor_id == second_assessor.pk
