@@ -83,8 +83,8 @@ class CeleryWorker:
             )
 
     def wait_caught_up(self, seconds: float = 60.0) -> None:
-        """Wait until the worker has run its start-up catch-up, so a test's own refreshes do not
-        race with it (the catch-up refreshes every running campaign without spacing)."""
+        """Wait until the worker has run its start-up catch-up (which queues a refresh of every
+        running campaign), so a test starts from a worker that is ready and idle."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             text = self.log.read_text(errors="replace") if self.log.exists() else ""
