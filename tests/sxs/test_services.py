@@ -9,6 +9,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import DatabaseError
 from django.utils import timezone
 
 from graded.judging import task_answer
@@ -16,6 +17,7 @@ from labeling.models import Campaign, Judgment, Skip, Task
 from sxs import services
 from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
 from sxs.selectors import preference_data, side_bias, task_lists
+from tests.faults import inserts_refused
 from tests.sxs.conftest import QRELS, docno
 
 pytestmark = pytest.mark.django_db
@@ -131,6 +133,23 @@ def test_it_stores_a_double_submit_once_and_refuses_a_foreign_answer(
     assert SxsAnswer.objects.filter(task=task).count() == 1
     with pytest.raises(ValueError, match="preference"):
         services.sxs_answer(task=task, assessor=assessor, preference=3, seconds=1.0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_the_comparison_leased_when_its_answer_cannot_be_stored(
+    sxs_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    """Closing the lease and storing the answer are one transaction: a failed insert after the
+    close must leave the comparison open and leased to its assessor, and nothing stored."""
+    task = answer_grades_first(sxs_campaign, assessor).sxs
+    with inserts_refused(SxsAnswer, "answer refused"), pytest.raises(DatabaseError, match="answer refused"):
+        services.sxs_answer(task=task, assessor=assessor, preference=1, seconds=1.0)
+    held = SxsTask.objects.get(pk=task.pk)
+    assert (held.assessor_id, held.answered_at) == (assessor.pk, None), "the lease was not closed"
+    assert not SxsAnswer.objects.filter(task=task).exists()
+    assert services.sxs_next(campaign=sxs_campaign, assessor=assessor).sxs.pk == task.pk
+    answer, created = services.sxs_answer(task=task, assessor=assessor, preference=1, seconds=1.0)
+    assert created and list(SxsAnswer.objects.filter(task=task).values_list("pk", flat=True)) == [answer.pk]
 
 
 def test_it_refuses_an_answer_after_the_lease_expired(
