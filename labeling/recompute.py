@@ -32,7 +32,7 @@ itself (``...-requested``, a counter), and every recompute stores the count it s
 (``...-covered``): a campaign whose requests outnumber its covered count while no recompute
 holds its lock is owed one. A refresh parked in a worker that died (a countdown, or a message
 that worker held unacknowledged) leaves exactly that state behind, and the sweep of every live
-worker (`recompute_sweep`, every LABELING_SWEEP_SECONDS) queues it again within seconds.
+worker (`RecomputeSweep`, every LABELING_SWEEP_SECONDS) queues it again within seconds.
 """
 
 from __future__ import annotations

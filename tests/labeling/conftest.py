@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -120,7 +121,8 @@ def fast_password_hashing(settings: object) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def remove_sqlite_journal_files() -> Iterator[None]:
-    """Django deletes the SQLite test database file at the end, but not its WAL side files."""
+    """Django deletes the SQLite test database file at the end, but not its WAL side files nor
+    the recompute locks' folder beside it (labeling/recompute_lock.py)."""
     yield
     from django.conf import settings
 
@@ -128,6 +130,8 @@ def remove_sqlite_journal_files() -> Iterator[None]:
     for suffix in ("-wal", "-shm"):
         if name and os.path.exists(name + suffix) and not os.path.exists(name):
             os.remove(name + suffix)
+    if name and not os.path.exists(name):
+        shutil.rmtree(name + ".locks", ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
