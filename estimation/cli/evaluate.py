@@ -21,11 +21,8 @@ import sys
 from dataclasses import replace
 from typing import TextIO
 
-from estimation.formats.judge_labels import read_judge_labels
 from estimation.formats.run_blocks import read_run_fast
 from estimation.formats.trec import read_qrels
-from estimation.judges.agreement import agreement, kendall_tau
-from estimation.judges.files import judge_qrels
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import summarize_run
 
@@ -155,6 +152,10 @@ def evaluate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
         metrics = [replace(metric, gain_values=gains, discount_values=discounts) for metric in metrics]
     judged = None
     if args.judge:
+        # Here, not at the top: the judges' modules load scipy, which plain evaluation never needs.
+        from estimation.formats.judge_labels import read_judge_labels
+        from estimation.judges.files import judge_qrels
+
         labels = read_judge_labels(args.judge, y_max=y_max)
         graded_by_judge = judge_qrels(labels, n_grades=y_max + 1)
         judged = {qid: graded_by_judge.get(qid, {}) for qid in qrels}
@@ -190,6 +191,8 @@ def _report_judge(
     y_max: int,
     err: TextIO,
 ) -> None:
+    from estimation.judges.agreement import agreement, kendall_tau
+
     pairs = [(qid, docno) for qid, grades in qrels.items() for docno in grades if docno in judged[qid]]
     found = agreement(
         [qrels[qid][docno] for qid, docno in pairs],
