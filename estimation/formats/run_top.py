@@ -1,13 +1,13 @@
 """A TREC run read for evaluation at a cutoff: each query's first `depth` documents, streamed.
 
 ``python -m estimation evaluate`` needs, per query, only the documents a metric at cutoff K
-sees. `read_run_top` reads the file in blocks of about a megabyte and keeps, per query, the
-documents scoring at least the depth-th best score seen so far (ties at that score included,
-since the docno decides among them), and a 64-bit hash of each docno of the query being read
-for the duplicate check, dropped once the next query starts. So memory holds a block, the
-candidates and one query's hashes, not the Python objects of every line (a file whose queries
-interleave is read a second time, keeping 8 bytes a line), and nothing of a run is kept once
-it is evaluated.
+sees. `read_run_top` reads the file in blocks of about a megabyte; from each block it keeps
+each query's first `depth` lines in trec_eval's order (vectorised over all queries of the
+block), and a last selection over the blocks' keepers gives the run. A 64-bit key of each
+line's (query, docno) serves the duplicate check; the keys of the queries a block finishes
+are checked and dropped there. So memory holds a block, the keepers and the open query's keys,
+not the Python objects of every line (a file whose queries resume after others is read a
+second time, keeping 8 bytes a line), and nothing of a run is kept once it is evaluated.
 
 The result is exactly `estimation.formats.trec.read_run`'s `Run` with every ranking and its
 scores cut to their first `depth` entries, in trec_eval's order (score descending, then docno
@@ -42,6 +42,7 @@ TOP_BLOCK_BYTES = 1 << 20
 block's temporary arrays stay a few megabytes."""
 
 _BOM = "\ufeff".encode()
+_QUERY_MIX = np.uint64(0xD6E8FEB86659FD93)  # odd: distinct queries shift a docno's hash apart
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,53 @@ def _blocks(path: str, block_bytes: int) -> Iterator[_Columns]:
 
 
 class _QueryResumes(Exception):
-    """A query's lines resume after another query's, and its hashes were already dropped."""
+    """A query's lines resume after another query's, once its keys were checked and dropped."""
+
+
+def _first_places(codes: np.ndarray, scores: np.ndarray, docnos: np.ndarray, depth: int) -> np.ndarray:
+    """Indices of each query's first `depth` lines in trec_eval's order, grouped by query.
+
+    Vectorised over all queries: a numeric sort orders each query's lines by score descending
+    and keeps those scoring at least its depth-th best score; only the kept lines that tie on
+    (query, score) are then sorted by docno, descending (bytes order is str order for UTF-8,
+    so the docnos compare as the line reader's do).
+    """
+    if codes.size == 0:
+        return np.empty(0, dtype=np.int64)
+    # Runs usually list each query by score already: then the sort is the identity.
+    listed_in_order = (codes[1:] > codes[:-1]) | ((codes[1:] == codes[:-1]) & (scores[1:] <= scores[:-1]))
+    order = np.arange(codes.size) if listed_in_order.all() else np.lexsort((-scores, codes))
+    starts, sizes = _groups(codes[order])
+    depth_th = scores[order[np.minimum(starts + depth - 1, codes.size - 1)]]
+    threshold = np.repeat(np.where(sizes >= depth, depth_th, -np.inf), sizes)
+    kept = order[scores[order] >= threshold]
+    kept_codes, kept_scores = codes[kept], scores[kept]
+    tie = (kept_codes[1:] == kept_codes[:-1]) & (kept_scores[1:] == kept_scores[:-1])
+    if tie.any():
+        tied = np.flatnonzero(np.concatenate(([False], tie)) | np.concatenate((tie, [False])))
+        # (query, score descending, docno descending) is (-query, score, docno) read backwards.
+        by_docno = np.lexsort((docnos[kept[tied]], kept_scores[tied], -kept_codes[tied]))[::-1]
+        kept[tied] = kept[tied][by_docno]
+    starts, sizes = _groups(codes[kept])
+    rank = np.arange(kept.size) - np.repeat(starts, sizes)
+    return kept[rank < depth]
+
+
+def _groups(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and size of each stretch of equal values."""
+    starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
+    return starts, np.diff(np.append(starts, sorted_codes.size))
 
 
 class _TopCollector:
-    """Per query: the candidates for its first `depth` places and the hashes of its docnos.
+    """The candidates for each query's first `depth` places, and the duplicate check.
 
-    Runs list each query's lines together, so the hashes of a query are checked for
-    duplicates and dropped as soon as the next query starts; memory then holds one query's
-    hashes, not the file's. A query that resumes later raises `_QueryResumes`, and the file is
-    read again with `keep_hashes` (every hash kept, checked at the end).
+    Each block keeps its first `depth` lines per query (`_first_places`); the last selection
+    over all blocks' keepers gives the run. Runs list each query's lines together, so the
+    hashes of the queries a block finishes are checked for duplicates at once and dropped:
+    memory holds the open query's hashes, not the file's. A query that resumes after a block
+    finished it raises `_QueryResumes`, and the file is read again with `keep_hashes` (every
+    hash kept, checked at the end).
     """
 
     def __init__(self, depth: int, *, keep_hashes: bool) -> None:
@@ -110,10 +148,9 @@ class _TopCollector:
         self.keep_hashes = keep_hashes
         self.code_of: dict[bytes, int] = {}  # qid -> code, in order of first appearance
         self.tags: dict[bytes, None] = {}
-        self.scores: list[np.ndarray] = []
-        self.docnos: list[np.ndarray] = []
-        self.hashes: list[list[np.ndarray]] = []
-        self.current = -1  # the query of the last line read
+        self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # codes, scores, docnos
+        self.keys: list[np.ndarray] = []  # a hash of (query, docno) per line not yet checked
+        self.open = -1  # the query of the last line read
         self.done: set[int] = set()  # queries whose hashes were checked and dropped
 
     def add(self, columns: _Columns) -> None:
@@ -121,76 +158,52 @@ class _TopCollector:
         n = columns.scores.size
         if n == 0:
             return
-        hashes = string_hashes(columns.docnos)
-        codes = [self._code(qid) for qid in columns.qids]
-        bounds = [*columns.qid_starts.tolist(), n]
-        if len(set(codes)) == len(codes):  # each query in one stretch, as runs list them
-            groups = [(code, slice(*pair)) for code, pair in zip(codes, pairwise(bounds), strict=True)]
-            self._add_groups(groups, columns.scores, columns.docnos, hashes)
-            return
-        if not self.keep_hashes:
+        stretch_codes = [self.code_of.setdefault(qid, len(self.code_of)) for qid in columns.qids]
+        if not self.keep_hashes and (
+            not self.done.isdisjoint(stretch_codes)
+            or len(set(stretch_codes)) != len(stretch_codes)
+            or self.open in stretch_codes[1:]
+        ):
             raise _QueryResumes
-        # Queries interleaved: group this block's lines by query first (stable: file order).
-        line_codes = np.repeat(codes, np.diff(bounds))
-        order = np.argsort(line_codes, kind="stable")
-        sorted_codes = line_codes[order]
-        starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
-        groups = [(int(sorted_codes[a]), slice(a, b)) for a, b in pairwise([*starts.tolist(), n])]
-        self._add_groups(groups, columns.scores[order], columns.docnos[order], hashes[order])
+        codes = np.repeat(stretch_codes, np.diff(np.append(columns.qid_starts, n)))
+        keep = _first_places(codes, columns.scores, columns.docnos, self.depth)
+        self.kept.append((codes[keep], columns.scores[keep], columns.docnos[keep]))
+        self.keys.append(string_hashes(columns.docnos) ^ (codes.astype(np.uint64) * _QUERY_MIX))
+        if not self.keep_hashes:
+            # Every query but the block's last is finished: check and drop their keys.
+            finished = {self.open, *stretch_codes[:-1]} - {stretch_codes[-1], -1}
+            self.open = stretch_codes[-1]
+            if finished:
+                self._check_duplicates(open_lines=n - int(columns.qid_starts[-1]))
+                self.done |= finished
 
-    def _code(self, qid: bytes) -> int:
-        code = self.code_of.setdefault(qid, len(self.code_of))
-        if code == len(self.scores):
-            self.scores.append(np.empty(0))
-            self.docnos.append(np.empty(0, dtype="S1"))
-            self.hashes.append([])
-        return code
-
-    def _add_groups(
-        self, groups: list[tuple[int, slice]], scores: np.ndarray, docnos: np.ndarray, hashes: np.ndarray
-    ) -> None:
-        for code, lines in groups:
-            if code != self.current and not self.keep_hashes:
-                if self.current >= 0:
-                    self._check_duplicates(self.current)
-                    self.done.add(self.current)
-                if code in self.done:
-                    raise _QueryResumes
-            self.current = code
-            self.hashes[code].append(hashes[lines])
-            merged_scores = np.concatenate((self.scores[code], scores[lines]))
-            merged_docnos = np.concatenate((self.docnos[code], docnos[lines]))
-            if merged_scores.size > self.depth:
-                cut = merged_scores.size - self.depth
-                threshold = np.partition(merged_scores, cut)[cut]  # the depth-th best score
-                keep = merged_scores >= threshold
-                merged_scores, merged_docnos = merged_scores[keep], merged_docnos[keep]
-            self.scores[code], self.docnos[code] = merged_scores, merged_docnos
-
-    def _check_duplicates(self, code: int) -> None:
-        hashes = np.sort(np.concatenate(self.hashes[code]))
-        if bool((hashes[1:] == hashes[:-1]).any()):
-            raise NeedsLineReader  # a document listed twice (or two docnos with one hash)
-        self.hashes[code] = []
+    def _check_duplicates(self, open_lines: int = 0) -> None:
+        """Check the keys of every line but the last `open_lines` (the open query's, kept)."""
+        keys = np.concatenate(self.keys)
+        checked = np.sort(keys[: keys.size - open_lines])
+        self.keys = [keys[keys.size - open_lines :].copy()] if open_lines else []
+        if bool((checked[1:] == checked[:-1]).any()):
+            raise NeedsLineReader  # a document listed twice (or, rarely, two lines with one key)
 
     def run(self) -> Run:
         if not self.code_of:
             raise NeedsLineReader  # the line reader says "the run holds no lines"
-        for code, parts in enumerate(self.hashes):
-            if parts:
-                self._check_duplicates(code)
+        self._check_duplicates()
+        codes = np.concatenate([part for part, _, _ in self.kept])
+        scores = np.concatenate([part for _, part, _ in self.kept])
+        docnos = np.concatenate([part for _, _, part in self.kept])
+        top = _first_places(codes, scores, docnos, self.depth)  # queries in order of appearance
+        codes, score_list, docno_list = codes[top], scores[top].tolist(), docnos[top].tolist()
+        starts, _ = _groups(codes)
+        qids = list(self.code_of)
         rankings: dict[str, tuple[str, ...]] = {}
-        scores: dict[str, tuple[float, ...]] = {}
-        for qid, code in self.code_of.items():
-            # trec_eval's order, as `run_from_lines` sorts: (score, docno) descending. Bytes
-            # order is str order for UTF-8, so the docnos compare as the line reader's do.
-            pairs = zip(self.scores[code].tolist(), self.docnos[code].tolist(), strict=True)
-            entries = sorted(pairs, reverse=True)
-            top = entries[: self.depth]
-            rankings[qid.decode()] = tuple(docno.decode() for _, docno in top)
-            scores[qid.decode()] = tuple(score for score, _ in top)
+        run_scores: dict[str, tuple[float, ...]] = {}
+        for start, stop in pairwise([*starts.tolist(), codes.size]):
+            qid = qids[int(codes[start])].decode()
+            rankings[qid] = tuple(docno.decode() for docno in docno_list[start:stop])
+            run_scores[qid] = tuple(score_list[start:stop])
         tags = tuple(tag.decode() for tag in self.tags)
-        return Run(tag=tags[0], rankings=rankings, scores=scores, tags=tags)
+        return Run(tag=tags[0], rankings=rankings, scores=run_scores, tags=tags)
 
 
 def _collect(filename: str, depth: int, block_bytes: int, *, keep_hashes: bool) -> Run:

@@ -103,6 +103,14 @@ def test_it_reads_interleaved_queries_across_blocks(tmp_path: Path) -> None:
         assert list(run.rankings) == ["b", "a"]
 
 
+def test_it_reads_many_short_queries_and_docnos_longer_than_the_padding(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    long = "x" * 100
+    path.write_text("".join(f"q{q} Q0 {long}{d} {d} {d % 2}.25 r\n" for q in range(300) for d in range(3)))
+    for block_bytes in (500, 1 << 20):
+        assert read_run_top(path, 10, block_bytes=block_bytes) == read_run(path)
+
+
 def test_it_reports_a_document_listed_twice_in_different_blocks_as_the_line_reader(tmp_path: Path) -> None:
     path = tmp_path / "run.txt"
     path.write_text("1 Q0 a 1 0.5 r\n2 Q0 b 1 0.5 r\n1 Q0 a 2 0.4 r\n")
