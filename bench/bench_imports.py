@@ -1,14 +1,10 @@
-"""Parse and import time of big runs, and `evaluate` against ir_measures and pytrec_eval.
+"""Parse and import time of big runs (`evaluate` against the other tools: bench_evaluate.py).
 
 1. Parse and check: a synthetic run (seeded: T topics x 1,000 documents, random scores, one
    duplicate-free file) read by the block reader with the app's column limits, and by the
    line reader it replaces (1M lines only: it is slow).
 2. Import: `run_imports.runs_import` of the same files into a fresh campaign, in a child process
    per database: SQLite (a file, WAL) and a throwaway PostgreSQL (`tests.servers`).
-3. Evaluate: nDCG@10 (linear gain, trec_eval's ndcg_cut.10) of the 17 Robust03 runs against
-   their qrels, in one process, files read by each tool: `python -m estimation evaluate`'s
-   function, ir_measures (`calc_aggregate` on its own readers) and pytrec_eval (its
-   `parse_qrel` / `parse_run` over gunzipped text, then `RelevanceEvaluator`).
 
 Usage::
 
@@ -21,9 +17,6 @@ Writes bench/results/imports.json and imports.md (medians).
 from __future__ import annotations
 
 import argparse
-import glob
-import gzip
-import io
 import json
 import os
 import platform
@@ -120,42 +113,6 @@ def fresh_postgres_database(url: str, name: str) -> str:
     return url.rsplit("/", 1)[0] + "/" + name
 
 
-def evaluate_seconds(tool: str) -> float:
-    qrels_path = DATA / "robust03" / "qrels.txt"
-    runs = sorted(glob.glob(str(DATA / "robust03" / "runs" / "*.gz")))
-    started = time.perf_counter()
-    if tool == "estimation":
-        from estimation.cli.evaluate import evaluate_command
-
-        args = argparse.Namespace(
-            metrics=["nDCG@10"],
-            qrels=str(qrels_path),
-            runs=runs,
-            gain="linear",
-            ymax=None,
-            gains=None,
-            discounts=None,
-        )
-        evaluate_command(args, out=io.StringIO(), err=io.StringIO())
-    elif tool == "ir_measures":
-        import ir_measures
-        from ir_measures import nDCG
-
-        qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
-        for run in runs:
-            ir_measures.calc_aggregate([nDCG @ 10], qrels, ir_measures.read_trec_run(run))
-    else:
-        import pytrec_eval
-
-        with open(qrels_path) as stream:
-            evaluator = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(stream), {"ndcg_cut.10"})
-        for run in runs:
-            with gzip.open(run, "rt") as stream:
-                per_query = evaluator.evaluate(pytrec_eval.parse_run(stream))
-            statistics.fmean(values["ndcg_cut_10"] for values in per_query.values())
-    return time.perf_counter() - started
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -176,13 +133,6 @@ def main() -> int:
         median = statistics.median(samples)
         rows.append((what, where, median, samples))
         print(f"{what:<38} {where:<12} median {median:7.2f} s  {[round(s, 2) for s in samples]}", flush=True)
-
-    # Evaluate first: it does not need the big files.
-    for tool in ("estimation", "ir_measures", "pytrec_eval"):
-        evaluate_seconds(tool)  # warm the imports and the file cache
-        record(
-            "evaluate nDCG@10, 17 Robust03 runs", tool, [evaluate_seconds(tool) for _ in range(args.repeat)]
-        )
 
     from tests.servers import postgres_server
 
@@ -224,7 +174,7 @@ def main() -> int:
     lines = [
         "# Parse, import and evaluate times",
         "",
-        f"Machine: {results['machine']}; parse and evaluate: median of {args.repeat}; "
+        f"Machine: {results['machine']}; parse: median of {args.repeat}; "
         f"imports: median of {args.import_repeat}; the line reader: one run.",
         "",
         "| what | database / tool | median (s) |",

@@ -28,55 +28,150 @@ The flat layout's module paths (``estimation.trec``, ``estimation.planner``, ...
 (``estimation._moved``).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from estimation import _moved
-from estimation.formats.letor import LetorPool, apply_labels, read_letor
-from estimation.formats.trec import InputFileError, Run, read_costs, read_labels, read_qrels, read_run
-from estimation.label_models.features import default_item_priors, label_feature_names, label_features
-from estimation.label_models.ordinal import OrdinalModel, default_prior, fit_ordinal_model, prior_model
-from estimation.metrics.moments import (
-    difference_moments,
-    err_cross_moment,
-    leaderboard_second_moment,
-    pool_difference_moments,
-    pool_moments,
-    ranking_moments,
-)
-from estimation.metrics.spec import Metric
-from estimation.metrics.values import (
-    RunEvaluation,
-    dcg,
-    err,
-    evaluate_run,
-    metric_values,
-    ndcg,
-    summarize_run,
-)
-from estimation.sampling.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
-from estimation.sampling.draws import DrawBatch, draw_batch, pair_unit_items, seeded_draw, topic_unit_items
-from estimation.sampling.estimators import query_level_estimate, unreachable_mass
-from estimation.sampling.inclusion import horvitz_thompson_total, inclusion_probabilities, systematic_draw
-from estimation.sampling.item_estimators import (
-    ReuseEstimate,
-    item_level_difference_estimate,
-    item_level_estimate,
-    item_level_weight_bound,
-    reuse_estimate,
-)
-from estimation.sampling.items import expected_utility, item_sampling_distribution, system_weights
-from estimation.sampling.pool import Pool
-from estimation.sampling.pool_build import build_pool
-from estimation.sampling.queries import DEFAULT_MIX, optimal_query_distribution, passive_distribution
-from estimation.sampling.results import Estimate, Moments, SamplingDistribution
-from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
-from estimation.simulation.loop import simulate_item_level, simulate_query_level
-from estimation.simulation.planner import PlannerRow, budget_needed, plan_budgets, prepare_replay
-from estimation.training.elo_dcg import (
-    ExpectedLoss,
-    expected_loss,
-    expected_loss_documents,
-    expected_loss_queries,
-)
-from estimation.training.selection import STRATEGIES, Selection, pool_expected_loss, select_training
+
+if TYPE_CHECKING:
+    from estimation.formats.letor import LetorPool, apply_labels, read_letor
+    from estimation.formats.trec import InputFileError, Run, read_costs, read_labels, read_qrels, read_run
+    from estimation.label_models.features import default_item_priors, label_feature_names, label_features
+    from estimation.label_models.ordinal import OrdinalModel, default_prior, fit_ordinal_model, prior_model
+    from estimation.metrics.moments import (
+        difference_moments,
+        err_cross_moment,
+        leaderboard_second_moment,
+        pool_difference_moments,
+        pool_moments,
+        ranking_moments,
+    )
+    from estimation.metrics.spec import Metric
+    from estimation.metrics.values import (
+        RunEvaluation,
+        dcg,
+        err,
+        evaluate_run,
+        metric_values,
+        ndcg,
+        summarize_run,
+    )
+    from estimation.sampling.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
+    from estimation.sampling.draws import (
+        DrawBatch,
+        draw_batch,
+        pair_unit_items,
+        seeded_draw,
+        topic_unit_items,
+    )
+    from estimation.sampling.estimators import query_level_estimate, unreachable_mass
+    from estimation.sampling.inclusion import horvitz_thompson_total, inclusion_probabilities, systematic_draw
+    from estimation.sampling.item_estimators import (
+        ReuseEstimate,
+        item_level_difference_estimate,
+        item_level_estimate,
+        item_level_weight_bound,
+        reuse_estimate,
+    )
+    from estimation.sampling.items import expected_utility, item_sampling_distribution, system_weights
+    from estimation.sampling.pool import Pool
+    from estimation.sampling.pool_build import build_pool
+    from estimation.sampling.queries import DEFAULT_MIX, optimal_query_distribution, passive_distribution
+    from estimation.sampling.results import Estimate, Moments, SamplingDistribution
+    from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
+    from estimation.simulation.loop import simulate_item_level, simulate_query_level
+    from estimation.simulation.planner import PlannerRow, budget_needed, plan_budgets, prepare_replay
+    from estimation.training.elo_dcg import (
+        ExpectedLoss,
+        expected_loss,
+        expected_loss_documents,
+        expected_loss_queries,
+    )
+    from estimation.training.selection import STRATEGIES, Selection, pool_expected_loss, select_training
+
+# The public names, loaded on first use (PEP 562): `import estimation` (and so every
+# ``python -m estimation`` command) then costs numpy at most, not scipy and the whole package;
+# `evaluate` starts in a fraction of the time. `from estimation import Metric` works as before.
+_PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
+    "estimation.formats.letor": ("LetorPool", "apply_labels", "read_letor"),
+    "estimation.formats.trec": (
+        "InputFileError",
+        "Run",
+        "read_costs",
+        "read_labels",
+        "read_qrels",
+        "read_run",
+    ),
+    "estimation.label_models.features": ("default_item_priors", "label_feature_names", "label_features"),
+    "estimation.label_models.ordinal": ("OrdinalModel", "default_prior", "fit_ordinal_model", "prior_model"),
+    "estimation.metrics.moments": (
+        "difference_moments",
+        "err_cross_moment",
+        "leaderboard_second_moment",
+        "pool_difference_moments",
+        "pool_moments",
+        "ranking_moments",
+    ),
+    "estimation.metrics.spec": ("Metric",),
+    "estimation.metrics.values": (
+        "RunEvaluation",
+        "dcg",
+        "err",
+        "evaluate_run",
+        "metric_values",
+        "ndcg",
+        "summarize_run",
+    ),
+    "estimation.sampling.costs": ("CostModel", "fit_cost_model", "item_costs_from_lengths", "query_costs"),
+    "estimation.sampling.draws": (
+        "DrawBatch",
+        "draw_batch",
+        "pair_unit_items",
+        "seeded_draw",
+        "topic_unit_items",
+    ),
+    "estimation.sampling.estimators": ("query_level_estimate", "unreachable_mass"),
+    "estimation.sampling.inclusion": ("horvitz_thompson_total", "inclusion_probabilities", "systematic_draw"),
+    "estimation.sampling.item_estimators": (
+        "ReuseEstimate",
+        "item_level_difference_estimate",
+        "item_level_estimate",
+        "item_level_weight_bound",
+        "reuse_estimate",
+    ),
+    "estimation.sampling.items": ("expected_utility", "item_sampling_distribution", "system_weights"),
+    "estimation.sampling.pool": ("Pool",),
+    "estimation.sampling.pool_build": ("build_pool",),
+    "estimation.sampling.queries": ("DEFAULT_MIX", "optimal_query_distribution", "passive_distribution"),
+    "estimation.sampling.results": ("Estimate", "Moments", "SamplingDistribution"),
+    "estimation.simulation.batch": ("simulate_item_level_batch", "simulate_query_level_batch"),
+    "estimation.simulation.loop": ("simulate_item_level", "simulate_query_level"),
+    "estimation.simulation.planner": ("PlannerRow", "budget_needed", "plan_budgets", "prepare_replay"),
+    "estimation.training.elo_dcg": (
+        "ExpectedLoss",
+        "expected_loss",
+        "expected_loss_documents",
+        "expected_loss_queries",
+    ),
+    "estimation.training.selection": ("STRATEGIES", "Selection", "pool_expected_loss", "select_training"),
+}
+_MODULE_OF = {name: module for module, names in _PUBLIC_MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'estimation' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULE_OF})
+
 
 _moved.install()  # the flat layout's module paths (estimation.trec, ...) keep working
 

@@ -21,13 +21,10 @@ import sys
 from dataclasses import replace
 from typing import TextIO
 
-from estimation.formats.judge_labels import read_judge_labels
-from estimation.formats.run_blocks import read_run_fast
-from estimation.formats.trec import read_qrels
-from estimation.judges.agreement import agreement, kendall_tau
-from estimation.judges.files import judge_qrels
+from estimation.formats.qrels_fast import read_qrels_fast
+from estimation.formats.run_top import read_run_top
 from estimation.metrics.spec import Metric
-from estimation.metrics.values import summarize_run
+from estimation.metrics.values import QrelsIndex, summarize_run
 
 DESCRIPTION = """\
 Evaluate TREC runs against qrels with DCG@K, nDCG@K or ERR@K.
@@ -134,8 +131,9 @@ def evaluate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
     err = sys.stderr if err is None else err
     for text in args.metrics:
         Metric.parse(text)  # fail on a typo before reading any file
-    qrels = read_qrels(args.qrels)
-    largest_grade = max(grade for grades_of in qrels.values() for grade in grades_of.values())
+    qrels = read_qrels_fast(args.qrels)
+    index = QrelsIndex(qrels)
+    largest_grade = index.largest_grade
     y_max = max(largest_grade, 1) if args.ymax is None else args.ymax
     if y_max < largest_grade:
         raise ValueError(f"{args.qrels}: the qrels hold grade {largest_grade}, above --ymax {y_max}")
@@ -154,23 +152,34 @@ def evaluate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
                 )
         metrics = [replace(metric, gain_values=gains, discount_values=discounts) for metric in metrics]
     judged = None
+    judged_index = None
     if args.judge:
+        # Here, not at the top: the judges' modules load scipy, which plain evaluation never needs.
+        from estimation.formats.judge_labels import read_judge_labels
+        from estimation.judges.files import judge_qrels
+
         labels = read_judge_labels(args.judge, y_max=y_max)
         graded_by_judge = judge_qrels(labels, n_grades=y_max + 1)
         judged = {qid: graded_by_judge.get(qid, {}) for qid in qrels}
+        judged_index = QrelsIndex(judged)
     means: dict[str, list[tuple[float, float]]] = {str(metric): [] for metric in metrics}
+    # Only the documents the metrics see are kept of each run, one run at a time: memory is
+    # bounded by one run's candidates, not by the collection (estimation.formats.run_top).
+    depth = max(metric.cutoff for metric in metrics)
     for path in args.runs:
-        run = read_run_fast(path)
+        run = read_run_top(path, depth)
+        lines: list[str] = []
         for metric in metrics:
-            evaluation = summarize_run(qrels, run, metric)
-            judge_values = None if judged is None else summarize_run(judged, run, metric)
+            evaluation = summarize_run(index, run, metric)
+            judge_values = None if judged_index is None else summarize_run(judged_index, run, metric)
             for qid, value in evaluation.per_query.items():
                 extra = "" if judge_values is None else f"\t{judge_values.per_query[qid]:.6f}"
-                out.write(f"{run.tag}\t{metric}\t{qid}\t{value:.6f}{extra}\n")
+                lines.append(f"{run.tag}\t{metric}\t{qid}\t{value:.6f}{extra}\n")
             extra = "" if judge_values is None else f"\t{judge_values.mean:.6f}"
-            out.write(f"{run.tag}\t{metric}\tall\t{evaluation.mean:.6f}{extra}\n")
+            lines.append(f"{run.tag}\t{metric}\tall\t{evaluation.mean:.6f}{extra}\n")
             if judge_values is not None:
                 means[str(metric)].append((evaluation.mean, judge_values.mean))
+        out.write("".join(lines))  # one write per run
         err.write(
             f"{path}: run {run.tag}: mean over {evaluation.n_topics} qrels topics; "
             f"{evaluation.n_topics_without_relevant} have no relevant document and "
@@ -190,6 +199,8 @@ def _report_judge(
     y_max: int,
     err: TextIO,
 ) -> None:
+    from estimation.judges.agreement import agreement, kendall_tau
+
     pairs = [(qid, docno) for qid, grades in qrels.items() for docno in grades if docno in judged[qid]]
     found = agreement(
         [qrels[qid][docno] for qid, docno in pairs],

@@ -229,6 +229,13 @@ def _parse_block(text: str, first_line: int, limits: ColumnLimits | None) -> Run
     return RunBlock(list(qids), list(docnos), ranks, scores, list(tags), numbers)
 
 
+def parse_text_block(block: bytes) -> RunBlock:
+    """The content lines of a block of whole lines, split as the line reader splits them
+    (any UTF-8 text; blank and comment lines skipped); `RunBlock.lines` count from 1."""
+    _check_bytes(block, None)
+    return _parse_block(_decoded(block), 1, None)
+
+
 def _content_rows(rows: list[list[str]], lengths: list[int]) -> tuple[list[list[str]], np.ndarray]:
     """Drop blank and comment lines; any other line without six fields is the line reader's."""
     keep = [index for index, row in enumerate(rows) if row and not row[0].startswith("#")]
@@ -291,14 +298,15 @@ def _decoded(block: bytes) -> str:
         raise NeedsLineReader from None
 
 
-def open_binary(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open `path` for reading bytes, gunzipping when it starts like gzip."""
+def open_binary(path: str | os.PathLike[str], buffer_bytes: int = BLOCK_BYTES) -> BinaryIO:
+    """Open `path` for reading bytes, gunzipping (through a `buffer_bytes` buffer) when it
+    starts like gzip."""
     filename = os.fspath(path)
     try:
         with open(filename, "rb") as probe:
             compressed = probe.read(2) == _GZIP_MAGIC
         if compressed:
-            return io.BufferedReader(gzip.open(filename, "rb"), buffer_size=BLOCK_BYTES)
+            return io.BufferedReader(gzip.open(filename, "rb"), buffer_size=buffer_bytes)
         return open(filename, "rb")
     except OSError as error:
         raise InputFileError(filename, None, f"cannot read: {error.strerror or error}") from None
@@ -365,6 +373,7 @@ __all__ = [
     "RunBlock",
     "iter_run_blocks",
     "open_binary",
+    "parse_text_block",
     "read_run_fast",
     "run_from_blocks",
 ]

@@ -261,7 +261,7 @@ class RunEvaluation:
         return self.mean * self.n_topics / kept
 
 
-def evaluate_run(qrels: Qrels, run: Run | Rankings, metric: Metric) -> dict[str, float]:
+def evaluate_run(qrels: Qrels | QrelsIndex, run: Run | Rankings, metric: Metric) -> dict[str, float]:
     """The metric of a run on every topic of the qrels.
 
     Parameters
@@ -290,7 +290,57 @@ def evaluate_run(qrels: Qrels, run: Run | Rankings, metric: Metric) -> dict[str,
     return summarize_run(qrels, run, metric).per_query
 
 
-def summarize_run(qrels: Qrels, run: Run | Rankings, metric: Metric) -> RunEvaluation:
+class QrelsIndex:
+    """Qrels prepared once for evaluating many runs against them.
+
+    What `summarize_run` needs of the qrels besides the grades, computed once instead of per
+    run: the topics in order, the grade range (checked against each metric's ``y_max``), the
+    number of topics without a relevant document, and per metric the ideal grade matrix.
+
+    Parameters
+    ----------
+    qrels : mapping of str to mapping of str to int
+        qid -> docno -> grade, e.g. from `estimation.formats.trec.read_qrels`.
+
+    Raises
+    ------
+    ValueError
+        Qrels without topics.
+    """
+
+    def __init__(self, qrels: Qrels) -> None:
+        if not qrels:
+            raise ValueError("qrels: no topics")
+        self.qrels = qrels
+        self.topics = list(qrels)
+        grades = [grade for grades_of in qrels.values() for grade in grades_of.values()]
+        self.lowest_grade = min(grades, default=0)
+        self.largest_grade = max(grades, default=0)
+        self.n_topics_without_relevant = sum(
+            1 for grades_of in qrels.values() if not any(grade > 0 for grade in grades_of.values())
+        )
+        self._ideal: dict[Metric, np.ndarray] = {}
+
+    def check_grades(self, metric: Metric) -> None:
+        """Raise ValueError, naming the first offending judgment, if a grade is outside 0..y_max."""
+        if 0 <= self.lowest_grade and self.largest_grade <= metric.y_max:
+            return
+        for qid, grades_of in self.qrels.items():
+            for docno, grade in grades_of.items():
+                if not 0 <= grade <= metric.y_max:
+                    raise ValueError(
+                        f"qrels: grade {grade} of document {docno!r} for topic {qid!r} is outside "
+                        f"0..{metric.y_max}; raise y_max (the scale's top grade)"
+                    )
+
+    def ideal_grade_matrix(self, metric: Metric) -> np.ndarray:
+        """Per topic, the `cutoff` judged grades of highest gain (all the ideal DCG@K needs)."""
+        if metric not in self._ideal:
+            self._ideal[metric] = _ideal_grade_matrix(self.qrels, self.topics, metric)
+        return self._ideal[metric]
+
+
+def summarize_run(qrels: Qrels | QrelsIndex, run: Run | Rankings, metric: Metric) -> RunEvaluation:
     """`evaluate_run` plus the mean over the qrels' topics and the topic counts.
 
     The averaging rule: the mean is taken over **every topic of the qrels**, each with
@@ -298,19 +348,16 @@ def summarize_run(qrels: Qrels, run: Run | Rankings, metric: Metric) -> RunEvalu
     document (every metric is 0 there; MQ2008 has 140 of its 470). This matches trec_eval
     with ``-c`` and the uniform query weights p(x) = 1/m of the estimators. Tools that drop
     topics without relevant documents report `RunEvaluation.mean_over_topics_with_relevant`.
+
+    Only the first ``metric.cutoff`` documents of each ranking are read: a run cut to that
+    depth (`estimation.formats.run_top.read_run_top`) gives the same result. Pass a
+    `QrelsIndex` to evaluate many runs against the same qrels.
     """
-    if not qrels:
-        raise ValueError("qrels: no topics")
+    index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(qrels)
     rankings: Rankings = run.rankings if isinstance(run, Run) else run
     run_tag = run.tag if isinstance(run, Run) else "run"
-    for qid, grades_of in qrels.items():
-        for docno, grade in grades_of.items():
-            if not 0 <= grade <= metric.y_max:
-                raise ValueError(
-                    f"qrels: grade {grade} of document {docno!r} for topic {qid!r} is outside "
-                    f"0..{metric.y_max}; raise y_max (the scale's top grade)"
-                )
-    topics = list(qrels)
+    index.check_grades(metric)
+    topics = index.topics
     cutoff = metric.cutoff
     grade_matrix = np.full((len(topics), cutoff), EMPTY, dtype=np.int64)
     for row, qid in enumerate(topics):
@@ -321,21 +368,20 @@ def summarize_run(qrels: Qrels, run: Run | Rankings, metric: Metric) -> RunEvalu
             raise ValueError(f"run {run_tag}: topic {qid!r} has an empty ranking")
         if len(set(docnos)) != len(docnos):
             raise ValueError(f"run {run_tag}: topic {qid!r} lists a document twice")
-        grades_of = qrels[qid]
+        grades_of = index.qrels[qid]
         top = [grades_of.get(docno, 0) for docno in docnos[:cutoff]]
         grade_matrix[row, : len(top)] = top
-    ideal_matrix = _ideal_grade_matrix(qrels, topics, metric) if metric.name == "nDCG" else None
+    ideal_matrix = index.ideal_grade_matrix(metric) if metric.name == "nDCG" else None
     values = metric_values(grade_matrix, metric, ideal_matrix)
-    n_without_relevant = sum(1 for qid in topics if not any(grade > 0 for grade in qrels[qid].values()))
     return RunEvaluation(
         run_tag=run_tag,
         metric=metric,
-        per_query={qid: float(value) for qid, value in zip(topics, values, strict=True)},
+        per_query={qid: float(value) for qid, value in zip(topics, values.tolist(), strict=True)},
         mean=float(values.mean()),
         n_topics=len(topics),
-        n_topics_without_relevant=n_without_relevant,
+        n_topics_without_relevant=index.n_topics_without_relevant,
         n_topics_missing_from_run=sum(1 for qid in topics if qid not in rankings),
-        n_run_topics_without_qrels=sum(1 for qid in rankings if qid not in qrels),
+        n_run_topics_without_qrels=sum(1 for qid in rankings if qid not in index.qrels),
     )
 
 
@@ -350,6 +396,7 @@ def _ideal_grade_matrix(qrels: Qrels, topics: list[str], metric: Metric) -> np.n
 
 
 __all__ = [
+    "QrelsIndex",
     "RunEvaluation",
     "dcg",
     "err",

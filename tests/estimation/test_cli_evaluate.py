@@ -12,6 +12,8 @@ import pytrec_eval
 
 from estimation import __main__ as cli
 from estimation.formats.trec import read_qrels, read_run
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import summarize_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -198,3 +200,26 @@ def test_it_matches_pytrec_eval_on_mq2008_through_the_command_line(shared_data: 
         assert values[qid] == pytest.approx(measures["ndcg_cut_10"], abs=5e-7)
     assert values["all"] == pytest.approx(sum(m["ndcg_cut_10"] for m in reference.values()) / 470, abs=5e-7)
     assert "140 have no relevant document" in result.stderr
+
+
+def test_it_prints_what_the_whole_run_path_gives_on_robust03(
+    shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Streaming each run (its first documents only, in blocks) changes no value: the lines are
+    those of the line reader's whole runs evaluated against the qrels' dict. rutcor03100 ties
+    scores in every topic and contradicts its rank column; pircRBa1 numbers ranks from 0."""
+    qrels_path = shared_data / "robust03" / "qrels.txt"
+    names = ["input.rutcor03100.gz", "input.pircRBa1.gz", "input.NLPR03vb10.gz", "input.InexpC2.gz"]
+    runs = [shared_data / "robust03" / "runs" / name for name in names]
+    texts = ["nDCG@10", "ERR@20", "DCG@5"]
+    arguments = ["evaluate", str(qrels_path), *map(str, runs), *[f"-m{text}" for text in texts]]
+    assert cli.main(arguments) == 0
+    qrels = read_qrels(qrels_path)
+    expected = []
+    for path in runs:
+        run = read_run(path)
+        for metric in (Metric.parse(text, y_max=2) for text in texts):
+            evaluation = summarize_run(qrels, run, metric)
+            values = [*evaluation.per_query.items(), ("all", evaluation.mean)]
+            expected += [f"{run.tag}\t{metric}\t{qid}\t{value:.6f}" for qid, value in values]
+    assert capsys.readouterr().out.splitlines() == expected

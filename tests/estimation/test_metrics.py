@@ -10,7 +10,7 @@ import pytest
 
 from estimation.formats.trec import Run
 from estimation.metrics.spec import Metric
-from estimation.metrics.values import dcg, err, evaluate_run, metric_values, ndcg, summarize_run
+from estimation.metrics.values import QrelsIndex, dcg, err, evaluate_run, metric_values, ndcg, summarize_run
 
 LOG2 = math.log2
 
@@ -252,6 +252,24 @@ def test_it_accepts_plain_rankings_in_rank_order() -> None:
     values = evaluate_run(QRELS, {"q1": ["d", "a"]}, Metric("DCG", 2, gain="linear", y_max=2))
     assert values["q1"] == pytest.approx(2 + 2 / LOG2(3), abs=1e-12)
     assert values["q2"] == values["q3"] == 0.0
+
+
+def test_it_evaluates_many_runs_against_one_prepared_qrels_as_against_the_dict() -> None:
+    index = QrelsIndex(QRELS)
+    rankings = {"q1": ("a", "x", "b"), "q2": ("d",), "q3": ("f", "a")}
+    for metric in (Metric("nDCG", 2, y_max=2), Metric("nDCG", 3, y_max=2), Metric("ERR", 3, y_max=3)):
+        assert summarize_run(index, rankings, metric) == summarize_run(QRELS, rankings, metric)
+    assert (index.lowest_grade, index.largest_grade, index.n_topics_without_relevant) == (0, 2, 1)
+    with pytest.raises(ValueError, match="grade 2 of document 'a' for topic 'q1' is outside 0..1"):
+        summarize_run(index, rankings, Metric("ERR", 3, y_max=1))
+
+
+def test_it_reads_only_the_first_cutoff_documents_of_each_ranking() -> None:
+    # A run cut to the cutoff (what the streaming reader keeps) gives the same evaluation.
+    rankings = {"q1": ("x", "b", "a", "c"), "q2": ("d", "y")}
+    for metric in (Metric("nDCG", 2, y_max=2), Metric("ERR", 2, y_max=2), Metric("DCG", 2, y_max=2)):
+        cut = {qid: docnos[:2] for qid, docnos in rankings.items()}
+        assert summarize_run(QRELS, cut, metric) == summarize_run(QRELS, rankings, metric)
 
 
 @pytest.mark.parametrize(

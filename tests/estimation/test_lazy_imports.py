@@ -1,0 +1,59 @@
+"""`import estimation` and ``python -m estimation evaluate`` load only what they use: the public
+names of `estimation/__init__.py` are found on first use, and a command imports its own module."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import estimation
+from estimation import _PUBLIC_MODULES
+
+
+def test_every_public_name_is_the_object_of_its_module() -> None:
+    assert sorted(name for names in _PUBLIC_MODULES.values() for name in names) == sorted(estimation.__all__)
+    for module, names in _PUBLIC_MODULES.items():
+        for name in names:
+            assert getattr(estimation, name) is getattr(importlib.import_module(module), name)
+    assert set(estimation.__all__) <= set(dir(estimation))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        _ = estimation.not_a_name
+
+
+def _loaded_after(script: str) -> set[str]:
+    completed = subprocess.run(
+        [sys.executable, "-c", f"{script}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(completed.stdout.split())
+
+
+def test_import_estimation_loads_neither_numpy_nor_scipy() -> None:
+    loaded = _loaded_after("import estimation")
+    assert "numpy" not in loaded and "scipy" not in loaded
+
+
+def test_the_evaluate_command_loads_no_scipy_and_no_other_command() -> None:
+    loaded = _loaded_after(
+        "from estimation.__main__ import build_parser\n"
+        "build_parser('evaluate').parse_args(['evaluate', 'q', 'r', '-m', 'nDCG@10'])"
+    )
+    assert "estimation.cli.evaluate" in loaded
+    assert "scipy" not in loaded
+    assert not {"estimation.cli.simulate", "estimation.cli.plan", "estimation.cli.judge"} & loaded
+
+
+def test_help_without_a_command_lists_every_command() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "estimation", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in ("evaluate", "simulate", "plan", "judge", "learn-dcg", "select-training"):
+        assert command in completed.stdout
