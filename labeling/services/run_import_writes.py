@@ -14,6 +14,10 @@ in a transaction of its own. PostgreSQL's way differs where its costs differ fro
   refuse a document listed twice for a topic, so nothing can conflict; PostgreSQL pays for a
   speculative insertion per row otherwise), in index order;
 - a step deletes the staged rows it published, so the delete after the publish finds none.
+
+Each step checks that it published every staged row of its range: ranking entries have no
+foreign-key constraints (`RankingEntry`), so a system, topic or document deleted while its run
+is published (its campaign deleted, or a failed import's stubs) would otherwise go unnoticed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from labeling.models import Document, RankingEntry, StagedRunLine, Topic
+from labeling.models import Document, RankingEntry, StagedRunLine, System, Topic
 
 STAGED_COLUMNS = ("import_key", "file_index", "qid", "docno", "rank", "score", "line")
 StagedRow = tuple[str, int, str, str, int, float, int]
@@ -55,9 +59,19 @@ class PublishStep:
         }
 
 
+class StepIncomplete(Exception):
+    """A publish step found fewer topics, documents or systems than its staged rows name."""
+
+    def __init__(self, staged: int, published: int) -> None:
+        super().__init__(f"{published} of {staged} staged rows published")
+        self.staged = staged
+        self.published = published
+
+
 @dataclass(frozen=True)
 class RunImportWrites:
-    """Writes staged rows (one transaction) and publishes one step (one transaction)."""
+    """Writes staged rows (one transaction) and publishes one step (one transaction, rolled
+    back with StepIncomplete when a staged row found no system, topic or document)."""
 
     stage: Callable[[Sequence[StagedRow]], None]
     publish: Callable[[PublishStep], None]
@@ -75,6 +89,7 @@ def _tables() -> dict[str, str]:
         "document": quote(Document._meta.db_table),
         "topic": quote(Topic._meta.db_table),
         "entry": quote(RankingEntry._meta.db_table),
+        "system": quote(System._meta.db_table),
         "staged_columns": ", ".join(quote(name) for name in STAGED_COLUMNS),
     }
 
@@ -102,14 +117,21 @@ def _publish_portable(step: PublishStep) -> None:
     ).format(**tables)
     entries = (
         "INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
-        "SELECT %(system)s, t.id, d.id, s.rank, s.score FROM {staged} s "
+        "SELECT y.id, t.id, d.id, s.rank, s.score FROM {staged} s "
+        "JOIN {system} y ON y.id = %(system)s "
         "JOIN {topic} t ON t.campaign_id = %(campaign)s AND t.qid = s.qid "
         "JOIN {document} d ON d.campaign_id = %(campaign)s AND d.docno = s.docno "
         f"WHERE {_STEP_ROWS} ON CONFLICT DO NOTHING"
     ).format(**tables)
+    staged = f"SELECT COUNT(*) FROM {{staged}} s WHERE {_STEP_ROWS}".format(**tables)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(stubs, {**step.params(), "true": True})
         cursor.execute(entries, step.params())
+        published = cursor.rowcount
+        cursor.execute(staged, step.params())
+        (count,) = cursor.fetchone()
+        if published != count:
+            raise StepIncomplete(count, published)
 
 
 _PORTABLE = RunImportWrites(stage=_stage_portable, publish=_publish_portable)
@@ -140,12 +162,13 @@ def _publish_postgresql(step: PublishStep) -> None:
     ).format(**tables)
     entries = (
         "INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
-        "SELECT %(system)s, t.id, d.id, s.rank, s.score FROM {staged} s "
+        "SELECT y.id, t.id, d.id, s.rank, s.score FROM {staged} s "
+        "JOIN {system} y ON y.id = %(system)s "
         "JOIN {topic} t ON t.campaign_id = %(campaign)s AND t.qid = s.qid "
         "JOIN {document} d ON d.campaign_id = %(campaign)s AND d.docno = s.docno "
         f"WHERE {_STEP_ROWS} ORDER BY t.id, d.id"
     ).format(**tables)
-    published = f"DELETE FROM {{staged}} s WHERE {_STEP_ROWS}".format(**tables)
+    deleted = f"DELETE FROM {{staged}} s WHERE {_STEP_ROWS}".format(**tables)
     if step.number % ANALYZE_EVERY == 0:
         # Planned on a staging or document table autovacuum has not looked at yet, PostgreSQL
         # joins them by scanning (about a second a step).
@@ -154,7 +177,10 @@ def _publish_postgresql(step: PublishStep) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(stubs, step.params())
         cursor.execute(entries, step.params())
-        cursor.execute(published, step.params())
+        published = cursor.rowcount
+        cursor.execute(deleted, step.params())
+        if published != cursor.rowcount:
+            raise StepIncomplete(cursor.rowcount, published)
 
 
 _POSTGRESQL = RunImportWrites(stage=_stage_postgresql, publish=_publish_postgresql)

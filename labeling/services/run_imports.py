@@ -54,7 +54,7 @@ from labeling.services.imports import (
     UploadedFile,
     pool_rebuild,
 )
-from labeling.services.run_import_writes import PublishStep, StagedRow, run_import_writes
+from labeling.services.run_import_writes import PublishStep, StagedRow, StepIncomplete, run_import_writes
 
 APP_BLOCK_BYTES = 1 << 20
 """Block size of the app's reads: small enough that a server process grows by little."""
@@ -328,7 +328,7 @@ def _publish(
                 )
                 created.append(system.pk)
                 stub_qids |= _topic_stubs(campaign, staged_file.qids)
-            _publish_entries(campaign, system, import_key, staged_file.index)
+            _publish_entries(campaign, system, import_key, staged_file)
             report.systems.append(system.name)
             report.created += 1
             report.lines += staged_file.lines
@@ -377,25 +377,31 @@ def _stubs_delete_unused(campaign: Campaign, qids: set[str], documents_before: i
         documents.delete()
 
 
-def _publish_entries(campaign: Campaign, system: System, import_key: str, index: int) -> None:
+def _publish_entries(campaign: Campaign, system: System, import_key: str, staged_file: _StagedFile) -> None:
     """Document stubs and ranking entries from the staged rows, PUBLISH_ROWS per transaction."""
-    rows = StagedRunLine.objects.filter(import_key=import_key, file_index=index)
+    rows = StagedRunLine.objects.filter(import_key=import_key, file_index=staged_file.index)
     bounds = rows.aggregate(low=Min("id"), high=Max("id"))
     if bounds["low"] is None:
         return
     publish = run_import_writes().publish
     for number, start in enumerate(range(bounds["low"], bounds["high"] + 1, PUBLISH_ROWS)):
-        publish(
-            PublishStep(
-                number=number,
-                campaign_id=campaign.pk,
-                system_id=system.pk,
-                import_key=import_key,
-                file_index=index,
-                start=start,
-                stop=start + PUBLISH_ROWS,
-            )
+        step = PublishStep(
+            number=number,
+            campaign_id=campaign.pk,
+            system_id=system.pk,
+            import_key=import_key,
+            file_index=staged_file.index,
+            start=start,
+            stop=start + PUBLISH_ROWS,
         )
+        try:
+            publish(step)
+        except StepIncomplete as error:
+            reason = (
+                f"{error.staged - error.published} line(s) found no topic, document or run: "
+                "the campaign, the run or a topic or document was deleted while it was imported"
+            )
+            raise ImportFailed([InputFileError(staged_file.name, None, reason)]) from error
 
 
 # ---------------------------------------------------------------------------------------------
