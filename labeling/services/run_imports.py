@@ -10,7 +10,8 @@ or failed with "database is locked". Now:
    transaction. A bad file stages nothing that survives; every file's error is reported.
 2. **Publish.** Only when every file passed: the system row, the topic and document stubs and
    then the ranking entries, `PUBLISH_ROWS` staged rows per transaction with INSERT ... SELECT
-   (no row goes through Python twice).
+   (no row goes through Python twice). The SQL of staging and publishing is the database's own
+   (`run_import_writes`: COPY on PostgreSQL).
 3. **Pool.** The pool's positions are read with no transaction open; the pool rows are written
    in one short transaction.
 
@@ -53,6 +54,7 @@ from labeling.services.imports import (
     UploadedFile,
     pool_rebuild,
 )
+from labeling.services.run_import_writes import PublishStep, StagedRow, StepIncomplete, run_import_writes
 
 APP_BLOCK_BYTES = 1 << 20
 """Block size of the app's reads: small enough that a server process grows by little."""
@@ -63,7 +65,6 @@ STAGE_ROWS = 5000
 PUBLISH_ROWS = 20000
 """Staged rows published into ranking entries per transaction (tens of milliseconds)."""
 
-_STAGED_COLUMNS = ("import_key", "file_index", "qid", "docno", "rank", "score", "line")
 LIMITS = ColumnLimits(
     qid_chars=QID_MAX_CHARS,
     docno_chars=DOCNO_MAX_CHARS,
@@ -277,30 +278,15 @@ def _stage_file_by_lines(
 
 def _stage_rows(import_key: str, index: int, rows) -> None:  # noqa: ANN001
     """Write (qid, docno, rank, score, line) rows to the staging table, STAGE_ROWS per transaction."""
-    table = connection.ops.quote_name(StagedRunLine._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(name) for name in _STAGED_COLUMNS)
-    sql = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-    batch: list[tuple] = []
+    stage = run_import_writes().stage
+    batch: list[StagedRow] = []
     for row in rows:
         batch.append((import_key, index, *row))
         if len(batch) >= STAGE_ROWS:
-            _write(sql, batch)
+            stage(batch)
             batch = []
     if batch:
-        _write(sql, batch)
-
-
-def _write(sql: str, batch: list[tuple]) -> None:
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # COPY: psycopg's executemany costs tens of microseconds a row, COPY a few.
-            table = connection.ops.quote_name(StagedRunLine._meta.db_table)
-            columns = ", ".join(connection.ops.quote_name(name) for name in _STAGED_COLUMNS)
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in batch:
-                    copy.write_row(row)
-        else:
-            cursor.executemany(sql, batch)
+        stage(batch)
 
 
 def _delete_staged(import_key: str, index: int | None = None) -> None:
@@ -342,7 +328,7 @@ def _publish(
                 )
                 created.append(system.pk)
                 stub_qids |= _topic_stubs(campaign, staged_file.qids)
-            _publish_entries(campaign, system, import_key, staged_file.index)
+            _publish_entries(campaign, system, import_key, staged_file)
             report.systems.append(system.name)
             report.created += 1
             report.lines += staged_file.lines
@@ -391,47 +377,31 @@ def _stubs_delete_unused(campaign: Campaign, qids: set[str], documents_before: i
         documents.delete()
 
 
-def _publish_entries(campaign: Campaign, system: System, import_key: str, index: int) -> None:
+def _publish_entries(campaign: Campaign, system: System, import_key: str, staged_file: _StagedFile) -> None:
     """Document stubs and ranking entries from the staged rows, PUBLISH_ROWS per transaction."""
-    quote = connection.ops.quote_name
-    staged_table = quote(StagedRunLine._meta.db_table)
-    document_table = quote(Document._meta.db_table)
-    topic_table = quote(Topic._meta.db_table)
-    entry_table = quote(RankingEntry._meta.db_table)
-    stubs_sql = (
-        f"INSERT INTO {document_table} ({quote('campaign_id')}, {quote('docno')}, {quote('title')}, "
-        f"{quote('text')}, {quote('url')}, {quote('is_stub')}) "
-        f"SELECT DISTINCT %s, s.{quote('docno')}, '', '', '', %s FROM {staged_table} s "
-        f"WHERE s.{quote('import_key')} = %s AND s.{quote('file_index')} = %s "
-        f"AND s.{quote('id')} >= %s AND s.{quote('id')} < %s "
-        "ON CONFLICT DO NOTHING"
-    )
-    entries_sql = (
-        f"INSERT INTO {entry_table} ({quote('system_id')}, {quote('topic_id')}, {quote('document_id')}, "
-        f"{quote('rank')}, {quote('score')}) "
-        f"SELECT %s, t.{quote('id')}, d.{quote('id')}, s.{quote('rank')}, s.{quote('score')} "
-        f"FROM {staged_table} s "
-        f"JOIN {topic_table} t ON t.{quote('campaign_id')} = %s AND t.{quote('qid')} = s.{quote('qid')} "
-        f"JOIN {document_table} d "
-        f"ON d.{quote('campaign_id')} = %s AND d.{quote('docno')} = s.{quote('docno')} "
-        f"WHERE s.{quote('import_key')} = %s AND s.{quote('file_index')} = %s "
-        f"AND s.{quote('id')} >= %s AND s.{quote('id')} < %s "
-        "ON CONFLICT DO NOTHING"
-    )
-    rows = StagedRunLine.objects.filter(import_key=import_key, file_index=index)
+    rows = StagedRunLine.objects.filter(import_key=import_key, file_index=staged_file.index)
     bounds = rows.aggregate(low=Min("id"), high=Max("id"))
     if bounds["low"] is None:
         return
-    for start in range(bounds["low"], bounds["high"] + 1, PUBLISH_ROWS):
-        stop = start + PUBLISH_ROWS
-        if connection.vendor == "postgresql" and (start - bounds["low"]) % (10 * PUBLISH_ROWS) == 0:
-            # Fresh statistics: planned on a staging table or document table autovacuum has not
-            # looked at yet, PostgreSQL joins them by scanning (about a second a step).
-            with connection.cursor() as cursor:
-                cursor.execute(f"ANALYZE {staged_table}, {document_table}, {topic_table}")
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(stubs_sql, [campaign.pk, True, import_key, index, start, stop])
-            cursor.execute(entries_sql, [system.pk, campaign.pk, campaign.pk, import_key, index, start, stop])
+    publish = run_import_writes().publish
+    for number, start in enumerate(range(bounds["low"], bounds["high"] + 1, PUBLISH_ROWS)):
+        step = PublishStep(
+            number=number,
+            campaign_id=campaign.pk,
+            system_id=system.pk,
+            import_key=import_key,
+            file_index=staged_file.index,
+            start=start,
+            stop=start + PUBLISH_ROWS,
+        )
+        try:
+            publish(step)
+        except StepIncomplete as error:
+            reason = (
+                f"{error.staged - error.published} line(s) found no topic, document or run: "
+                "the campaign, the run or a topic or document was deleted while it was imported"
+            )
+            raise ImportFailed([InputFileError(staged_file.name, None, reason)]) from error
 
 
 # ---------------------------------------------------------------------------------------------
