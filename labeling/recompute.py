@@ -405,7 +405,11 @@ class RecomputeSweep:
                 "pk", flat=True
             )
         )
-        owed = recompute_owed(active)
+        try:
+            owed = recompute_owed(active)
+        except UNAVAILABLE as error:  # a slow or absent cache: the next round looks again
+            logger.warning("cache unavailable; the refresh sweep waits for its next round: %r", error)
+            return []
         queued = []
         for campaign_id in list(self._owed_since):
             if campaign_id not in owed:

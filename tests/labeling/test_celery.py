@@ -17,7 +17,7 @@ from labeling.recompute import recompute_queue, recompute_soon_wait
 from tests.labeling.workers import use_broker
 from tests.servers import free_port
 
-pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.servers, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
 
 
 def _wait_for(condition: object, seconds: float, log: Path) -> None:

@@ -150,12 +150,14 @@ def _import_while_judging(tmp_path: Path, database_url: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_it_keeps_judging_responsive_during_a_big_import_on_sqlite(tmp_path: Path) -> None:
     _import_while_judging(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}")
 
 
 @pytest.mark.slow
 @pytest.mark.servers
+@pytest.mark.alone
 def test_it_keeps_judging_responsive_during_a_big_import_on_postgresql(
     tmp_path: Path, postgres_url: str
 ) -> None:

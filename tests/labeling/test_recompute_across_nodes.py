@@ -195,3 +195,21 @@ def test_a_sweep_round_runs_every_check_and_survives_a_failing_one() -> None:
         assert calls == ["failing", "next"]
     finally:
         sweeper._sweeps[:] = saved
+
+
+def test_the_sweep_waits_for_its_next_round_when_the_cache_times_out(
+    campaign: Campaign, settings: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cache's socket timeout is short (a request must not wait); a busy Redis then times out
+    the sweep's read, which is a warning and a skipped round, not an error."""
+    settings.CACHES = {  # type: ignore[attr-defined]
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",  # nothing listens on the discard port
+            "OPTIONS": {"socket_connect_timeout": 0.05, "socket_timeout": 0.05},
+        }
+    }
+    sweep = pipeline.RecomputeSweep(grace=0.0)
+    with caplog.at_level("WARNING", logger="labeling.recompute"):
+        assert sweep(now=0.0) == [] and sweep(now=10.0) == []
+    assert "refresh sweep waits for its next round" in caplog.text

@@ -191,6 +191,7 @@ def test_it_gives_a_forked_child_a_queue_of_its_own(campaign: Campaign) -> None:
 
 
 @pytest.mark.servers
+@pytest.mark.alone
 @pytest.mark.django_db(transaction=True)
 def test_it_refreshes_after_a_burst_in_the_embedded_default(
     embedded_worker: CeleryWorker, big_campaign: Campaign
@@ -208,6 +209,7 @@ def test_it_refreshes_after_a_burst_in_the_embedded_default(
 
 
 @pytest.mark.servers
+@pytest.mark.alone
 @pytest.mark.django_db(transaction=True)
 def test_it_refreshes_after_a_burst_over_redis(redis_worker: CeleryWorker, big_campaign: Campaign) -> None:
     reports = _burst(redis_worker, big_campaign)
@@ -217,6 +219,7 @@ def test_it_refreshes_after_a_burst_over_redis(redis_worker: CeleryWorker, big_c
 
 
 @pytest.mark.servers
+@pytest.mark.alone
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_judging_while_redis_hangs_and_refreshes_once_it_is_back(
     own_redis: str, tmp_path: Path, settings: object, big_campaign: Campaign

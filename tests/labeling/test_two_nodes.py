@@ -32,6 +32,7 @@ def cluster(postgres_url: str, redis_url: str, tmp_path: Path) -> Iterator[Clust
 
 
 @pytest.mark.servers
+@pytest.mark.alone
 @pytest.mark.slow
 def test_two_web_nodes_and_two_workers_lose_one_of_each_and_lose_nothing(cluster: Cluster) -> None:
     report = run_scenario(
