@@ -40,11 +40,12 @@ dev: $(VENV)/.installed
 	DEBUG=1 $(BIN)/python manage.py serve_with_worker --dev $(HOST):$(PORT)
 
 # The suite in two parts: everything but the `alone` tests spread over TEST_PROCESSES processes
-# (pytest-xdist), then the `alone` tests one at a time (they assert wall-clock bounds over
-# several processes of their own, which a neighbouring test would skew).
+# (pytest-xdist; an idle process takes queued tests from a busy one), then the `alone` tests one
+# at a time (they assert wall-clock bounds over several processes of their own, which a
+# neighbouring test would skew).
 TEST_PROCESSES ?= 2
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) -m "not alone"
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone"
 	$(BIN)/python -m pytest -m alone
 
 bench: $(VENV)/.installed-dev

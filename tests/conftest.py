@@ -13,11 +13,27 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow tests first (the order is otherwise kept): `make test` spreads the suite over two
-    processes, and a long test that starts late would leave one of them working alone at the end."""
+DATABASE_FIXTURES = frozenset({"db", "transactional_db", "django_db_reset_sequences", "live_server"})
+
+
+def _uses_the_test_database(item: pytest.Item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return item.get_closest_marker("django_db") is not None or bool(DATABASE_FIXTURES & fixtures)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
+    """Slow tests first: `make test` spreads the suite over two processes, and a long test that
+    starts late would leave one of them working alone at the end.
+
+    Before the other plugins: slow first, the order otherwise kept. pytest-django then groups the
+    tests by how they use the database (a stable sort: still slow first within each group), which
+    puts the tests without the database last. After it: slow tests that never touch the test
+    database (the PostgreSQL pass, minutes in a subprocess of its own) go to the very front,
+    where moving them changes no database state."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    yield
+    items.sort(key=lambda item: not (item.get_closest_marker("slow") and not _uses_the_test_database(item)))
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from tests.chat_server import ChatServerState, chat_server, grade_of
 from tests.labeling.test_judge_runs import SECRET, TEMPLATE, texts_import
 from tests.labeling.workers import CeleryWorker
 
-pytestmark = [pytest.mark.servers, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
 
 
 def _wait_for(check: Callable[[], bool], seconds: float, worker: CeleryWorker) -> None:

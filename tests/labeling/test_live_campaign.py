@@ -26,12 +26,7 @@ from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import upload
 from tests.labeling.workers import CeleryWorker
 
-pytestmark = [
-    pytest.mark.servers,
-    pytest.mark.alone,
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = [pytest.mark.servers, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 RUNS = ("RankBoost", "ListNet")
 N_TOPICS = 20

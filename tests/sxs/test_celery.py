@@ -14,7 +14,7 @@ from tests.labeling.workers import celery_worker, worker  # noqa: F401  (fixture
 from tests.servers import redis_url  # noqa: F401  (fixture)
 from tests.sxs.oracle import answer_by_oracle, make_learning_campaign
 
-pytestmark = [pytest.mark.servers, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
 
 
 def test_it_refits_learned_dcg_in_a_real_worker_as_answers_arrive(
