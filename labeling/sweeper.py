@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -21,7 +22,6 @@ logger = logging.getLogger(__name__)
 
 _sweeps: list[Callable[[], object]] = []
 _thread: threading.Thread | None = None
-_stopping = threading.Event()
 
 
 def register_sweep(sweep: Callable[[], object]) -> None:
@@ -41,7 +41,8 @@ def sweep_once() -> None:
 
 
 def _run() -> None:
-    while not _stopping.wait(settings.LABELING_SWEEP_SECONDS):
+    while True:
+        time.sleep(settings.LABELING_SWEEP_SECONDS)
         sweep_once()
 
 
@@ -50,10 +51,5 @@ def sweeper_start() -> None:
     global _thread
     if _thread is not None and _thread.is_alive():
         return
-    _stopping.clear()
     _thread = threading.Thread(target=_run, name="sweeper", daemon=True)
     _thread.start()
-
-
-def sweeper_stop() -> None:
-    _stopping.set()
