@@ -317,8 +317,8 @@ CELERY_QUEUE_DIR = VAR_DIR / "celery"
 # a judgment request must not wait on a broker that is down.
 REDIS_TRANSPORT_OPTIONS: dict[str, object] = {
     # A message a worker took and never acknowledged (it died) goes to another worker after this
-    # long. It must outlast the longest task (a 5M-line import, a judge run's step); refreshes and
-    # judge runs do not wait for it: live workers' sweeps pick them up within seconds.
+    # long. It must outlast the longest task (a big campaign's recompute, a judge run's step);
+    # refreshes and judge runs do not wait for it: live workers' sweeps pick them up.
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600),
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
