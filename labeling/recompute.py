@@ -50,7 +50,6 @@ from django.db import transaction
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
-from estimation.sampling.draws import STOP_EXHAUSTED
 from labeling.models import Campaign, CampaignProgress, PoolItem, Task
 from labeling.modes import campaign_progress, mode_of
 from labeling.recompute_lock import recompute_lock, recompute_locked
@@ -316,10 +315,6 @@ def _queue_before_exit() -> None:
 
 
 # -- the worker's job -------------------------------------------------------------------------------
-BLOCKED_EXHAUSTED = STOP_EXHAUSTED
-"""`Campaign.blocked` once every item is drawn and covered (the sampling engine sets it)."""
-
-
 # How long a direct call (`recompute`) waits for a recompute of the campaign running elsewhere.
 LOCK_WAIT_SECONDS = 120.0
 
@@ -443,9 +438,7 @@ def pool_finished(campaign: Campaign, open_tasks: int) -> bool:
 def _progress_record(campaign: Campaign) -> CampaignProgress:
     progress = campaign_progress(campaign)
     open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
-    if campaign.status == Campaign.Status.RUNNING and (
-        pool_finished(campaign, open_tasks) or (open_tasks == 0 and campaign.blocked == BLOCKED_EXHAUSTED)
-    ):
+    if campaign.status == Campaign.Status.RUNNING and pool_finished(campaign, open_tasks):
         Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DONE)
     record, _ = CampaignProgress.objects.update_or_create(
         campaign_id=campaign.pk,

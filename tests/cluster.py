@@ -108,29 +108,6 @@ class Cluster:
 
 
 def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    import socket
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, log.read_text(errors="replace")[-3000:]
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listens on {port}:\n{log.read_text(errors='replace')[-3000:]}")
-
-
-def _wait_for_log(path: Path, pattern: str, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists() and re.search(pattern, path.read_text(errors="replace")):
-            return
-        time.sleep(0.1)
-    raise AssertionError(
-        f"{path.name}: no {pattern!r} in {seconds:.0f} s:\n{path.read_text(errors='replace')[-3000:]}"
-    )
-
-
-def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert process.poll() is None, log.read_text(errors="replace")[-3000:]

@@ -102,6 +102,16 @@ _STEP_ROWS = "s.import_key = %(key)s AND s.file_index = %(file)s AND s.id >= %(s
 # SQLite (and any other database): the portable SQL
 
 
+# A step's ranking entries, joined from its staged rows (each database adds its own ending).
+_ENTRIES_INSERT = (
+    "INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
+    "SELECT y.id, t.id, d.id, s.rank, s.score FROM {staged} s "
+    "JOIN {system} y ON y.id = %(system)s "
+    "JOIN {topic} t ON t.campaign_id = %(campaign)s AND t.qid = s.qid "
+    "JOIN {document} d ON d.campaign_id = %(campaign)s AND d.docno = s.docno "
+)
+
+
 def _stage_portable(rows: Sequence[StagedRow]) -> None:
     sql = "INSERT INTO {staged} ({staged_columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)".format(**_tables())
     with transaction.atomic(), connection.cursor() as cursor:
@@ -115,14 +125,7 @@ def _publish_portable(step: PublishStep) -> None:
         "SELECT DISTINCT %(campaign)s, s.docno, '', '', '', %(true)s FROM {staged} s "
         f"WHERE {_STEP_ROWS} ON CONFLICT DO NOTHING"
     ).format(**tables)
-    entries = (
-        "INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
-        "SELECT y.id, t.id, d.id, s.rank, s.score FROM {staged} s "
-        "JOIN {system} y ON y.id = %(system)s "
-        "JOIN {topic} t ON t.campaign_id = %(campaign)s AND t.qid = s.qid "
-        "JOIN {document} d ON d.campaign_id = %(campaign)s AND d.docno = s.docno "
-        f"WHERE {_STEP_ROWS} ON CONFLICT DO NOTHING"
-    ).format(**tables)
+    entries = (_ENTRIES_INSERT + f"WHERE {_STEP_ROWS} ON CONFLICT DO NOTHING").format(**tables)
     staged = f"SELECT COUNT(*) FROM {{staged}} s WHERE {_STEP_ROWS}".format(**tables)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(stubs, {**step.params(), "true": True})
@@ -160,14 +163,7 @@ def _publish_postgresql(step: PublishStep) -> None:
         # A concurrent import into the same campaign may add the same docno meanwhile.
         "ON CONFLICT DO NOTHING"
     ).format(**tables)
-    entries = (
-        "INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
-        "SELECT y.id, t.id, d.id, s.rank, s.score FROM {staged} s "
-        "JOIN {system} y ON y.id = %(system)s "
-        "JOIN {topic} t ON t.campaign_id = %(campaign)s AND t.qid = s.qid "
-        "JOIN {document} d ON d.campaign_id = %(campaign)s AND d.docno = s.docno "
-        f"WHERE {_STEP_ROWS} ORDER BY t.id, d.id"
-    ).format(**tables)
+    entries = (_ENTRIES_INSERT + f"WHERE {_STEP_ROWS} ORDER BY t.id, d.id").format(**tables)
     deleted = f"DELETE FROM {{staged}} s WHERE {_STEP_ROWS}".format(**tables)
     if step.number % ANALYZE_EVERY == 0:
         # Planned on a staging or document table autovacuum has not looked at yet, PostgreSQL
