@@ -65,8 +65,22 @@ LEARNED_CONVENTIONS = {
     "exp = DCG@K with gain 2^y - 1, linear = gain y, both with discount 1/log2(1+k)",
     "lists": "the top K each comparison showed, fixed when the campaign started",
     "unjudged": "documents without a grade: 'zero' = grade 0; 'judge' = their answers wait for the grades",
-    "leaderboard": "mean utility over topics under T(W) and under DCG@K (2^y - 1, 1/log2(1+k)); "
+    "leaderboard": "each system's mean over its topics under learned_dcg (the rank-1 gains x discounts, "
+    "4 decimals: exactly what a campaign measures when it takes them), under standard DCG@K (2^y - 1, "
+    "1/log2(1+k)) and under utility (the full T(W): what the fit scores answers with, not a DCG); "
     "ungraded documents count 0 there",
+    "kendall_tau": "Kendall's tau-b between the learned DCG and standard DCG orders; kendall_tau_utility: "
+    "between the learned utility and standard DCG orders",
+    "disagreements": "system pairs that learned DCG and standard DCG order differently "
+    "(utility_disagreements: the learned utility against standard DCG)",
+    "diagnostics": "in sample (scored on the answers the fit learned from: learned accuracies are "
+    "optimistic): accuracy of learned_dcg, exp, linear and utility on answers with a direction, by "
+    "quantile bins of the |DCG@K difference| (gain 2^y - 1) of the two lists (the paper's Figs. 4-5) "
+    "and by answer strength (much better / better; mean_difference: mean |predicted difference|, "
+    "each metric on its own scale); a predicted exact tie counts 1/2; "
+    "tie_share: 'about the same' answers among those on distinct lists",
+    "tie_curve": "per C_t (the slack cost of ties): cross-validated share of tie answers predicted as ties "
+    "and accuracy on the answers with a direction; empty when the fit has none",
 }
 
 

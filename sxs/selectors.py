@@ -248,9 +248,13 @@ def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
         unjudged=settings.unjudged,
         leaderboard=[],
         kendall_tau=None,
+        kendall_tau_utility=None,
         disagreements=[],
+        utility_disagreements=[],
         disagreeing_answers=None,
         ungraded=None,
+        diagnostics=None,
+        tie_curve=[],
         fitted_at=None,
         reason="",
         needed=None,
@@ -270,15 +274,57 @@ def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
         summary.update(reason=result.get("reason", ""), needed=result.get("needed"))
         return summary
     summary.update({name: result.get(name) for name in FIT_FIELDS})
-    board = result.get("leaderboard") or {}
+    board = stored_leaderboard(result.get("leaderboard") or {})
     summary.update(
         leaderboard=board.get("rows", []),
         kendall_tau=board.get("kendall_tau"),
+        kendall_tau_utility=board.get("kendall_tau_utility"),
         disagreements=board.get("disagreements", []),
+        utility_disagreements=board.get("utility_disagreements", []),
         disagreeing_answers=board.get("disagreeing_answers"),
         ungraded=board.get("ungraded"),
+        diagnostics=result.get("diagnostics"),
+        tie_curve=result.get("tie_curve") or [],
     )
     return summary
+
+
+def stored_leaderboard(board: dict[str, Any]) -> dict[str, Any]:
+    """A stored leaderboard in today's keys. Fits stored before learned DCG had its own column
+    ranked by the full T(W) under the name "learned": that was the learned utility, so their
+    numbers move there and the learned DCG stays empty until the next refresh stores it."""
+    if not board or "kendall_tau_utility" in board:
+        return board
+    rows = [
+        {
+            "system": row["system"],
+            "learned_dcg": None,
+            "rank_learned_dcg": None,
+            "standard": row.get("standard"),
+            "rank_standard": row.get("rank_standard"),
+            "utility": row.get("learned"),
+            "rank_utility": row.get("rank_learned"),
+        }
+        for row in board.get("rows", [])
+    ]
+    flips = [
+        {
+            "first": flip["first"],
+            "second": flip["second"],
+            "utility_difference": flip.get("learned_difference"),
+            "standard_difference": flip.get("standard_difference"),
+        }
+        for flip in board.get("disagreements", [])
+    ]
+    return {
+        **board,
+        "rows": rows,
+        "kendall_tau": None,
+        "kendall_tau_utility": board.get("kendall_tau"),
+        "disagreements": [],
+        "utility_disagreements": flips,
+        "disagreeing_answers": None,  # counted under the utility, not the learned DCG
+    }
 
 
 def apply_targets(user: Any, campaign: Campaign) -> list[Campaign]:

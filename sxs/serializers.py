@@ -127,16 +127,31 @@ class AccuracyPointSerializer(AccuracySerializer):
 
 class LeaderboardRowSerializer(StrictSerializer):
     system = serializers.CharField()
-    learned = serializers.FloatField(help_text="mean learned utility over the topics (sum of T(W))")
+    learned_dcg = serializers.FloatField(
+        allow_null=True,
+        help_text="mean learned DCG over the topics: the rank-1 gains x discounts a campaign applies "
+        "(null for a fit stored before this column, until the next refresh)",
+    )
+    rank_learned_dcg = serializers.IntegerField(allow_null=True)
     standard = serializers.FloatField(help_text="mean DCG@K, gain 2^y - 1, discount 1/log2(1+k)")
-    rank_learned = serializers.IntegerField()
     rank_standard = serializers.IntegerField()
+    utility = serializers.FloatField(
+        help_text="mean learned utility over the topics: the sum of the full T(W), not a DCG"
+    )
+    rank_utility = serializers.IntegerField()
 
 
 class DisagreementSerializer(StrictSerializer):
     first = serializers.CharField()
     second = serializers.CharField()
-    learned_difference = serializers.FloatField(help_text="first - second, learned")
+    learned_dcg_difference = serializers.FloatField(help_text="first - second, learned DCG")
+    standard_difference = serializers.FloatField(help_text="first - second, standard DCG")
+
+
+class UtilityDisagreementSerializer(StrictSerializer):
+    first = serializers.CharField()
+    second = serializers.CharField()
+    utility_difference = serializers.FloatField(help_text="first - second, learned utility (full T(W))")
     standard_difference = serializers.FloatField(help_text="first - second, standard DCG")
 
 
@@ -146,6 +161,53 @@ class DisagreeingAnswersSerializer(StrictSerializer):
     )
     learned_right = serializers.IntegerField(help_text="of those with a direction, the learned one agreed")
     standard_right = serializers.IntegerField(help_text="of those with a direction, standard DCG agreed")
+
+
+def _by_metric(help_text: str) -> serializers.DictField:
+    return serializers.DictField(child=serializers.FloatField(allow_null=True), help_text=help_text)
+
+
+METRIC_KEYS = "learned_dcg (as applied), exp (DCG, gain 2^y - 1), linear (gain y), utility (full T(W))"
+
+
+class DifferenceBinSerializer(StrictSerializer):
+    low = serializers.FloatField(help_text="smallest |standard DCG difference| of the two lists in the bin")
+    high = serializers.FloatField(help_text="largest")
+    answers = serializers.IntegerField(help_text="answers with a direction in the bin")
+    accuracy = _by_metric("share predicted right per metric: " + METRIC_KEYS)
+
+
+class StrengthRowSerializer(StrictSerializer):
+    strength = serializers.CharField(help_text="much better or better")
+    preference = serializers.IntegerField(help_text="|preference|: 2 or 1")
+    answers = serializers.IntegerField()
+    accuracy = _by_metric("share predicted right per metric")
+    mean_difference = _by_metric("mean |predicted difference| per metric, each on its own scale")
+
+
+class DiagnosticsSerializer(StrictSerializer):
+    metrics = serializers.ListField(child=serializers.CharField())
+    reference = serializers.CharField(help_text="the standard DCG whose |difference| makes the bins")
+    in_sample = serializers.BooleanField(
+        help_text="true: scored on the answers the fit learned from (learned accuracies optimistic)"
+    )
+    by_difference = DifferenceBinSerializer(many=True)
+    by_strength = StrengthRowSerializer(many=True)
+    answers = serializers.IntegerField()
+    identical = serializers.IntegerField(help_text="answers whose two lists hold the same grades (left out)")
+    scored = serializers.IntegerField(help_text="answers with a direction on distinct lists")
+    ties = serializers.IntegerField(help_text="'about the same' answers on distinct lists")
+    tie_share = serializers.FloatField(allow_null=True, help_text="ties / answers on distinct lists")
+
+
+class TieCurveRowSerializer(StrictSerializer):
+    c_tie = serializers.FloatField(help_text="C_t, the slack cost of the tie constraints")
+    ties_predicted = serializers.FloatField(
+        allow_null=True, help_text="cross-validated share of tie answers predicted as ties"
+    )
+    strict_accuracy = serializers.FloatField(
+        allow_null=True, help_text="cross-validated accuracy on the answers with a direction"
+    )
 
 
 class LearnedDcgSerializer(StrictSerializer):
@@ -189,9 +251,26 @@ class LearnedDcgSerializer(StrictSerializer):
     dropped_identical = serializers.IntegerField(allow_null=True)
     groups = serializers.IntegerField(allow_null=True, help_text="topics with an informative answer")
     leaderboard = LeaderboardRowSerializer(many=True)
-    kendall_tau = serializers.FloatField(allow_null=True, help_text="between the learned and standard orders")
-    disagreements = DisagreementSerializer(many=True, help_text="system pairs whose order flips")
+    kendall_tau = serializers.FloatField(
+        allow_null=True, help_text="Kendall's tau between the learned DCG and standard DCG orders"
+    )
+    kendall_tau_utility = serializers.FloatField(
+        allow_null=True,
+        help_text="Kendall's tau between the learned utility (full T(W)) and standard DCG orders",
+    )
+    disagreements = DisagreementSerializer(
+        many=True, help_text="system pairs whose order flips between learned and standard DCG"
+    )
+    utility_disagreements = UtilityDisagreementSerializer(
+        many=True, help_text="system pairs whose order flips between the learned utility and standard DCG"
+    )
     disagreeing_answers = DisagreeingAnswersSerializer(allow_null=True)
+    diagnostics = DiagnosticsSerializer(
+        allow_null=True, help_text="accuracy by |DCG difference| and by answer strength (null for older fits)"
+    )
+    tie_curve = TieCurveRowSerializer(
+        many=True, help_text="per C_t of the fit's grid; empty when the fit has none"
+    )
     ungraded = serializers.IntegerField(
         allow_null=True, help_text="listed documents without a grade (count 0 in the leaderboard)"
     )

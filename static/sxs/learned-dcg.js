@@ -7,8 +7,10 @@
   const C = window.Charts;
   const config = JSON.parse(document.getElementById("learned-dcg-config").textContent);
   const $ = (id) => document.getElementById(id);
-  const COLOURS = { learned: "#1f5fa8", exp: "#b3261e", linear: "#9a5b00" };
-  const NAMES = { learned: "learned", exp: "DCG, gain 2^y−1", linear: "DCG, gain y" };
+  const COLOURS = { learned: "#1f5fa8", learned_dcg: "#1f5fa8", exp: "#b3261e", linear: "#9a5b00" };
+  const NAMES = { learned: "learned", learned_dcg: "learned DCG", exp: "DCG, gain 2^y−1", linear: "DCG, gain y" };
+  // The diagnostics' columns (the stored diagnostics also hold "utility", the full T(W)).
+  const DIAGNOSED = ["learned_dcg", "exp", "linear"];
   const WIDTH = 420;
   const HEIGHT = 250;
   const BOX = { left: 56, right: WIDTH - 14, top: 12, bottom: HEIGHT - 46 };
@@ -111,36 +113,127 @@
     return values.map((v) => v / top);
   }
 
+  const score = (value) => (value === null || value === undefined ? "—" : C.fmt(value));
+  const rank = (value) => (value === null || value === undefined ? "—" : String(value));
+
   function drawLeaderboard(data) {
     const body = $("learned-leaderboard").querySelector("tbody");
     C.clear(body);
     for (const row of data.leaderboard) {
-      const moved = row.rank_learned !== row.rank_standard;
+      const moved = row.rank_learned_dcg !== null && row.rank_learned_dcg !== row.rank_standard;
       body.append(
         C.el("tr", { "data-system": row.system, class: moved ? "strong" : null }, [
           C.el("td", { text: row.system }),
-          C.el("td", { class: "num learned", text: C.fmt(row.learned) }),
-          C.el("td", { class: "num", text: String(row.rank_learned) }),
-          C.el("td", { class: "num standard", text: C.fmt(row.standard) }),
-          C.el("td", { class: "num", text: String(row.rank_standard) }),
+          C.el("td", { class: "num learned", text: score(row.learned_dcg) }),
+          C.el("td", { class: "num", text: rank(row.rank_learned_dcg) }),
+          C.el("td", { class: "num standard", text: score(row.standard) }),
+          C.el("td", { class: "num", text: rank(row.rank_standard) }),
+          C.el("td", { class: "num utility", text: score(row.utility) }),
+          C.el("td", { class: "num utility", text: rank(row.rank_utility) }),
         ])
       );
     }
+    const old = data.leaderboard.length && data.leaderboard[0].learned_dcg === null;
     const tau = data.kendall_tau;
-    let words = "Kendall's τ between the two orders: " + C.fmt(tau, 3) + (tau === 1 ? " (the same order)." : ".");
+    let words = old
+      ? "This fit was stored before the leaderboard had a learned DCG column; it appears at the campaign's next refresh."
+      : "Kendall's τ against standard DCG: learned DCG " + C.fmt(tau, 3) + (tau === 1 ? " (the same order)" : "");
+    words += "; learned utility (full W) " + C.fmt(data.kendall_tau_utility, 3) + ".";
     const answers = data.disagreeing_answers;
     if (answers) {
-      words += " On " + answers.count + " answered comparisons the two pick different winners";
+      words += " On " + answers.count + " answered comparisons learned and standard DCG pick different winners";
       words += answers.count ? " (the assessors sided with learned DCG in " + answers.learned_right + ", with standard DCG in " + answers.standard_right + ")." : ".";
     }
+    const utilityFlips = (data.utility_disagreements || []).length;
+    if (utilityFlips) words += " The learned utility orders " + utilityFlips + " pair" + (utilityFlips === 1 ? "" : "s") + " of systems differently from standard DCG.";
     if (data.unjudged === "judge" && data.ungraded) words += " " + data.ungraded + " listed documents are still ungraded (counted as 0 here).";
     $("learned-tau").textContent = words;
     const list = $("learned-disagreements");
     C.clear(list);
     for (const flip of data.disagreements) {
-      list.append(C.el("li", { text: flip.first + " vs " + flip.second + ": learned DCG says " + (flip.learned_difference > 0 ? flip.first : flip.second) + " (by " + C.fmt(Math.abs(flip.learned_difference), 3) + "), standard DCG says " + (flip.standard_difference > 0 ? flip.first : flip.second) + " (by " + C.fmt(Math.abs(flip.standard_difference), 3) + ")" }));
+      list.append(C.el("li", { text: flip.first + " vs " + flip.second + ": learned DCG says " + (flip.learned_dcg_difference > 0 ? flip.first : flip.second) + " (by " + C.fmt(Math.abs(flip.learned_dcg_difference), 3) + "), standard DCG says " + (flip.standard_difference > 0 ? flip.first : flip.second) + " (by " + C.fmt(Math.abs(flip.standard_difference), 3) + ")" }));
     }
-    if (!data.disagreements.length) list.append(C.el("li", { class: "muted", text: "No pair of systems changes order." }));
+    if (!data.disagreements.length && !old) list.append(C.el("li", { class: "muted", text: "No pair of systems changes order between learned and standard DCG." }));
+  }
+
+  /** Grouped bars: one group per bin, one bar per metric, accuracy 0-1 (the table below holds
+      the same numbers for screen readers and for copying). */
+  function barChart(node, groups, labels) {
+    C.clear(node);
+    const root = C.svg("svg", { viewBox: "0 0 " + WIDTH + " " + HEIGHT, class: "chart", role: "img", "aria-label": labels.aria });
+    const y = C.scale(0, 1, BOX.bottom, BOX.top);
+    const slot = (BOX.right - BOX.left) / Math.max(groups.length, 1);
+    const x = (i) => BOX.left + (i + 0.5) * slot;
+    C.axes(root, x, y, BOX, [], C.ticks(0, 1, 5), labels);
+    const bar = Math.min(22, (slot * 0.8) / DIAGNOSED.length);
+    groups.forEach((group, i) => {
+      root.append(C.svg("text", { x: x(i), y: BOX.bottom + 14, class: "tick", "text-anchor": "middle", text: group.label }));
+      DIAGNOSED.forEach((key, j) => {
+        const value = group.accuracy[key];
+        if (!Number.isFinite(value)) return;
+        const left = x(i) + (j - DIAGNOSED.length / 2) * bar;
+        const rect = C.svg("rect", { x: left, y: y(value), width: bar - 2, height: y(0) - y(value), fill: COLOURS[key], class: "bar bar-" + key, "data-value": value });
+        root.append(C.titled(rect, group.label + ": " + NAMES[key] + " " + C.percent(value) + " of " + group.answers));
+      });
+    });
+    node.append(root);
+  }
+
+  function cells(row) {
+    return DIAGNOSED.map((key) => C.el("td", { class: "num " + key, text: Number.isFinite(row.accuracy[key]) ? C.percent(row.accuracy[key]) : "—" }));
+  }
+
+  function drawDiagnostics(data) {
+    const diagnostics = data.diagnostics;
+    const note = $("learned-diagnostics-note");
+    const byDifference = $("learned-by-difference").querySelector("tbody");
+    const byStrength = $("learned-by-strength").querySelector("tbody");
+    C.clear(byDifference);
+    C.clear(byStrength);
+    C.clear($("learned-by-difference-chart"));
+    if (!diagnostics) {
+      note.textContent = "The diagnostics appear at the campaign's next refresh (this fit was stored without them).";
+      $("learned-ties").textContent = "";
+    } else {
+      note.textContent =
+        "Share of the " + diagnostics.scored + " answers with a direction that each metric predicts (a predicted exact tie counts half). " +
+        (diagnostics.in_sample
+          ? "In sample: learned DCG was fitted on these same answers, so its share here is optimistic (the standard DCGs were not fitted); the held-out accuracy above is the fair comparison."
+          : "Held out: each answer scored by a fit that did not see its topic.");
+      const groups = diagnostics.by_difference.map((bin) => ({ ...bin, label: C.fmt(bin.low, 2) + "–" + C.fmt(bin.high, 2) }));
+      barChart($("learned-by-difference-chart"), groups, { x: "|DCG difference| of the two lists", y: "share predicted right", aria: "accuracy of learned and standard DCG by bins of the standard DCG difference" });
+      legend($("learned-by-difference-legend"), DIAGNOSED);
+      for (const group of groups) {
+        byDifference.append(C.el("tr", {}, [C.el("td", { text: group.label }), C.el("td", { class: "num", text: String(group.answers) }), ...cells(group)]));
+      }
+      for (const row of diagnostics.by_strength) {
+        const gap = row.mean_difference.learned_dcg;
+        byStrength.append(
+          C.el("tr", { "data-strength": row.preference }, [
+            C.el("td", { text: row.strength }),
+            C.el("td", { class: "num", text: String(row.answers) }),
+            ...cells(row),
+            C.el("td", { class: "num", text: Number.isFinite(gap) ? C.fmt(gap, 3) : "—" }),
+          ])
+        );
+      }
+      $("learned-ties").textContent =
+        "About the same: " + diagnostics.ties + " answer" + (diagnostics.ties === 1 ? "" : "s") + ", " + C.percent(diagnostics.tie_share) + " of the answers on lists that differ (in neither table)" +
+        (diagnostics.identical ? "; " + diagnostics.identical + (diagnostics.identical === 1 ? " answer" : " answers") + " on lists with the same grades carry no information and are left out." : ".");
+    }
+    const curve = data.tie_curve || [];
+    $("learned-tie-curve-box").hidden = !curve.length;
+    const tbody = $("learned-tie-curve").querySelector("tbody");
+    C.clear(tbody);
+    for (const row of curve) {
+      tbody.append(
+        C.el("tr", {}, [
+          C.el("td", { class: "num", text: C.fmt(row.c_tie, 3) }),
+          C.el("td", { class: "num", text: Number.isFinite(row.ties_predicted) ? C.percent(row.ties_predicted) : "—" }),
+          C.el("td", { class: "num", text: Number.isFinite(row.strict_accuracy) ? C.percent(row.strict_accuracy) : "—" }),
+        ])
+      );
+    }
   }
 
   function draw(data) {
@@ -203,6 +296,7 @@
       legend($("learned-accuracy-legend"), ["learned", "exp", "linear"], curve.length < 3 ? "a point is added each time the training answers double from 50" : "");
     }
     drawLeaderboard(data);
+    drawDiagnostics(data);
   }
 
   async function refresh() {

@@ -5,8 +5,9 @@ and discounts to another campaign as its DCG.
 refresh pipeline coalesces: a burst of answers costs one refit. It fits only when the
 informative answers changed since the last stored record (same answers, same grades of their
 lists: same fit); otherwise it only brings the stored leaderboard up to date with grades given
-since. When the answers cannot support a fit yet, the record says why and how many answers are
-still needed; a refit never raises for that.
+since (and adds what a record stored by an older version lacks: the leaderboard's learned DCG,
+the diagnostics). When the answers cannot support a fit yet, the record says why and how many
+answers are still needed; a refit never raises for that.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
+from estimation.learned_dcg.diagnostics import answer_diagnostics, utility_differences
 from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
 from estimation.learned_dcg.fit import PreferenceData as CorePreferenceData
-from estimation.learned_dcg.leaderboard import compare_leaderboards, disagreeing_answers
+from estimation.learned_dcg.leaderboard import Flip, compare_leaderboards, dcg_table, disagreeing_answers
+from estimation.learned_dcg.lists import standard_weights, transformed_weights
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update, custom_dcg_problem
 from sxs.models import SxsFit
@@ -84,38 +87,66 @@ def _shortfall(data: PreferenceData) -> tuple[str, int] | None:
     return reason, needed
 
 
-def leaderboard_json(campaign: Campaign, weights: np.ndarray, grades: dict, data: PreferenceData) -> dict:
-    """The learned and standard leaderboards of the campaign's systems, as stored with a fit."""
+def applied_gains_discounts(result: dict[str, Any]) -> tuple[list[float], list[float]]:
+    """A fit's gains and discounts as a campaign takes them (4 decimals, as the report prints
+    them: rounding also clears solver noise such as a gain of -1e-12)."""
+    return (
+        [round(float(value), 4) + 0.0 for value in result["gains"]],
+        [round(float(value), 4) + 0.0 for value in result["discounts"]],
+    )
+
+
+def _flips_json(flips: tuple[Flip, ...], name: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "first": flip.first,
+            "second": flip.second,
+            name: flip.learned_difference,
+            "standard_difference": flip.standard_difference,
+        }
+        for flip in flips
+    ]
+
+
+def leaderboard_json(campaign: Campaign, result: dict[str, Any], grades: dict, data: PreferenceData) -> dict:
+    """The leaderboards of the campaign's systems, as stored with a fit (`result`: its weights,
+    gains and discounts): under learned DCG (the rank-1 gains and discounts exactly as "use in a
+    campaign" applies them), under the learned utility (the full T(W), not a DCG) and under
+    standard DCG, with Kendall's τ of each learned order against the standard one."""
     settings = sxs_settings(campaign)
+    weights = np.asarray(result["weights"], dtype=float)
+    gains, discounts = applied_gains_discounts(result)
     lists = leaderboard_lists(campaign, grades, settings.k)
-    board = compare_leaderboards(weights, lists.grades) if lists.grades else None
-    answers = disagreeing_answers(weights, data.left, data.right, data.preference)
+    board = (
+        compare_leaderboards(weights, lists.grades, gains=np.array(gains), discounts=np.array(discounts))
+        if lists.grades
+        else None
+    )
+    answers = disagreeing_answers(dcg_table(gains, discounts), data.left, data.right, data.preference)
     rows = []
     if board is not None:
         for index, system in enumerate(board.systems):
             rows.append(
                 {
                     "system": system,
-                    "learned": float(board.learned[index]),
+                    "learned_dcg": float(board.learned[index]),
+                    "rank_learned_dcg": int(board.rank_learned[index]),
                     "standard": float(board.standard[index]),
-                    "rank_learned": int(board.rank_learned[index]),
                     "rank_standard": int(board.rank_standard[index]),
+                    "utility": float(board.utility[index]),
+                    "rank_utility": int(board.rank_utility[index]),
                 }
             )
-        rows.sort(key=lambda row: (row["rank_learned"], row["system"]))
+        rows.sort(key=lambda row: (row["rank_learned_dcg"], row["system"]))
     return _plain(
         {
             "rows": rows,
             "kendall_tau": board.kendall_tau if board is not None else None,
-            "disagreements": [
-                {
-                    "first": flip.first,
-                    "second": flip.second,
-                    "learned_difference": flip.learned_difference,
-                    "standard_difference": flip.standard_difference,
-                }
-                for flip in (board.flips if board is not None else ())
-            ],
+            "kendall_tau_utility": board.kendall_tau_utility if board is not None else None,
+            "disagreements": _flips_json(board.flips if board is not None else (), "learned_dcg_difference"),
+            "utility_disagreements": _flips_json(
+                board.utility_flips if board is not None else (), "utility_difference"
+            ),
             "disagreeing_answers": {
                 "count": answers.count,
                 "learned_right": answers.learned_right,
@@ -125,6 +156,26 @@ def leaderboard_json(campaign: Campaign, weights: np.ndarray, grades: dict, data
             "unjudged": settings.unjudged,
         }
     )
+
+
+# The metrics the diagnostics score, in the order the dashboard shows them.
+DIAGNOSED = ("learned_dcg", "exp", "linear", "utility")
+
+
+def diagnostics_json(result: dict[str, Any], data: PreferenceData) -> dict:
+    """Accuracy by |standard DCG difference| and by answer strength (the paper's Figs. 4-5 and
+    16) of learned DCG (as applied), the two standard DCGs and the learned utility, on the
+    answers the fit learned from: in sample (the learned metrics' accuracy is optimistic)."""
+    core = CorePreferenceData(data.left, data.right, data.preference, data.groups)
+    gains, discounts = applied_gains_discounts(result)
+    tables = {
+        "learned_dcg": dcg_table(gains, discounts),
+        "exp": standard_weights(data.k, data.grade_levels, "exp"),
+        "linear": standard_weights(data.k, data.grade_levels, "linear"),
+        "utility": transformed_weights(np.asarray(result["weights"], dtype=float)),
+    }
+    differences = {name: utility_differences(tables[name], core) for name in DIAGNOSED}
+    return _plain(answer_diagnostics(core, differences, data.grade_levels, in_sample=True).to_json())
 
 
 def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
@@ -139,10 +190,13 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
     latest = latest_fit(campaign)
     if latest is not None and latest.result.get("signature") == signature:
         if latest.result.get("status") == FITTED:
-            # Same answers, but grades of other listed documents may have come in since.
-            board = leaderboard_json(campaign, np.asarray(latest.result["weights"]), grades, data)
-            if board != latest.result.get("leaderboard"):
-                SxsFit.objects.filter(pk=latest.pk).update(result={**latest.result, "leaderboard": board})
+            # Same answers, but grades of other listed documents may have come in since; a
+            # record stored by an older version lacks the diagnostics (same answers, same ones).
+            update = {"leaderboard": leaderboard_json(campaign, latest.result, grades, data)}
+            if "diagnostics" not in latest.result:
+                update["diagnostics"] = diagnostics_json(latest.result, data)
+            if any(latest.result.get(key) != value for key, value in update.items()):
+                SxsFit.objects.filter(pk=latest.pk).update(result={**latest.result, **update})
                 latest.refresh_from_db()
         return latest
     if latest is None and data.preference.size == 0 and not data.skipped:
@@ -168,7 +222,8 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
     result = _plain(learned.to_json())
     result.update(
         status=FITTED,
-        leaderboard=leaderboard_json(campaign, learned.weights, grades, data),
+        leaderboard=leaderboard_json(campaign, result, grades, data),
+        diagnostics=diagnostics_json(result, data),
         **counts,
     )
     return SxsFit.objects.create(campaign=campaign, answers=int(data.preference.size), result=result)
@@ -183,13 +238,10 @@ def learned_dcg_source(campaign: Campaign, fit: SxsFit) -> str:
 
 
 def learned_custom_dcg(campaign: Campaign, fit: SxsFit) -> dict[str, Any]:
-    """The fit's gains and discounts as a campaign's `custom_dcg` (4 decimals, as the report
-    prints them: rounding also clears solver noise such as a gain of -1e-12)."""
-    return {
-        "gains": [round(float(value), 4) + 0.0 for value in fit.result["gains"]],
-        "discounts": [round(float(value), 4) + 0.0 for value in fit.result["discounts"]],
-        "source": learned_dcg_source(campaign, fit),
-    }
+    """The fit's gains and discounts as a campaign's `custom_dcg` (`applied_gains_discounts`: the
+    leaderboard's learned DCG scores with the very same numbers)."""
+    gains, discounts = applied_gains_discounts(fit.result)
+    return {"gains": gains, "discounts": discounts, "source": learned_dcg_source(campaign, fit)}
 
 
 def apply_problem(target: Campaign, custom: dict[str, Any]) -> str | None:

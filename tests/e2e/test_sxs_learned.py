@@ -4,6 +4,7 @@ discounts in campaign…" changes a graded campaign's metric."""
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,14 @@ from tests.e2e.helpers import log_in
 from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def percent(fraction: float) -> str:
+    """static/labeling/charts.js `percent` (toFixed rounds an exact half up, as Decimal does here)."""
+    if 0.999 < fraction < 1:
+        return "> 99.9 %"
+    step = Decimal("0.1") if fraction >= 0.995 or fraction < 0.1 else Decimal("1")
+    return f"{Decimal(100 * fraction).quantize(step, rounding=ROUND_HALF_UP)} %"
 
 
 def test_the_dashboard_shows_the_learned_dcg_and_applies_it_to_another_campaign(
@@ -58,10 +67,25 @@ def test_the_dashboard_shows_the_learned_dcg_and_applies_it_to_another_campaign(
     assert rows.count() == len(LEARN_SYSTEMS)
     for row in expected["leaderboard"]:
         cells = page.locator(f'#learned-leaderboard tr[data-system="{row["system"]}"] td').all_inner_texts()
-        assert float(cells[1]) == pytest.approx(row["learned"], rel=2e-3, abs=1e-3)
-        assert int(cells[2]) == row["rank_learned"] and int(cells[4]) == row["rank_standard"]
+        assert float(cells[1]) == pytest.approx(row["learned_dcg"], rel=2e-3, abs=1e-3)
+        assert int(cells[2]) == row["rank_learned_dcg"] and int(cells[4]) == row["rank_standard"]
         assert float(cells[3]) == pytest.approx(row["standard"], rel=2e-3, abs=1e-3)
-    assert "Kendall's τ" in page.locator("#learned-tau").inner_text()
+        assert float(cells[5]) == pytest.approx(row["utility"], rel=2e-3, abs=1e-3)
+        assert int(cells[6]) == row["rank_utility"]
+    tau = page.locator("#learned-tau").inner_text()
+    assert "Kendall's τ against standard DCG: learned DCG" in tau and "learned utility (full W)" in tau
+
+    # The diagnostics: a bar per metric and bin, the same numbers in the table, two strengths.
+    bins = expected["diagnostics"]["by_difference"]
+    assert page.locator("#learned-by-difference-chart rect.bar").count() == 3 * len(bins)
+    assert page.locator("#learned-by-difference tbody tr").count() == len(bins)
+    first = page.locator("#learned-by-difference tbody tr").first.locator("td").all_inner_texts()
+    assert int(first[1]) == bins[0]["answers"]
+    assert first[2] == percent(bins[0]["accuracy"]["learned_dcg"])
+    strengths = page.locator("#learned-by-strength tbody tr td:first-child").all_inner_texts()
+    assert strengths == ["much better", "better"]
+    assert "In sample" in page.locator("#learned-diagnostics-note").inner_text()
+    assert page.locator("#learned-tie-curve-box").is_hidden() == (not expected["tie_curve"])
     page.locator("#learned-dcg").screenshot(path=str(screenshot_dir / "sxs-learned-dcg.png"))
 
     page.select_option("#learned-apply-target", str(target.pk))

@@ -10,11 +10,14 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, utilities
+from estimation.metrics.values import metric_values
+from labeling.metric import campaign_metric
 from labeling.models import Campaign
 from labeling.recompute import recompute
+from labeling.services.campaigns import campaign_create
 from sxs import services
 from sxs.models import SxsAnswer, SxsFit, SxsTask
-from sxs.selectors import known_grades, list_grades
+from sxs.selectors import known_grades, leaderboard_lists, learned_dcg_summary, list_grades
 from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign, oracle_answer
 
 pytestmark = pytest.mark.django_db
@@ -52,6 +55,14 @@ def test_it_fits_when_the_answers_change_and_only_then(
     board = result["leaderboard"]
     assert sorted(row["system"] for row in board["rows"]) == sorted(LEARN_SYSTEMS)
     assert board["ungraded"] == 0 and -1 <= board["kendall_tau"] <= 1
+    assert -1 <= board["kendall_tau_utility"] <= 1
+    assert [row["rank_learned_dcg"] for row in board["rows"]] == sorted(
+        row["rank_learned_dcg"] for row in board["rows"]
+    ), "rows in the learned DCG's order"
+    diagnostics = result["diagnostics"]
+    assert diagnostics["in_sample"] is True and diagnostics["answers"] == 30
+    assert [row["strength"] for row in diagnostics["by_strength"]] == ["much better", "better"]
+    assert sum(row["answers"] for row in diagnostics["by_strength"]) == diagnostics["scored"]
 
     assert services.sxs_refit(campaign=learning).pk == fit.pk, "same answers: no refit"
     assert SxsFit.objects.filter(campaign=learning).count() == 1
@@ -137,3 +148,81 @@ def test_margin_selection_asks_the_open_comparison_closest_to_the_learned_margin
     assert chosen_by_margin >= 15
     stored = SxsAnswer.objects.filter(campaign=campaign, selection_rule="margin")
     assert stored.count() == chosen_by_margin and all(a.margin is not None for a in stored)
+
+
+def test_the_leaderboard_s_learned_dcg_is_what_a_campaign_measures_after_use(
+    learning: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
+) -> None:
+    answer_by_oracle(learning, assessor)
+    fit = services.sxs_refit(campaign=learning)
+    target = campaign_create(
+        creator=coordinator, name="graded", metric="DCG@3", grades=["Bad", "Fair", "Good"], budget=10
+    )
+    services.learned_dcg_apply(campaign=learning, target=target)
+    target.refresh_from_db()
+    metric = campaign_metric(target)
+    lists = leaderboard_lists(learning, known_grades(learning), 3).grades
+    rows = {row["system"]: row for row in fit.result["leaderboard"]["rows"]}
+    for system, grades in lists.items():
+        assert rows[system]["learned_dcg"] == pytest.approx(metric_values(grades, metric).mean(), rel=1e-12)
+    # The learned utility is the full T(W): another scale (and, unless T(W) is rank one, order).
+    assert any(row["utility"] != pytest.approx(row["learned_dcg"]) for row in rows.values())
+
+
+def test_an_older_fit_reads_without_the_new_keys_and_the_next_refresh_adds_them(
+    learning: Campaign, assessor: AbstractBaseUser
+) -> None:
+    answer_by_oracle(learning, assessor)
+    fit = services.sxs_refit(campaign=learning)
+    new = fit.result["leaderboard"]
+    # How a fit stored before the learned DCG had its own column looked: "learned" was T(W).
+    old_rows = [
+        {
+            "system": row["system"],
+            "learned": row["utility"],
+            "standard": row["standard"],
+            "rank_learned": row["rank_utility"],
+            "rank_standard": row["rank_standard"],
+        }
+        for row in new["rows"]
+    ]
+    old_board = {
+        "rows": old_rows,
+        "kendall_tau": new["kendall_tau_utility"],
+        "disagreements": [
+            {"first": f["first"], "second": f["second"], "learned_difference": f["utility_difference"],
+             "standard_difference": f["standard_difference"]}
+            for f in new["utility_disagreements"]
+        ],
+        "disagreeing_answers": {"count": 3, "learned_right": 1, "standard_right": 2},
+        "ungraded": 0,
+        "unjudged": "zero",
+    }  # fmt: skip
+    old_result = {key: value for key, value in fit.result.items() if key != "diagnostics"}
+    SxsFit.objects.filter(pk=fit.pk).update(result={**old_result, "leaderboard": old_board})
+
+    summary = learned_dcg_summary(learning)
+    assert summary["diagnostics"] is None and summary["tie_curve"] == []
+    assert summary["kendall_tau"] is None, "the old tau was the utility's"
+    assert summary["kendall_tau_utility"] == pytest.approx(new["kendall_tau_utility"])
+    assert {row["system"]: row["utility"] for row in summary["leaderboard"]} == {
+        row["system"]: pytest.approx(row["utility"]) for row in new["rows"]
+    }
+    assert all(row["learned_dcg"] is None for row in summary["leaderboard"])
+    assert summary["disagreements"] == [] and summary["disagreeing_answers"] is None
+    assert len(summary["utility_disagreements"]) == len(new["utility_disagreements"])
+
+    same = services.sxs_refit(campaign=learning)  # same answers: no refit, the record catches up
+    assert same.pk == fit.pk and SxsFit.objects.filter(campaign=learning).count() == 1
+    assert same.result["leaderboard"] == new and same.result["diagnostics"] == fit.result["diagnostics"]
+
+
+def test_a_fit_s_tie_curve_reaches_the_summary(learning: Campaign, assessor: AbstractBaseUser) -> None:
+    answer_by_oracle(learning, assessor)
+    fit = services.sxs_refit(campaign=learning)
+    curve = [
+        {"c_tie": 0.1, "ties_predicted": 0.25, "strict_accuracy": 0.9},
+        {"c_tie": 10.0, "ties_predicted": 0.75, "strict_accuracy": 0.8},
+    ]
+    SxsFit.objects.filter(pk=fit.pk).update(result={**fit.result, "tie_curve": curve})
+    assert learned_dcg_summary(learning)["tie_curve"] == curve

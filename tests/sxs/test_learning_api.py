@@ -52,8 +52,16 @@ def test_it_serves_the_fit_to_coordinators_and_admins_only(
         assert set(body["accuracy"]) == {"learned", "exp", "linear"} and body["accuracy_curve"]
         assert len(body["transformed"]) == 3 and body["sigma_ratio"] is not None
         assert {row["system"] for row in body["leaderboard"]} == set(LEARN_SYSTEMS)
-        assert sorted(row["rank_learned"] for row in body["leaderboard"])[0] == 1
-        assert body["kendall_tau"] is not None and body["disagreeing_answers"]["count"] >= 0
+        assert sorted(row["rank_learned_dcg"] for row in body["leaderboard"])[0] == 1
+        for row in body["leaderboard"]:
+            assert set(row) >= {"learned_dcg", "utility", "standard", "rank_utility"}
+        assert body["kendall_tau"] is not None and body["kendall_tau_utility"] is not None
+        assert body["disagreeing_answers"]["count"] >= 0
+        diagnostics = body["diagnostics"]
+        assert diagnostics["in_sample"] is True and diagnostics["scored"] > 0
+        assert sum(row["answers"] for row in diagnostics["by_difference"]) == diagnostics["scored"]
+        assert set(diagnostics["by_difference"][0]["accuracy"]) == {"learned_dcg", "exp", "linear", "utility"}
+        assert isinstance(body["tie_curve"], list)
         assert body["pairs"] > 0 and body["fitted_at"]
     assert api(assessor).get(url).status_code == 403
     assert api(outsider).get(url).status_code == 404

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from estimation.metrics.tool_forms import other_tools_text
 from labeling.services.campaigns import campaign_create
 from sxs import services
+from sxs.models import SxsFit
 from tests.sxs.oracle import answer_by_oracle, make_learning_campaign
 
 pytestmark = pytest.mark.django_db
@@ -55,3 +56,27 @@ def test_a_campaign_of_another_mode_has_no_such_download(coordinator: AbstractBa
     other = campaign_create(creator=coordinator, name="g", metric="DCG@3", budget=5)
     for name in ("learned_dcg.json", "learned_dcg_gains.txt"):
         assert api(coordinator).get(f"/api/campaigns/{other.pk}/sxs/export/{name}").status_code == 404
+
+
+def test_learned_dcg_json_names_both_leaderboard_metrics_and_holds_the_diagnostics(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser, api: Api
+) -> None:
+    campaign = make_learning_campaign(coordinator, ["alice"], name="lists")
+    answer_by_oracle(campaign, assessor)
+    fit = services.sxs_refit(campaign=campaign)
+    curve = [{"c_tie": 1.0, "ties_predicted": 0.5, "strict_accuracy": 0.875}]
+    SxsFit.objects.filter(pk=fit.pk).update(result={**fit.result, "tie_curve": curve})
+    url = f"/api/campaigns/{campaign.pk}/sxs/export/learned_dcg.json"
+    body = json.loads(api(coordinator).get(url).content)
+    stored = fit.result["leaderboard"]
+    assert body["leaderboard"] == stored["rows"]
+    assert {"learned_dcg", "rank_learned_dcg", "utility", "rank_utility"} <= set(body["leaderboard"][0])
+    assert body["kendall_tau"] == stored["kendall_tau"]
+    assert body["kendall_tau_utility"] == stored["kendall_tau_utility"]
+    assert body["utility_disagreements"] == stored["utility_disagreements"]
+    assert body["diagnostics"] == fit.result["diagnostics"] and body["diagnostics"]["by_difference"]
+    assert body["tie_curve"] == curve
+    conventions = body["conventions"]
+    assert "exactly what a campaign measures" in conventions["leaderboard"]
+    assert "not a DCG" in conventions["leaderboard"]
+    assert conventions["diagnostics"].startswith("in sample") and "C_t" in conventions["tie_curve"]

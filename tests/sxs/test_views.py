@@ -11,6 +11,7 @@ from django.test import Client
 from labeling.models import Campaign
 from sxs import services
 from sxs.models import SxsFit
+from tests.sxs.oracle import answer_by_oracle, make_learning_campaign
 from tests.sxs.test_services import answer_grades_first
 
 pytestmark = pytest.mark.django_db
@@ -60,6 +61,54 @@ def test_it_shows_distribution_bias_and_no_fake_fit_on_the_dashboard(
     # The charts are drawn by a static script from a JSON block: no inline script.
     assert 'id="learned-dcg-config" type="application/json"' in html and "sxs/learned-dcg.js" in html
     assert "<script>" not in html
+
+
+def test_it_names_both_leaderboard_metrics_and_shows_the_diagnostics(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = make_learning_campaign(coordinator, ["alice"])
+    answer_by_oracle(campaign, assessor)
+    services.sxs_refit(campaign=campaign)
+    client = client_for(coordinator)
+    html = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+    head = html[html.index('<table class="compact" id="learned-leaderboard">') :]
+    head = head[: head.index("</thead>")]
+    assert '<th class="num">Learned DCG</th>' in head and '<th class="num">Standard DCG</th>' in head
+    assert "Learned utility (full W, not a DCG)</th>" in head
+    assert 'exactly as a campaign measures it after "Use these gains and discounts"' in html
+    for part in ('id="learned-diagnostics"', 'id="learned-by-difference-chart"', 'id="learned-by-difference"',
+                 'id="learned-by-strength"', 'id="learned-tie-curve"', "the paper's Figs. 4-5"):  # fmt: skip
+        assert part in html, part
+    # What the dashboard's script draws them from (the URL in its config).
+    body = client.get(f"/api/campaigns/{campaign.pk}/learned-dcg/").json()
+    assert f"/api/campaigns/{campaign.pk}/learned-dcg/" in html
+    assert body["diagnostics"]["by_difference"] and len(body["diagnostics"]["by_strength"]) == 2
+    assert all(row["learned_dcg"] is not None and row["utility"] is not None for row in body["leaderboard"])
+
+
+def test_the_dashboard_and_its_api_read_a_fit_stored_before_the_new_keys(
+    sxs_campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    old_board = {
+        "rows": [{"system": "a", "learned": 1.5, "standard": 2.0, "rank_learned": 1, "rank_standard": 1}],
+        "kendall_tau": None,
+        "disagreements": [],
+        "disagreeing_answers": {"count": 0, "learned_right": 0, "standard_right": 0},
+        "ungraded": 0,
+        "unjudged": "judge",
+    }
+    result = {"status": "fitted", "weights": [[0.0, 1.0]], "gains": [0.0, 1.0], "discounts": [1.0]}
+    SxsFit.objects.create(campaign=sxs_campaign, answers=12, result={**result, "leaderboard": old_board})
+    client = client_for(coordinator)
+    assert client.get(f"/campaigns/{sxs_campaign.pk}/dashboard/").status_code == 200
+    response = client.get(f"/api/campaigns/{sxs_campaign.pk}/learned-dcg/")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["leaderboard"] == [
+        {"system": "a", "learned_dcg": None, "rank_learned_dcg": None, "standard": 2.0, "rank_standard": 1,
+         "utility": 1.5, "rank_utility": 1}
+    ]  # fmt: skip
+    assert body["diagnostics"] is None and body["tie_curve"] == [] and body["kendall_tau"] is None
 
 
 def test_it_shows_the_mode_section_on_the_campaign_page(
