@@ -21,17 +21,29 @@ check it against the QP (same objective to 1e-6 relative, same ``T(W)``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from estimation.learned_dcg.fitters import (
+    LIKELIHOOD,
+    METHODS,
+    QP,
+    Fitter,
+    LikelihoodFitter,
+    QPFitter,
+    Scored,
+    informative_pairs,
+    scored_answers,
+    tie_answers,
+)
+from estimation.learned_dcg.intervals import bca_intervals
+from estimation.learned_dcg.likelihood import form_test, ordinal_design
 from estimation.learned_dcg.lists import (
     EMPTY,
     PreferenceData,
     RankOne,
     _correct,
-    _scored_rows,
     encode_lists,
     preference_accuracy,
     rank_one,
@@ -40,7 +52,9 @@ from estimation.learned_dcg.lists import (
     transformed_weights,
     utilities,
 )
-from estimation.learned_dcg.solvers import Design, merge_pairs, solve_newton, solve_qp
+from estimation.learned_dcg.solvers import solve_qp
+
+_informative_pairs = informative_pairs  # the name tests and the benchmark import
 
 __all__ = [
     "EMPTY",
@@ -62,36 +76,6 @@ MIN_STRICT_PAIRS = 10
 """`learn_dcg` needs at least this many informative (non-tied, non-identical) answers..."""
 MIN_TOPICS = 2
 """...spread over at least this many topics (cross-validation never splits a topic)."""
-
-
-@dataclass(frozen=True)
-class _Pairs:
-    """The informative answers of a `PreferenceData` as solver rows."""
-
-    design: Design
-    answer: np.ndarray  # index of the answer behind each informative pair
-    is_tie: np.ndarray
-    n_identical: int
-
-
-def _informative_pairs(
-    data: PreferenceData, n_grades: int, *, ties: bool, much_better_margin: float
-) -> _Pairs:
-    if much_better_margin < 1.0 or not np.isfinite(much_better_margin):
-        raise ValueError(f"much_better_margin must be a finite number >= 1, got {much_better_margin}")
-    s_left = encode_lists(data.left, n_grades)
-    s_right = encode_lists(data.right, n_grades)
-    identical = data.identical()
-    strict = (data.preference != 0) & ~identical
-    tied = (data.preference == 0) & ~identical if ties else np.zeros(len(data), dtype=bool)
-    answer = np.flatnonzero(strict | tied)
-    # Orient strict pairs from the preferred list: wᵀd >= margin.
-    sign = np.where(data.preference[answer] > 0, -1.0, 1.0)
-    d = (s_left[answer] - s_right[answer]) * sign[:, None]
-    is_tie = tied[answer]
-    margin = np.where(np.abs(data.preference[answer]) == 2, much_better_margin, 1.0)
-    design = merge_pairs(d, margin, is_tie, (data.cutoff, n_grades))
-    return _Pairs(design, answer, is_tie, int(identical.sum()))
 
 
 def _check_costs(c_strict: float, c_tie: float | None) -> tuple[float, float]:
@@ -144,7 +128,7 @@ def fit_weights(
         strict pair is what fixes the scale of W).
     """
     c_strict, c_tie = _check_costs(c_strict, c_tie)
-    pairs = _informative_pairs(data, n_grades, ties=ties, much_better_margin=much_better_margin)
+    pairs = informative_pairs(data, n_grades, ties=ties, much_better_margin=much_better_margin)
     if not np.any(~pairs.is_tie):
         raise ValueError(
             "no informative strict preference (left or right better, lists not identical) to fit"
@@ -157,18 +141,34 @@ def fit_weights(
 # ---------------------------------------------------------------------------------------------
 # The full procedure
 
+DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0)
+SEPARATE = "separate"
+SAME = "same"
+DEFAULT_BOOTSTRAP = 200
+JACKKNIFE_GROUPS = 25
+"""Groups of topics left out in turn for the BCa acceleration (a fit per group)."""
+
 
 @dataclass(frozen=True)
 class LearnedDCG:
-    """Result of `learn_dcg`: W, its DCG form with bootstrap intervals, and accuracies.
+    """Result of `learn_dcg`: W, its DCG form with bootstrap intervals, tests and accuracies.
 
     ``gains`` / ``discounts`` / ``sigma_ratio`` come from `rank_one` of ``transformed``
-    (``T(W)``); the ``_low`` / ``_high`` fields are 95 % percentile bootstrap intervals over
-    topics. ``accuracy`` holds held-out accuracies over cross-validation folds by topic
-    ("learned" at the chosen C, "exp" and "linear" the standard DCG@K on the same answers);
-    ``accuracy_curve`` the same at growing numbers of training answers. ``pairs`` counts the
-    strict informative answers used, ``ties`` the tied ones, ``dropped_identical`` answers
-    whose two lists were identical, ``groups`` the topics with an informative answer.
+    (``T(W)``); the ``_low`` / ``_high`` fields are 95 % BCa intervals from a bootstrap over
+    topics that repeats the whole fit, C (and C_t) chosen by cross-validation in every
+    replicate (``interval_method``); ``widened`` names the quantities whose interval was
+    widened to contain the estimate. ``form_test`` is the likelihood-ratio test of the DCG
+    form (`estimation.learned_dcg.likelihood.FormTest.to_json`). ``accuracy`` holds held-out
+    accuracies over cross-validation folds by topic: "learned" of the learned DCG (gains x
+    discounts, what a campaign applies) with C chosen without the held-out fold (nested),
+    "learned_full_w" the same of the full W, "learned_best_of_grid" the learned DCG at the C
+    best on every fold (optimistic), "exp" and "linear" the standard DCG@K on the same
+    answers; ``accuracy_curve`` the full W's at
+    growing numbers of training answers; ``tie_curve`` the held-out share of "about the same"
+    answers the fit predicts as ties, per C_t. ``grid_warnings`` says when a chosen C or C_t
+    sits at the edge of its grid even after extending it once. ``pairs`` counts the strict
+    informative answers used, ``ties`` the tied ones, ``dropped_identical`` answers whose two
+    lists were identical, ``groups`` the topics with an informative answer.
     """
 
     weights: np.ndarray
@@ -191,6 +191,19 @@ class LearnedDCG:
     groups: int = 0
     cutoff: int = 0
     n_grades: int = 0
+    method: str = LIKELIHOOD
+    c_tie: float | None = None
+    c_grid: list[float] = field(default_factory=list)
+    c_tie_grid: list[float] = field(default_factory=list)
+    grid_warnings: list[str] = field(default_factory=list)
+    grid_notes: list[str] = field(default_factory=list)
+    form_test: dict = field(default_factory=dict)
+    interval_method: str = ""
+    bootstrap: int = 0
+    bootstrap_failed: int = 0
+    widened: list[str] = field(default_factory=list)
+    tie_curve: list[dict] = field(default_factory=list)
+    options: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """Plain floats, ints and lists (JSON-serialisable)."""
@@ -199,96 +212,196 @@ class LearnedDCG:
             if isinstance(value, np.ndarray):
                 return value.tolist()
             if isinstance(value, np.generic):
-                return value.item()
+                value = value.item()
             if isinstance(value, dict):
                 return {key: plain(item) for key, item in value.items()}
             if isinstance(value, list):
                 return [plain(item) for item in value]
+            if isinstance(value, float) and not np.isfinite(value):
+                return None  # JSON has no NaN
             return value
 
         return {name: plain(getattr(self, name)) for name in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
-class _Folds:
-    """Topics with an informative answer, their folds, and the scored (directional) answers."""
+class _Topics:
+    """Topics with a used answer, their folds, and the answers accuracy is measured on."""
 
-    topic_of_pair: np.ndarray  # topic index of each informative pair
-    topic_of_answer: np.ndarray  # topic index of each answer, -1 for topics without pairs
-    fold_of_topic: np.ndarray
-    scored: np.ndarray  # answers with a direction and distinct lists
-    scored_d: np.ndarray  # s_left - s_right of the scored answers
-    wanted: np.ndarray  # -1: left better, +1: right better
+    of_answer: np.ndarray  # topic index per answer of the data, -1 when not used
+    fold: np.ndarray  # fold per topic
+    scored: Scored
+    tied: Scored
+
+    @property
+    def count(self) -> int:
+        return int(self.fold.size)
+
+    @property
+    def n_folds(self) -> int:
+        return int(self.fold.max()) + 1
+
+    def answer_weights(self, topic_weights: np.ndarray) -> np.ndarray:
+        padded = np.append(topic_weights, 0.0)  # index -1: answers no fit uses
+        return padded[self.of_answer]
 
 
-def _make_folds(
-    data: PreferenceData, pairs: _Pairs, n_grades: int, folds: int, rng: np.random.Generator
-) -> _Folds:
-    topic_values, topic_of_answer = np.unique(data.groups, return_inverse=True)
-    topic_of_answer = topic_of_answer.reshape(-1)
-    n_pairs_strict = int(np.sum(~pairs.is_tie))
-    n_topics_strict = np.unique(topic_of_answer[pairs.answer[~pairs.is_tie]]).size
-    if n_pairs_strict < MIN_STRICT_PAIRS or n_topics_strict < MIN_TOPICS:
+def _topics(
+    data: PreferenceData, used: np.ndarray, strict: np.ndarray, n_grades: int, folds: int, rng
+) -> _Topics:
+    values, inverse = np.unique(data.groups, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    n_strict = int(strict.sum())
+    n_topics_strict = np.unique(inverse[strict]).size
+    if n_strict < MIN_STRICT_PAIRS or n_topics_strict < MIN_TOPICS:
         raise ValueError(
             f"learning DCG needs at least {MIN_STRICT_PAIRS} informative answers (one list better, "
-            f"lists not identical) over at least {MIN_TOPICS} topics; got {n_pairs_strict} over "
+            f"lists not identical) over at least {MIN_TOPICS} topics; got {n_strict} over "
             f"{n_topics_strict} topic(s)"
         )
-    # Every topic with an informative answer (strict or tied) goes to a fold.
-    used = np.unique(topic_of_answer[pairs.answer])
-    index = np.full(topic_values.size, -1)
-    index[used] = np.arange(used.size)
-    n_folds = min(folds, used.size)
-    fold_of_topic = np.empty(used.size, dtype=np.int64)
-    fold_of_topic[rng.permutation(used.size)] = np.arange(used.size) % n_folds
-    topic_of_answer = index[topic_of_answer]
-    scored = _scored_rows(data)
-    scored = scored[topic_of_answer[scored] >= 0]
-    scored_d = encode_lists(data.left[scored], n_grades) - encode_lists(data.right[scored], n_grades)
-    return _Folds(
-        topic_of_pair=topic_of_answer[pairs.answer],
-        topic_of_answer=topic_of_answer,
-        fold_of_topic=fold_of_topic,
-        scored=scored,
-        scored_d=scored_d,
-        wanted=np.sign(data.preference[scored]).astype(float),
+    topics_used = np.unique(inverse[used])
+    index = np.full(values.size, -1)
+    index[topics_used] = np.arange(topics_used.size)
+    of_answer = np.where(used, index[inverse], -1)
+    n_folds = min(folds, topics_used.size)
+    fold = np.empty(topics_used.size, dtype=np.int64)
+    fold[rng.permutation(topics_used.size)] = np.arange(topics_used.size) % n_folds
+    scored, tied = scored_answers(data, n_grades), tie_answers(data, n_grades)
+    keep_scored = of_answer[scored.rows] >= 0
+    keep_tied = of_answer[tied.rows] >= 0
+    return _Topics(
+        of_answer=of_answer,
+        fold=fold,
+        scored=Scored(scored.rows[keep_scored], scored.d[keep_scored], scored.wanted[keep_scored]),
+        tied=Scored(tied.rows[keep_tied], tied.d[keep_tied], tied.wanted[keep_tied]),
     )
 
 
-def _curve_sizes(n_train: int) -> list[int]:
-    sizes = [50 * 2**j for j in range(20) if 50 * 2**j < n_train]
-    return [*sizes, n_train]
+@dataclass
+class _CrossValidation:
+    """Held-out scores per grid point and fold; with details, per-answer correctness and tie hits."""
+
+    grid: list[tuple[float, ...]]
+    score: np.ndarray  # (points, folds)
+    correct: np.ndarray | None = None  # (points, scored answers), the full W
+    correct_dcg: np.ndarray | None = None  # (points, scored answers), its DCG form c ⊗ g
+    tie_hit: np.ndarray | None = None  # (points, tied answers)
+    models: dict | None = None  # (fold, point) -> model, warm starts for replicates
+
+
+def _cross_validate(
+    fitter: Fitter,
+    topics: _Topics,
+    topic_weights: np.ndarray,
+    grid: list[tuple[float, ...]],
+    *,
+    details: bool,
+    starts: dict | None = None,
+) -> _CrossValidation:
+    n_folds = topics.n_folds
+    score = np.full((len(grid), n_folds), -np.inf)
+    correct = np.zeros((len(grid), topics.scored.rows.size)) if details else None
+    correct_dcg = np.full((len(grid), topics.scored.rows.size), 0.5) if details else None
+    tie_hit = np.zeros((len(grid), topics.tied.rows.size), dtype=bool) if details else None
+    models: dict = {}
+    fold_of_scored = topics.fold[topics.of_answer[topics.scored.rows]]
+    fold_of_tied = topics.fold[topics.of_answer[topics.tied.rows]]
+    for fold in range(n_folds):
+        in_fold = topics.fold == fold
+        train = topics.answer_weights(np.where(in_fold, 0.0, topic_weights))
+        held_out = topics.answer_weights(np.where(in_fold, topic_weights, 0.0))
+        if not np.any(held_out > 0):
+            score[:, fold] = 0.0
+            continue
+        model = None
+        for point, params in enumerate(grid):
+            start = starts.get((fold, point)) if starts else model
+            try:
+                model = fitter.fit(train, params, start)
+            except ValueError:
+                model = None
+                continue
+            models[fold, point] = model
+            score[point, fold] = fitter.score(model, held_out, topics.scored)
+            if details:
+                here = fold_of_scored == fold
+                w = fitter.table(model).reshape(-1)
+                correct[point, here] = _correct(w, topics.scored.d[here], topics.scored.wanted[here])
+                try:
+                    form = rank_one(transformed_weights(fitter.table(model)))
+                    dcg = np.outer(form.discounts, form.gains).reshape(-1)
+                    correct_dcg[point, here] = _correct(
+                        dcg, topics.scored.d[here], topics.scored.wanted[here]
+                    )
+                except ValueError:  # no DCG form: a coin
+                    pass
+                ties_here = fold_of_tied == fold
+                tie_hit[point, ties_here] = fitter.predicts_tie(model, topics.tied.d[ties_here])
+    return _CrossValidation(grid, score, correct, correct_dcg, tie_hit, models)
+
+
+def _choose(total: np.ndarray, grid: list[tuple[float, ...]], axes: list[list[float]]) -> int:
+    """The best grid point; among equally good ones the nearest the middle of every axis
+    (accuracy ties are common, and an arbitrary first pick would sit at an edge)."""
+    finite = np.isfinite(total)
+    if not np.any(finite):
+        raise ValueError("no cross-validation fit succeeded")
+    best = total[finite].max()
+    candidates = np.flatnonzero(finite & (total >= best - 1e-9 * (1.0 + abs(best))))
+
+    def distance(point: int) -> float:
+        return sum(
+            abs(axis.index(value) - (len(axis) - 1) / 2.0)
+            for axis, value in zip(axes, grid[point], strict=True)
+        )
+
+    return int(min(candidates, key=distance))
+
+
+def _grid(axes: list[list[float]], same: bool) -> list[tuple[float, ...]]:
+    if len(axes) == 1:
+        return [(c,) for c in axes[0]]
+    if same:
+        return [(c, c) for c in axes[0]]
+    return [(c, t) for c in axes[0] for t in axes[1]]
 
 
 def learn_dcg(
     data: PreferenceData,
     n_grades: int,
     *,
-    c_grid: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0),
+    method: str = LIKELIHOOD,
+    c_grid: tuple[float, ...] = DEFAULT_C_GRID,
+    c_tie_grid: tuple[float, ...] | str = SEPARATE,
     folds: int = 5,
     ties: bool = True,
     monotone_discounts: bool = False,
-    bootstrap: int = 100,
+    much_better_margin: float = 1.0,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     curve: bool = True,
+    form: bool = True,
 ) -> LearnedDCG:
-    """Learn DCG gains and discounts from side-by-side answers, with intervals and accuracies.
+    """Learn DCG gains and discounts from side-by-side answers, with intervals, tests, accuracies.
 
-    1. C (``C_s = C_t``) by ``folds``-fold cross-validation over topics (a topic's answers
-       stay in one fold), maximising held-out accuracy;
-    2. W on every answer at that C, then `rank_one` of ``T(W)``;
-    3. ``bootstrap`` replicates resampling topics with replacement: 95 % percentile intervals
-       for gains, discounts and ``σ₂/σ₁`` (replicates whose ``T(W)`` has no DCG form are
-       skipped);
-    4. the learning curve: held-out accuracy when each fold trains on a random subset of
-       50, 100, 200, ... of its training answers.
+    1. ``method``: "likelihood" (ordered probit of the answers, the default) or "qp" (the
+       paper's QP). C (the likelihood's ridge; the QP's C_s) and, for the QP, C_t are chosen
+       by ``folds``-fold cross-validation over topics: held-out log-likelihood, or the paper's
+       held-out accuracy. ``c_tie_grid``: "separate" (C_t searched over the C grid's values
+       independently of C, the paper's Fig. 20), "same" (C_t = C) or a grid of its own.
+       A choice at the edge of its grid extends the grid once by a factor 10; still at the
+       edge, ``grid_warnings`` says so (for the likelihood only at the strong-penalty end:
+       the weak end means the answers need no shrinkage, said in ``grid_notes``).
+    2. W on every answer at the chosen values, then `rank_one` of ``T(W)``.
+    3. ``bootstrap`` replicates resampling topics with replacement and repeating 1-2 on the
+       (extended) grid; 95 % BCa intervals (`estimation.learned_dcg.intervals`) with the
+       acceleration from a jackknife over up to `JACKKNIFE_GROUPS` groups of topics.
+    4. ``form``: the likelihood-ratio test of the DCG form (whatever ``method``).
+    5. ``curve``: held-out accuracy when each fold trains on 50, 100, 200, ... answers.
 
-    The reported learned accuracy is the cross-validated one at the chosen C, hence slightly
-    optimistic (the best of ``len(c_grid)``); the standard DCGs need no fitting and are scored
-    on the same answers. Every fit uses the projected Newton solver of the same problem as
-    `fit_weights`' QP (objectives agree to ~1e-12 relative; the QP alone takes longer than the
-    whole procedure on 5,000 answers), or the QP when ``monotone_discounts`` (slower).
-    Deterministic for a seed.
+    ``much_better_margin`` (QP only: the margin asked of "much better" answers; the likelihood
+    models the five answers directly). ``monotone_discounts``: also require non-increasing
+    discounts (``T(W)[k, l] >= T(W)[k+1, l]``). Deterministic for a seed.
 
     Raises
     ------
@@ -296,128 +409,283 @@ def learn_dcg(
         Bad arguments, or fewer than `MIN_STRICT_PAIRS` informative answers or fewer than
         `MIN_TOPICS` topics holding them.
     """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if folds < 2:
         raise ValueError(f"folds must be >= 2, got {folds}")
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
-    grid = sorted(float(c) for c in c_grid)
-    if not grid or any(not np.isfinite(c) or c <= 0 for c in grid):
-        raise ValueError(f"c_grid must hold finite numbers > 0, got {c_grid!r}")
+    c_axis = _checked_grid(c_grid, "c_grid")
+    same_tie = isinstance(c_tie_grid, str) and c_tie_grid == SAME
+    if isinstance(c_tie_grid, str):
+        if c_tie_grid not in (SAME, SEPARATE):
+            raise ValueError(f"c_tie_grid must be {SEPARATE!r}, {SAME!r} or a grid, got {c_tie_grid!r}")
+        tie_axis = list(c_axis)
+    else:
+        tie_axis = _checked_grid(c_tie_grid, "c_tie_grid")
     rng = np.random.default_rng(seed)
-    pairs = _informative_pairs(data, n_grades, ties=ties, much_better_margin=1.0)
-    split = _make_folds(data, pairs, n_grades, folds, rng)
-    design, n_topics = pairs.design, split.fold_of_topic.size
-
-    def refit(pair_weights: np.ndarray, c: float, start: np.ndarray | None) -> np.ndarray:
-        row_weights = design.row_weights(pair_weights)
-        if monotone_discounts:
-            return solve_qp(design, row_weights, c, c, monotone_discounts=True)
-        return solve_newton(design, row_weights, c, c, start=start)
-
-    fold_of_scored = split.fold_of_topic[split.topic_of_answer[split.scored]]
-    n_folds = int(split.fold_of_topic.max()) + 1
-    correct = np.zeros((len(grid), split.scored.size))
-    for fold in range(n_folds):
-        train = (split.fold_of_topic[split.topic_of_pair] != fold).astype(float)
-        held_out = fold_of_scored == fold
-        start = None
-        for position, c in enumerate(grid):
-            start = refit(train, c, start)
-            correct[position, held_out] = _correct(start, split.scored_d[held_out], split.wanted[held_out])
-    cv_accuracy = correct.mean(axis=1)
-    best = int(np.argmax(cv_accuracy))
-    chosen_c = grid[best]
-
-    standard = {gain: standard_weights(data.cutoff, n_grades, gain).reshape(-1) for gain in ("exp", "linear")}
-    accuracy = {"learned": float(cv_accuracy[best])}
-    for gain, w in standard.items():
-        accuracy[gain] = float(_correct(w, split.scored_d, split.wanted).mean())
-
-    w_final = refit(np.ones(pairs.answer.size), chosen_c, None)
-    table = w_final.reshape(data.cutoff, n_grades)
-    transformed = transformed_weights(table)
-    form = rank_one(transformed)
-
-    replicates: list[RankOne] = []
-    for _ in range(bootstrap):
-        counts = np.bincount(rng.integers(0, n_topics, n_topics), minlength=n_topics).astype(float)
-        replicate = refit(counts[split.topic_of_pair], chosen_c, w_final).reshape(data.cutoff, n_grades)
-        try:
-            replicates.append(rank_one(transformed_weights(replicate)))
-        except ValueError:
-            continue
-    intervals = _percentile_intervals(replicates, form)
-
-    accuracy_curve = (
-        _learning_curve(
-            data, split, pairs.answer, refit, chosen_c, {g: accuracy[g] for g in ("exp", "linear")}, rng
+    fitter: Fitter
+    if method == LIKELIHOOD:
+        fitter = LikelihoodFitter(data, n_grades, ties=ties, monotone_discounts=monotone_discounts)
+        used = fitter.used
+        axes = [c_axis]
+    else:
+        fitter = QPFitter(
+            data,
+            n_grades,
+            ties=ties,
+            monotone_discounts=monotone_discounts,
+            much_better_margin=much_better_margin,
         )
+        used = np.zeros(len(data), dtype=bool)
+        used[fitter.answer] = True
+        axes = [c_axis] if same_tie else [c_axis, tie_axis]
+    identical = data.identical()
+    strict = (data.preference != 0) & ~identical
+    topics = _topics(data, used, strict, n_grades, folds, rng)
+    ones = np.ones(topics.count)
+
+    # 1. Cross-validation, the grid extended once at an edge.
+    grid = _grid(axes, same_tie)
+    cv = _cross_validate(fitter, topics, ones, grid, details=True)
+    best = _choose(cv.score.sum(axis=1), grid, axes)
+    extended = _extend(axes, grid[best], method)
+    if extended is not None:
+        axes = extended
+        grid = _grid(axes, same_tie)
+        cv = _cross_validate(fitter, topics, ones, grid, details=True)
+        best = _choose(cv.score.sum(axis=1), grid, axes)
+    warnings, notes = _edge_messages(axes, grid[best], method, same_tie)
+    chosen = grid[best]
+
+    # 2. The fit on everything.
+    final = fitter.fit(topics.answer_weights(ones), chosen, cv.models.get((0, best)) if cv.models else None)
+    table = fitter.table(final)
+    transformed = transformed_weights(table)
+    form_one = rank_one(transformed)
+
+    # 3. Bootstrap of the whole procedure; jackknife for the acceleration.
+    replicates, failed = [], 0
+    for _ in range(bootstrap):
+        counts = np.bincount(rng.integers(0, topics.count, topics.count), minlength=topics.count).astype(
+            float
+        )
+        try:
+            replicate_cv = _cross_validate(fitter, topics, counts, grid, details=False, starts=cv.models)
+            point = _choose(replicate_cv.score.sum(axis=1), grid, axes)
+            model = fitter.fit(topics.answer_weights(counts), grid[point], final)
+            replicates.append(_summary(rank_one(transformed_weights(fitter.table(model)))))
+        except ValueError:
+            failed += 1
+    jackknife = []
+    if bootstrap:
+        group_of_topic = rng.permutation(topics.count) % min(JACKKNIFE_GROUPS, topics.count)
+        for group in range(int(group_of_topic.max()) + 1):
+            try:
+                model = fitter.fit(
+                    topics.answer_weights((group_of_topic != group).astype(float)), chosen, final
+                )
+                jackknife.append(_summary(rank_one(transformed_weights(fitter.table(model)))))
+            except ValueError:
+                continue
+    estimate = _summary(form_one)
+    width = (n_grades, data.cutoff)
+    intervals = bca_intervals(
+        estimate,
+        np.array(replicates).reshape(-1, estimate.size),
+        np.array(jackknife).reshape(-1, estimate.size),
+    )
+    widened = [name for name, flag in zip(_summary_names(*width), intervals.widened, strict=True) if flag]
+
+    # Accuracies: the best of the grid (optimistic) and nested (the C of the other folds).
+    correct_dcg = cv.correct_dcg if cv.correct_dcg is not None else np.zeros((len(grid), 0))
+    accuracy = {
+        "learned": _nested_accuracy(cv, cv.correct_dcg, topics),
+        "learned_full_w": _nested_accuracy(cv, cv.correct, topics),
+        "learned_best_of_grid": float(correct_dcg[best].mean()) if correct_dcg.shape[1] else float("nan"),
+    }
+    for gain in ("exp", "linear"):
+        w = standard_weights(data.cutoff, n_grades, gain).reshape(-1)
+        accuracy[gain] = float(_correct(w, topics.scored.d, topics.scored.wanted).mean())
+
+    test = form_test(ordinal_design(data, n_grades, ties=ties)).to_json() if form else {}
+    accuracy_curve = (
+        _learning_curve(fitter, topics, chosen, {g: accuracy[g] for g in ("exp", "linear")}, rng)
         if curve
         else []
     )
     return LearnedDCG(
         weights=table,
         transformed=transformed,
-        gains=form.gains,
-        discounts=form.discounts,
-        sigma_ratio=form.sigma_ratio,
-        c=chosen_c,
-        **intervals,
+        gains=form_one.gains,
+        discounts=form_one.discounts,
+        sigma_ratio=form_one.sigma_ratio,
+        c=float(chosen[0]),
+        gains_low=intervals.low[:n_grades],
+        gains_high=intervals.high[:n_grades],
+        discounts_low=intervals.low[n_grades:-1],
+        discounts_high=intervals.high[n_grades:-1],
+        sigma_ratio_low=float(intervals.low[-1]),
+        sigma_ratio_high=float(intervals.high[-1]),
         accuracy=accuracy,
         accuracy_curve=accuracy_curve,
-        pairs=int(np.sum(~pairs.is_tie)),
-        ties=int(np.sum(pairs.is_tie)),
-        dropped_identical=pairs.n_identical,
-        groups=n_topics,
+        pairs=int(strict.sum()),
+        ties=int(np.sum((data.preference == 0) & ~identical)) if ties else 0,
+        dropped_identical=int(identical.sum()),
+        groups=topics.count,
         cutoff=data.cutoff,
         n_grades=n_grades,
+        method=method,
+        c_tie=(float(chosen[-1]) if method == QP else None),
+        c_grid=list(axes[0]),
+        c_tie_grid=(list(axes[-1]) if method == QP else []),
+        grid_warnings=warnings,
+        grid_notes=notes,
+        form_test=test,
+        interval_method=(
+            f"BCa bootstrap over topics ({bootstrap} replicates of the whole fit, C chosen in each; "
+            f"acceleration from a jackknife over {len(jackknife)} groups of topics)"
+        ),
+        bootstrap=len(replicates),
+        bootstrap_failed=failed,
+        widened=widened,
+        tie_curve=_tie_curve(cv, grid, best, method),
+        options={
+            "method": method,
+            "c_tie": SAME if same_tie else ("grid" if not isinstance(c_tie_grid, str) else SEPARATE),
+            "folds": folds,
+            "ties": ties,
+            "monotone_discounts": monotone_discounts,
+            "much_better_margin": much_better_margin,
+        },
     )
 
 
-def _percentile_intervals(replicates: list[RankOne], form: RankOne) -> dict:
-    if not replicates:
-        nan_g, nan_c = np.full_like(form.gains, np.nan), np.full_like(form.discounts, np.nan)
-        return dict(
-            gains_low=nan_g, gains_high=nan_g, discounts_low=nan_c, discounts_high=nan_c,
-            sigma_ratio_low=float("nan"), sigma_ratio_high=float("nan"),
-        )  # fmt: skip
-    gains = np.array([r.gains for r in replicates])
-    discounts = np.array([r.discounts for r in replicates])
-    ratios = np.array([r.sigma_ratio for r in replicates])
-    return dict(
-        gains_low=np.percentile(gains, 2.5, axis=0),
-        gains_high=np.percentile(gains, 97.5, axis=0),
-        discounts_low=np.percentile(discounts, 2.5, axis=0),
-        discounts_high=np.percentile(discounts, 97.5, axis=0),
-        sigma_ratio_low=float(np.percentile(ratios, 2.5)),
-        sigma_ratio_high=float(np.percentile(ratios, 97.5)),
+def _checked_grid(values: tuple[float, ...], name: str) -> list[float]:
+    grid = sorted({float(c) for c in values})
+    if not grid or any(not np.isfinite(c) or c <= 0 for c in grid):
+        raise ValueError(f"{name} must hold finite numbers > 0, got {values!r}")
+    return grid
+
+
+def _summary(form: RankOne) -> np.ndarray:
+    return np.concatenate([form.gains, form.discounts, [form.sigma_ratio]])
+
+
+def _summary_names(n_grades: int, cutoff: int) -> list[str]:
+    return (
+        [f"g{grade}" for grade in range(n_grades)] + [f"c{k + 1}" for k in range(cutoff)] + ["sigma2/sigma1"]
     )
+
+
+def _extend(axes: list[list[float]], chosen: tuple[float, ...], method: str) -> list[list[float]] | None:
+    """Each axis whose chosen value sits at an edge, one factor of 10 further; None if none."""
+    changed = False
+    new_axes = []
+    for axis, value in zip(axes, chosen, strict=True):
+        axis = list(axis)
+        if value == axis[0]:
+            axis.insert(0, axis[0] / 10.0)
+            changed = True
+        if value == axis[-1]:
+            axis.append(axis[-1] * 10.0)
+            changed = True
+        new_axes.append(axis)
+    return new_axes if changed else None
+
+
+def _edge_messages(
+    axes: list[list[float]], chosen: tuple[float, ...], method: str, same_tie: bool
+) -> tuple[list[str], list[str]]:
+    names = ["C"] if len(axes) == 1 and not same_tie else ["C", "C_t"]
+    if same_tie:
+        names = ["C (= C_t)"]
+    warnings, notes = [], []
+    for name, axis, value in zip(names, axes, chosen, strict=False):
+        grid = ", ".join(f"{c:g}" for c in axis)
+        if value == axis[0]:
+            warnings.append(
+                f"{name} = {value:g} sits at the low edge of its grid ({grid}) even after extending it "
+                "once: a smaller value might fit better; widen the grid"
+            )
+        elif value == axis[-1]:
+            if method == LIKELIHOOD:
+                notes.append(
+                    f"{name} = {value:g} is the weakest penalty of the grid ({grid}): the answers need "
+                    "no shrinkage"
+                )
+            else:
+                warnings.append(
+                    f"{name} = {value:g} sits at the high edge of its grid ({grid}) even after extending "
+                    "it once: a larger value might fit better; widen the grid"
+                )
+    return warnings, notes
+
+
+def _nested_accuracy(cv: _CrossValidation, correct: np.ndarray | None, topics: _Topics) -> float:
+    """Held-out accuracy where each fold's C is the best on the other folds' scores: the
+    choice never sees the fold it is scored on (the best-of-grid accuracy does)."""
+    if correct is None or correct.shape[1] == 0:
+        return float("nan")
+    fold_of_scored = topics.fold[topics.of_answer[topics.scored.rows]]
+    total = np.zeros(correct.shape[1])
+    for fold in range(topics.n_folds):
+        others = np.delete(cv.score, fold, axis=1).sum(axis=1)
+        point = int(np.argmax(np.where(np.isfinite(others), others, -np.inf)))
+        here = fold_of_scored == fold
+        total[here] = correct[point, here]
+    return float(total.mean())
+
+
+def _tie_curve(cv: _CrossValidation, grid: list[tuple[float, ...]], best: int, method: str) -> list[dict]:
+    """Held-out share of tied answers predicted as ties and accuracy, per C_t at the chosen C."""
+    if cv.tie_hit is None or cv.correct is None:
+        return []
+    rows = []
+    for point, params in enumerate(grid):
+        if params[0] != grid[best][0]:
+            continue
+        rows.append(
+            {
+                "c_tie": float(params[-1]) if method == QP else None,
+                "ties_predicted": float(cv.tie_hit[point].mean()) if cv.tie_hit.shape[1] else None,
+                "strict_accuracy": float(cv.correct[point].mean()) if cv.correct.shape[1] else None,
+                "chosen": point == best,
+            }
+        )
+    return rows
+
+
+def _curve_sizes(n_train: int) -> list[int]:
+    sizes = [50 * 2**j for j in range(20) if 50 * 2**j < n_train]
+    return [*sizes, n_train]
 
 
 def _learning_curve(
-    data: PreferenceData,
-    split: _Folds,
-    pair_answer: np.ndarray,
-    refit: Callable[[np.ndarray, float, np.ndarray | None], np.ndarray],
-    c: float,
+    fitter: Fitter,
+    topics: _Topics,
+    params: tuple[float, ...],
     standard: dict[str, float],
     rng: np.random.Generator,
 ) -> list[dict]:
     """Held-out accuracy when each fold trains on a random subset of its training answers."""
-    answers = np.flatnonzero(split.topic_of_answer >= 0)
-    fold_of_answer = split.fold_of_topic[split.topic_of_answer[answers]]
-    fold_of_scored = split.fold_of_topic[split.topic_of_answer[split.scored]]
-    n_folds = int(split.fold_of_topic.max()) + 1
-    n_train = min(int(np.sum(fold_of_answer != fold)) for fold in range(n_folds))
+    answers = np.flatnonzero(topics.of_answer >= 0)
+    fold_of_answer = topics.fold[topics.of_answer[answers]]
+    fold_of_scored = topics.fold[topics.of_answer[topics.scored.rows]]
+    n_train = min(int(np.sum(fold_of_answer != fold)) for fold in range(topics.n_folds))
     rows = []
     for size in _curve_sizes(n_train):
-        correct = np.zeros(split.scored.size)
-        for fold in range(n_folds):
-            chosen = np.zeros(len(data), dtype=bool)
-            chosen[rng.choice(answers[fold_of_answer != fold], size=size, replace=False)] = True
+        correct = np.zeros(topics.scored.rows.size)
+        for fold in range(topics.n_folds):
+            chosen = np.zeros(topics.of_answer.size)
+            chosen[rng.choice(answers[fold_of_answer != fold], size=size, replace=False)] = 1.0
             held_out = fold_of_scored == fold
-            w = refit(chosen[pair_answer].astype(float), c, None)
-            correct[held_out] = _correct(w, split.scored_d[held_out], split.wanted[held_out])
+            try:
+                w = fitter.table(fitter.fit(chosen, params)).reshape(-1)
+            except ValueError:  # e.g. a small subset without a strict answer: no fit, a coin
+                correct[held_out] = 0.5
+                continue
+            correct[held_out] = _correct(w, topics.scored.d[held_out], topics.scored.wanted[held_out])
         # The standard DCGs need no training: the same held-out answers at every size.
         rows.append({"answers": size, "learned": float(correct.mean())} | standard)
     return rows

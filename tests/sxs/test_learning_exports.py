@@ -42,7 +42,7 @@ def test_it_downloads_the_fit_as_json_and_as_the_gains_other_tools_take(
     assert np.asarray(body["weights"]).shape == (3, 3) and np.asarray(body["transformed"]).shape == (3, 3)
     for name in ("sigma_ratio", "sigma_ratio_low", "c", "pairs", "ties", "gains_low", "discounts_high"):
         assert body[name] is not None, name
-    assert set(body["accuracy"]) == {"learned", "exp", "linear"}
+    assert set(body["accuracy"]) == {"learned", "learned_full_w", "learned_best_of_grid", "exp", "linear"}
     assert "T(W) = W - W[:, :1]" in body["conventions"]["transformed"]
 
     text = client.get(base + "learned_dcg_gains.txt").content.decode()
