@@ -59,10 +59,30 @@ LEARNED_CONVENTIONS = {
     "transformed": "T(W) = W - W[:, :1]: the lowest grade is worth 0 at every position",
     "gains": "from the rank-1 part of T(W): the lowest grade 0, the top grade 1",
     "discounts": "from the rank-1 part of T(W): position 1 = 1",
-    "sigma_ratio": "sigma2 / sigma1 of T(W): near 0, DCG's form (discount x gain) fits W",
-    "intervals": "_low / _high: 95% percentile bootstrap over topics",
-    "accuracy": "held-out share of answers with a direction predicted right, cross-validated over topics; "
-    "exp = DCG@K with gain 2^y - 1, linear = gain y, both with discount 1/log2(1+k)",
+    "sigma_ratio": "sigma2 / sigma1 of T(W): how far W is from DCG's form (discount x gain), 0 = exactly "
+    "that form; no cut-off on it says the form fits: form_test does",
+    "form_test": "likelihood-ratio test of the DCG form (gain x discount) against a free weight per grade "
+    "and position, on the five answers: statistic = 2 (loglik_full - loglik_rank_one) on df = (K-1)(L-2) "
+    "degrees of freedom, p_value from chi2(df) (small: the answers contradict the DCG form); p_value null "
+    "with reason when the test does not apply; sentence: the result in words",
+    "method": "likelihood = an ordered-probit likelihood of the five answers (the default); qp = the paper's "
+    "QP (DCGLearn, Zhou et al. 2014); options: every choice the fit was made with",
+    "c": "C chosen by cross-validation over topics (the likelihood's ridge cost, the QP's slack cost C_s); "
+    "c_tie: C_t, the slack cost of 'about the same' answers (QP only, else null); c_grid / c_tie_grid: the "
+    "values tried, after extending a grid once by a factor 10 when the choice sat at its edge",
+    "grid_warnings": "sentences, each naming a chosen C or C_t that sits at the edge of its grid even after "
+    "extending it once: a value beyond it might fit better, widen the grid; grid_notes: remarks that need "
+    "no action (e.g. the likelihood's weakest penalty chosen: the answers need no shrinkage)",
+    "intervals": "_low / _high: 95% intervals; interval_method says how (a BCa bootstrap over topics that "
+    "repeats the whole fit); bootstrap: replicates that fitted, bootstrap_failed: those that did not; "
+    "widened: quantities (g1 = gain of grade 1, c2 = discount of position 2, sigma2/sigma1) whose interval "
+    "was widened to contain the estimate (read those as rough); coverage, when present: how well such "
+    "intervals cover, in coverage.sentence",
+    "accuracy": "held-out share of answers with a direction predicted right, cross-validated over topics: "
+    "learned = the learned DCG (gains x discounts, what a campaign applies) with C chosen without the "
+    "held-out fold (nested); learned_full_w = the same of the full W (not a DCG); learned_best_of_grid = "
+    "the learned DCG at the C best on the held-out folds themselves (optimistic); exp = DCG@K with gain "
+    "2^y - 1, linear = gain y, both with discount 1/log2(1+k); accuracy_curve: the full W's",
     "lists": "the top K each comparison showed, fixed when the campaign started",
     "unjudged": "documents without a grade: 'zero' = grade 0; 'judge' = their answers wait for the grades",
     "leaderboard": "each system's mean over its topics under learned_dcg (the rank-1 gains x discounts, "
@@ -79,8 +99,9 @@ LEARNED_CONVENTIONS = {
     "and by answer strength (much better / better; mean_difference: mean |predicted difference|, "
     "each metric on its own scale); a predicted exact tie counts 1/2; "
     "tie_share: 'about the same' answers among those on distinct lists",
-    "tie_curve": "per C_t (the slack cost of ties): cross-validated share of tie answers predicted as ties "
-    "and accuracy on the answers with a direction; empty when the fit has none",
+    "tie_curve": "per C_t (the slack cost of ties) at the chosen C: cross-validated share of tie answers "
+    "predicted as ties and accuracy on the answers with a direction (the full W); chosen marks the fit's "
+    "C_t; a likelihood fit has one row with c_tie null; empty when the fit has none",
 }
 
 
@@ -109,9 +130,10 @@ def learned_dcg_gains_txt(campaign: Campaign) -> str:
     names = summary["grade_names"]
     lines = [
         head,
-        f"# {summary['answers']} answers, fitted {when}; sigma2/sigma1 = {summary['sigma_ratio']:.4f}\n\n",
-        "gain per grade\t[95% bootstrap interval over topics]\n",
+        f"# {summary['answers']} answers, fitted {when}; sigma2/sigma1 = {summary['sigma_ratio']:.4f}\n",
     ]
+    lines += [f"# {line}\n" for line in fit_lines(summary)]
+    lines.append("\ngain per grade\t[95% interval over topics]\n")
     for grade, value in enumerate(summary["gains"]):
         low, high = summary["gains_low"][grade], summary["gains_high"][grade]
         lines.append(f"  g{grade} {names[grade]}\t{value:.4f}\t[{_value(low)}, {_value(high)}]\n")
@@ -122,6 +144,21 @@ def learned_dcg_gains_txt(campaign: Campaign) -> str:
     lines.append(f"gains: {numbers(summary['gains'], 4)}\ndiscounts: {numbers(summary['discounts'], 4)}\n\n")
     lines.append(other_tools_text(summary["gains"], summary["discounts"], k))
     return "".join(lines)
+
+
+def fit_lines(summary: dict) -> list[str]:
+    """Which fit was made, its grid warnings and the test of the DCG form, a line each."""
+    if not summary.get("method_words"):
+        return []
+    made = f"fitted by {summary['method_words']}: C = {summary['c']:g}"
+    if summary.get("c_tie") is not None:
+        made += f", C_t = {summary['c_tie']:g}"
+    lines = [made]
+    lines += [f"WARNING: {warning}" for warning in summary["grid_warnings"]]
+    lines += summary["grid_notes"]
+    if summary.get("form_test"):
+        lines.append(summary["form_test"]["sentence"])
+    return lines
 
 
 def _value(number: float | None) -> str:

@@ -4,9 +4,15 @@ to assessors with two top-K lists, their answers, skips, and the stored learned-
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from labeling.models import Campaign, System, Topic
+from sxs.validators import validate_grid, validate_optional_grid
+
+DEFAULT_C_GRID = "0.1,1,10,100"
+MIN_FOLDS, MAX_FOLDS = 2, 20
+MAX_MUCH_BETTER_MARGIN = 10.0
 
 
 class SxsSettings(models.Model):
@@ -19,6 +25,15 @@ class SxsSettings(models.Model):
     class Selection(models.TextChoices):
         RANDOM = "random", "At random"
         MARGIN = "margin", "Closest to the learned metric's margin (SimpleMargin)"
+
+    class FitMethod(models.TextChoices):
+        LIKELIHOOD = "likelihood", "Likelihood of the five answers (ordered probit, recommended)"
+        QP = "qp", "The paper's QP (DCGLearn, Zhou et al. 2014)"
+
+    class TieCost(models.TextChoices):
+        SEPARATE = "separate", "Chosen on its own, over the values of C"
+        SAME = "same", "The same as C"
+        CUSTOM = "custom", "Chosen on its own, over the values below"
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="sxs_settings")
     k = models.PositiveSmallIntegerField(default=10, help_text="results shown per list (1 to 20)")
@@ -33,6 +48,70 @@ class SxsSettings(models.Model):
         default=30, help_text="margin selection: answers chosen at random before it starts"
     )
     prepared_at = models.DateTimeField(null=True, blank=True, help_text="when the tasks were made")
+    # How learned DCG is fitted (`estimation.learned_dcg.fit.learn_dcg`). Unlike the settings
+    # above, these may change after answers came in: the next refresh refits with them.
+    fit_method = models.CharField(
+        max_length=12,
+        choices=FitMethod.choices,
+        default=FitMethod.LIKELIHOOD,
+        help_text="How gains and discounts are learned from the answers. The likelihood reads all "
+        "five answers, 'much better' as a stronger preference than 'better'; the paper's QP is the "
+        "method of the original article, for comparison with it.",
+    )
+    c_grid = models.CharField(
+        "values of C",
+        max_length=200,
+        default=DEFAULT_C_GRID,
+        validators=[validate_grid],
+        help_text="Numbers above 0, separated by commas. C sets how closely the fit follows the "
+        "answers (larger: more closely; smaller: smoother gains and discounts); cross-validation "
+        "over topics picks the best of these values. When the pick is the smallest or largest "
+        "value even after the list is widened once, the dashboard warns: widen the list.",
+    )
+    c_tie = models.CharField(
+        "cost of 'about the same' answers (C_t)",
+        max_length=8,
+        choices=TieCost.choices,
+        default=TieCost.SEPARATE,
+        help_text="The paper's QP only: how much it costs the fit to tell apart two lists an "
+        "assessor called about the same.",
+    )
+    c_tie_grid = models.CharField(
+        "values of C_t",
+        max_length=200,
+        blank=True,
+        default="",
+        validators=[validate_optional_grid],
+        help_text="The paper's QP only, with 'chosen on its own, over the values below': numbers "
+        "above 0, separated by commas.",
+    )
+    folds = models.PositiveSmallIntegerField(
+        "cross-validation folds",
+        default=5,
+        validators=[MinValueValidator(MIN_FOLDS), MaxValueValidator(MAX_FOLDS)],
+        help_text=f"The topics are split into this many groups ({MIN_FOLDS} to {MAX_FOLDS}; at most "
+        "one per topic); each is held out in turn to pick C and to measure how well the metrics "
+        "predict answers on topics the fit did not see.",
+    )
+    ties = models.BooleanField(
+        "learn from 'about the same' answers",
+        default=True,
+        help_text="They say the two lists are worth about as much. Off: only answers that prefer "
+        "one list are used.",
+    )
+    monotone_discounts = models.BooleanField(
+        "discounts never grow down the list",
+        default=False,
+        help_text="Require each position to count no more than the one above it (not in the paper).",
+    )
+    much_better_margin = models.FloatField(
+        "'much better' margin",
+        default=1.0,
+        validators=[MinValueValidator(1.0), MaxValueValidator(MAX_MUCH_BETTER_MARGIN)],
+        help_text="The paper's QP only: the margin by which the preferred list must win a 'much "
+        "better' answer, where 'better' asks 1 (1, as in the paper: both alike; at most 10). The "
+        "likelihood reads the five answers directly.",
+    )
 
     class Meta:
         verbose_name_plural = "side-by-side settings"

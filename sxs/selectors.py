@@ -233,7 +233,24 @@ FIT_FIELDS = (
     "ties",
     "dropped_identical",
     "groups",
+    "method",
+    "c_tie",
+    "c_grid",
+    "c_tie_grid",
+    "form_test",
+    "interval_method",
+    "bootstrap",
+    "bootstrap_failed",
+    "options",
+    "coverage",
 )
+# Lists of a stored fit: empty, not null, for a fit stored before they existed.
+FIT_LISTS = ("grid_warnings", "grid_notes", "widened")
+# What the dashboard and the export call each fit method.
+METHOD_WORDS = {
+    "likelihood": "the likelihood of the five answers (ordered probit)",
+    "qp": "the paper's QP (DCGLearn, Zhou et al. 2014)",
+}
 
 
 def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
@@ -242,7 +259,9 @@ def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
     settings = sxs_settings(campaign)
     fit = latest_fit(campaign)
     summary: dict[str, Any] = {name: None for name in FIT_FIELDS}
+    summary.update({name: [] for name in FIT_LISTS})
     summary.update(
+        method_words=None,
         k=settings.k,
         grade_names=[grade["name"] for grade in campaign.grades],
         unjudged=settings.unjudged,
@@ -274,6 +293,8 @@ def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
         summary.update(reason=result.get("reason", ""), needed=result.get("needed"))
         return summary
     summary.update({name: result.get(name) for name in FIT_FIELDS})
+    summary.update({name: result.get(name) or [] for name in FIT_LISTS})
+    summary.update(method_words=METHOD_WORDS.get(result.get("method") or ""))
     board = stored_leaderboard(result.get("leaderboard") or {})
     summary.update(
         leaderboard=board.get("rows", []),

@@ -116,13 +116,41 @@ def _floats(help_text: str) -> serializers.ListField:
 
 
 class AccuracySerializer(StrictSerializer):
-    learned = serializers.FloatField(help_text="held-out accuracy of the learned utility (CV over topics)")
+    learned = serializers.FloatField(
+        allow_null=True,
+        help_text="held-out accuracy of the learned DCG (gains x discounts), cross-validated over "
+        "topics with C chosen without the held-out fold (nested); a fit stored before the core's "
+        "likelihood version scored the full W here",
+    )
+    learned_full_w = serializers.FloatField(
+        allow_null=True, help_text="the same of the full W (not a DCG); null for older fits"
+    )
+    learned_best_of_grid = serializers.FloatField(
+        allow_null=True,
+        help_text="the learned DCG at the C best on the held-out folds themselves: optimistic; "
+        "null for older fits",
+    )
     exp = serializers.FloatField(help_text="DCG@K with gain 2^y - 1, on the same answers")
     linear = serializers.FloatField(help_text="DCG@K with gain y, on the same answers")
 
 
-class AccuracyPointSerializer(AccuracySerializer):
+class AccuracyPointSerializer(StrictSerializer):
     answers = serializers.IntegerField(help_text="training answers per fold")
+    learned = serializers.FloatField(allow_null=True, help_text="held-out accuracy of the full W")
+    exp = serializers.FloatField(help_text="DCG@K with gain 2^y - 1, on the same answers")
+    linear = serializers.FloatField(help_text="DCG@K with gain y, on the same answers")
+
+
+class FormTestSerializer(StrictSerializer):
+    statistic = serializers.FloatField(allow_null=True, help_text="2 (loglik_full - loglik_rank_one)")
+    df = serializers.IntegerField(help_text="(K - 1)(L - 2)")
+    p_value = serializers.FloatField(
+        allow_null=True, help_text="from chi2(df); null when the test does not apply"
+    )
+    loglik_full = serializers.FloatField(allow_null=True)
+    loglik_rank_one = serializers.FloatField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True, help_text="why the test does not apply, else empty")
+    sentence = serializers.CharField(help_text="the result in words")
 
 
 class LeaderboardRowSerializer(StrictSerializer):
@@ -201,7 +229,10 @@ class DiagnosticsSerializer(StrictSerializer):
 
 
 class TieCurveRowSerializer(StrictSerializer):
-    c_tie = serializers.FloatField(help_text="C_t, the slack cost of the tie constraints")
+    c_tie = serializers.FloatField(
+        allow_null=True, help_text="C_t, the slack cost of the tie constraints (null: the likelihood fit)"
+    )
+    chosen = serializers.BooleanField(required=False, help_text="the C_t the fit chose")
     ties_predicted = serializers.FloatField(
         allow_null=True, help_text="cross-validated share of tie answers predicted as ties"
     )
@@ -231,7 +262,9 @@ class LearnedDcgSerializer(StrictSerializer):
     discounts_low = _floats("95% bootstrap interval, low end")
     discounts_high = _floats("95% bootstrap interval, high end")
     sigma_ratio = serializers.FloatField(
-        allow_null=True, help_text="sigma2/sigma1 of T(W): near 0, a DCG form fits"
+        allow_null=True,
+        help_text="sigma2/sigma1 of T(W): how far W is from the DCG form (form_test says whether the "
+        "answers contradict that form)",
     )
     sigma_ratio_low = serializers.FloatField(allow_null=True)
     sigma_ratio_high = serializers.FloatField(allow_null=True)
@@ -243,7 +276,39 @@ class LearnedDcgSerializer(StrictSerializer):
     weights = serializers.ListField(
         child=serializers.ListField(child=serializers.FloatField()), allow_null=True, help_text="W"
     )
-    c = serializers.FloatField(allow_null=True, help_text="slack cost chosen by cross-validation")
+    c = serializers.FloatField(
+        allow_null=True,
+        help_text="C chosen by cross-validation: the likelihood's ridge cost, or the QP's slack cost C_s",
+    )
+    method = serializers.CharField(
+        allow_null=True, help_text="likelihood or qp (the paper's QP); null for a fit stored before it"
+    )
+    method_words = serializers.CharField(allow_null=True, help_text="the method in words")
+    c_tie = serializers.FloatField(allow_null=True, help_text="C_t chosen (the paper's QP only)")
+    c_grid = _floats("the values of C tried (after extending the grid at an edge)")
+    c_tie_grid = _floats("the values of C_t tried (the paper's QP only)")
+    grid_warnings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="a chosen C or C_t at its grid's edge even after extending it",
+    )
+    grid_notes = serializers.ListField(child=serializers.CharField(), help_text="remarks on the choice of C")
+    form_test = FormTestSerializer(
+        allow_null=True, help_text="likelihood-ratio test of the DCG form (null for older fits)"
+    )
+    interval_method = serializers.CharField(allow_null=True, help_text="how the intervals were computed")
+    bootstrap = serializers.IntegerField(allow_null=True, help_text="bootstrap replicates that succeeded")
+    bootstrap_failed = serializers.IntegerField(allow_null=True, help_text="replicates whose fit failed")
+    widened = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="quantities (g1, c2, sigma2/sigma1, ...) whose interval was widened to hold the estimate",
+    )
+    options = serializers.JSONField(
+        allow_null=True,
+        help_text="the fit's choices: method, c_tie, folds, ties, monotone_discounts, much_better_margin",
+    )
+    coverage = serializers.JSONField(
+        allow_null=True, help_text="{sentence, shortfall, ...}: how well the intervals cover, when checked"
+    )
     accuracy = AccuracySerializer(allow_null=True)
     accuracy_curve = AccuracyPointSerializer(many=True, allow_null=True)
     pairs = serializers.IntegerField(allow_null=True, help_text="answers with a direction used")

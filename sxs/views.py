@@ -34,6 +34,9 @@ ANSWER_BUTTONS = [
 
 
 class SxsSettingsForm(forms.ModelForm):
+    # Fields that only the paper's QP reads (the page says so next to them).
+    QP_ONLY = ("c_tie", "c_tie_grid", "much_better_margin")
+
     class Meta:
         model = SxsSettings
         fields = list(services.SETTING_FIELDS)
@@ -42,7 +45,23 @@ class SxsSettingsForm(forms.ModelForm):
             "unjudged": "Documents without a grade",
             "selection": "Which comparison next",
             "random_start": "Random answers before margin selection",
+            "fit_method": "How to learn gains and discounts",
+            "c_grid": "Values of C to try",
+            "c_tie": "Cost of 'about the same' answers (C_t)",
+            "c_tie_grid": "Values of C_t to try",
+            "folds": "Cross-validation folds",
+            "ties": "Learn from 'about the same' answers",
+            "monotone_discounts": "Discounts never grow down the list",
+            "much_better_margin": "'Much better' margin",
         }
+
+    def list_fields(self) -> list[forms.BoundField]:
+        """What the tasks are made from (fixed once an answer exists)."""
+        return [self[name] for name in services.TASK_FIELDS]
+
+    def fit_fields(self) -> list[forms.BoundField]:
+        """How learned DCG is fitted (may change at any time; a change refits)."""
+        return [self[name] for name in services.FIT_FIELDS]
 
 
 def _settings(campaign: Campaign) -> SxsSettings:
@@ -112,7 +131,8 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Change K, the unjudged policy and the selection rule (before the first answer)."""
+    """Change K, the unjudged policy and the selection rule (before the first answer) and the
+    learned-DCG fit's choices (at any time)."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     form = SxsSettingsForm(request.POST or None, instance=_settings(campaign))
     if request.method == "POST" and form.is_valid():
@@ -125,4 +145,5 @@ def settings_edit(request: HttpRequest, campaign_id: int) -> HttpResponse:
         else:
             messages.success(request, "Side-by-side settings saved.")
             return redirect("labeling:campaign_detail", campaign_id=campaign.pk)
-    return render(request, "sxs/settings.html", {"campaign": campaign, "form": form})
+    context = {"campaign": campaign, "form": form, "qp_only": SxsSettingsForm.QP_ONLY}
+    return render(request, "sxs/settings.html", context)

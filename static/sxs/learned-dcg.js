@@ -227,13 +227,71 @@
     C.clear(tbody);
     for (const row of curve) {
       tbody.append(
-        C.el("tr", {}, [
-          C.el("td", { class: "num", text: C.fmt(row.c_tie, 3) }),
+        C.el("tr", { class: row.chosen ? "strong" : null }, [
+          C.el("td", { class: "num", text: row.c_tie === null || row.c_tie === undefined ? "(likelihood: no Cₜ)" : C.fmt(row.c_tie, 3) + (row.chosen ? " (chosen)" : "") }),
           C.el("td", { class: "num", text: Number.isFinite(row.ties_predicted) ? C.percent(row.ties_predicted) : "—" }),
           C.el("td", { class: "num", text: Number.isFinite(row.strict_accuracy) ? C.percent(row.strict_accuracy) : "—" }),
         ])
       );
     }
+  }
+
+  // The held-out accuracies in the order shown; a fit stored by an earlier version has only
+  // learned (then the full W's), exp and linear.
+  const ACCURACIES = [
+    ["learned", "Learned DCG (gains × discounts; C chosen without the held-out topics)"],
+    ["learned_full_w", "Learned utility, full W (not a DCG)"],
+    ["learned_best_of_grid", "Learned DCG at the best C of the grid (optimistic: C chosen on the held-out topics themselves)"],
+    ["exp", "DCG, gain 2^y−1"],
+    ["linear", "DCG, gain y"],
+  ];
+
+  function items(node, sentences) {
+    const list = node.querySelector("ul");
+    C.clear(list);
+    for (const sentence of sentences) list.append(C.el("li", { text: sentence }));
+    node.hidden = !sentences.length;
+  }
+
+  /** Which fit was used, its grid warnings (prominent) and notes (quiet), the held-out
+      accuracies and how the intervals were made. */
+  function drawFit(data) {
+    let words = data.method_words ? "Fitted by " + data.method_words : "Fitted by an earlier version";
+    words += " · C = " + C.fmt(data.c, 3);
+    if (data.c_grid && data.c_grid.length) words += " (tried " + data.c_grid.map((c) => C.fmt(c, 3)).join(", ") + ")";
+    if (data.method === "qp") {
+      words += " · Cₜ = " + C.fmt(data.c_tie, 3);
+      if (data.c_tie_grid && data.c_tie_grid.length) words += " (tried " + data.c_tie_grid.map((c) => C.fmt(c, 3)).join(", ") + ")";
+    }
+    const options = data.options || {};
+    if (options.folds) words += " · " + options.folds + " folds";
+    if (options.ties === false) words += " · “about the same” answers not used";
+    if (options.monotone_discounts) words += " · discounts never grow down the list";
+    if (data.method === "qp" && options.much_better_margin && options.much_better_margin !== 1) words += " · “much better” margin " + C.fmt(options.much_better_margin, 3);
+    $("learned-fit-method").textContent = words + ".";
+    items($("learned-fit-warnings"), data.grid_warnings || []);
+    items($("learned-fit-notes"), data.grid_notes || []);
+
+    const body = $("learned-accuracy").querySelector("tbody");
+    C.clear(body);
+    const accuracy = data.accuracy || {};
+    for (const [key, label] of ACCURACIES) {
+      if (accuracy[key] === null || accuracy[key] === undefined) continue;
+      const name = key === "learned" && !data.method ? "Learned (a fit stored by an earlier version)" : label;
+      body.append(C.el("tr", { "data-accuracy": key, class: key === "learned_best_of_grid" ? "muted" : null }, [C.el("td", { text: name }), C.el("td", { class: "num", text: C.percent(accuracy[key]) })]));
+    }
+
+    let intervals = data.interval_method ? "95 % intervals: " + data.interval_method + "." : "95 % intervals: bootstrap over topics (a fit stored by an earlier version).";
+    if (data.bootstrap_failed) intervals += " " + data.bootstrap_failed + " replicate" + (data.bootstrap_failed === 1 ? "" : "s") + " failed to fit and " + (data.bootstrap_failed === 1 ? "is" : "are") + " left out.";
+    $("learned-interval-method").textContent = intervals;
+    const widened = data.widened || [];
+    $("learned-widened").hidden = !widened.length;
+    $("learned-widened").textContent = widened.length
+      ? "Widened to contain the estimate: " + widened.join(", ") + ". The bootstrap put the estimate outside its own interval, so read these intervals as rough."
+      : "";
+    const coverage = data.coverage && data.coverage.sentence;
+    $("learned-coverage").hidden = !coverage;
+    $("learned-coverage").textContent = coverage || "";
   }
 
   function draw(data) {
@@ -248,8 +306,7 @@
     }
     $("learned-dcg-status").textContent =
       "Learned from " + data.answers + " answers (" + data.pairs + " with a direction, " + data.ties + " about the same) on " + new Date(data.fitted_at).toLocaleString([], { hourCycle: "h23" }) + "; refitted as answers arrive.";
-    $("learned-dcg-facts").textContent =
-      "Held-out accuracy: learned " + C.percent(data.accuracy.learned) + ", DCG with gain 2^y−1 " + C.percent(data.accuracy.exp) + ", with gain y " + C.percent(data.accuracy.linear) + " · C = " + C.fmt(data.c, 3);
+    drawFit(data);
 
     const grades = data.grade_names.map((_, i) => i);
     const top = grades.length - 1;
@@ -281,9 +338,14 @@
     legend($("learned-discounts-legend"), ["learned"], "dashed: 1/log2(1+k)" + cutNote(discountsCut));
 
     heatmap($("learned-heatmap"), data.transformed, data.grade_names);
+    // σ₂/σ₁ measures how far T(W) is from gain × discount; whether the answers contradict that
+    // form is the likelihood-ratio test's to say (no cut-off on the ratio).
     $("learned-sigma").textContent =
       "σ₂/σ₁ = " + C.fmt(data.sigma_ratio, 3) + " " + C.fmtInterval([data.sigma_ratio_low, data.sigma_ratio_high]) +
-      (data.sigma_ratio < 0.1 ? ": close to 0, so a gain per grade times a discount per position describes it well." : ": far from 0, so a grade's worth depends on the position more than DCG's form allows.");
+      ": how far the table is from a gain per grade times a discount per position (0: exactly that form).";
+    $("learned-form-test").textContent = data.form_test && data.form_test.sentence
+      ? data.form_test.sentence
+      : "The test of the DCG form appears at the campaign's next refresh (this fit was stored without it).";
 
     const curve = data.accuracy_curve || [];
     if (curve.length) {

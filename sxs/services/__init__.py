@@ -12,12 +12,14 @@ from sxs.services.judging import (
     sxs_undo,
 )
 from sxs.services.learning import learned_dcg_apply, sxs_refit
-from sxs.services.setup import SETTING_FIELDS, sxs_configure, sxs_prepare
+from sxs.services.setup import FIT_FIELDS, SETTING_FIELDS, TASK_FIELDS, sxs_configure, sxs_prepare
 
 __all__ = [
     "MAX_SECONDS",
     "PREFERENCES",
+    "FIT_FIELDS",
     "SETTING_FIELDS",
+    "TASK_FIELDS",
     "Item",
     "LeaseConflict",
     "UndoNotAllowed",

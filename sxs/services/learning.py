@@ -2,9 +2,10 @@
 and discounts to another campaign as its DCG.
 
 `sxs_refit` runs in `labeling.recompute.recompute` (through `SxsMode.recompute`), which the
-refresh pipeline coalesces: a burst of answers costs one refit. It fits only when the
-informative answers changed since the last stored record (same answers, same grades of their
-lists: same fit); otherwise it only brings the stored leaderboard up to date with grades given
+refresh pipeline coalesces: a burst of answers costs one refit. It fits, with the campaign's
+fit settings (`fit_options`), only when the informative answers or those settings changed since
+the last stored record (same answers, same grades of their lists, same choices: same fit);
+otherwise it only brings the stored leaderboard up to date with grades given
 since (and adds what a record stored by an older version lacks: the leaderboard's learned DCG,
 the diagnostics). When the answers cannot support a fit yet, the record says why and how many
 answers are still needed; a refit never raises for that.
@@ -13,6 +14,7 @@ answers are still needed; a refit never raises for that.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from typing import Any
 
@@ -20,13 +22,13 @@ import numpy as np
 from django.db import transaction
 
 from estimation.learned_dcg.diagnostics import answer_diagnostics, utility_differences
-from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
+from estimation.learned_dcg.fit import DEFAULT_BOOTSTRAP, MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
 from estimation.learned_dcg.fit import PreferenceData as CorePreferenceData
 from estimation.learned_dcg.leaderboard import Flip, compare_leaderboards, dcg_table, disagreeing_answers
 from estimation.learned_dcg.lists import standard_weights, transformed_weights
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update, custom_dcg_problem
-from sxs.models import SxsFit
+from sxs.models import SxsFit, SxsSettings
 from sxs.selectors import (
     PreferenceData,
     known_grades,
@@ -36,19 +38,36 @@ from sxs.selectors import (
     sxs_settings,
     sxs_settings_get,
 )
+from sxs.validators import grid_values
 
 FITTED = "fitted"
 INSUFFICIENT = "insufficient"
-# Bootstrap replicates over topics for the intervals (the core's default).
-BOOTSTRAP = 100
+# Bootstrap replicates of the whole fit for the intervals (the core's default; tests lower it).
+BOOTSTRAP = DEFAULT_BOOTSTRAP
 
 
-def _signature(data: PreferenceData) -> str:
-    """What a fit depends on: the answers used, their preferences and the grades of their lists."""
+def fit_options(settings: SxsSettings) -> dict[str, Any]:
+    """The campaign's fit choices as `learn_dcg` keyword arguments."""
+    custom = settings.c_tie == SxsSettings.TieCost.CUSTOM
+    return {
+        "method": settings.fit_method,
+        "c_grid": grid_values(settings.c_grid),
+        "c_tie_grid": grid_values(settings.c_tie_grid) if custom else settings.c_tie,
+        "folds": settings.folds,
+        "ties": settings.ties,
+        "monotone_discounts": settings.monotone_discounts,
+        "much_better_margin": settings.much_better_margin,
+    }
+
+
+def _signature(data: PreferenceData, options: dict[str, Any]) -> str:
+    """What a fit depends on: the answers used, their preferences, the grades of their lists and
+    the fit's choices (changing one refits)."""
     digest = hashlib.sha256()
     for array in (data.answer_ids, data.preference, data.left, data.right):
         digest.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
     digest.update(f"{data.k}:{data.grade_levels}".encode())
+    digest.update(json.dumps(options, sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -186,7 +205,8 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
         return None
     grades = known_grades(campaign)
     data = preference_data(campaign, grades=grades)
-    signature = _signature(data)
+    options = fit_options(sxs_settings(campaign))
+    signature = _signature(data, options)
     latest = latest_fit(campaign)
     if latest is not None and latest.result.get("signature") == signature:
         if latest.result.get("status") == FITTED:
@@ -212,7 +232,9 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
         )
     core = CorePreferenceData(data.left, data.right, data.preference, data.groups)
     try:
-        learned = learn_dcg(core, data.grade_levels, bootstrap=BOOTSTRAP, seed=campaign.seed % 2**32)
+        learned = learn_dcg(
+            core, data.grade_levels, **options, bootstrap=BOOTSTRAP, seed=campaign.seed % 2**32
+        )
     except ValueError as error:  # e.g. every informative answer in one fold's topics
         return SxsFit.objects.create(
             campaign=campaign,

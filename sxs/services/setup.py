@@ -13,10 +13,25 @@ from django.db.models import Max
 from django.utils import timezone
 
 from labeling.models import Campaign, Draw, Task, Topic
-from sxs.models import SxsAnswer, SxsSettings, SxsTask
+from labeling.recompute import recompute_soon
+from sxs.models import MAX_FOLDS, MAX_MUCH_BETTER_MARGIN, MIN_FOLDS, SxsAnswer, SxsSettings, SxsTask
 from sxs.selectors import GRADE_DRAW_STRATEGY, MODE_NAME, compared_systems, known_grades, top_k_lists
+from sxs.validators import grid_text, grid_values
 
-SETTING_FIELDS = ("k", "unjudged", "selection", "random_start")
+# What the tasks are made from: fixed once an answer exists (the answers are about those lists).
+TASK_FIELDS = ("k", "unjudged", "selection", "random_start")
+# How learned DCG is fitted: may change at any time; a change refits at the next refresh.
+FIT_FIELDS = (
+    "fit_method",
+    "c_grid",
+    "c_tie",
+    "c_tie_grid",
+    "folds",
+    "ties",
+    "monotone_discounts",
+    "much_better_margin",
+)
+SETTING_FIELDS = (*TASK_FIELDS, *FIT_FIELDS)
 MAX_K = 20
 MAX_RANDOM_START = 100_000
 
@@ -35,25 +50,73 @@ def _checked(settings: SxsSettings) -> None:
         raise ValueError(f"selection must be one of {', '.join(SxsSettings.Selection.values)}")
     if not 0 <= settings.random_start <= MAX_RANDOM_START:
         raise ValueError(f"random_start must be from 0 to {MAX_RANDOM_START}, got {settings.random_start}")
+    _fit_checked(settings)
+
+
+def _fit_checked(settings: SxsSettings) -> None:
+    """The fit choices, with errors a coordinator can act on; the grids stored in one form."""
+    if settings.fit_method not in SxsSettings.FitMethod.values:
+        raise ValueError("fit_method must be 'likelihood' or 'qp' (the paper's QP, DCGLearn)")
+    try:
+        settings.c_grid = grid_text(grid_values(settings.c_grid))
+    except ValueError as error:
+        raise ValueError(f"c_grid (the values of C): {error}") from None
+    if settings.c_tie not in SxsSettings.TieCost.values:
+        raise ValueError(f"c_tie must be one of {', '.join(SxsSettings.TieCost.values)}")
+    if not isinstance(settings.c_tie_grid, str):
+        raise ValueError("c_tie_grid (the values of C_t) must be a text of comma-separated numbers")
+    if settings.c_tie == SxsSettings.TieCost.CUSTOM and not settings.c_tie_grid.strip():
+        raise ValueError("c_tie 'custom' needs the values of C_t (c_tie_grid), e.g. 0.1, 1, 10")
+    if settings.c_tie_grid.strip():
+        try:
+            settings.c_tie_grid = grid_text(grid_values(settings.c_tie_grid))
+        except ValueError as error:
+            raise ValueError(f"c_tie_grid (the values of C_t): {error}") from None
+    folds = settings.folds
+    if isinstance(folds, bool) or not isinstance(folds, int) or not MIN_FOLDS <= folds <= MAX_FOLDS:
+        raise ValueError(f"folds must be a whole number from {MIN_FOLDS} to {MAX_FOLDS}, got {folds!r}")
+    for name in ("ties", "monotone_discounts"):
+        if not isinstance(getattr(settings, name), bool):
+            raise ValueError(f"{name} must be true or false, got {getattr(settings, name)!r}")
+    margin = settings.much_better_margin
+    if (
+        isinstance(margin, bool)
+        or not isinstance(margin, int | float)
+        or not 1.0 <= margin <= MAX_MUCH_BETTER_MARGIN
+    ):
+        raise ValueError(
+            f"much_better_margin must be a number from 1 to {MAX_MUCH_BETTER_MARGIN:g}, got {margin!r}"
+        )
+    settings.much_better_margin = float(margin)
 
 
 @transaction.atomic
 def sxs_configure(*, campaign: Campaign, **fields: Any) -> SxsSettings:
-    """Create or change the campaign's SxS settings; refused once an answer was given (the tasks
-    would no longer show what the answers were about)."""
+    """Create or change the campaign's SxS settings. The lists' settings (`TASK_FIELDS`) are
+    refused once an answer was given (the tasks would no longer show what the answers were
+    about); the fit's (`FIT_FIELDS`) may change at any time, and a change asks for the refresh
+    that refits learned DCG with them."""
     if campaign.judging_mode != MODE_NAME:
         raise ValueError(f"a {campaign.judging_mode} campaign does not judge side by side")
     unknown = set(fields) - set(SETTING_FIELDS)
     if unknown:
         raise ValueError(f"unknown side-by-side setting(s): {', '.join(sorted(unknown))}")
     settings, _ = SxsSettings.objects.select_for_update().get_or_create(campaign=campaign)
-    changed = {name: value for name, value in fields.items() if getattr(settings, name) != value}
-    if changed and SxsAnswer.objects.filter(campaign=campaign).exists():
-        raise ValueError("side-by-side settings cannot change once lists were compared")
-    for name, value in changed.items():
+    before = {name: getattr(settings, name) for name in SETTING_FIELDS}
+    for name, value in fields.items():
         setattr(settings, name, value)
-    _checked(settings)
-    if changed and settings.prepared_at is not None:
+    _checked(settings)  # also brings the grids to their stored form, so "1, 10" equals "1,10"
+    changed = {name for name in SETTING_FIELDS if getattr(settings, name) != before[name]}
+    answered = SxsAnswer.objects.filter(campaign=campaign).exists()
+    if changed & set(TASK_FIELDS) and answered:
+        raise ValueError(
+            "the lists' settings (K, documents without a grade, which comparison next) cannot change "
+            "once lists were compared; the fit's settings can"
+        )
+    if changed & set(FIT_FIELDS) and answered:
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: recompute_soon(campaign_id))
+    if changed & set(TASK_FIELDS) and settings.prepared_at is not None:
         # Nothing compared yet: make the tasks again with the new settings on demand. Grades
         # already given stay (they are judgments like any other).
         SxsTask.objects.filter(campaign=campaign).delete()

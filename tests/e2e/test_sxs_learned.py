@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.services.campaigns import campaign_create
 from sxs import services
+from sxs.models import SxsFit
 from sxs.selectors import learned_dcg_summary
 from tests.e2e.helpers import log_in
 from tests.sxs.oracle import LEARN_SYSTEMS, answer_by_oracle, make_learning_campaign
@@ -28,12 +29,28 @@ def percent(fraction: float) -> str:
     return f"{Decimal(100 * fraction).quantize(step, rounding=ROUND_HALF_UP)} %"
 
 
+WARNING = (
+    "C = 1000 sits at the high edge of its grid (0.1, 1, 10, 100, 1000) even after extending it once: "
+    "a larger value might fit better; widen the grid"
+)
+COVERAGE = {"sentence": "The intervals covered 93 % of 200 simulated truths.", "shortfall": 0.02}
+
+
 def test_the_dashboard_shows_the_learned_dcg_and_applies_it_to_another_campaign(
-    browser_page: Any, live_server: Any, people: dict[str, AbstractBaseUser], screenshot_dir: Path
+    browser_page: Any,
+    live_server: Any,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr("sxs.services.learning.BOOTSTRAP", 20)  # intervals exist; the page is the test
     campaign = make_learning_campaign(people["coordinator"], ["alice"], name="Lists side by side")
     assert answer_by_oracle(campaign, people["assessor"]) == 40
-    services.sxs_refit(campaign=campaign)
+    fit = services.sxs_refit(campaign=campaign)
+    # A grid warning and a coverage sentence, as a fit may carry them.
+    SxsFit.objects.filter(pk=fit.pk).update(
+        result={**fit.result, "grid_warnings": [WARNING], "coverage": COVERAGE, "widened": ["g1"]}
+    )
     expected = learned_dcg_summary(campaign)
     assert expected["status"] == "fitted"
     target = campaign_create(
@@ -62,6 +79,27 @@ def test_the_dashboard_shows_the_learned_dcg_and_applies_it_to_another_campaign(
     assert page.locator("#learned-gains-chart .series-learned line.interval").count() >= 1
     assert page.locator("#learned-heatmap rect").count() == 9
     assert "σ₂/σ₁ = " in page.locator("#learned-sigma").inner_text()
+    assert "close to 0" not in page.locator("#learned-sigma").inner_text()
+    assert page.locator("#learned-form-test").inner_text() == expected["form_test"]["sentence"]
+
+    # Which fit, its warning in an alert box, the accuracies under their names, the intervals.
+    method = page.locator("#learned-fit-method").inner_text()
+    assert method.startswith("Fitted by the likelihood of the five answers") and "C = " in method
+    warnings = page.locator("#learned-fit-warnings")
+    assert warnings.is_visible() and warnings.get_attribute("role") == "alert"
+    assert warnings.locator("li").all_inner_texts() == [WARNING]
+    accuracy = page.locator("#learned-accuracy tbody tr")
+    assert [row.get_attribute("data-accuracy") for row in accuracy.all()] == [
+        "learned", "learned_full_w", "learned_best_of_grid", "exp", "linear"
+    ]  # fmt: skip
+    best_of_grid = page.locator('#learned-accuracy tr[data-accuracy="learned_best_of_grid"]')
+    assert "optimistic" in best_of_grid.inner_text()
+    assert page.locator('#learned-accuracy tr[data-accuracy="learned"] td').nth(1).inner_text() == percent(
+        expected["accuracy"]["learned"]
+    )
+    assert expected["interval_method"] in page.locator("#learned-interval-method").inner_text()
+    assert "g1" in page.locator("#learned-widened").inner_text()
+    assert page.locator("#learned-coverage").inner_text() == COVERAGE["sentence"]
 
     rows = page.locator("#learned-leaderboard tbody tr")
     assert rows.count() == len(LEARN_SYSTEMS)

@@ -48,6 +48,16 @@ def _run(tag: str, numbers: list[int]) -> tuple[str, io.BytesIO]:
     return f"{tag}.run", io.BytesIO("".join(lines).encode())
 
 
+# Bootstrap replicates per refit in these tests (the service's default, the core's 200, repeats
+# the whole fit per replicate: seconds per refit). Intervals exist from a few replicates on.
+TEST_BOOTSTRAP = 20
+
+
+@pytest.fixture(autouse=True)
+def fast_bootstrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sxs.services.learning.BOOTSTRAP", TEST_BOOTSTRAP)
+
+
 @pytest.fixture
 def make_sxs(
     coordinator: AbstractBaseUser,  # noqa: F811  (the imported fixtures, requested by name)

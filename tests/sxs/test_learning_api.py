@@ -49,7 +49,8 @@ def test_it_serves_the_fit_to_coordinators_and_admins_only(
         body = api(user).get(url).json()
         assert body["status"] == "fitted" and body["answers"] == 40
         assert len(body["gains"]) == 3 and len(body["discounts"]) == 3 == len(body["discounts_low"])
-        assert set(body["accuracy"]) == {"learned", "exp", "linear"} and body["accuracy_curve"]
+        accuracies = {"learned", "learned_full_w", "learned_best_of_grid", "exp", "linear"}
+        assert set(body["accuracy"]) == accuracies and body["accuracy_curve"]
         assert len(body["transformed"]) == 3 and body["sigma_ratio"] is not None
         assert {row["system"] for row in body["leaderboard"]} == set(LEARN_SYSTEMS)
         assert sorted(row["rank_learned_dcg"] for row in body["leaderboard"])[0] == 1

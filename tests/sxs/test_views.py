@@ -128,7 +128,9 @@ def test_it_changes_settings_through_the_form(
     campaign = make_sxs(start=False)
     url = f"/sxs/{campaign.pk}/settings/"
     assert client_for(coordinator).get(url).status_code == 200
-    form = {"k": 5, "unjudged": "zero", "selection": "margin", "random_start": 12}
+    fit = {"fit_method": "likelihood", "c_grid": "0.1,1,10,100", "c_tie": "separate", "folds": 5}
+    fit |= {"ties": "on", "much_better_margin": 1}
+    form = {"k": 5, "unjudged": "zero", "selection": "margin", "random_start": 12, **fit}
     response = client_for(coordinator).post(url, form)
     assert response.status_code == 302
     assert campaign.sxs_settings.__class__.objects.get(campaign=campaign).selection == "margin"
