@@ -96,7 +96,8 @@ def test_round_one_fills_the_round_exactly_from_unlabeled_rows_and_queues_graded
     assert max(per_query.values()) <= 4, "the two-stage cap"
     assert Task.objects.filter(campaign=campaign, draw__strategy="training").count() == 10
     assert all(
-        item.el_query is not None and item.propensity is None for item in TrainingSelection.objects.all()
+        item.el_query is not None and item.inclusion_probability is None
+        for item in TrainingSelection.objects.all()
     )
 
 
@@ -224,10 +225,24 @@ def test_the_progress_says_when_the_next_round_is_being_selected(
 
 def test_the_drawn_variant_records_inclusion_probabilities(make_training: Callable[..., Campaign]) -> None:
     campaign = make_training(drawn=True)
-    propensities = list(
-        TrainingSelection.objects.filter(round__campaign=campaign).values_list("propensity", flat=True)
+    items = list(TrainingSelection.objects.filter(round__campaign=campaign))
+    # Two-stage (elo_qd): at most the round's 10 labels, each with its marginal probability,
+    # the product of its query's and its own given the query.
+    assert 0 < len(items) <= 10
+    for item in items:
+        assert item.inclusion_probability is not None
+        assert item.query_inclusion_probability is not None
+        assert item.document_inclusion_probability_given_query is not None
+        assert 0 < item.inclusion_probability <= 1
+        assert item.inclusion_probability == pytest.approx(
+            item.query_inclusion_probability * item.document_inclusion_probability_given_query
+        )
+        assert item.task is not None and item.task.draw.propensity == item.inclusion_probability
+    log = list(csv.DictReader(io.StringIO("".join(exports.selection_log(campaign)))))
+    assert float(log[0]["inclusion_probability"]) == pytest.approx(items[0].inclusion_probability, rel=1e-5)
+    assert float(log[0]["query_inclusion_probability"]) == pytest.approx(
+        items[0].query_inclusion_probability, rel=1e-5
     )
-    assert len(propensities) == 10 and all(0 < p <= 1 for p in propensities)
     assert training_summary(campaign)["selection_mode"].startswith("drawn")
     with pytest.raises(ValueError, match="drawing applies to"):
         services.training_configure(campaign, {"strategy": "random_q", "drawn": True})
@@ -250,6 +265,7 @@ def test_personas_and_exports(
     assert made["mode"] == "training" and made["judging_mode"] == "training"
     log = list(csv.DictReader(io.StringIO("".join(exports.selection_log(campaign)))))
     assert len(log) == 10 and log[0]["round"] == "1" and log[0]["strategy"] == "elo_qd"
+    assert log[0]["inclusion_probability"] == "", "a deterministic round has no probabilities"
     letor = "".join(exports.letor_training_set(campaign)).splitlines()
     assert len(letor) == 36 and letor[0].startswith(("0 qid:q0", "1 qid:q0", "2 qid:q0"))
     qrels = "".join(exports.training_qrels(campaign)).splitlines()
