@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
 
 from graded.judging import task_answer, task_next, task_skip
 from labeling.models import Campaign, Judgment, Task
@@ -422,3 +423,20 @@ def test_a_round_names_a_topic_without_text_by_its_id_as_every_mode_does(
     campaign = make_training()
     stubs = Topic.objects.filter(campaign=campaign, is_stub=True)
     assert stubs.exists() and all(topic.title == topic.qid for topic in stubs)
+
+
+def test_the_dashboard_quotes_the_benchmark_at_every_budget(
+    make_training: Callable[..., Campaign],
+    coordinator: AbstractBaseUser,  # noqa: F811
+    client: Client,
+) -> None:
+    campaign = make_training()
+    client.force_login(coordinator)  # type: ignore[arg-type]
+    page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+    section = page[page.index('id="benchmark"') :]
+    # MQ2008 at 800 and 1,600 labels: elo_qd's advantage over random queries vanishes.
+    mq2008 = section[section.index('data-benchmark="MQ2008"') :]
+    for budget in (50, 100, 200, 400, 800, 1600, 3200):
+        assert f'<td class="num">{budget}</td>' in mq2008
+    row_800 = mq2008[mq2008.index('<td class="num">800</td>') :].split("</tr>")[0]
+    assert "0.005 ± 0.012" in row_800 and "no measurable difference" in row_800
