@@ -15,7 +15,8 @@ Datasets: the MSLR-WEB sample (train and test files, each without its cut-off la
 grades 0-4, ~120 documents per query): document level and two-stage, the headline; MQ2008
 (S1 + S4 + S5, grades 0-2, ~19 documents per query): query level, the headline. Every strategy
 runs on both. The drawn variant (`--draw`, ε = 0.1) of elo_qd, elo_q and elo_d runs beside the
-deterministic one; its training-quality cost is the paired difference to it.
+deterministic one (conditional Poisson sampling; two-stage rules spend at most the budget);
+its training-quality cost is the paired difference to it.
 
 Reported: mean ± standard error over repetitions of test DCG@10 per budget; paired
 differences against random_q and top_k; the labels each strategy needs to reach 95 % of the
@@ -394,6 +395,15 @@ def write_markdown(report: dict, path: Path) -> None:
                     )
                     + " |"
                 )
+        lines += [
+            "",
+            "Labels spent (mean over repetitions; the drawn two-stage rules spend at most the budget):",
+            "",
+            "| strategy | " + " | ".join(str(b) for b in budgets) + " |",
+            "|---" * (len(budgets) + 1) + "|",
+        ]
+        for name, entry in data["strategies"].items():
+            lines.append(f"| {name} | " + " | ".join(f"{v:.0f}" for v in entry["spent"]) + " |")
         lines += [
             "",
             "Share of selected labels with grade >= 1 at each budget:",

@@ -31,6 +31,6 @@ class TrainingRoundAdmin(admin.ModelAdmin):
 
 @admin.register(TrainingSelection)
 class TrainingSelectionAdmin(admin.ModelAdmin):
-    list_display = ["round", "order", "qid", "docid", "el_query", "el_doc", "propensity"]
+    list_display = ["round", "order", "qid", "docid", "el_query", "el_doc", "inclusion_probability"]
     list_filter = ["round__campaign"]
     raw_id_fields = ["round", "task"]

@@ -38,7 +38,9 @@ SELECTION_FIELDS = (
     "strategy",
     "el_query",
     "el_doc",
-    "propensity",
+    "inclusion_probability",
+    "query_inclusion_probability",
+    "document_inclusion_probability_given_query",
     "seed",
     "versions",
 )
@@ -61,7 +63,14 @@ def selection_log(campaign: Campaign) -> Iterator[str]:
                 item.round.strategy,
                 "" if item.el_query is None else f"{item.el_query:.6g}",
                 "" if item.el_doc is None else f"{item.el_doc:.6g}",
-                "" if item.propensity is None else f"{item.propensity:.6g}",
+                *(
+                    "" if value is None else f"{value:.6g}"
+                    for value in (
+                        item.inclusion_probability,
+                        item.query_inclusion_probability,
+                        item.document_inclusion_probability_given_query,
+                    )
+                ),
                 item.round.seed,
                 versions,
             ]

@@ -88,7 +88,15 @@ class TrainingSelection(models.Model):
     row = models.PositiveIntegerField(help_text="the pool row")
     el_query = models.FloatField(null=True, blank=True)
     el_doc = models.FloatField(null=True, blank=True)
-    propensity = models.FloatField(null=True, blank=True, help_text="drawn variant only")
+    # Drawn variant only (None when the round took the top items): the item's marginal
+    # probability of being selected in its round, and for two-stage rules its two factors.
+    inclusion_probability = models.FloatField(null=True, blank=True, help_text="drawn variant only")
+    query_inclusion_probability = models.FloatField(
+        null=True, blank=True, help_text="drawn two-stage: the query's inclusion probability"
+    )
+    document_inclusion_probability_given_query = models.FloatField(
+        null=True, blank=True, help_text="drawn two-stage: the item's inclusion probability given its query"
+    )
     task = models.OneToOneField(Task, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:

@@ -46,7 +46,7 @@ TRAINING_EXPORTS = (
         "text/csv",
         exports.selection_log,
         place="dashboard",
-        note="round, qid, docid, strategy, EL(q), EL(j), propensity if drawn, seed, versions",
+        note="round, qid, docid, strategy, EL(q), EL(j), inclusion probabilities if drawn, seed, versions",
     ),
 )
 

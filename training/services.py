@@ -398,7 +398,8 @@ def _number(value: float) -> float | None:
 
 def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) -> None:
     """The round's items as the core's graded tasks, one Draw each (strategy "training",
-    propensity 1 unless drawn), in selection order; topics and documents by qid and docid."""
+    propensity 1 unless drawn, else the item's inclusion probability in its round), in
+    selection order; topics and documents by qid and docid."""
     qids = {qid for qid, _ in selection.items}
     docids = {docid for _, docid in selection.items}
     topics = dict(Topic.objects.filter(campaign=campaign, qid__in=qids).values_list("qid", "id"))
@@ -413,7 +414,13 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
     )
     documents = dict(Document.objects.filter(campaign=campaign, docno__in=docids).values_list("docno", "id"))
     first = (Draw.objects.filter(campaign=campaign).aggregate(top=Max("order"))["top"] or 0) + 1
-    propensity = selection.propensity
+    inclusion = selection.inclusion_probability
+    query_inclusion = selection.query_inclusion_probability
+    document_inclusion = selection.document_inclusion_probability_given_query
+
+    def stored(values: np.ndarray | None, index: int) -> float | None:
+        return None if values is None else float(values[index])
+
     for index, (qid, docid) in enumerate(selection.items):
         draw = Draw.objects.create(
             campaign=campaign,
@@ -421,7 +428,7 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
             topic_id=topics[qid],
             document_id=documents[docid],
             order=first + index,
-            propensity=1.0 if propensity is None else float(propensity[index]),
+            propensity=1.0 if inclusion is None else float(inclusion[index]),
             strategy=DRAW_STRATEGY,
         )
         task = Task.objects.create(
@@ -439,7 +446,9 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
             row=int(selection.rows[index]),
             el_query=_number(selection.el_query[index]),
             el_doc=_number(selection.el_doc[index]),
-            propensity=None if propensity is None else float(propensity[index]),
+            inclusion_probability=stored(inclusion, index),
+            query_inclusion_probability=stored(query_inclusion, index),
+            document_inclusion_probability_given_query=stored(document_inclusion, index),
             task=task,
         )
 

@@ -20,6 +20,7 @@ from labeling.modes import export_links
 from labeling.permissions import EXPORT, MANAGE
 from labeling.services.imports import ImportFailed
 from training import selectors, services
+from training.benchmark import BENCHMARK_COMMAND, MEASURED_SE, benchmark_quote
 
 UPLOADS = {
     "features": (
@@ -176,5 +177,8 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "curve_labels": _curve_svg(summary["learning_curve"], "labels"),
         "curve_hours": _curve_svg(summary["learning_curve"], "hours"),
         "exports": export_links(campaign, "dashboard") if request.user.has_perm(EXPORT, campaign) else [],
+        "benchmark": benchmark_quote(),
+        "benchmark_command": BENCHMARK_COMMAND,
+        "measured_se": MEASURED_SE,
     }
     return render(request, "training/dashboard.html", context)

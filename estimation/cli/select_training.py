@@ -12,8 +12,6 @@ import math
 import sys
 from typing import TextIO
 
-import numpy as np
-
 from estimation.formats.letor import apply_labels, read_letor
 from estimation.formats.trec import iter_lines
 from estimation.training.ensembles import BootstrapLightGBM, read_scores
@@ -41,8 +39,9 @@ model is trained. The random strategies need neither.
 
 Output: `qid docid el_query el_doc` per selected item, tab-separated, in selection order
 (query strategies group a query's documents); with --draw a fifth column, the item's
-inclusion probability. EL is the expected DCG@K loss of the ensemble (query: A1, document: A2);
-NaN when no scores were used.
+inclusion probability, and for the two-stage rules (elo_qd, elo_q) two more: its query's
+inclusion probability and its own given the query (the fifth is their product). EL is the
+expected DCG@K loss of the ensemble (query: A1, document: A2); NaN when no scores were used.
 """
 
 EPILOG = """\
@@ -160,20 +159,20 @@ def _number(value: float) -> str:
 
 
 def write_selection(selection: Selection, out: TextIO) -> None:
-    """``qid docid el_query el_doc [propensity]`` per item, after a count and a column line."""
-    columns = ["qid", "docid", "el_query", "el_doc"] + (
-        ["propensity"] if selection.propensity is not None else []
-    )
+    """``qid docid el_query el_doc`` per item, and with --draw the item's inclusion probability
+    (two-stage: then also its query's and its own given the query), after a count and a column
+    line."""
+    probabilities = {
+        "inclusion_probability": selection.inclusion_probability,
+        "query_inclusion_probability": selection.query_inclusion_probability,
+        "document_inclusion_probability_given_query": selection.document_inclusion_probability_given_query,
+    }
+    shown = {name: values for name, values in probabilities.items() if values is not None}
+    columns = ["qid", "docid", "el_query", "el_doc", *shown]
     out.write(f"# {len(selection)} items selected\n# " + "\t".join(columns) + "\n")
-    propensity = selection.propensity if selection.propensity is not None else np.zeros(len(selection))
-    for (qid, docid), el_query, el_doc, pi in zip(
-        selection.items,
-        selection.el_query.tolist(),
-        selection.el_doc.tolist(),
-        propensity.tolist(),
-        strict=True,
+    for index, ((qid, docid), el_query, el_doc) in enumerate(
+        zip(selection.items, selection.el_query.tolist(), selection.el_doc.tolist(), strict=True)
     ):
         fields = [qid, docid, _number(el_query), _number(el_doc)]
-        if selection.propensity is not None:
-            fields.append(f"{pi:.6g}")
+        fields += [f"{values[index]:.6g}" for values in shown.values()]
         out.write("\t".join(fields) + "\n")

@@ -1,21 +1,26 @@
-"""Fixed-size draws with known inclusion probabilities, for selections that stay estimable.
+"""Fixed-size draws with known inclusion probabilities, and Horvitz-Thompson totals with an
+unbiased variance estimate, for selections that stay estimable.
 
 `inclusion_probabilities` turns selection weights into first-order inclusion probabilities
-``pi_x = min(1, c q_x)`` summing to the sample size n (units capped at 1 are taken for sure);
-`systematic_draw` then draws exactly n distinct units with exactly those probabilities
-(systematic probability-proportional-to-size sampling over a random order of the units;
-Madow 1949, Tillé 2006 §7.2). The Horvitz-Thompson total ``sum_{x in S} y_x / pi_x`` is then
-unbiased for ``sum_x y_x`` whatever the y, provided every ``pi_x > 0``.
+``pi_x = min(1, c q_x)`` summing to the sample size n (units capped at 1 are taken for sure).
+`estimation.sampling.conditional_poisson` draws n units with exactly those probabilities and
+gives their joint probabilities ``pi_xy`` (all > 0), which the variance estimators below need.
+`systematic_draw` (systematic PPS over a random order; Madow 1949, Tillé 2006 §7.2) also hits
+the ``pi_x`` but leaves ``pi_xy`` unknown and some of them 0: no unbiased variance estimate
+exists for its samples, so training selection no longer uses it.
 
-Two-stage draws (queries, then documents within each drawn query) stay unbiased with the
-product ``pi_q pi_{j|q,S}`` even when the second stage's sizes depend on which queries were
-drawn: given S, the inner Horvitz-Thompson sum is unbiased for the query's total as long as
-every document of a drawn query can be drawn.
+The Horvitz-Thompson total ``sum_{x in S} y_x / pi_x`` is unbiased for ``sum_x y_x`` whatever
+the y, provided every ``pi_x > 0`` (Horvitz & Thompson 1952); its variance estimate is unbiased
+when every ``pi_xy > 0`` as well (Särndal, Swensson & Wretman 1992, eq. 2.8.9 and Result 4.3.1).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
+from scipy.stats import norm
 
 
 def mixture_weights(values: np.ndarray, epsilon: float) -> np.ndarray:
@@ -92,3 +97,154 @@ def horvitz_thompson_total(values: np.ndarray, propensity: np.ndarray) -> float:
     if np.any(propensity <= 0) or np.any(propensity > 1):
         raise ValueError("propensities must lie in (0, 1]")
     return float(np.sum(values / propensity))
+
+
+@dataclass(frozen=True)
+class TotalEstimate:
+    """A Horvitz-Thompson total, its unbiased variance estimate and a normal interval.
+
+    Attributes
+    ----------
+    total : float
+    variance : float
+        Unbiased for the estimator's design variance (may be negative in a sample: it is
+        unbiased, not truncated; the standard error uses ``max(variance, 0)``).
+    standard_error : float
+    low, high : float
+        ``total -/+ z standard_error`` at level ``confidence``.
+    confidence : float
+    """
+
+    total: float
+    variance: float
+    standard_error: float
+    low: float
+    high: float
+    confidence: float
+
+
+def _checked(values: np.ndarray, inclusion: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    values = np.asarray(values, dtype=np.float64)
+    inclusion = np.asarray(inclusion, dtype=np.float64)
+    if values.ndim != 1 or values.shape != inclusion.shape:
+        raise ValueError("values and inclusion probabilities must be 1-d of the same shape")
+    if np.any(inclusion <= 0) or np.any(inclusion > 1):
+        raise ValueError("inclusion probabilities must lie in (0, 1]")
+    return values, inclusion
+
+
+def _design_variance(expanded: np.ndarray, inclusion: np.ndarray, joint: np.ndarray | None) -> float:
+    """Unbiased variance estimate of ``sum expanded`` (``expanded = y / pi``).
+
+    Poisson sampling (`joint` None): ``sum (1 - pi_x) (y_x / pi_x)^2`` (SSW eq. 3.2.5).
+    A fixed-size design: the Sen-Yates-Grundy form (SSW eq. 2.8.10)
+
+        V = 1/2 sum_{x != y in S} (pi_x pi_y - pi_xy) / pi_xy * (y_x / pi_x - y_y / pi_y)^2 ,
+
+    unbiased when every ``pi_xy > 0``; it is also >= 0 when ``pi_xy <= pi_x pi_y`` (true of
+    conditional Poisson sampling), and far steadier than the Horvitz-Thompson form, whose
+    normal intervals covered only 82-86 % in the tests' skewed designs where this one's hold.
+    """
+    if joint is None:
+        return float(np.sum((1.0 - inclusion) * expanded**2))
+    joint = np.asarray(joint, dtype=np.float64)
+    if joint.shape != (inclusion.size, inclusion.size):
+        raise ValueError(f"joint must have shape ({inclusion.size}, {inclusion.size}), got {joint.shape}")
+    if np.any(joint <= 0):
+        raise ValueError("a joint inclusion probability is 0: no unbiased variance estimate exists")
+    weight = np.outer(inclusion, inclusion) / joint - 1.0
+    np.fill_diagonal(weight, 0.0)
+    difference = expanded[:, None] - expanded[None, :]
+    return float(0.5 * np.sum(weight * difference**2))
+
+
+def _estimate(total: float, variance: float, confidence: float) -> TotalEstimate:
+    standard_error = float(np.sqrt(max(variance, 0.0)))
+    z = float(norm.ppf(0.5 + confidence / 2))
+    return TotalEstimate(
+        total=total,
+        variance=variance,
+        standard_error=standard_error,
+        low=total - z * standard_error,
+        high=total + z * standard_error,
+        confidence=confidence,
+    )
+
+
+def horvitz_thompson_estimate(
+    values: np.ndarray, inclusion: np.ndarray, joint: np.ndarray | None = None, *, confidence: float = 0.95
+) -> TotalEstimate:
+    """Horvitz-Thompson total of the drawn units and its unbiased variance estimate.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n,)
+        ``y_x`` of the drawn units.
+    inclusion : ndarray, shape (n,)
+        Their first-order inclusion probabilities ``pi_x``.
+    joint : ndarray, shape (n, n), optional
+        ``pi_xy`` of a fixed-size design (diagonal ignored), e.g. `conditional_poisson_joint`:
+        the Sen-Yates-Grundy variance estimate; None for Poisson sampling, whose estimate is
+        then ``sum (1 - pi_x) y_x^2 / pi_x^2``.
+    """
+    values, inclusion = _checked(values, inclusion)
+    expanded = values / inclusion
+    return _estimate(float(expanded.sum()), _design_variance(expanded, inclusion, joint), confidence)
+
+
+def two_stage_estimate(
+    values: np.ndarray,
+    first_stage_unit: np.ndarray,
+    first_stage_inclusion: np.ndarray,
+    first_stage_joint: np.ndarray | None,
+    inclusion_given_unit: np.ndarray,
+    joint_given_unit: Sequence[np.ndarray | None] | None,
+    *,
+    confidence: float = 0.95,
+) -> TotalEstimate:
+    """Two-stage Horvitz-Thompson total (queries, then documents within each drawn query) and
+    its unbiased variance estimate (Särndal, Swensson & Wretman 1992, Result 4.3.1):
+
+        t = sum_{i in S_I} t_i / pi_i,   t_i = sum_{k in S_i} y_k / pi_{k|i},
+        V = 1/2 sum_{i != j in S_I} (pi_i pi_j - pi_ij) / pi_ij * (t_i / pi_i - t_j / pi_j)^2
+            + sum_{i in S_I} V_i / pi_i,
+
+    (the first term in the Sen-Yates-Grundy form, for a fixed number of queries; SSW eq.
+    4.3.22) with ``V_i`` the single-stage estimate (`horvitz_thompson_estimate`) of the
+    within-query variance. Needs second-stage designs that do not depend on which queries were drawn
+    (invariance) and that are independent across queries.
+
+    Parameters
+    ----------
+    values : ndarray, shape (m,)
+        ``y_k`` of the drawn documents.
+    first_stage_unit : ndarray of int, shape (m,)
+        The drawn query of each document, numbered 0..k-1 (the order of the next two).
+    first_stage_inclusion : ndarray, shape (k,)
+        ``pi_i`` of the drawn queries.
+    first_stage_joint : ndarray, shape (k, k), or None
+        ``pi_ij`` of the drawn queries of a fixed-size design (None: Poisson sampling).
+    inclusion_given_unit : ndarray, shape (m,)
+        ``pi_{k|i}``: each document's inclusion probability given its query is drawn.
+    joint_given_unit : sequence of k arrays (or None), or None
+        Per query, the joint probabilities of its drawn documents (a fixed-size design) in the
+        order they appear in `values` (None: Poisson sampling).
+    """
+    values, inclusion_given_unit = _checked(values, inclusion_given_unit)
+    unit = np.asarray(first_stage_unit, dtype=np.int64)
+    first = np.asarray(first_stage_inclusion, dtype=np.float64)
+    if unit.shape != values.shape or (unit.size and (unit.min() < 0 or unit.max() >= first.size)):
+        raise ValueError("first_stage_unit must number each value's query 0..k-1")
+    if np.any(first <= 0) or np.any(first > 1):
+        raise ValueError("inclusion probabilities must lie in (0, 1]")
+    unit_totals = np.zeros(first.size)
+    within = np.zeros(first.size)
+    for index in range(first.size):
+        members = unit == index
+        joint = None if joint_given_unit is None else joint_given_unit[index]
+        expanded = values[members] / inclusion_given_unit[members]
+        unit_totals[index] = expanded.sum()
+        within[index] = _design_variance(expanded, inclusion_given_unit[members], joint)
+    expanded_units = unit_totals / first
+    variance = _design_variance(expanded_units, first, first_stage_joint) + float(np.sum(within / first))
+    return _estimate(float(expanded_units.sum()), variance, confidence)

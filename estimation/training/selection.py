@@ -19,15 +19,14 @@ EL is computed with labeled rows fixed at their grade for every member (no uncer
 so a partly labeled query's EL(q) reflects only its unlabeled documents.
 
 Drawn variant (``draw=True``; ``elo_qd``, ``elo_q``, ``elo_d``; method note §6): units are drawn
-with probabilities proportional to ``q = (1 - eps) EL / sum EL + eps / |U|`` by a fixed-size
-systematic PPS draw (`estimation.sampling.inclusion`), and every selected item carries its inclusion
-probability (two-stage: ``pi_q pi_{j|q}``). The number of queries drawn is the smallest n for
-which ANY n queries can absorb the budget (the n smallest capacities sum to >= M), the budget
-is then spread so each drawn query gets at least one label (the highest-EL drawn queries
-filled first), and within a query the documents are drawn by EL(j) (two-stage) or uniformly
-(query level). Then ``sum y / propensity`` over the labels is unbiased for the pool's total
-of any per-document quantity y, e.g. a ranker's DCG@10 (a sum of per-document terms). A
-deterministic selection has ``propensity=None`` and must never feed the estimators.
+by conditional Poisson sampling with target probabilities proportional to
+``q = (1 - eps) EL / sum EL + eps / |U|`` (`estimation.training.drawn`, whose doc says why this
+design and how the budget is honoured: elo_d spends it exactly, the two-stage rules at most).
+Every selected item carries its marginal inclusion probability (two-stage: also ``pi_q`` and
+``pi_{j|q}``, whose product it is); ``sum y / inclusion_probability`` over the labels is then
+unbiased for the pool's total of any per-document quantity y, e.g. a ranker's DCG@10 (a sum of
+per-document terms), and `Selection.total_estimate` adds an unbiased variance estimate. A
+deterministic selection has no probabilities and must never feed the estimators.
 """
 
 from __future__ import annotations
@@ -37,7 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimation.formats.letor import LetorPool
-from estimation.sampling.inclusion import inclusion_probabilities, mixture_weights, systematic_draw
+from estimation.sampling.inclusion import TotalEstimate
+from estimation.training.drawn import DrawnSelection, draw_selection, drawn_total_estimate
 from estimation.training.elo_dcg import ExpectedLoss, discounts, expected_loss
 
 STRATEGIES = ("elo_qd", "elo_q", "elo_d", "random_q", "random_d", "random_qd", "top_k", "variance")
@@ -58,11 +58,15 @@ class Selection:
     items : tuple of (query id, doc id), length m
     el_query, el_doc : ndarray, shape (m,)
         EL(q) of the item's query and EL(j) of the item (NaN when no scores were given).
-    propensity : ndarray, shape (m,), or None
-        Drawn variant: the probability with which the item was included (two-stage: the
-        product of its query's and its own conditional probability); None when deterministic.
-    query_propensity : ndarray, shape (m,), or None
-        Drawn query-level and two-stage selections: the inclusion probability of the item's query.
+    inclusion_probability : ndarray, shape (m,), or None
+        Drawn variant: the item's marginal probability of being selected (two-stage: the
+        product of the next two); None when deterministic.
+    query_inclusion_probability : ndarray, shape (m,), or None
+        Drawn two-stage selections (elo_qd, elo_q): the inclusion probability of the item's query.
+    document_inclusion_probability_given_query : ndarray, shape (m,), or None
+        Drawn two-stage selections: the item's inclusion probability given its query is drawn.
+    drawn : DrawnSelection or None
+        Drawn variant: the stages' designs, for `total_estimate`.
     strategy, seed, budget, docs_per_query, cutoff, draw, epsilon : as requested
     """
 
@@ -70,8 +74,10 @@ class Selection:
     items: tuple[tuple[str, str], ...]
     el_query: np.ndarray
     el_doc: np.ndarray
-    propensity: np.ndarray | None
-    query_propensity: np.ndarray | None
+    inclusion_probability: np.ndarray | None
+    query_inclusion_probability: np.ndarray | None
+    document_inclusion_probability_given_query: np.ndarray | None
+    drawn: DrawnSelection | None
     strategy: str
     seed: int
     budget: int
@@ -82,6 +88,13 @@ class Selection:
 
     def __len__(self) -> int:
         return int(self.rows.size)
+
+    def total_estimate(self, values: np.ndarray, *, confidence: float = 0.95) -> TotalEstimate:
+        """Horvitz-Thompson total over the pool's unlabeled rows of a per-row quantity, from its
+        `values` on the selected rows (selection order), with an unbiased variance estimate."""
+        if self.drawn is None:
+            raise ValueError("a deterministic selection is no sample: it gives no estimate")
+        return drawn_total_estimate(self.drawn, values, confidence=confidence)
 
 
 def _validate(
@@ -138,64 +151,6 @@ def _top_documents(pool: LetorPool, key: np.ndarray, budget: int) -> np.ndarray:
     return candidates[np.lexsort((candidates, -key[candidates]))][:budget]
 
 
-def _fewest_queries(capacity: np.ndarray, budget: int) -> int:
-    """Smallest n such that any n of the queries can absorb the budget."""
-    reach = np.cumsum(np.sort(capacity))
-    return int(np.searchsorted(reach, budget, side="left")) + 1
-
-
-def _spread(capacity: np.ndarray, budget: int) -> np.ndarray:
-    """Labels per drawn query (in the given order): one each, then fill in order to capacity."""
-    share = np.ones(capacity.size, dtype=np.int64)
-    extra = np.minimum(
-        capacity - 1, np.maximum(0, budget - capacity.size - np.r_[0, np.cumsum(capacity - 1)[:-1]])
-    )
-    return share + extra
-
-
-def _drawn(
-    pool: LetorPool,
-    loss: ExpectedLoss,
-    strategy: str,
-    budget: int,
-    cap: int,
-    epsilon: float,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Rows, propensities and query propensities of a drawn selection."""
-    candidates = np.flatnonzero(~pool.labeled)
-    budget = min(budget, candidates.size)
-    if strategy == "elo_d":
-        pi = inclusion_probabilities(mixture_weights(loss.document[candidates], epsilon), budget)
-        picked = systematic_draw(pi, rng)
-        picked = picked[np.lexsort((candidates[picked], -loss.document[candidates[picked]]))]
-        return candidates[picked], pi[picked], None
-    ranked = _ranked_candidates(pool, loss.document)
-    available = np.array([rows.size for rows in ranked])
-    units = np.flatnonzero(available > 0)
-    capacity = available[units] if strategy == "elo_q" else np.minimum(available[units], cap)
-    size = min(_fewest_queries(capacity, budget), units.size) if budget else 0
-    query_pi = inclusion_probabilities(mixture_weights(loss.query[units], epsilon), size)
-    drawn = systematic_draw(query_pi, rng)
-    drawn = drawn[np.lexsort((units[drawn], -loss.query[units[drawn]]))]  # highest EL filled first
-    shares = _spread(capacity[drawn], budget)
-    rows, propensity, query_propensity = [], [], []
-    for unit, share in zip(drawn, shares, strict=True):
-        query_rows = ranked[units[unit]]
-        if strategy == "elo_q":
-            inner = np.full(query_rows.size, share / query_rows.size)
-            chosen = np.sort(rng.choice(query_rows.size, size=share, replace=False))
-        else:
-            inner = inclusion_probabilities(mixture_weights(loss.document[query_rows], epsilon), share)
-            chosen = np.sort(systematic_draw(inner, rng))  # ranked order: by EL(j) descending
-        rows.append(query_rows[chosen])
-        propensity.append(query_pi[unit] * inner[chosen])
-        query_propensity.append(np.full(chosen.size, query_pi[unit]))
-    if not rows:
-        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
-    return np.concatenate(rows), np.concatenate(propensity), np.concatenate(query_propensity)
-
-
 def select_training(
     pool: LetorPool,
     scores: np.ndarray | None,
@@ -238,12 +193,20 @@ def select_training(
         loss = pool_expected_loss(pool, scores, max_grade=max_grade, cutoff=cutoff)
     candidates = np.flatnonzero(~pool.labeled)
     budget_used = min(budget, candidates.size)
-    propensity = query_propensity = None
+    drawn = None
     if draw:
         assert loss is not None
-        rows, propensity, query_propensity = _drawn(
-            pool, loss, strategy, budget_used, docs_per_query, epsilon, rng
+        drawn = draw_selection(
+            pool,
+            loss,
+            _ranked_candidates(pool, loss.document),
+            strategy,
+            budget_used,
+            docs_per_query,
+            epsilon,
+            rng,
         )
+        rows = drawn.rows
     elif strategy in ("elo_q", "elo_qd"):
         assert loss is not None
         query_order = np.lexsort((np.arange(pool.n_queries), -loss.query))
@@ -275,8 +238,12 @@ def select_training(
         ),
         el_query=loss.query[query] if loss is not None else nan,
         el_doc=loss.document[rows] if loss is not None else nan.copy(),
-        propensity=propensity,
-        query_propensity=query_propensity,
+        inclusion_probability=None if drawn is None else drawn.inclusion_probability,
+        query_inclusion_probability=None if drawn is None else drawn.query_inclusion_probability,
+        document_inclusion_probability_given_query=(
+            None if drawn is None else drawn.document_inclusion_probability_given_query
+        ),
+        drawn=drawn,
         strategy=strategy,
         seed=seed,
         budget=budget,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
 
 from graded.judging import task_answer, task_next, task_skip
 from labeling.models import Campaign, Judgment, Task
@@ -96,7 +97,8 @@ def test_round_one_fills_the_round_exactly_from_unlabeled_rows_and_queues_graded
     assert max(per_query.values()) <= 4, "the two-stage cap"
     assert Task.objects.filter(campaign=campaign, draw__strategy="training").count() == 10
     assert all(
-        item.el_query is not None and item.propensity is None for item in TrainingSelection.objects.all()
+        item.el_query is not None and item.inclusion_probability is None
+        for item in TrainingSelection.objects.all()
     )
 
 
@@ -224,10 +226,24 @@ def test_the_progress_says_when_the_next_round_is_being_selected(
 
 def test_the_drawn_variant_records_inclusion_probabilities(make_training: Callable[..., Campaign]) -> None:
     campaign = make_training(drawn=True)
-    propensities = list(
-        TrainingSelection.objects.filter(round__campaign=campaign).values_list("propensity", flat=True)
+    items = list(TrainingSelection.objects.filter(round__campaign=campaign))
+    # Two-stage (elo_qd): at most the round's 10 labels, each with its marginal probability,
+    # the product of its query's and its own given the query.
+    assert 0 < len(items) <= 10
+    for item in items:
+        assert item.inclusion_probability is not None
+        assert item.query_inclusion_probability is not None
+        assert item.document_inclusion_probability_given_query is not None
+        assert 0 < item.inclusion_probability <= 1
+        assert item.inclusion_probability == pytest.approx(
+            item.query_inclusion_probability * item.document_inclusion_probability_given_query
+        )
+        assert item.task is not None and item.task.draw.propensity == item.inclusion_probability
+    log = list(csv.DictReader(io.StringIO("".join(exports.selection_log(campaign)))))
+    assert float(log[0]["inclusion_probability"]) == pytest.approx(items[0].inclusion_probability, rel=1e-5)
+    assert float(log[0]["query_inclusion_probability"]) == pytest.approx(
+        items[0].query_inclusion_probability, rel=1e-5
     )
-    assert len(propensities) == 10 and all(0 < p <= 1 for p in propensities)
     assert training_summary(campaign)["selection_mode"].startswith("drawn")
     with pytest.raises(ValueError, match="drawing applies to"):
         services.training_configure(campaign, {"strategy": "random_q", "drawn": True})
@@ -250,6 +266,7 @@ def test_personas_and_exports(
     assert made["mode"] == "training" and made["judging_mode"] == "training"
     log = list(csv.DictReader(io.StringIO("".join(exports.selection_log(campaign)))))
     assert len(log) == 10 and log[0]["round"] == "1" and log[0]["strategy"] == "elo_qd"
+    assert log[0]["inclusion_probability"] == "", "a deterministic round has no probabilities"
     letor = "".join(exports.letor_training_set(campaign)).splitlines()
     assert len(letor) == 36 and letor[0].startswith(("0 qid:q0", "1 qid:q0", "2 qid:q0"))
     qrels = "".join(exports.training_qrels(campaign)).splitlines()
@@ -406,3 +423,20 @@ def test_a_round_names_a_topic_without_text_by_its_id_as_every_mode_does(
     campaign = make_training()
     stubs = Topic.objects.filter(campaign=campaign, is_stub=True)
     assert stubs.exists() and all(topic.title == topic.qid for topic in stubs)
+
+
+def test_the_dashboard_quotes_the_benchmark_at_every_budget(
+    make_training: Callable[..., Campaign],
+    coordinator: AbstractBaseUser,  # noqa: F811
+    client: Client,
+) -> None:
+    campaign = make_training()
+    client.force_login(coordinator)  # type: ignore[arg-type]
+    page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+    section = page[page.index('id="benchmark"') :]
+    # MQ2008 at 800 and 1,600 labels: elo_qd's advantage over random queries vanishes.
+    mq2008 = section[section.index('data-benchmark="MQ2008"') :]
+    for budget in (50, 100, 200, 400, 800, 1600, 3200):
+        assert f'<td class="num">{budget}</td>' in mq2008
+    row_800 = mq2008[mq2008.index('<td class="num">800</td>') :].split("</tr>")[0]
+    assert "0.005 ± 0.012" in row_800 and "no measurable difference" in row_800
