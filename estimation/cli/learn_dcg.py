@@ -307,6 +307,8 @@ def write_report(result: LearnedDCG, n_answers: int, out: TextIO, *, skipped_unj
         ]
         + "  (0 when W has the DCG form c x g; noise alone makes it positive: read the test below)\n"
     )
+    if result.coverage.get("sentence"):
+        out.write(f"  {result.coverage['sentence']}\n")
     if result.widened:
         out.write(
             f"  widened to contain the estimate: {', '.join(result.widened)} (the estimate lies outside "
@@ -317,6 +319,7 @@ def write_report(result: LearnedDCG, n_answers: int, out: TextIO, *, skipped_unj
         p_value = test.get("p_value")
         shown = f"{p_value:.4g}" if p_value is not None and p_value == p_value else "n/a"
         out.write(f"DCG form test p-value\t{shown}\t{test.get('sentence', '')}\n")
+    out.write(f"choices\t{_choices_text(result.options)}\n")
     out.write(f"C\t{result.c:g}  (chosen by cross-validation over topics from {_grid_text(result.c_grid)})\n")
     if result.c_tie is not None:
         out.write(f"C_t\t{result.c_tie:g}  (from {_grid_text(result.c_tie_grid)})\n")
@@ -334,6 +337,22 @@ def write_report(result: LearnedDCG, n_answers: int, out: TextIO, *, skipped_unj
     ):
         out.write(f"  {label}\t{result.accuracy[name]:.4f}\n")
     out.write("\n" + other_tools_text(result.gains, result.discounts, k))
+
+
+def _choices_text(options: dict) -> str:
+    qp = options.get("method") == QP
+    tie_cost = {SAME: "C_t = C", SEPARATE: "C_t chosen apart from C"}.get(
+        options.get("c_tie", ""), "C_t from its grid"
+    )
+    parts = [
+        f"method {options.get('method')}",
+        f"{options.get('folds')} folds",
+        "'about the same' answers used" if options.get("ties") else "'about the same' answers left out",
+        "discounts non-increasing" if options.get("monotone_discounts") else "discounts free",
+    ]
+    if qp:
+        parts += [tie_cost, f"'much better' margin {options.get('much_better_margin'):g}"]
+    return ", ".join(parts)
 
 
 def _grid_text(grid: list[float]) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from estimation.learned_dcg.coverage import coverage_note
 from estimation.learned_dcg.fitters import (
     LIKELIHOOD,
     METHODS,
@@ -144,7 +145,7 @@ def fit_weights(
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0)
 SEPARATE = "separate"
 SAME = "same"
-DEFAULT_BOOTSTRAP = 200
+DEFAULT_BOOTSTRAP = 100
 JACKKNIFE_GROUPS = 25
 """Groups of topics left out in turn for the BCa acceleration (a fit per group)."""
 
@@ -157,7 +158,8 @@ class LearnedDCG:
     (``T(W)``); the ``_low`` / ``_high`` fields are 95 % BCa intervals from a bootstrap over
     topics that repeats the whole fit, C (and C_t) chosen by cross-validation in every
     replicate (``interval_method``); ``widened`` names the quantities whose interval was
-    widened to contain the estimate. ``form_test`` is the likelihood-ratio test of the DCG
+    widened to contain the estimate; ``coverage`` what simulation measured of such intervals
+    (`estimation.learned_dcg.coverage.coverage_note`). ``form_test`` is the likelihood-ratio test of the DCG
     form (`estimation.learned_dcg.likelihood.FormTest.to_json`). ``accuracy`` holds held-out
     accuracies over cross-validation folds by topic: "learned" of the learned DCG (gains x
     discounts, what a campaign applies) with C chosen without the held-out fold (nested),
@@ -204,6 +206,7 @@ class LearnedDCG:
     widened: list[str] = field(default_factory=list)
     tie_curve: list[dict] = field(default_factory=list)
     options: dict = field(default_factory=dict)
+    coverage: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """Plain floats, ints and lists (JSON-serialisable)."""
@@ -300,9 +303,9 @@ def _cross_validate(
 ) -> _CrossValidation:
     n_folds = topics.n_folds
     score = np.full((len(grid), n_folds), -np.inf)
-    correct = np.zeros((len(grid), topics.scored.rows.size)) if details else None
-    correct_dcg = np.full((len(grid), topics.scored.rows.size), 0.5) if details else None
-    tie_hit = np.zeros((len(grid), topics.tied.rows.size), dtype=bool) if details else None
+    correct = np.zeros((len(grid), topics.scored.rows.size))
+    correct_dcg = np.full((len(grid), topics.scored.rows.size), 0.5)
+    tie_hit = np.zeros((len(grid), topics.tied.rows.size), dtype=bool)
     models: dict = {}
     fold_of_scored = topics.fold[topics.of_answer[topics.scored.rows]]
     fold_of_tied = topics.fold[topics.of_answer[topics.tied.rows]]
@@ -337,6 +340,8 @@ def _cross_validate(
                     pass
                 ties_here = fold_of_tied == fold
                 tie_hit[point, ties_here] = fitter.predicts_tie(model, topics.tied.d[ties_here])
+    if not details:
+        return _CrossValidation(grid, score, models=models)
     return _CrossValidation(grid, score, correct, correct_dcg, tie_hit, models)
 
 
@@ -352,17 +357,19 @@ def _choose(total: np.ndarray, grid: list[tuple[float, ...]], axes: list[list[fl
     def distance(point: int) -> float:
         return sum(
             abs(axis.index(value) - (len(axis) - 1) / 2.0)
-            for axis, value in zip(axes, grid[point], strict=True)
+            for axis, value in zip(axes, grid[point], strict=False)  # C_t = C: one axis
         )
 
-    return int(min(candidates, key=distance))
+    return min((int(point) for point in candidates), key=distance)
 
 
 def _grid(axes: list[list[float]], same: bool) -> list[tuple[float, ...]]:
-    if len(axes) == 1:
-        return [(c,) for c in axes[0]]
+    """Grid points: ``(C,)`` for the likelihood, ``(C, C_t)`` for the QP (one axis when
+    ``same``: C_t = C)."""
     if same:
         return [(c, c) for c in axes[0]]
+    if len(axes) == 1:
+        return [(c,) for c in axes[0]]
     return [(c, t) for c in axes[0] for t in axes[1]]
 
 
@@ -550,6 +557,7 @@ def learn_dcg(
         bootstrap_failed=failed,
         widened=widened,
         tie_curve=_tie_curve(cv, grid, best, method),
+        coverage=coverage_note(method, len(data)) if bootstrap else {},
         options={
             "method": method,
             "c_tie": SAME if same_tie else ("grid" if not isinstance(c_tie_grid, str) else SEPARATE),
@@ -582,7 +590,7 @@ def _extend(axes: list[list[float]], chosen: tuple[float, ...], method: str) -> 
     """Each axis whose chosen value sits at an edge, one factor of 10 further; None if none."""
     changed = False
     new_axes = []
-    for axis, value in zip(axes, chosen, strict=True):
+    for axis, value in zip(axes, chosen, strict=False):  # with C_t = C, one axis for both
         axis = list(axis)
         if value == axis[0]:
             axis.insert(0, axis[0] / 10.0)

@@ -115,13 +115,13 @@ class LikelihoodFitter:
         )
 
     @staticmethod
-    def table(model: OrdinalFit) -> np.ndarray:
+    def table(model: Any) -> np.ndarray:
         return model.weights
 
-    def score(self, model: OrdinalFit, answer_weights: np.ndarray, scored: Scored) -> float:
+    def score(self, model: Any, answer_weights: np.ndarray, scored: Scored) -> float:
         return heldout_loglik(model, self.design, self.row_weights(answer_weights))
 
-    def predicts_tie(self, model: OrdinalFit, d: np.ndarray) -> np.ndarray:
+    def predicts_tie(self, model: Any, d: np.ndarray) -> np.ndarray:
         """The "about the same" band is the most probable answer."""
         levels = self.design.levels[model.categories]
         if not np.any(levels == 0):
@@ -164,16 +164,16 @@ class QPFitter:
             w = solve_newton(self.design, row_weights, c_strict, c_tie, start=start)
         return w
 
-    def table(self, model: np.ndarray) -> np.ndarray:
+    def table(self, model: Any) -> np.ndarray:
         return model.reshape(self.shape)
 
-    def score(self, model: np.ndarray, answer_weights: np.ndarray, scored: Scored) -> float:
+    def score(self, model: Any, answer_weights: np.ndarray, scored: Scored) -> float:
         weight = answer_weights[scored.rows]
         keep = weight > 0
         return float(weight[keep] @ _correct(model, scored.d[keep], scored.wanted[keep]))
 
     @staticmethod
-    def predicts_tie(model: np.ndarray, d: np.ndarray) -> np.ndarray:
+    def predicts_tie(model: Any, d: np.ndarray) -> np.ndarray:
         """Inside the QP's tie band ``|wᵀd| < 1``."""
         return np.abs(d @ model) < 1.0
 

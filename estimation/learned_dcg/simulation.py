@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import norm
+from scipy.stats import logistic, norm
 
 from estimation.learned_dcg.fit import PreferenceData, standard_weights, utilities
 
@@ -59,22 +59,34 @@ def permutation_preferences(
     return PreferenceData(left, right, preference, np.arange(n_pairs))
 
 
-def table1_thresholds(signal: np.ndarray, shares: np.ndarray | None = None) -> np.ndarray:
-    """Cut points on ``z = signal + N(0, 1)`` whose label shares match Table 1.
+NOISES = ("probit", "logistic")
+_LOGISTIC_SCALE = np.sqrt(3.0) / np.pi  # unit variance, as the probit's
 
-    ``signal`` holds ``Δ / (ν sd(Δ))`` over the population of pairs the
-    answers are drawn from; the marginal CDF of ``z`` is ``mean_i Φ(t - signal_i)``. Returns
-    4 increasing thresholds; labels run from "B much better" (below the first) to "A much
-    better" (above the last).
+
+def _noise_cdf(noise: str):
+    if noise == "probit":
+        return norm.cdf
+    if noise == "logistic":
+        return lambda t: logistic.cdf(t, scale=_LOGISTIC_SCALE)
+    raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {noise!r}")
+
+
+def table1_thresholds(
+    signal: np.ndarray, shares: np.ndarray | None = None, *, noise: str = "probit"
+) -> np.ndarray:
+    """Cut points on ``z = signal + ε`` whose label shares match Table 1.
+
+    ``signal`` holds ``Δ / (ν sd(Δ))`` over the population of pairs the answers are drawn
+    from; ε is standard normal (``noise="probit"``) or logistic with unit variance; the
+    marginal CDF of ``z`` is ``mean_i F(t - signal_i)``. Returns 4 increasing thresholds;
+    labels run from "B much better" (below the first) to "A much better" (above the last).
     """
+    cdf = _noise_cdf(noise)
     counts = np.asarray(TABLE1_COUNTS[::-1] if shares is None else shares, dtype=float)
     cumulative = np.cumsum(counts / counts.sum())[:-1]
-    low, high = float(signal.min()) - 10.0, float(signal.max()) + 10.0
+    low, high = float(signal.min()) - 20.0, float(signal.max()) + 20.0
     return np.array(
-        [
-            brentq(lambda t, p=p: float(norm.cdf(t - signal).mean()) - p, low, high, xtol=1e-12)
-            for p in cumulative
-        ]
+        [brentq(lambda t, p=p: float(cdf(t - signal).mean()) - p, low, high, xtol=1e-12) for p in cumulative]
     )
 
 
@@ -86,6 +98,9 @@ def run_preferences(
     *,
     nu: float = 1.0,
     side_bias: float = 0.0,
+    noise: str = "probit",
+    careless: float = 0.0,
+    ties: bool = True,
 ) -> tuple[PreferenceData, np.ndarray]:
     """Side-by-side answers on real lists under a ground truth ``truth`` (K, L).
 
@@ -97,11 +112,18 @@ def run_preferences(
         Answers to draw: a topic and an ordered pair of systems whose lists differ, uniformly
         among all such (topic, A, B).
     nu : float
-        Noise: ``z = Δ / (ν sd(Δ)) + N(0, 1)``, ``sd(Δ)`` over that population (larger ν,
+        Noise: ``z = Δ / (ν sd(Δ)) + ε``, ``sd(Δ)`` over that population (larger ν,
         noisier answers).
     side_bias : float
         Added to ``z`` after the thresholds are set: a positive bias favours the left list
         (A) and moves the label shares away from Table 1's.
+    noise : {"probit", "logistic"}
+        The law of ε (both with unit variance).
+    careless : float
+        Share of answers given at random, uniformly over the answer levels offered.
+    ties : bool
+        Offer "about the same"; without it the assessor must pick a side: the tie band is
+        split at its middle (four answers, -2, -1, 1, 2).
 
     Returns
     -------
@@ -113,6 +135,8 @@ def run_preferences(
         raise ValueError(f"lists must have shape (topics, systems >= 2, K), got {lists.shape}")
     if nu <= 0:
         raise ValueError(f"nu must be > 0, got {nu}")
+    if not 0.0 <= careless <= 1.0:
+        raise ValueError(f"careless must lie in [0, 1], got {careless}")
     m, n_systems, cutoff = lists.shape
     grid = np.meshgrid(np.arange(m), np.arange(n_systems), np.arange(n_systems), indexing="ij")
     topic, a, b = (axis.reshape(-1) for axis in grid)
@@ -126,11 +150,23 @@ def run_preferences(
         raise ValueError("the ground truth rates every pair of lists the same")
     signal = delta / (nu * spread)
     # Thresholds from the unbiased answers, so that a side bias shows as a shift of the shares.
-    thresholds = table1_thresholds(signal)
+    thresholds = table1_thresholds(signal, noise=noise)
+    values = np.array([2, 1, 0, -1, -2])
+    if not ties:
+        middle = 0.5 * (thresholds[1] + thresholds[2])
+        thresholds = np.array([thresholds[0], middle, thresholds[3]])
+        values = np.array([2, 1, -1, -2])
     drawn = rng.integers(0, topic.size, n_answers)
-    z = signal[drawn] + side_bias + rng.standard_normal(n_answers)
-    # Level 0 (below the first cut) is "B much better" (+2) ... level 4 "A much better" (-2).
-    preference = 2 - np.searchsorted(thresholds, z)
+    if noise == "probit":
+        epsilon = rng.standard_normal(n_answers)
+    else:
+        epsilon = rng.logistic(0.0, _LOGISTIC_SCALE, n_answers)
+    z = signal[drawn] + side_bias + epsilon
+    # Level 0 (below the first cut) is "B much better" (+2) ... the top level "A much better" (-2).
+    preference = values[np.searchsorted(thresholds, z)]
+    if careless > 0:
+        random_answer = rng.random(n_answers) < careless
+        preference = np.where(random_answer, rng.choice(values, n_answers), preference)
     data = PreferenceData(
         lists[topic[drawn], a[drawn]], lists[topic[drawn], b[drawn]], preference, topic[drawn]
     )

@@ -310,6 +310,7 @@ NEW_KEYS = (
     "bootstrap_failed",
     "widened",
     "options",
+    "coverage",
 )
 
 
@@ -343,11 +344,6 @@ def test_a_fit_stored_before_the_fit_choices_still_reads_everywhere(
     assert services.sxs_refit(campaign=campaign).result["method"] == "likelihood"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: learn_dcg(method='qp', c_tie_grid='same') builds one-value grid points that the QP "
-    "fitter cannot unpack, so every cross-validation fit fails (estimation/learned_dcg/fit.py _grid)",
-)
 def test_the_paper_s_qp_with_c_t_the_same_as_c_fits(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
