@@ -21,7 +21,8 @@
     [0, .9, 1] below; and a milder [0, .5, 1] / [0, .7, 1]), at 500, 1,500 and 5,000 answers,
     ``--form-reps`` datasets each.
 
-Usage: ``python bench/bench_learned_dcg_coverage.py [--reps 20] [--bootstrap 100] [--jobs 2]``.
+Usage: ``python bench/bench_learned_dcg_coverage.py [--reps 20] [--bootstrap 100] [--jobs 2]``
+(``--coverage-from JSON`` reuses an earlier run's coverage rows and runs the form test alone).
 Writes ``bench/results/learned_dcg_coverage.json`` and ``.md``; prints the tables.
 """
 
@@ -210,6 +211,11 @@ def main() -> None:
     parser.add_argument("--form-reps", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--methods", default="likelihood,qp")
+    parser.add_argument(
+        "--coverage-from",
+        metavar="JSON",
+        help="take the coverage rows of an earlier run's JSON and run only the form test",
+    )
     parser.add_argument("--out", default=str(REPO_ROOT / "bench" / "results" / "learned_dcg_coverage"))
     args = parser.parse_args()
     started = time.perf_counter()
@@ -227,7 +233,12 @@ def main() -> None:
     ]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         form = list(pool.map(one_form_test, form_jobs, chunksize=20))
-        rows = list(pool.map(one_replicate, jobs))
+        if args.coverage_from:
+            earlier = json.loads(Path(args.coverage_from).read_text())
+            rows = earlier["rows"]
+            args.reps, args.bootstrap = earlier["args"]["reps"], earlier["args"]["bootstrap"]
+        else:
+            rows = list(pool.map(one_replicate, jobs))
     table = summarise(rows)
     text = markdown(table, form, args)
     print(text)

@@ -93,8 +93,9 @@ LEARNED_CONVENTIONS = {
     "between the learned utility and standard DCG orders",
     "disagreements": "system pairs that learned DCG and standard DCG order differently "
     "(utility_disagreements: the learned utility against standard DCG)",
-    "diagnostics": "in sample (scored on the answers the fit learned from: learned accuracies are "
-    "optimistic): accuracy of learned_dcg, exp, linear and utility on answers with a direction, by "
+    "diagnostics": "held out (in_sample false: each answer scored by the fold model that did not see "
+    "its topic; records of earlier versions are in sample, the learned accuracies then optimistic): "
+    "accuracy of learned_dcg, exp, linear and utility on answers with a direction, by "
     "quantile bins of the |DCG@K difference| (gain 2^y - 1) of the two lists (the paper's Figs. 4-5) "
     "and by answer strength (much better / better; mean_difference: mean |predicted difference|, "
     "each metric on its own scale); a predicted exact tie counts 1/2; "

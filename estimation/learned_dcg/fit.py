@@ -207,6 +207,10 @@ class LearnedDCG:
     tie_curve: list[dict] = field(default_factory=list)
     options: dict = field(default_factory=dict)
     coverage: dict = field(default_factory=dict)
+    heldout_differences: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    """Per answer of the data, ``u(left) - u(right)`` under the model of the fold that held its
+    topic out (C chosen on the other folds): "learned_dcg" (gain x discount) and "utility"
+    (full W). For honest diagnostics; not part of `to_json` (one number per answer)."""
 
     def to_json(self) -> dict:
         """Plain floats, ints and lists (JSON-serialisable)."""
@@ -224,7 +228,11 @@ class LearnedDCG:
                 return None  # JSON has no NaN
             return value
 
-        return {name: plain(getattr(self, name)) for name in self.__dataclass_fields__}
+        return {
+            name: plain(getattr(self, name))
+            for name in self.__dataclass_fields__
+            if name != "heldout_differences"
+        }
 
 
 @dataclass(frozen=True)
@@ -330,14 +338,11 @@ def _cross_validate(
                 here = fold_of_scored == fold
                 w = fitter.table(model).reshape(-1)
                 correct[point, here] = _correct(w, topics.scored.d[here], topics.scored.wanted[here])
-                try:
-                    form = rank_one(transformed_weights(fitter.table(model)))
-                    dcg = np.outer(form.discounts, form.gains).reshape(-1)
+                dcg = _dcg_table(fitter.table(model)).reshape(-1)
+                if np.any(dcg):  # else no DCG form: a coin (0.5)
                     correct_dcg[point, here] = _correct(
                         dcg, topics.scored.d[here], topics.scored.wanted[here]
                     )
-                except ValueError:  # no DCG form: a coin
-                    pass
                 ties_here = fold_of_tied == fold
                 tie_hit[point, ties_here] = fitter.predicts_tie(model, topics.tied.d[ties_here])
     if not details:
@@ -558,6 +563,7 @@ def learn_dcg(
         widened=widened,
         tie_curve=_tie_curve(cv, grid, best, method),
         coverage=coverage_note(method, len(data)) if bootstrap else {},
+        heldout_differences=_heldout_differences(fitter, cv, topics, data, n_grades, table),
         options={
             "method": method,
             "c_tie": SAME if same_tie else ("grid" if not isinstance(c_tie_grid, str) else SEPARATE),
@@ -630,19 +636,59 @@ def _edge_messages(
     return warnings, notes
 
 
+def _nested_points(cv: _CrossValidation) -> list[int]:
+    """Per fold, the grid point best on the other folds' scores: a choice that never sees the
+    fold it is used on."""
+    points = []
+    for fold in range(cv.score.shape[1]):
+        others = np.delete(cv.score, fold, axis=1).sum(axis=1)
+        points.append(int(np.argmax(np.where(np.isfinite(others), others, -np.inf))))
+    return points
+
+
 def _nested_accuracy(cv: _CrossValidation, correct: np.ndarray | None, topics: _Topics) -> float:
-    """Held-out accuracy where each fold's C is the best on the other folds' scores: the
-    choice never sees the fold it is scored on (the best-of-grid accuracy does)."""
+    """Held-out accuracy with each fold's C chosen on the other folds (the best-of-grid
+    accuracy chooses on the held-out fold too, hence is optimistic)."""
     if correct is None or correct.shape[1] == 0:
         return float("nan")
     fold_of_scored = topics.fold[topics.of_answer[topics.scored.rows]]
     total = np.zeros(correct.shape[1])
-    for fold in range(topics.n_folds):
-        others = np.delete(cv.score, fold, axis=1).sum(axis=1)
-        point = int(np.argmax(np.where(np.isfinite(others), others, -np.inf)))
+    for fold, point in enumerate(_nested_points(cv)):
         here = fold_of_scored == fold
         total[here] = correct[point, here]
     return float(total.mean())
+
+
+def _heldout_differences(
+    fitter: Fitter,
+    cv: _CrossValidation,
+    topics: _Topics,
+    data: PreferenceData,
+    n_grades: int,
+    final: np.ndarray,
+) -> dict[str, np.ndarray]:
+    d = encode_lists(data.left, n_grades) - encode_lists(data.right, n_grades)
+    # Answers no fold holds (topics without an informative answer) keep the in-sample value.
+    out = {"utility": d @ final.reshape(-1), "learned_dcg": d @ _dcg_table(final).reshape(-1)}
+    fold_of_answer = np.where(topics.of_answer >= 0, topics.fold[topics.of_answer], -1)
+    for fold, point in enumerate(_nested_points(cv)):
+        model = (cv.models or {}).get((fold, point))
+        if model is None:
+            continue
+        here = fold_of_answer == fold
+        table = fitter.table(model)
+        out["utility"][here] = d[here] @ table.reshape(-1)
+        out["learned_dcg"][here] = d[here] @ _dcg_table(table).reshape(-1)
+    return out
+
+
+def _dcg_table(table: np.ndarray) -> np.ndarray:
+    """``c ⊗ g`` of a weight table's DCG form (zeros when it has none)."""
+    try:
+        form = rank_one(transformed_weights(table))
+    except ValueError:
+        return np.zeros_like(table)
+    return np.outer(form.discounts, form.gains)
 
 
 def _tie_curve(cv: _CrossValidation, grid: list[tuple[float, ...]], best: int, method: str) -> list[dict]:

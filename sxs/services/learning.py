@@ -181,10 +181,14 @@ def leaderboard_json(campaign: Campaign, result: dict[str, Any], grades: dict, d
 DIAGNOSED = ("learned_dcg", "exp", "linear", "utility")
 
 
-def diagnostics_json(result: dict[str, Any], data: PreferenceData) -> dict:
+def diagnostics_json(
+    result: dict[str, Any], data: PreferenceData, heldout: dict[str, np.ndarray] | None = None
+) -> dict:
     """Accuracy by |standard DCG difference| and by answer strength (the paper's Figs. 4-5 and
-    16) of learned DCG (as applied), the two standard DCGs and the learned utility, on the
-    answers the fit learned from: in sample (the learned metrics' accuracy is optimistic)."""
+    16) of learned DCG (as applied), the two standard DCGs and the learned utility. With the
+    fit's ``heldout`` differences (each answer predicted by the fold that held its topic out)
+    the learned metrics are scored held out; without (a record stored by an older version), in
+    sample on the answers the fit learned from (optimistic)."""
     core = CorePreferenceData(data.left, data.right, data.preference, data.groups)
     gains, discounts = applied_gains_discounts(result)
     tables = {
@@ -194,7 +198,10 @@ def diagnostics_json(result: dict[str, Any], data: PreferenceData) -> dict:
         "utility": transformed_weights(np.asarray(result["weights"], dtype=float)),
     }
     differences = {name: utility_differences(tables[name], core) for name in DIAGNOSED}
-    return _plain(answer_diagnostics(core, differences, data.grade_levels, in_sample=True).to_json())
+    if heldout:
+        differences.update(heldout)
+    diagnostics = answer_diagnostics(core, differences, data.grade_levels, in_sample=not heldout)
+    return _plain(diagnostics.to_json())
 
 
 def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
@@ -245,7 +252,7 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
     result.update(
         status=FITTED,
         leaderboard=leaderboard_json(campaign, result, grades, data),
-        diagnostics=diagnostics_json(result, data),
+        diagnostics=diagnostics_json(result, data, learned.heldout_differences),
         **counts,
     )
     return SxsFit.objects.create(campaign=campaign, answers=int(data.preference.size), result=result)

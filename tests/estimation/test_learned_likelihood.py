@@ -11,6 +11,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import bootstrap as scipy_bootstrap
 
+from estimation.learned_dcg.diagnostics import utility_differences
 from estimation.learned_dcg.fit import PreferenceData, learn_dcg, rank_one
 from estimation.learned_dcg.intervals import bca_intervals
 from estimation.learned_dcg.likelihood import (
@@ -243,3 +244,17 @@ def test_the_qp_chooses_the_tie_cost_apart_from_c_or_ties_them_when_asked() -> N
     assert shares == sorted(shares), "a larger tie cost predicts more ties"
     same = learn_dcg(data, L, method="qp", c_tie_grid="same", bootstrap=0, curve=False)
     assert same.c_tie == same.c and same.options["c_tie"] == "same"
+
+
+def test_the_held_out_predictions_are_the_ones_the_nested_accuracy_scores() -> None:
+    data = answers(np.outer(DISCOUNTS_14, [0, 0.75, 1]), 600, seed=25, topics=60)
+    result = learn_dcg(data, L, bootstrap=0, curve=False, form=False)
+    scored = (data.preference != 0) & ~data.identical()
+    wanted = -np.sign(data.preference[scored])  # left better: u(left) - u(right) > 0
+    for name, key in (("learned_dcg", "learned"), ("utility", "learned_full_w")):
+        difference = result.heldout_differences[name][scored]
+        share = np.mean(np.where(difference == 0, 0.5, np.sign(difference) == wanted))
+        assert share == pytest.approx(result.accuracy[key], abs=1e-9), name
+    in_sample = utility_differences(result.transformed, data)
+    assert not np.allclose(in_sample, result.heldout_differences["utility"]), "held out, not in sample"
+    assert "heldout_differences" not in result.to_json()

@@ -79,4 +79,4 @@ def test_learned_dcg_json_names_both_leaderboard_metrics_and_holds_the_diagnosti
     conventions = body["conventions"]
     assert "exactly what a campaign measures" in conventions["leaderboard"]
     assert "not a DCG" in conventions["leaderboard"]
-    assert conventions["diagnostics"].startswith("in sample") and "C_t" in conventions["tie_curve"]
+    assert conventions["diagnostics"].startswith("held out") and "C_t" in conventions["tie_curve"]
