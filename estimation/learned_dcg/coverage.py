@@ -7,17 +7,29 @@ coverage was measured by ``python bench/bench_learned_dcg_coverage.py`` (table a
 95 % intervals of g1 and c2..c5 under the doc's conditions (a DCG-form truth, probit noise,
 Table 1's answer shares) at each number of answers, and the worst condition at the base size
 (another noise model, careless answers). `coverage_note` reports the nearest measured size
-for a fit, in words, with the shortfall when the intervals held the truth less than 93 % of
-the time (95 % less twice the standard error of 100 simulated intervals).
+for a fit, in words, with the shortfall when the intervals held the truth less than 90 % of
+the time.
 """
 
 from __future__ import annotations
 
 NOMINAL = 0.95
-SHORT_BELOW = 0.93
+SHORT_BELOW = 0.90
+"""95 % less about twice the standard error of 100 simulated intervals (0.022): below this
+the shortfall is more than simulation noise."""
 
-MEASURED: dict[str, dict] = {}
-"""Filled from ``bench/results/learned_dcg_coverage.json`` (a test checks they agree)."""
+MEASURED: dict[str, dict] = {
+    "likelihood": {
+        "by_answers": {500: 0.92, 1500: 0.94, 5000: 0.92},
+        "worst": ("10 % careless answers", 0.86),
+    },
+    "qp": {
+        "by_answers": {1500: 0.75, 5000: 0.71},
+        "worst": ("logistic noise", 0.65),
+    },
+}
+"""From ``bench/results/learned_dcg_coverage.json`` (a test checks they agree): the base
+condition and its 500 / 5,000-answer variants, and the lowest row of each method."""
 
 
 def coverage_note(method: str, n_answers: int) -> dict:

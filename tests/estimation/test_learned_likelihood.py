@@ -138,13 +138,29 @@ def test_it_keeps_discounts_non_increasing_when_asked() -> None:
 # The test of the DCG form
 
 
+def strong_independent_answers(truth: np.ndarray, n: int, rng: np.random.Generator) -> PreferenceData:
+    """Each answer on its own two random lists, utility differences large against the noise:
+    the setting of the χ² approximation."""
+    left, right = (rng.choice(L, size=(n, K), p=[0.5, 0.3, 0.2]) for _ in range(2))
+    rows = np.arange(K)
+    z = 1.5 * (truth[rows, left].sum(axis=1) - truth[rows, right].sum(axis=1)) + rng.standard_normal(n)
+    return PreferenceData(left, right, 2 - np.searchsorted([-1.5, -0.5, 0.5, 1.5], z), np.arange(n) % 100)
+
+
 def test_the_form_test_rejects_about_five_percent_of_rank_one_truths() -> None:
     truth = np.outer(1.0 / np.arange(1, K + 1) ** 1.5, [0.0, 0.8, 1.0])
-    p_values = [form_test(ordinal_design(answers(truth, 1500, seed=100 + i), L)).p_value for i in range(120)]
-    rejected = float(np.mean(np.array(p_values) < 0.05))
+    strong = [
+        form_test(
+            ordinal_design(strong_independent_answers(truth, 1500, np.random.default_rng(i)), L)
+        ).p_value
+        for i in range(120)
+    ]
     # 120 draws: a binomial(120, .05) lies in [1, 13] with probability > .99.
-    assert 1 / 120 <= rejected <= 13 / 120, rejected
-    assert np.all(np.isfinite(p_values))
+    assert 1 <= np.sum(np.array(strong) < 0.05) <= 13
+    # On the simulator's lists (a pool of topics x systems, mostly "about the same") the
+    # signal is weak and the χ² test conservative (about 2 %, docs/benchmarks.md): never liberal.
+    pooled = [form_test(ordinal_design(answers(truth, 1500, seed=100 + i), L)).p_value for i in range(60)]
+    assert np.all(np.isfinite(pooled)) and np.sum(np.array(pooled) < 0.05) <= 7
 
 
 def test_the_form_test_rejects_a_position_dependent_truth() -> None:
@@ -205,14 +221,17 @@ def test_bca_of_a_constant_is_the_constant() -> None:
 
 @pytest.mark.slow
 def test_the_intervals_cover_the_truth_at_least_nine_times_in_ten() -> None:
-    # The doc's conditions: answers from a DCG-form truth with probit noise and Table 1's
-    # label shares, topics resampled; not the standard DCG (gains [0, .8, 1], 1/k^1.5).
+    # The doc's conditions: answers from a DCG-form truth (not the standard one: gains
+    # [0, .8, 1], discounts 1/k^1.5) with probit noise and Table 1's answer shares, on pools
+    # of topics x systems; the defaults of learn_dcg (the whole fit in each of 100 bootstrap
+    # replicates, BCa). 12 campaigns of 1,500 answers, 60 intervals: the benchmark's 20 per
+    # condition measure 0.92-0.96 from 500 to 5,000 answers (docs/benchmarks.md).
     gains, discounts = np.array([0.0, 0.8, 1.0]), 1.0 / np.arange(1, K + 1) ** 1.5
     truth = np.outer(discounts, gains)
     covered = []
-    for seed in range(24):
+    for seed in range(12):
         result = learn_dcg(
-            answers(truth, 800, seed=500 + 2 * seed, topics=100), L, bootstrap=60, seed=seed, curve=False
+            answers(truth, 1500, seed=700 + 2 * seed, topics=150), L, seed=seed, curve=False, form=False
         )
         low = np.concatenate([result.gains_low[1:2], result.discounts_low[1:]])
         high = np.concatenate([result.gains_high[1:2], result.discounts_high[1:]])
@@ -258,3 +277,25 @@ def test_the_held_out_predictions_are_the_ones_the_nested_accuracy_scores() -> N
     in_sample = utility_differences(result.transformed, data)
     assert not np.allclose(in_sample, result.heldout_differences["utility"]), "held out, not in sample"
     assert "heldout_differences" not in result.to_json()
+
+
+def test_the_coverage_said_next_to_a_fit_is_the_benchmarks() -> None:
+    import json
+    from pathlib import Path
+
+    from estimation.learned_dcg.coverage import MEASURED, coverage_note
+
+    table = json.loads((Path(__file__).parents[2] / "bench/results/learned_dcg_coverage.json").read_text())[
+        "table"
+    ]
+    for method, measured in MEASURED.items():
+        rows = {row["condition"]: row["coverage"] for row in table if row["method"] == method}
+        for answers, coverage in measured["by_answers"].items():
+            name = "base" if answers == 1500 else f"{answers} answers"
+            assert coverage == pytest.approx(rows[name], abs=0.005), (method, answers)
+        assert measured["worst"][1] == pytest.approx(min(rows.values()), abs=0.005)
+    short = coverage_note("qp", 1400)
+    assert short["answers"] == 1500 and short["shortfall"] == pytest.approx(0.20)
+    assert "20 points short" in short["sentence"] and "75 %" not in short["sentence"]
+    fine = coverage_note("likelihood", 4000)
+    assert fine["answers"] == 5000 and fine["shortfall"] == 0.0 and "92%" in fine["sentence"]
