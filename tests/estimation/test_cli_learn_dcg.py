@@ -105,6 +105,70 @@ def test_it_builds_lists_in_trec_eval_order_with_unjudged_as_zero(tmp_path: Path
     np.testing.assert_array_equal(lists["R", "1"], [2, 0, 1, 0, -1])
 
 
+def test_every_fitting_flag_reaches_the_fit(tmp_path: Path, capsys) -> None:
+    files = write_fixture(tmp_path)
+    flags = ["--method", "qp", "--c-grid", "1,10", "--c-ties", "same", "--folds", "3"]
+    flags += ["--monotone-discounts", "--margin", "2", "--no-ties", "--bootstrap", "4"]
+    assert main(learn_args(files, *flags)) == 0
+    report = capsys.readouterr().out
+    assert "fit: the paper's QP (DCGLearn" in report
+    choices = re.search(r"^choices\t(.*)$", report, flags=re.MULTILINE)
+    assert choices and choices.group(1) == (
+        "method qp, 3 folds, 'about the same' answers left out, discounts non-increasing, C_t = C, "
+        "'much better' margin 2"
+    )
+    c_line = re.search(
+        r"^C\t(\S+)  \(chosen by cross-validation over topics from ([^)]*)\)", report, flags=re.M
+    )
+    assert c_line and c_line.group(2).startswith(("1, 10", "0.1, 1, 10")), (
+        "the grid given (extended once at most)"
+    )
+    assert value_of(report, "C_t") == float(c_line.group(1)), "C_t = C"
+    discounts = [value_of(report, f"c{k}") for k in range(1, K + 1)]
+    assert discounts == sorted(discounts, reverse=True), "non-increasing discounts"
+    assert "0 about the same" in report
+    assert re.search(r"^DCG form test p-value\t", report, flags=re.MULTILINE)
+
+
+def test_it_leaves_out_answers_with_unjudged_documents_when_asked(tmp_path: Path, capsys) -> None:
+    files = write_fixture(tmp_path)
+    # Judge the fixture's unjudged documents (every third) on the first 20 topics only: the
+    # answers of the other 10 topics hold an unjudged document almost always.
+    judged = "".join(f"{topic} 0 d{doc} 0\n" for topic in range(20) for doc in range(2, N_DOCS, 3))
+    Path(files["qrels"]).write_text(Path(files["qrels"]).read_text() + judged)
+    assert main(learn_args(files, "--unjudged", "skip", "--bootstrap", "0")) == 0
+    report = capsys.readouterr().out
+    left_out = re.search(r"(\d+) answers, .*; (\d+) left out \(a list holds an unjudged document\)", report)
+    assert (
+        left_out
+        and 80 <= int(left_out.group(2)) <= 120
+        and int(left_out.group(1)) == 360 - int(left_out.group(2))
+    )
+    assert "answers whose lists hold an unjudged document are left out" in report
+
+
+def test_it_warns_when_c_sits_at_its_grids_edge(tmp_path: Path, capsys) -> None:
+    files = write_fixture(tmp_path)
+    # The fixture's answers are nearly noise-free: the QP wants a large C, beyond 0.001 and 0.01.
+    assert (
+        main(learn_args(files, "--method", "qp", "--c-grid", "0.001", "--c-ties", "same", "--bootstrap", "0"))
+        == 0
+    )
+    report = capsys.readouterr().out
+    warning = re.search(r"^warning: (.*)$", report, flags=re.MULTILINE)
+    assert warning and "edge" in warning.group(1) and "0.01" in warning.group(1)
+
+
+def test_it_refuses_bad_flag_values(tmp_path: Path, capsys) -> None:
+    files = write_fixture(tmp_path)
+    with pytest.raises(SystemExit):
+        main(learn_args(files, "--c-grid", "1,ten"))
+    assert "expected numbers separated by commas" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(learn_args(files, "--method", "svm"))
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
