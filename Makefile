@@ -27,7 +27,11 @@ install-dev: $(VENV)/.installed-dev
 # Migrate, load the generated demo, start a Celery worker (filesystem broker unless
 # REDIS_URL is set) and gunicorn (config/gunicorn.py, several threaded processes: serves a
 # team of assessors on the embedded SQLite); Ctrl-C stops both.
+# Static files are collected with hashed names and gzip copies (STATIC_HASHED=1), so browsers
+# cache them for a year and a repeat visit loads only the page and its API calls.
+run: export STATIC_HASHED = 1
 run: $(VENV)/.installed
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
 	$(BIN)/python manage.py serve_with_worker $(HOST):$(PORT)

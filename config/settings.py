@@ -253,10 +253,15 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
-# Outside production whitenoise serves straight from the app and static folders.
-WHITENOISE_USE_FINDERS = not PRODUCTION
+# Hashed names, gzip copies and year-long caching (whitenoise's compressed manifest storage), so a
+# page after the first loads its scripts and styles from the browser's cache. They need
+# collectstatic first: production and `make run` collect (STATIC_HASHED=1); tests and `make dev`
+# serve the files straight from the app and static folders, as they are edited.
+HASHED_STATIC_STORAGE = "whitenoise.storage.CompressedManifestStaticFilesStorage"
+STATIC_HASHED = env_bool("STATIC_HASHED", PRODUCTION)
+WHITENOISE_USE_FINDERS = not STATIC_HASHED
 WHITENOISE_AUTOREFRESH = DEBUG
 if not PRODUCTION:
     STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is missing
@@ -264,8 +269,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
-            "whitenoise.storage.CompressedManifestStaticFilesStorage"
-            if PRODUCTION
+            HASHED_STATIC_STORAGE
+            if STATIC_HASHED
             else "django.contrib.staticfiles.storage.StaticFilesStorage"
         )
     },
@@ -399,6 +404,9 @@ SPECTACULAR_SETTINGS = {
     # /api/docs/ loads Swagger UI from the sidecar's static files, never a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Deep links put a link inside each operation's toggle button, two controls in one that
+    # keyboards and screen readers cannot tell apart (WCAG 4.1.2, axe's nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
 }
 
 # Judging settings: how long a leased item stays reserved, how long an undo is allowed.

@@ -15,10 +15,10 @@ STARTUP_TAG = "labeling_startup"
 
 @register(STARTUP_TAG, deploy=True)
 def static_manifest_check(app_configs: Any = None, **kwargs: Any) -> list[Error]:
-    """In production the hashed static files need collectstatic's manifest; without it every
+    """Hashed static files (production, `make run`) need collectstatic's manifest; without it every
     page that names a static file is a 500. (A deployment check, so `migrate` and
     `collectstatic` itself still run; the WSGI application runs it at start-up.)"""
-    if not settings.PRODUCTION or not isinstance(staticfiles_storage, ManifestFilesMixin):
+    if not settings.STATIC_HASHED or not isinstance(staticfiles_storage, ManifestFilesMixin):
         return []
     manifest = Path(settings.STATIC_ROOT) / staticfiles_storage.manifest_name
     if manifest.is_file():

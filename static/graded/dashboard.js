@@ -51,7 +51,8 @@
     if (fraction > 0) root.append(svg("path", { d: arc(0, Math.max(fraction, 0.004)), class: "gauge-fill", stroke: tone }));
     root.append(svg("text", { x: cx, y: cy - 14, "text-anchor": "middle", class: "gauge-value", text: percent(fraction) }));
     root.append(svg("text", { x: cx, y: cy + 4, "text-anchor": "middle", class: "gauge-caption", text: "of the budget spent" }));
-    root.setAttribute("aria-valuenow", String(Math.round(100 * fraction)));
+    // role=img takes no aria-valuenow: the value is in the name.
+    root.setAttribute("aria-label", "Budget spent: " + percent(fraction));
     root.dataset.fraction = String(fraction);
   }
 

@@ -12,6 +12,7 @@
   const progressBar = $("progress-bar");
   const page = common.session({
     config: config, answers: grades, render: renderItem, csrfFallback: config.csrf_token,
+    describe: (item) => "Document: " + docName(item.document) + ".",
   });
   const api = page.api;
   const toast = page.toast;
@@ -26,6 +27,10 @@
       return true;
     }
     return false;
+  }
+
+  function docName(document) {
+    return (document && (document.title || document.docno)) || "untitled";
   }
 
   // ---------- Rendering ----------

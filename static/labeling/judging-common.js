@@ -111,7 +111,8 @@ window.JudgingCommon = (function () {
   // options: config (the page's judge-config; its lease_url, when given, is told when the page
   // is hidden, shown again or closed), answers (the element holding the answer buttons),
   // render(data) (puts an item from the API on screen), csrfFallback, onEmpty() (extra clearing
-  // when the empty state shows), itemKind() (the kind of the item on screen; default "grade").
+  // when the empty state shows), itemKind() (the kind of the item on screen; default "grade"),
+  // describe(data) (what the live region says of a new item after its topic; default nothing).
   function session(options) {
     const config = options.config;
     const UNDO_WINDOW_MS = config.undo_window_seconds * 1000;
@@ -122,6 +123,7 @@ window.JudgingCommon = (function () {
       topicId: $("topic-id"), description: $("topic-description"), narrative: $("topic-narrative"),
       answers: options.answers, timer: $("timer"), pauseButton: $("pause-button"),
       progressText: $("progress-text"), toast: $("toast"), help: $("help"),
+      announcer: $("announcer"),
     };
     const state = {
       task: null,          // the item on screen
@@ -130,6 +132,9 @@ window.JudgingCommon = (function () {
       elapsedMs: 0,        // time spent on this item before the current running stretch
       runningSince: null,  // performance.now() when the current stretch started
       last: null,          // {task, seconds, at}: the answer that can still be undone
+      // Set by an answer, a skip or an undo: the next item (or the empty state) takes the focus
+      // and the live region says this first ("Skipped.", "Undone."; "" after an answer).
+      after: null,
     };
 
     function setAnswersEnabled(enabled) {
@@ -162,6 +167,7 @@ window.JudgingCommon = (function () {
         state.runningSince = performance.now();
       }
       state.paused = paused;
+      announce(paused ? "Paused. Press P to resume." : "Resumed.");
       els.root.classList.toggle("is-paused", paused);
       els.pauseButton.textContent = paused ? "Resume (P)" : "Pause (P)";
       els.pauseButton.setAttribute("aria-pressed", String(paused));
@@ -184,12 +190,40 @@ window.JudgingCommon = (function () {
       els.empty.hidden = true;
     }
 
+    // ---------- Screen readers and focus ----------
+    // The live region (a polite status) says what changed; the same words twice are still read.
+    function announce(text) {
+      if (!els.announcer) return;
+      els.announcer.textContent = els.announcer.textContent === text ? text + "\u00a0" : text;
+    }
+
+    function describeItem(data) {
+      const topic = data.topic || {};
+      const words = ["Topic " + (topic.id !== undefined ? topic.id + ": " : "") + (topic.title || "untitled") + "."];
+      const more = options.describe ? options.describe(data) : "";
+      if (more) words.push(more);
+      return words.join(" ");
+    }
+
+    // After an answer, a skip or an undo, focus goes to the heading of what is on screen, never
+    // to <body> (a pressed button is disabled while the next item loads and loses the focus);
+    // preventScroll leaves a phone's scroll position to phoneScroll.
+    // Answers what the live region says first.
+    function settleFocus(heading) {
+      const after = state.after;
+      state.after = null;
+      if (after !== null && els.help.hidden) heading.focus({ preventScroll: true });
+      return after || "";
+    }
+
     // An item from the API on screen, its timer started at fromMs.
     function show(data, fromMs) {
       state.task = data.task;
       options.render(data);
       phoneScroll(data);
       startTimer(fromMs);
+      const prefix = settleFocus(els.title);
+      announce((prefix ? prefix + " " : "") + describeItem(data));
     }
 
     // On a phone the bar and the topic fill the first screen: a new topic starts at the top (its
@@ -229,6 +263,8 @@ window.JudgingCommon = (function () {
       els.retry.hidden = !canRetry;
       if (options.onEmpty) options.onEmpty();
       setAnswersEnabled(false);
+      const prefix = settleFocus(els.emptyTitle);
+      announce((prefix ? prefix + " " : "") + title + ". " + text);
     }
 
     let toastTimer = null;
@@ -239,8 +275,42 @@ window.JudgingCommon = (function () {
       toastTimer = setTimeout(() => els.toast.classList.remove("show"), ms || 2500);
     }
 
+    // The help is a modal dialog: while open, everything behind it is inert (out of the tab order
+    // and of a screen reader's reach), Tab cycles inside it, and closing it gives the focus back
+    // to where it was (the ? button, a grade button, the item).
+    let helpReturn = null;
     function toggleHelp(show) {
-      els.help.hidden = show === undefined ? !els.help.hidden : !show;
+      const open = show === undefined ? els.help.hidden : show;
+      if (open === !els.help.hidden) return;
+      const behind = [document.querySelector(".skip-link"), document.querySelector("header.topbar"), els.root];
+      for (const element of behind) if (element) element.inert = open;
+      els.help.hidden = !open;
+      if (open) {
+        helpReturn = document.activeElement;
+        $("help-title").focus();
+      } else {
+        const back = helpReturn && helpReturn.isConnected && !helpReturn.disabled && helpReturn !== document.body
+          ? helpReturn : (state.task !== null ? els.title : null);
+        helpReturn = null;
+        if (back) back.focus({ preventScroll: true });
+      }
+    }
+
+    function trapHelpFocus(event) {
+      if (els.help.hidden || event.key !== "Tab") return;
+      const focusable = Array.from(els.help.querySelectorAll(
+        "a[href], button:not([disabled]), input:not([disabled]), select, textarea, summary, [tabindex='0']"))
+        .filter((element) => element.getClientRects().length > 0);
+      if (!focusable.length) return;
+      const first = focusable[0], last = focusable[focusable.length - 1];
+      const inside = els.help.contains(document.activeElement);
+      if (event.shiftKey && (!inside || document.activeElement === first || document.activeElement === $("help-title"))) {
+        event.preventDefault();
+        last.focus();
+      } else if (!event.shiftKey && (!inside || document.activeElement === last)) {
+        event.preventDefault();
+        first.focus();
+      }
     }
 
     // ---------- Round trips ----------
@@ -286,6 +356,7 @@ window.JudgingCommon = (function () {
         return null;
       }
       state.busy = false;
+      state.after = "";
       return { result: result, task: task, seconds: seconds };
     }
 
@@ -297,7 +368,9 @@ window.JudgingCommon = (function () {
 
     // The server refused the answer: the item stays, to answer again.
     function notSaved(result, button) {
+      state.after = null;
       setAnswersEnabled(true);
+      button.focus({ preventScroll: true });
       button.classList.remove("chosen");
       const detail = result.data && (result.data.detail || JSON.stringify(result.data));
       toast("Not saved (" + result.status + "): " + (detail || "unknown error"), 5000);
@@ -324,6 +397,7 @@ window.JudgingCommon = (function () {
       state.busy = false;
       if (result.status === 200 && result.data) {
         state.last = null;
+        state.after = "Undone.";
         show(result.data, last.seconds * 1000);  // carry on with the time already spent
         setAnswersEnabled(!state.paused);
         toast(message, 2500);
@@ -361,11 +435,18 @@ window.JudgingCommon = (function () {
     // handlers: answerOfKey (Map of lower-case key to answer), submit(answer), answerSelector
     // and answerOfButton(button) for clicks, undo(), loadNext(). Starts with loadNext().
     function start(handlers) {
+      document.addEventListener("keydown", trapHelpFocus);
       document.addEventListener("keydown", (event) => {
         if (event.altKey || event.metaKey || event.repeat) return;
         const target = event.target;
         if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) return;
         const key = event.key.toLowerCase();
+        // Space and Enter belong to a focused control (a grade button, a link, the guidelines):
+        // they press it, never pause or answer something else.
+        if ((key === " " || key === "enter") && target && target.closest &&
+            target.closest("button, a[href], summary, select, [role=button]")) return;
+        // A scrolling region with the focus (a long document) scrolls with the arrow keys.
+        if (key.startsWith("arrow") && !event.shiftKey && target && target.dataset && target.dataset.scrollRegion) return;
         if (event.ctrlKey) {
           if (key === "z") { event.preventDefault(); handlers.undo(); }
           return;
@@ -421,7 +502,7 @@ window.JudgingCommon = (function () {
     return {
       api: api, els: els, state: state, setAnswersEnabled: setAnswersEnabled, renderTopic: renderTopic,
       showItem: showItem, show: show, renderEmpty: renderEmpty, toast: toast, load: load,
-      answer: answer, saved: saved, notSaved: notSaved, undo: undo, start: start,
+      answer: answer, saved: saved, notSaved: notSaved, undo: undo, start: start, announce: announce,
       nothingLeftRecheckMs: NOTHING_LEFT_RECHECK_MS,
     };
   }
@@ -460,6 +541,7 @@ window.JudgingCommon = (function () {
       if (options.loggedOut && options.loggedOut(result)) return;
       if (result.status === 200) {
         close();
+        page.state.after = "Skipped.";
         if (options.onSkipped) options.onSkipped();
         page.toast("Skipped: someone else gets this " + valueOf(options.unit) + ".", 2500);
         await options.loadNext();

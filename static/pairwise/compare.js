@@ -17,11 +17,16 @@
     config: config, answers: answers, render: renderPair, csrfFallback: "",
     phoneStart: () => document.querySelector(".side-switch"),
     onEmpty: () => { page.els.progressText.textContent = ""; },
+    describe: (pair) => "Left: " + docName(pair.left) + ". Right: " + docName(pair.right) + ".",
   });
   const renderEmpty = page.renderEmpty;
   const progressBar = $("progress-bar");
   const campaignProgress = $("campaign-progress-text");
   const UNITS = config.mode === "topk" ? "lists" : "pairs";
+
+  function docName(document) {
+    return (document && (document.title || document.docno)) || "untitled";
+  }
 
   // ---------- Rendering ----------
   function renderDocument(side, doc, terms) {

@@ -14,6 +14,9 @@
     phoneStart: (item) => document.getElementById(item.kind === "sxs" ? "left-list" : "grade-doc"),
     onEmpty: () => { page.els.progressText.textContent = ""; },
     itemKind: () => kind,
+    describe: (item) => (item.kind === "sxs"
+      ? "Which list of top " + item.k + " results is better?"
+      : "Document to grade: " + ((item.document && (item.document.title || item.document.docno)) || "untitled") + "."),
   });
   const els = {
     leftList: $("left-list"), rightList: $("right-list"), gradeDoc: $("grade-doc"),

@@ -110,7 +110,7 @@ def test_production_migrates_before_collectstatic(tmp_path: Path) -> None:
 def test_the_static_manifest_check_passes_once_collectstatic_wrote_it(
     settings: object, tmp_path: Path
 ) -> None:
-    settings.PRODUCTION = True  # type: ignore[attr-defined]
+    settings.STATIC_HASHED = True  # type: ignore[attr-defined]
     settings.STATIC_ROOT = tmp_path  # type: ignore[attr-defined]
     settings.STORAGES = {  # type: ignore[attr-defined]
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -120,9 +120,44 @@ def test_the_static_manifest_check_passes_once_collectstatic_wrote_it(
     assert error.id == "labeling.E001" and "collectstatic" in error.hint
     (tmp_path / "staticfiles.json").write_text('{"paths": {}, "version": "1.1"}')
     assert static_manifest_check() == []
-    settings.PRODUCTION = False  # type: ignore[attr-defined]
+    settings.STATIC_HASHED = False  # type: ignore[attr-defined]
     (tmp_path / "staticfiles.json").unlink()
     assert static_manifest_check() == []
+
+
+def test_the_embedded_default_serves_hashed_gzipped_static_files_cached_for_a_year(
+    settings: object, tmp_path: Path
+) -> None:
+    """`make run` (no PRODUCTION) collects with STATIC_HASHED=1: the judge page's script then has a
+    hashed name, goes out gzipped and is cached for a year, so a repeat visit fetches none of it."""
+    from django.templatetags.static import static
+    from django.test import RequestFactory
+    from whitenoise.middleware import WhiteNoiseMiddleware
+
+    collect = "import django; django.setup(); from django.core.management import call_command; "
+    collected = _start(
+        collect + "call_command('collectstatic', '--noinput', verbosity=0); "
+        "from django.conf import settings; print(settings.STORAGES['staticfiles']['BACKEND'])",
+        STATIC_HASHED="1",
+        STATIC_ROOT=str(tmp_path),
+        VAR_DIR=str(tmp_path / "var"),
+    )
+    assert collected.returncode == 0, collected.stderr[-2000:]
+    backend = collected.stdout.strip().splitlines()[-1]
+    settings.STATIC_ROOT = tmp_path  # type: ignore[attr-defined]
+    settings.WHITENOISE_USE_FINDERS = False  # type: ignore[attr-defined]
+    settings.STORAGES = {  # type: ignore[attr-defined]
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": backend},
+    }
+    url = static("labeling/judging-common.js")
+    assert re.fullmatch(r"/static/labeling/judging-common\.[0-9a-f]{12}\.js", url), url
+    serve = WhiteNoiseMiddleware(lambda request: None)  # type: ignore[arg-type, return-value]
+    response = serve(RequestFactory().get(url, HTTP_ACCEPT_ENCODING="gzip, br"))
+    assert response.status_code == 200
+    assert response["Content-Encoding"] in ("gzip", "br")
+    max_age = int(re.search(r"max-age=(\d+)", response["Cache-Control"]).group(1))  # type: ignore[union-attr]
+    assert max_age >= 365 * 24 * 3600 and "immutable" in response["Cache-Control"]
 
 
 def test_every_page_sends_a_content_security_policy_without_inline_scripts(client: Client) -> None:
