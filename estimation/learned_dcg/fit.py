@@ -12,11 +12,15 @@ Identifiability: adding a constant to a row of ``W`` changes no comparison, henc
 if every pair holds the same multiset of grades on both sides, discounts are known only up
 to a shift. Pairs with identical encodings carry no information and are dropped.
 
-``fit_weights`` solves the paper's QP (Clarabel). ``learn_dcg`` chooses C by cross-validation
-over topics, refits on everything, and adds bootstrap intervals over topics and a learning
-curve; its ~160 fits solve the same problem in a bound-only form by a projected Newton
-method (``estimation.learned_dcg.solvers``), warm-started, 30-50x faster than the QP; the tests
-check it against the QP (same objective to 1e-6 relative, same ``T(W)``).
+``fit_weights`` solves the paper's QP (Clarabel). ``learn_dcg`` is the whole procedure with
+either fit (`estimation.learned_dcg.fitters`): the ordered-probit likelihood of the five
+answers (the default, `estimation.learned_dcg.likelihood`) or the paper's QP (its many refits
+by a projected Newton method on an equivalent bound-only form, `estimation.learned_dcg.
+solvers`, checked against the QP to 1e-6). C (and the QP's C_t) by cross-validation over
+topics, the grid extended once at an edge; W on everything; a bootstrap over topics that
+repeats the whole fit, with BCa intervals (`estimation.learned_dcg.intervals`); the
+likelihood-ratio test of the DCG form; nested held-out accuracies; the measured coverage of
+such intervals (`estimation.learned_dcg.coverage`).
 """
 
 from __future__ import annotations
@@ -258,8 +262,15 @@ class _Topics:
 
 
 def _topics(
-    data: PreferenceData, used: np.ndarray, strict: np.ndarray, n_grades: int, folds: int, rng
+    data: PreferenceData,
+    used: np.ndarray,
+    strict: np.ndarray,
+    n_grades: int,
+    folds: int,
+    rng: np.random.Generator,
 ) -> _Topics:
+    """Number the topics holding a used answer and deal them into folds; refuse data below the
+    minimum (`MIN_STRICT_PAIRS` strict answers over `MIN_TOPICS` topics)."""
     values, inverse = np.unique(data.groups, return_inverse=True)
     inverse = inverse.reshape(-1)
     n_strict = int(strict.sum())
