@@ -230,7 +230,8 @@ class ShortcutsForm(forms.Form):
     )
 
     def __init__(self, *args: Any, enabled: bool, keys: dict[str, str], **kwargs: Any) -> None:
-        super().__init__(*args, initial={"shortcuts_enabled": enabled}, **kwargs)
+        super().__init__(*args, **kwargs)
+        self.fields["shortcuts_enabled"].initial = enabled
         self.fields["shortcuts_enabled"].widget.attrs["aria-describedby"] = "id_shortcuts_enabled_helptext"
         for action in ACTIONS:
             grade = action.name.startswith("grade_")

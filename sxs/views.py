@@ -29,7 +29,7 @@ LEARNED_POLL_SECONDS = 5
 
 # The five answers with their keys, as the page shows them left to right.
 # Their keys are the assessor's (labeling/shortcuts.py); "much better" is also Shift+arrow.
-ANSWER_BUTTONS = [
+ANSWER_BUTTONS: list[dict[str, Any]] = [
     {"value": -2, "action": "sxs_left_much", "label": "Left much better"},
     {"value": -1, "action": "sxs_left", "label": "Left better"},
     {"value": 0, "action": "sxs_same", "label": "About the same"},

@@ -17,7 +17,7 @@ from labeling.strict_json import StrictSerializer
 
 class ShortcutActionSerializer(StrictSerializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    description = serializers.CharField(source="label")
     default = serializers.CharField(
         help_text="a grade's default is the campaign's key, this unless it sets one"
     )
