@@ -23,8 +23,10 @@ from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.models import Campaign, GoldItem, GoldSettings, Judge, Judgment, PoolItem, Skip
 from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
+from labeling.selectors import judge_page_shortcuts
 from labeling.services.imports import ImportFailed
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
+from labeling.shortcuts import GRADED
 from sampling import (
     campaign_model_summary,
     judge_calibration_import,
@@ -60,6 +62,7 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     from and go to the REST API without reloads."""
     grades = grade_scale(campaign)
     undo_seconds = settings.LABELING_UNDO_SECONDS
+    shortcuts = judge_page_shortcuts(request.user, {GRADED}, [grade["key"] for grade in grades])
     config = {
         "campaign": campaign.pk,
         "grades": grades,
@@ -77,6 +80,7 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "grades": grades,
         "undo_window_seconds": undo_seconds,
         "judge_config": config,
+        "shortcuts": shortcuts,
         "skip_reasons": Skip.Reason.choices,
         "note_max_chars": NOTE_MAX_CHARS,
         # Words of the shared judging chrome (labeling/_judge_chrome.html).

@@ -51,6 +51,7 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/progress/", _api(api.ProgressApi.as_view()), name="api-progress"),
     path("campaigns/<id:campaign_id>/labels/", _api(api.LabelsImportApi.as_view()), name="api-labels"),
     path("my/judgments/", _api(api.OwnJudgmentsApi.as_view()), name="api-own-judgments"),
+    path("my/shortcuts/", _api(api.ShortcutsApi.as_view()), name="api-shortcuts"),
     path("judgments/<id:judgment_id>/grade/", _api(api.OwnJudgmentGradeApi.as_view()), name="api-regrade"),
     path("tasks/<id:task_id>/answer/", _api(api.AnswerApi.as_view()), name="api-answer"),
     path("tasks/<id:task_id>/skip/", _api(api.SkipApi.as_view()), name="api-skip"),

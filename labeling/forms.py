@@ -1,4 +1,5 @@
-"""Forms of the coordinator pages: each validates input for exactly one service call."""
+"""Forms of the coordinator pages and the keyboard settings: each validates input for exactly one
+service call."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
 from labeling.modes import mode_choices, mode_named, mode_of
+from labeling.shortcuts import ACTIONS, Action, ShortcutsInvalid, key_display
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
 _GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
@@ -214,3 +216,61 @@ class UploadForm(forms.Form):
         data["files"] = files
         data["format"] = data.get("format") or None
         return data
+
+
+class ShortcutsForm(forms.Form):
+    """An assessor's keyboard settings: the master switch and one key per action
+    (labeling.shortcuts.ACTIONS); a blank key is the default (for a grade: the campaign's own)."""
+
+    shortcuts_enabled = forms.BooleanField(
+        required=False,
+        label="Use single-key shortcuts",
+        help_text="Off: no letter, digit or arrow key does anything on the judge pages; "
+        "the buttons, Tab, Enter, Space on a focused button, Esc and Ctrl+Z still work.",
+    )
+
+    def __init__(self, *args: Any, enabled: bool, keys: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["shortcuts_enabled"].initial = enabled
+        self.fields["shortcuts_enabled"].widget.attrs["aria-describedby"] = "id_shortcuts_enabled_helptext"
+        for action in ACTIONS:
+            grade = action.name.startswith("grade_")
+            default = "the campaign's key" if grade else key_display(action.default)
+            self.fields[f"key_{action.name}"] = forms.CharField(
+                required=False,
+                max_length=16,
+                strip=False,
+                label=action.label,
+                initial=keys.get(action.name, "" if grade else action.default),
+                help_text=f"Default: {default}"
+                + (f" ({action.default} unless the campaign sets another)" if grade else ""),
+                widget=forms.TextInput(
+                    attrs={
+                        "autocomplete": "off",
+                        "size": 10,
+                        "aria-describedby": f"id_key_{action.name}_helptext",
+                        **({"placeholder": "campaign's key"} if grade else {}),
+                    }
+                ),
+            )
+
+    def groups(self) -> list[tuple[str, list[tuple[Action, forms.BoundField]]]]:
+        """The key fields by section of the page, in the registry's order."""
+        sections: dict[str, list[tuple[Action, forms.BoundField]]] = {}
+        for action in ACTIONS:
+            sections.setdefault(action.group, []).append((action, self[f"key_{action.name}"]))
+        return list(sections.items())
+
+    def keys(self) -> dict[str, str]:
+        """The typed keys by action name ("" for the default)."""
+        return {action.name: self.cleaned_data.get(f"key_{action.name}") or "" for action in ACTIONS}
+
+    def refused(self, error: ShortcutsInvalid) -> None:
+        """Put the service's refusals next to their fields, joined to them for screen readers."""
+        for name, message in error.errors.items():
+            field = f"key_{name}" if f"key_{name}" in self.fields else None
+            self.add_error(field, message)
+            if field is not None:
+                attrs = self.fields[field].widget.attrs
+                attrs["aria-describedby"] = f"id_{field}_error {attrs['aria-describedby']}"
+                attrs["aria-invalid"] = "true"

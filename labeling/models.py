@@ -163,6 +163,21 @@ class CampaignMember(models.Model):
         return f"{self.user} as {self.role} in {self.campaign}"
 
 
+class AssessorPreferences(models.Model):
+    """One user's judging preferences: keyboard shortcuts on or off, and keys they remapped
+    ({action: key}, only those that differ from `labeling.shortcuts.ACTIONS`' defaults)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assessor_preferences"
+    )
+    shortcuts_enabled = models.BooleanField(default=True)
+    shortcut_keys = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"preferences of {self.user}"
+
+
 class Topic(models.Model):
     """A query with its TREC fields; a stub when only runs or qrels named it."""
 

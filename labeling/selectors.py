@@ -14,6 +14,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum, Win
 from django.db.models.functions import RowNumber
 
 from labeling.models import (
+    AssessorPreferences,
     Campaign,
     CampaignMember,
     GoldItem,
@@ -24,6 +25,7 @@ from labeling.models import (
     Topic,
 )
 from labeling.permissions import campaign_member_role, is_admin, member_role_remember
+from labeling.shortcuts import PageShortcuts, judge_shortcuts
 
 # Budget in assessor-hours before anyone has judged: assume this many seconds per judgment.
 DEFAULT_SECONDS_PER_JUDGMENT = 30.0
@@ -314,3 +316,28 @@ def own_tally(user: User, campaign_id: int | None = None, now: datetime | None =
         total=totals["total"],
         total_seconds=totals["total_seconds"] or 0.0,
     )
+
+
+@dataclass(frozen=True)
+class ShortcutPreferences:
+    """A user's shortcut switch and the keys they remapped (the defaults when never set)."""
+
+    enabled: bool
+    keys: dict[str, str]
+
+
+def shortcut_preferences(user: User | AnonymousUser) -> ShortcutPreferences:
+    """The user's shortcut preferences; no row (or nobody logged in) is the defaults."""
+    found = AssessorPreferences.objects.filter(user_id=user.pk).first() if user.pk else None
+    if found is None:
+        return ShortcutPreferences(enabled=True, keys={})
+    return ShortcutPreferences(enabled=found.shortcuts_enabled, keys=dict(found.shortcut_keys))
+
+
+def judge_page_shortcuts(
+    user: User | AnonymousUser, pages: Iterable[str], grade_keys: Iterable[str] = ()
+) -> PageShortcuts:
+    """The keys of a judge page showing `pages` (labeling.shortcuts) for this user, with the
+    campaign's own grade keys as the grades' defaults."""
+    preferences = shortcut_preferences(user)
+    return judge_shortcuts(pages, preferences.keys, preferences.enabled, tuple(grade_keys))

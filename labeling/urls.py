@@ -9,6 +9,7 @@ app_name = "labeling"
 urlpatterns = [
     path("", views.home, name="home"),
     path("judge/", views.judge, name="judge"),
+    path("account/keyboard/", views.keyboard_settings, name="keyboard_settings"),
     path("my-judgments/", views.own_judgments, name="own_judgments"),
     path("my-judgments/<id:judgment_id>/grade/", views.own_judgment_regrade, name="own_judgment_regrade"),
     path("judge/<id:campaign_id>/", views.judge_campaign, name="judge_campaign"),

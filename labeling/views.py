@@ -19,14 +19,23 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from labeling import dashboard, selectors
 from labeling.access import campaign_for_page, request_user
-from labeling.forms import AssignForm, BudgetForm, CampaignCreateForm, GuidelinesForm, UploadForm
+from labeling.forms import (
+    AssignForm,
+    BudgetForm,
+    CampaignCreateForm,
+    GuidelinesForm,
+    ShortcutsForm,
+    UploadForm,
+)
 from labeling.models import Campaign, Judgment
 from labeling.modes import campaign_preflight, campaign_progress, export_links, mode_of
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
 from labeling.services import campaign_copies, imports, run_imports
 from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
+from labeling.services.preferences import shortcuts_update
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
+from labeling.shortcuts import ACTION_BY_NAME, ShortcutsInvalid
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
 UPLOADS: dict[str, dict[str, Any]] = {
@@ -223,6 +232,45 @@ def own_judgment_regrade(request: HttpRequest, judgment_id: int) -> HttpResponse
     back = request.POST.get("back", "")
     target = reverse("labeling:own_judgments")
     return redirect(f"{target}?{back}" if back else target)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def keyboard_settings(request: HttpRequest) -> HttpResponse:
+    """The assessor's shortcut keys: switch single keys off, remap a key, reset one or all."""
+    user = request_user(request)
+    current = selectors.shortcut_preferences(user)
+    form = ShortcutsForm(enabled=current.enabled, keys=current.keys)
+    if request.method == "POST":
+        # The reset buttons belong to their own form (so Enter in a key field saves, never resets).
+        reset = request.POST.get("reset", "")
+        if reset == "all" or reset in ACTION_BY_NAME:
+            names = tuple(ACTION_BY_NAME) if reset == "all" else (reset,)
+            shortcuts_update(user=user, reset=names)
+            action = ACTION_BY_NAME.get(reset)
+            messages.success(
+                request,
+                "Every key is back to its default."
+                if action is None
+                else f"“{action.label}” is back to its default key.",
+            )
+            return redirect("labeling:keyboard_settings")
+        form = ShortcutsForm(request.POST, enabled=current.enabled, keys=current.keys)
+        if form.is_valid():
+            try:
+                shortcuts_update(
+                    user=user,
+                    keys=form.keys(),
+                    enabled=form.cleaned_data["shortcuts_enabled"],
+                    replace=True,
+                )
+            except ShortcutsInvalid as error:
+                form.refused(error)
+            else:
+                messages.success(request, "Keyboard settings saved.")
+                return redirect("labeling:keyboard_settings")
+    status = 400 if form.errors else 200
+    return render(request, "labeling/keyboard_settings.html", {"form": form}, status=status)
 
 
 @login_required

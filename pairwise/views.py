@@ -20,6 +20,8 @@ from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
+from labeling.selectors import judge_page_shortcuts
+from labeling.shortcuts import PAIR
 from pairwise import dashboard as pair_dashboard
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
@@ -106,6 +108,7 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "pairwise": pairwise,
         "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
         "judge_config": config,
+        "shortcuts": judge_page_shortcuts(request.user, {PAIR}),
         # Words of the shared judging chrome (labeling/_judge_chrome.html).
         "judge_unit": "pair",
         "judge_answer": "answer",

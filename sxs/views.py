@@ -3,6 +3,8 @@ settings form and the SxS dashboard."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -17,6 +19,8 @@ from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE
+from labeling.selectors import judge_page_shortcuts
+from labeling.shortcuts import SXS, SXS_GRADE, PageShortcuts
 from sxs import selectors, services
 from sxs.models import SxsSettings
 
@@ -24,13 +28,26 @@ from sxs.models import SxsSettings
 LEARNED_POLL_SECONDS = 5
 
 # The five answers with their keys, as the page shows them left to right.
-ANSWER_BUTTONS = [
-    {"value": -2, "key": "1", "arrow": "⇧←", "label": "Left much better"},
-    {"value": -1, "key": "2", "arrow": "←", "label": "Left better"},
-    {"value": 0, "key": "3", "arrow": "↓", "label": "About the same"},
-    {"value": 1, "key": "4", "arrow": "→", "label": "Right better"},
-    {"value": 2, "key": "5", "arrow": "⇧→", "label": "Right much better"},
+# Their keys are the assessor's (labeling/shortcuts.py); "much better" is also Shift+arrow.
+ANSWER_BUTTONS: list[dict[str, Any]] = [
+    {"value": -2, "action": "sxs_left_much", "label": "Left much better"},
+    {"value": -1, "action": "sxs_left", "label": "Left better"},
+    {"value": 0, "action": "sxs_same", "label": "About the same"},
+    {"value": 1, "action": "sxs_right", "label": "Right better"},
+    {"value": 2, "action": "sxs_right_much", "label": "Right much better"},
 ]
+_SECOND_KEYS = {-2: "⇧←", -1: "sxs_left_arrow", 0: "sxs_same_arrow", 1: "sxs_right_arrow", 2: "⇧→"}
+
+
+def _answer_buttons(shortcuts: PageShortcuts) -> list[dict[str, Any]]:
+    """The answers with their second key as shown (an arrow), none when single keys are off."""
+    shown = shortcuts.shown
+    buttons = []
+    for answer in ANSWER_BUTTONS:
+        second = _SECOND_KEYS[answer["value"]]
+        arrow = second if second.startswith("⇧") else shown.get(second, "")
+        buttons.append({**answer, "arrow": arrow if shortcuts.enabled else ""})
+    return buttons
 
 
 class SxsSettingsForm(forms.ModelForm):
@@ -75,11 +92,13 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """The query above two result lists; items come from and go to the REST API without reloads."""
     sxs = _settings(campaign)
     grades = [{"value": value, **grade} for value, grade in enumerate(campaign.grades)]
+    shortcuts = judge_page_shortcuts(request.user, {SXS, SXS_GRADE}, [grade["key"] for grade in grades])
+    answers = _answer_buttons(shortcuts)
     config = {
         "campaign": campaign.pk,
         "k": sxs.k,
         "grades": grades,
-        "answers": ANSWER_BUTTONS,
+        "answers": answers,
         "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
         "next_url": reverse("api-next", args=[campaign.pk]),
         "answer_url": reverse("api-answer", args=[0]).replace("/0/", "/{task}/"),
@@ -92,9 +111,10 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "campaign": campaign,
         "sxs": sxs,
         "grades": grades,
-        "answers": ANSWER_BUTTONS,
+        "answers": answers,
         "undo_window_seconds": settings.LABELING_UNDO_SECONDS,
         "judge_config": config,
+        "shortcuts": shortcuts,
         # Words of the shared judging chrome (labeling/_judge_chrome.html).
         "judge_unit": "comparison",
         "judge_answer": "answer",

@@ -24,8 +24,10 @@ from labeling.api.imports import (
 )
 from labeling.api.judging import AnswerApi, LeaseApi, NextTaskApi, ProgressApi, SkipApi, UndoApi
 from labeling.api.own import OwnJudgmentGradeApi, OwnJudgmentsApi
+from labeling.api.preferences import ShortcutsApi
 
 __all__ = [
+    "ShortcutsApi",
     "SkipApi",
     "LeaseApi",
     "OwnJudgmentGradeApi",

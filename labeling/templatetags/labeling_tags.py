@@ -1,9 +1,11 @@
-"""Template filters: role-dependent navigation, and a campaign's one-line summary."""
+"""Template filters: role-dependent navigation, a campaign's one-line summary, and the judge
+pages' shortcut keys."""
 
 from __future__ import annotations
 
 from django import template
 from django.contrib.auth.models import AnonymousUser, User
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from labeling.markdown import render_markdown
@@ -11,6 +13,7 @@ from labeling.metric import campaign_metric_label
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import is_coordinator as _is_coordinator
+from labeling.shortcuts import PageShortcuts
 
 register = template.Library()
 
@@ -54,3 +57,19 @@ def judging_summary(campaign: Campaign) -> str:
     """What the campaign measures and how it is judged, in one line (its mode says)."""
     mode = mode_of(campaign)
     return f"{mode.label} · {mode.describe(campaign)}"
+
+
+@register.filter
+def kbd(shortcuts: PageShortcuts | None, action: str | int) -> SafeString:
+    """`<kbd>P</kbd>`: the key of an action (a name, or a grade's value) on this judge page for
+    this assessor; empty when single keys are off or the action has none."""
+    name = f"grade_{action}" if isinstance(action, int) else action
+    shown = shortcuts.shown.get(name, "") if shortcuts is not None else ""
+    return format_html("<kbd>{}</kbd>", shown) if shown else SafeString("")
+
+
+@register.filter
+def key_hint(shortcuts: PageShortcuts | None, action: str) -> str:
+    """ " (P)" after a button's words, or nothing when single keys are off or it has no key."""
+    shown = shortcuts.shown.get(action, "") if shortcuts is not None else ""
+    return f" ({shown})" if shown else ""

@@ -168,7 +168,10 @@
     noteButton.setAttribute("aria-expanded", "false");
   }
 
-  const gradeKeys = new Set(config.grades.map((g) => String(g.key).toLowerCase()));
+  // Each grade's key is the assessor's (labeling/shortcuts.py: the campaign's own by default).
+  const keys = common.shortcuts;
+  const answerOfKey = keys.answers(config.grades.map((g) => ["grade_" + g.value, g.value]));
+  const gradeKeys = new Set(answerOfKey.keys());
   const skipBox = common.skipBox(page, {
     url: (task) => config.skip_url.replace("{task}", task), kind: "grade", unit: "item",
     reserved: gradeKeys, loggedOut: loggedOut, loadNext: loadNext, onSkipped: closeNote,
@@ -176,21 +179,21 @@
   noteButton.addEventListener("click", () => (noteRow.hidden ? openNote() : closeNote()));
   document.addEventListener("keydown", (event) => {
     if (event.altKey || event.metaKey || event.ctrlKey || event.repeat || skipBox.isOpen()) return;
-    const key = event.key.toLowerCase();
+    const key = keys.typed(event);
     const target = event.target;
     if (target === note) {
-      if (key === "escape") closeNote();
+      if (key === "Escape") closeNote();
       // Enter keeps the note for the next grade and gives the keys back to grading.
-      if (key === "enter") { event.preventDefault(); note.blur(); }
+      if (key === "Enter") { event.preventDefault(); note.blur(); }
       return;
     }
     if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
     if (gradeKeys.has(key) || !$("help").hidden) return;  // a campaign's own keys win
-    if (key === "n") { event.preventDefault(); openNote(); }
+    if (keys.key("note") && key === keys.key("note")) { event.preventDefault(); openNote(); }
   }, true);
 
   page.start({
-    answerOfKey: new Map(config.grades.map((g) => [String(g.key).toLowerCase(), g.value])),
+    answerOfKey: answerOfKey,
     submit: submit,
     answerSelector: "button[data-grade]",
     answerOfButton: (button) => Number(button.dataset.grade),

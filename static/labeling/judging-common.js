@@ -102,6 +102,31 @@ window.JudgingCommon = (function () {
     body.scrollTop = 0;
   }
 
+  // ---------- Shortcut keys ----------
+  // The assessor's keys for this page (labeling/shortcuts.py renders them as #judge-shortcuts):
+  // whether single keys act at all, each action's key as KeyboardEvent.key names it ("p",
+  // "ArrowLeft"; "" for none) and as the page shows it. Page scripts ask here; none names a letter.
+  function readShortcuts() {
+    const element = $("judge-shortcuts");
+    const data = element ? JSON.parse(element.textContent) : { enabled: true, keys: {}, shown: {} };
+    const enabled = Boolean(data.enabled);
+    // The key of an action, "" when keys are off or it has none.
+    const key = (action) => (enabled && data.keys[action]) || "";
+    return {
+      enabled: enabled,
+      key: key,
+      // How the page shows the action's key ("P", "←"), "" when none.
+      shown: (action) => (enabled && data.shown[action]) || "",
+      // A Map from key to answer for [action, answer] pairs, leaving out actions without a key.
+      answers: (pairs) => new Map(pairs.filter(([action]) => key(action)).map(([action, answer]) => [key(action), answer])),
+      // The event's key in the stored form: one character in lower case, or its name.
+      typed: (event) => (event.key.length === 1 ? event.key.toLowerCase() : event.key),
+      // "Press P to resume" style words, or "" when the action has no key.
+      press: (action, what) => (key(action) ? "Press " + data.shown[action] + " to " + what : ""),
+    };
+  }
+  const shortcuts = readShortcuts();
+
   function formatSeconds(ms) {
     const total = Math.floor(ms / 1000);
     return Math.floor(total / 60) + ":" + String(total % 60).padStart(2, "0");
@@ -167,9 +192,11 @@ window.JudgingCommon = (function () {
         state.runningSince = performance.now();
       }
       state.paused = paused;
-      announce(paused ? "Paused. Press P to resume." : "Resumed.");
+      const resume = shortcuts.press("pause", "resume");
+      announce(paused ? "Paused." + (resume ? " " + resume + "." : "") : "Resumed.");
       els.root.classList.toggle("is-paused", paused);
-      els.pauseButton.textContent = paused ? "Resume (P)" : "Pause (P)";
+      const hint = shortcuts.shown("pause") ? " (" + shortcuts.shown("pause") + ")" : "";
+      els.pauseButton.textContent = (paused ? "Resume" : "Pause") + hint;
       els.pauseButton.setAttribute("aria-pressed", String(paused));
       setAnswersEnabled(!paused && !state.busy && state.task !== null);
       renderTimer();
@@ -337,7 +364,11 @@ window.JudgingCommon = (function () {
     // the request. Answers {result, task, seconds}, or null when nothing was sent or the
     // connection failed (the assessor was told).
     async function answer(button, url, body, alsoChosen) {
-      if (state.paused) { toast("Paused: press P to resume judging.", 2000); return null; }
+      if (state.paused) {
+        const resume = shortcuts.key("pause") ? "press " + shortcuts.shown("pause") : "use the Resume button";
+        toast("Paused: " + resume + " to resume judging.", 2000);
+        return null;
+      }
       if (state.busy || state.task === null || !button) return null;
       const seconds = Math.max(0.001, elapsedMs() / 1000);
       const task = state.task;
@@ -363,7 +394,8 @@ window.JudgingCommon = (function () {
     // The answer is stored: it can be undone for a while.
     function saved(sent, name) {
       state.last = { task: sent.task, seconds: sent.seconds, at: Date.now() };
-      toast("Saved “" + name + "” — press U to undo", Math.min(UNDO_WINDOW_MS, 4000));
+      const undoHint = shortcuts.key("undo") ? "press " + shortcuts.shown("undo") + " to undo" : "Undo to take it back";
+      toast("Saved “" + name + "” — " + undoHint, Math.min(UNDO_WINDOW_MS, 4000));
     }
 
     // The server refused the answer: the item stays, to answer again.
@@ -432,30 +464,35 @@ window.JudgingCommon = (function () {
     }
 
     // ---------- Wiring ----------
-    // handlers: answerOfKey (Map of lower-case key to answer), submit(answer), answerSelector
-    // and answerOfButton(button) for clicks, undo(), loadNext(). Starts with loadNext().
+    // handlers: answerOfKey (Map of key, as shortcuts.typed gives it, to answer), submit(answer),
+    // answerSelector and answerOfButton(button) for clicks, undo(), loadNext(). Starts with loadNext().
     function start(handlers) {
       document.addEventListener("keydown", trapHelpFocus);
       document.addEventListener("keydown", (event) => {
         if (event.altKey || event.metaKey || event.repeat) return;
         const target = event.target;
         if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) return;
-        const key = event.key.toLowerCase();
+        const key = shortcuts.typed(event);
         // Space and Enter belong to a focused control (a grade button, a link, the guidelines):
         // they press it, never pause or answer something else.
-        if ((key === " " || key === "enter") && target && target.closest &&
+        if ((key === " " || key === "Enter") && target && target.closest &&
             target.closest("button, a[href], summary, select, [role=button]")) return;
         // A scrolling region with the focus (a long document) scrolls with the arrow keys.
-        if (key.startsWith("arrow") && !event.shiftKey && target && target.dataset && target.dataset.scrollRegion) return;
+        if (key.startsWith("Arrow") && !event.shiftKey && target && target.dataset && target.dataset.scrollRegion) return;
         if (event.ctrlKey) {
           if (key === "z") { event.preventDefault(); handlers.undo(); }
           return;
         }
-        if (key === "?" || (key === "/" && event.shiftKey)) { event.preventDefault(); toggleHelp(); return; }
-        if (key === "escape") { toggleHelp(false); return; }
+        if (key === "Escape") { toggleHelp(false); return; }
+        // Single keys switched off (WCAG 2.1.4): only the buttons, Ctrl+Z and Esc act.
+        if (!shortcuts.enabled) return;
+        const help = shortcuts.key("help");
+        if (help && (key === help || (help === "?" && key === "/" && event.shiftKey))) {
+          event.preventDefault(); toggleHelp(); return;
+        }
         if (!els.help.hidden) return;
-        if (key === "p" || key === " ") { event.preventDefault(); setPaused(!state.paused); return; }
-        if (key === "u") { event.preventDefault(); handlers.undo(); return; }
+        if (key === shortcuts.key("pause") || key === " ") { event.preventDefault(); setPaused(!state.paused); return; }
+        if (key === shortcuts.key("undo")) { event.preventDefault(); handlers.undo(); return; }
         if (handlers.answerOfKey.has(key)) { event.preventDefault(); handlers.submit(handlers.answerOfKey.get(key)); }
       });
 
@@ -508,8 +545,9 @@ window.JudgingCommon = (function () {
   }
 
   // ---------- Skip ----------
-  // The skip box (templates/labeling/_skip_form.html) of a judging session `page`: S opens it
-  // (unless S is one of the page's `reserved` answer keys), 1-4 pick a reason, Enter skips, Esc
+  // The skip box (templates/labeling/_skip_form.html) of a judging session `page`: the skip key
+  // (S unless remapped) opens it, unless it is one of the page's `reserved` answer keys; while it
+  // is open (it holds the focus) 1-4 pick a reason, Enter skips, Esc
   // cancels. options: url(task), kind (the item kind the API expects), unit ("item", "pair"),
   // each a value or a function of nothing (a page whose items change kind), reserved (keys the
   // page's answers take), loggedOut(result), loadNext(), onSkipped().
@@ -557,9 +595,9 @@ window.JudgingCommon = (function () {
     // Capture phase: while the box is open its keys must not reach the answer keys.
     document.addEventListener("keydown", (event) => {
       if (event.altKey || event.metaKey || event.ctrlKey || event.repeat) return;
-      const key = event.key.toLowerCase();
+      const key = shortcuts.typed(event);
       if (!form.hidden) {
-        if (key === "escape") { event.preventDefault(); event.stopImmediatePropagation(); close(); return; }
+        if (key === "Escape") { event.preventDefault(); event.stopImmediatePropagation(); close(); return; }
         const index = Number(key) - 1;
         if (event.target !== note && Number.isInteger(index) && index >= 0 && index < reasons.length) {
           event.preventDefault();
@@ -572,7 +610,8 @@ window.JudgingCommon = (function () {
       }
       const target = event.target;
       if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
-      if (key !== "s" || (options.reserved && options.reserved.has("s")) || !$("help").hidden) return;
+      if (!shortcuts.key("skip") || key !== shortcuts.key("skip")) return;
+      if ((options.reserved && options.reserved.has(key)) || !$("help").hidden) return;
       event.preventDefault();
       event.stopImmediatePropagation();
       open();
@@ -603,6 +642,6 @@ window.JudgingCommon = (function () {
   return {
     $: $, makeApi: makeApi, queryTerms: queryTerms, highlighted: highlighted,
     renderDocument: renderDocument, formatSeconds: formatSeconds, session: session,
-    throttledProgress: throttledProgress, skipBox: skipBox,
+    throttledProgress: throttledProgress, skipBox: skipBox, shortcuts: shortcuts,
   };
 })();

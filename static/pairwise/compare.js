@@ -140,9 +140,10 @@
   }
 
   page.start({
-    answerOfKey: new Map([
-      ["arrowleft", "left"], ["arrowright", "right"], ["arrowdown", "tie"], ["t", "tie"],
-      ["q", "left_bad"], ["w", "right_bad"],
+    // The assessor's keys (labeling/shortcuts.py); Q / W only where the campaign offers them.
+    answerOfKey: common.shortcuts.answers([
+      ["pair_left", "left"], ["pair_right", "right"], ["pair_tie", "tie"], ["pair_tie_letter", "tie"],
+      ...(config.allow_bad_shortcut ? [["pair_left_bad", "left_bad"], ["pair_right_bad", "right_bad"]] : []),
     ]),
     submit: submit,
     answerSelector: "button[data-outcome]",

@@ -26,10 +26,12 @@
   };
   const SXS_NAMES = {};
   for (const answer of config.answers) SXS_NAMES[answer.value] = answer.label;
-  const GRADE_OF_KEY = new Map(config.grades.map((grade) => [grade.key.toLowerCase(), grade.value]));
-  const SXS_OF_KEY = new Map([
-    ["1", -2], ["2", -1], ["3", 0], ["4", 1], ["5", 2],
-    ["arrowleft", -1], ["arrowdown", 0], ["arrowright", 1],
+  // The assessor's keys (labeling/shortcuts.py; a grade's is the campaign's own by default).
+  const keys = common.shortcuts;
+  const GRADE_OF_KEY = keys.answers(config.grades.map((grade) => ["grade_" + grade.value, grade.value]));
+  const SXS_OF_KEY = keys.answers([
+    ["sxs_left_much", -2], ["sxs_left", -1], ["sxs_same", 0], ["sxs_right", 1], ["sxs_right_much", 2],
+    ["sxs_left_arrow", -1], ["sxs_same_arrow", 0], ["sxs_right_arrow", 1],
   ]);
   let kind = null;  // the kind of the item on screen
 
@@ -187,12 +189,13 @@
     const target = event.target;
     if (event.altKey || event.metaKey || event.ctrlKey || event.repeat || skipBox.isOpen()) return;
     if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
-    if (!page.els.help.hidden || kind === null) return;
-    const key = event.key.toLowerCase();
+    if (!page.els.help.hidden || kind === null || !keys.enabled) return;
+    const key = keys.typed(event);
+    const commentKeys = [keys.key("comment"), keys.key("note")].filter(Boolean);
     let handled = true;
-    if (kind === "sxs" && event.shiftKey && key === "arrowleft") submit({ kind: "sxs", value: -2 });
-    else if (kind === "sxs" && event.shiftKey && key === "arrowright") submit({ kind: "sxs", value: 2 });
-    else if ((key === "c" || key === "n") && !(kind === "grade" && GRADE_OF_KEY.has(key))) els.comment.focus();
+    if (kind === "sxs" && event.shiftKey && key === "ArrowLeft") submit({ kind: "sxs", value: -2 });
+    else if (kind === "sxs" && event.shiftKey && key === "ArrowRight") submit({ kind: "sxs", value: 2 });
+    else if (commentKeys.includes(key) && !(kind === "grade" && GRADE_OF_KEY.has(key))) els.comment.focus();
     else handled = false;
     if (handled) { event.preventDefault(); event.stopImmediatePropagation(); }
   }, true);

@@ -76,7 +76,7 @@ def coordinator_pages(ids: dict[str, int]) -> list[tuple[str, str]]:
 
 def assessor_pages(ids: dict[str, int]) -> list[tuple[str, str]]:
     """(name, path) of the assessor's pages: the judge page of every mode, My judgments."""
-    pages = [("assessor home", "/"), ("my judgments", "/my-judgments/")]
+    pages = [("assessor home", "/"), ("my judgments", "/my-judgments/"), ("keyboard", "/account/keyboard/")]
     modes = ("graded", "pairwise", "topk", "sxs", "training")
     pages += [(f"{mode} judge", f"/judge/{ids[mode]}/") for mode in modes]
     return pages

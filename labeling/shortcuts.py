@@ -1,0 +1,243 @@
+"""The judge pages' keyboard shortcuts: every action, the pages it acts on and its default key.
+
+The one list both sides read: the settings page, the API and the help dialogs render it here,
+and each judge page gets its resolved map as JSON (`judge_shortcuts`, read by
+`static/labeling/judging-common.js`), so no page script names a letter of its own. Keys are
+stored as the browser's `KeyboardEvent.key` names: a single character in lower case ("p", "?",
+"3") or a named key ("ArrowLeft"). Tab, Enter, Escape and Space keep their standard meaning
+(move, press the focused control, close) and are never shortcuts of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+# The judge pages, by what is on screen: a graded document (graded and training campaigns), a
+# pair of documents (pairwise and top-k), two result lists of side by side, and the single
+# document side by side shows to grade first. Two actions of one page may not share a key.
+GRADED, PAIR, SXS, SXS_GRADE = "graded", "pair", "sxs", "sxs-grade"
+EVERY_PAGE = frozenset({GRADED, PAIR, SXS, SXS_GRADE})
+GRADE_COUNT = 10  # a scale has at most ten grades (labeling.services.campaigns)
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    label: str  # what pressing the key does, in the settings page's and the help's words
+    default: str
+    pages: frozenset[str]
+    group: str  # the settings page's section
+
+
+def _grade(value: int) -> Action:
+    return Action(
+        f"grade_{value}",
+        f"Grade {value} (counting from the lowest, 0)",
+        str(value),
+        frozenset({GRADED, SXS_GRADE}),
+        "Grades",
+    )
+
+
+def _each(name: str, label: str, default: str, pages: frozenset[str] = EVERY_PAGE) -> Action:
+    return Action(name, label, default, pages, "Every judge page")
+
+
+def _pair(name: str, label: str, default: str) -> Action:
+    return Action(name, label, default, frozenset({PAIR}), "Pairs and top-k")
+
+
+def _sxs(name: str, label: str, default: str, pages: frozenset[str] = frozenset({SXS})) -> Action:
+    return Action(name, label, default, pages, "Side by side")
+
+
+# The defaults are the keys the pages always had.
+ACTIONS: tuple[Action, ...] = (
+    _each("pause", "Pause or resume the timer", "p"),
+    _each("undo", "Undo the last answer", "u"),
+    _each("skip", "Skip: open the skip box", "s"),
+    _each("help", "Show or hide the shortcuts help", "?"),
+    _each("note", "Write a note (or a comment)", "n", frozenset({GRADED, SXS, SXS_GRADE})),
+    *(_grade(value) for value in range(GRADE_COUNT)),
+    _pair("pair_left", "The left document is more relevant", "ArrowLeft"),
+    _pair("pair_right", "The right document is more relevant", "ArrowRight"),
+    _pair("pair_tie", "Both are equally relevant", "ArrowDown"),
+    _pair("pair_tie_letter", "Both are equally relevant (second key)", "t"),
+    _pair("pair_left_bad", "The left document is clearly irrelevant", "q"),
+    _pair("pair_right_bad", "The right document is clearly irrelevant", "w"),
+    _sxs("sxs_left_much", "The left list is much better", "1"),
+    _sxs("sxs_left", "The left list is better", "2"),
+    _sxs("sxs_same", "Both lists are about the same", "3"),
+    _sxs("sxs_right", "The right list is better", "4"),
+    _sxs("sxs_right_much", "The right list is much better", "5"),
+    _sxs("sxs_left_arrow", "The left list is better (second key)", "ArrowLeft"),
+    _sxs("sxs_same_arrow", "Both lists are about the same (second key)", "ArrowDown"),
+    _sxs("sxs_right_arrow", "The right list is better (second key)", "ArrowRight"),
+    _sxs("comment", "Write a comment on a comparison", "c", frozenset({SXS, SXS_GRADE})),
+)
+ACTION_BY_NAME: dict[str, Action] = {action.name: action for action in ACTIONS}
+
+# Named keys an action may take, with how the pages show them.
+NAMED_KEYS: dict[str, str] = {
+    "ArrowLeft": "←",
+    "ArrowRight": "→",
+    "ArrowUp": "↑",
+    "ArrowDown": "↓",
+    "Home": "Home",
+    "End": "End",
+    "PageUp": "Page Up",
+    "PageDown": "Page Down",
+    "Backspace": "Backspace",
+    "Delete": "Delete",
+    "Insert": "Insert",
+}
+_NAMED_BY_LOWER = {name.lower(): name for name in NAMED_KEYS}
+_NAMED_BY_SHOWN = {shown: name for name, shown in NAMED_KEYS.items() if len(shown) == 1}
+# Keys that keep their standard meaning everywhere, by the names people type.
+RESERVED = {
+    "tab": "Tab",
+    "enter": "Enter",
+    "return": "Enter",
+    "escape": "Escape",
+    "esc": "Escape",
+    " ": "Space",
+    "space": "Space",
+    "spacebar": "Space",
+}
+
+
+class ShortcutsInvalid(ValueError):
+    """Refused keys: `errors` maps each action name (or "keys") to what is wrong with it."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        super().__init__("; ".join(f"{name}: {error}" for name, error in errors.items()))
+        self.errors = dict(errors)
+
+
+def key_normalize(key: str) -> str:
+    """The stored name of a typed key: one character in lower case, or a named key's own
+    spelling ("arrowleft" -> "ArrowLeft"). Raises ValueError with the reason when it cannot be one."""
+    if not isinstance(key, str) or key == "":
+        raise ValueError("type one key")
+    if key.lower() in RESERVED:
+        raise ValueError(f"{RESERVED[key.lower()]} keeps its usual meaning and cannot be a shortcut")
+    if key in _NAMED_BY_SHOWN:  # "←" typed for ArrowLeft
+        return _NAMED_BY_SHOWN[key]
+    if len(key) == 1:
+        if key.isspace() or not key.isprintable():
+            raise ValueError("use a visible character or a named key such as ArrowLeft")
+        return key.lower()
+    stripped = key.strip()
+    if stripped.lower() in RESERVED:
+        raise ValueError(f"{RESERVED[stripped.lower()]} keeps its usual meaning and cannot be a shortcut")
+    if stripped.lower() in _NAMED_BY_LOWER:
+        return _NAMED_BY_LOWER[stripped.lower()]
+    if len(stripped) == 1:
+        return key_normalize(stripped)
+    raise ValueError(f"use one character or one of the named keys ({', '.join(NAMED_KEYS)}), not {key!r}")
+
+
+def key_display(key: str) -> str:
+    """How a stored key is shown: "P", "?", "←"."""
+    return NAMED_KEYS.get(key, key.upper())
+
+
+def keys_validate(overrides: Mapping[str, object]) -> dict[str, str]:
+    """The overrides normalized, keeping only those that differ from the default; raises
+    ShortcutsInvalid naming every action that is unknown, not one key, or clashing with another
+    action of a page it shares."""
+    errors: dict[str, str] = {}
+    normalized: dict[str, str] = {}
+    if not isinstance(overrides, Mapping):
+        raise ShortcutsInvalid({"keys": "must be an object of action name to key"})
+    for name, key in overrides.items():
+        if name not in ACTION_BY_NAME:
+            errors[str(name)] = f"no such action (known: {', '.join(ACTION_BY_NAME)})"
+            continue
+        if not isinstance(key, str):
+            errors[name] = 'the key must be text, such as "p" or "ArrowLeft"'
+            continue
+        try:
+            normalized[name] = key_normalize(key)
+        except ValueError as error:
+            errors[name] = str(error)
+    if errors:
+        raise ShortcutsInvalid(errors)
+    effective = {action.name: normalized.get(action.name, action.default) for action in ACTIONS}
+    for action in ACTIONS:
+        if action.name not in normalized:
+            continue
+        for other in clashes(action, effective):
+            errors[action.name] = (
+                f"{key_display(effective[action.name])} is already the key of "
+                f"“{other.label}” on the same page; choose another key or change that one too"
+            )
+            break
+    if errors:
+        raise ShortcutsInvalid(errors)
+    return {name: key for name, key in normalized.items() if key != ACTION_BY_NAME[name].default}
+
+
+def clashes(action: Action, keys: Mapping[str, str]) -> list[Action]:
+    """The other actions sharing a page and a key with `action` under `keys`."""
+    key = keys.get(action.name)
+    return [
+        other
+        for other in ACTIONS
+        if other is not action and key and keys.get(other.name) == key and other.pages & action.pages
+    ]
+
+
+@dataclass(frozen=True)
+class PageShortcuts:
+    """What a judge page needs: whether single keys act, and each action's key ("" when none)."""
+
+    enabled: bool
+    keys: dict[str, str]
+
+    @property
+    def shown(self) -> dict[str, str]:
+        """Each action's key as the page shows it ("" when it has none or keys are off)."""
+        return {name: key_display(key) if key and self.enabled else "" for name, key in self.keys.items()}
+
+    def as_json(self) -> dict[str, object]:
+        """What judging-common.js reads: keys to match `KeyboardEvent.key` and their labels."""
+        return {"enabled": self.enabled, "keys": self.keys, "shown": self.shown}
+
+
+def judge_shortcuts(
+    pages: Iterable[str],
+    overrides: Mapping[str, str],
+    enabled: bool,
+    grade_keys: Sequence[str] = (),
+) -> PageShortcuts:
+    """The key of every action of `pages` for one assessor. A campaign's own grade keys replace
+    the default digits; the assessor's overrides win over both. A default key that another action
+    now takes on the same page is dropped (that action has no key here) rather than acting twice."""
+    pages = frozenset(pages)
+    acting = [action for action in ACTIONS if action.pages & pages]
+    chosen = {action.name: overrides[action.name] for action in acting if action.name in overrides}
+    defaults: dict[str, str] = {}
+    for action in acting:
+        if action.name in chosen:
+            continue
+        if action.name.startswith("grade_"):
+            value = int(action.name.removeprefix("grade_"))
+            if value >= len(grade_keys) and grade_keys:
+                continue  # the campaign has fewer grades
+            defaults[action.name] = key_normalize(grade_keys[value]) if grade_keys else action.default
+        else:
+            defaults[action.name] = action.default
+    # Precedence: the assessor's choices, then the campaign's grade keys (they win over skip and
+    # note today), then the other defaults.
+    order = list(chosen) + sorted(defaults, key=lambda name: not name.startswith("grade_"))
+    keys: dict[str, str] = {}
+    for name in order:
+        key = chosen.get(name) or defaults[name]
+        action = ACTION_BY_NAME[name]
+        if any(keys.get(other.name) == key for other in acting if other.pages & action.pages):
+            keys[name] = ""
+        else:
+            keys[name] = key
+    return PageShortcuts(enabled=enabled, keys=keys)
