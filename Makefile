@@ -49,7 +49,7 @@ dev: $(VENV)/.installed
 # neighbouring test would skew).
 TEST_PROCESSES ?= 2
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone"
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
 	$(BIN)/python -m pytest -m alone
 
 bench: $(VENV)/.installed-dev

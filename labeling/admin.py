@@ -6,6 +6,7 @@ from django.http import HttpRequest
 from django.utils.text import Truncator
 
 from labeling.models import (
+    AssessorPreferences,
     Campaign,
     CampaignMember,
     CampaignProgress,
@@ -185,6 +186,16 @@ class GoldAnswerAdmin(admin.ModelAdmin):
     list_display = ["gold", "assessor", "grade", "correct", "counted", "seconds", "created_at"]
     list_filter = ["correct", "counted", "assessor"]
     raw_id_fields = ["gold", "task", "assessor"]
+
+
+@admin.register(AssessorPreferences)
+class AssessorPreferencesAdmin(admin.ModelAdmin):
+    """Each user's keyboard shortcuts: on or off, and the keys they remapped."""
+
+    list_display = ["user", "shortcuts_enabled", "updated_at"]
+    list_filter = ["shortcuts_enabled"]
+    raw_id_fields = ["user"]
+    list_select_related = ["user"]
 
 
 @admin.register(Skip)

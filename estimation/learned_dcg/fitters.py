@@ -4,7 +4,7 @@
   (`estimation.learned_dcg.likelihood`); its grid is the ridge's C; cross-validation maximises
   the held-out log-likelihood of every answer (ties and "much better" included).
 - `QPFitter`: the paper's QP (DCGLearn, squared hinges, ties as a band of width 2); its grid
-  is every pair (C, C_t) (C_t = C when the tie grid is None); cross-validation maximises the
+  is every pair (C, C_t) (or C_t = C, "same"); cross-validation maximises the
   held-out accuracy on answers with a direction, as the paper does.
 
 Both take weights over all answers of the data (topic multiplicities of a fold or a bootstrap

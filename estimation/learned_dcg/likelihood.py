@@ -239,7 +239,7 @@ def _solve(problem: _Problem, start: _Solution | None = None, max_iterations: in
         target = _newton_target(problem, hessian, gradient, phi, bounded)
         direction = target - phi
         decrease = float(gradient @ direction)  # the Newton decrement, up to sign
-        tolerance = 1e-10 * (1.0 + abs(value))
+        tolerance = 1e-9 * (1.0 + abs(value))
         if np.abs(direction).max() <= 1e-10 * (1.0 + np.abs(phi).max()) or abs(decrease) <= tolerance:
             converged = True
             break

@@ -273,9 +273,9 @@ def test_it_never_picks_two_of_a_group_in_a_batch_on_random_pools() -> None:
 def test_it_learns_the_simulated_gains_and_is_deterministic_for_a_seed() -> None:
     data = simulated(800, gain="exp", seed=6)
     data = PreferenceData(data.left, data.right, data.preference, np.arange(len(data)) % 40)
-    first = learn_dcg(data, 5, bootstrap=8, seed=3)
-    again = learn_dcg(data, 5, bootstrap=8, seed=3)
-    other = learn_dcg(data, 5, bootstrap=8, seed=4)
+    first = learn_dcg(data, 5, bootstrap=4, seed=3)
+    again = learn_dcg(data, 5, bootstrap=4, seed=3)
+    other = learn_dcg(data, 5, bootstrap=4, seed=4)
     assert first.to_json() == again.to_json()
     assert first.to_json()["gains_low"] != other.to_json()["gains_low"]
     json.dumps(first.to_json())

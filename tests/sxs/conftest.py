@@ -50,7 +50,7 @@ def _run(tag: str, numbers: list[int]) -> tuple[str, io.BytesIO]:
 
 # Bootstrap replicates per refit in these tests (the service's default, the core's 200, repeats
 # the whole fit per replicate: seconds per refit). Intervals exist from a few replicates on.
-TEST_BOOTSTRAP = 20
+TEST_BOOTSTRAP = 5
 
 
 @pytest.fixture(autouse=True)
