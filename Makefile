@@ -46,10 +46,9 @@ dev: $(VENV)/.installed
 # The suite in two parts: everything but the `alone` tests spread over TEST_PROCESSES processes
 # (pytest-xdist; an idle process takes queued tests from a busy one), then the `alone` tests one
 # at a time (they assert wall-clock bounds over several processes of their own, which a
-# neighbouring test would skew). Three processes on two cores: many tests wait on servers,
-# browsers and workers, and a third process fills that idle time (the two-process part used
-# about 1.5 of the 2 cores).
-TEST_PROCESSES ?= 3
+# neighbouring test would skew). Two processes for the two cores (three were no faster: 11:35
+# against 11:24).
+TEST_PROCESSES ?= 2
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
 	$(BIN)/python -m pytest -m alone
