@@ -7,6 +7,10 @@ judge-labels JSONL the app and ``evaluate --judge`` read, one line per pair::
     {"qid": ..., "docid": ..., "grade": 2, "probs": [...], "rationale": ..., "seconds": ..., "cost": ...}
 
 Refusals (no grade of the scale in the answer) and errors go to stderr, never to the labels.
+With ``--cache FILE`` every label and refusal is also kept in FILE as it arrives, and a later run
+on the same inputs (same endpoint, model, prompt and scale) asks only the pairs without one
+(`estimation.cli.judge_cache`). The closing line on stderr counts labels, refusals, errors, the
+requests sent, the tokens the endpoint reported and their cost.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from typing import TextIO
 
 import numpy as np
 
+from estimation.cli.judge_cache import AnswerCache, answer_fingerprint
 from estimation.formats.texts import read_document_texts, read_topic_texts
 from estimation.formats.trec import InputFileError, read_run
-from estimation.judges.endpoint import EndpointClient, EndpointSettings, answer_cost
+from estimation.judges.endpoint import EndpointAnswer, EndpointClient, EndpointSettings, answer_cost
 from estimation.judges.lexical import Bm25Collection, fit_thresholds, lexical_query, pool_scores, rationale
 from estimation.judges.prompts import DocumentText, TopicText, check_template, default_prompt, render_prompt
 
@@ -32,6 +37,8 @@ examples:
       --topics queries.tsv --docs collection.tsv --pool run1.txt run2.txt --depth 10 > labels.jsonl
   python -m estimation judge --endpoint http://localhost:11434/v1 --model llama3.1:8b \\
       --prompt umbrela.txt --topics topics.jsonl --docs corpus.jsonl --pool run1.txt > labels.jsonl
+  python -m estimation judge --endpoint http://localhost:8000/v1 --model m --cache answers.cache \\
+      --topics topics.jsonl --docs corpus.jsonl --pool run1.txt > labels.jsonl   # again: asks nothing twice
   python -m estimation judge --lexical --topics topics.jsonl --docs corpus.jsonl --pool run1.txt > bm25.jsonl
 """
 
@@ -80,6 +87,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--price-in", type=float, default=0.0, help="price per 1,000 prompt tokens")
     parser.add_argument("--price-out", type=float, default=0.0, help="price per 1,000 answer tokens")
+    parser.add_argument(
+        "--cache",
+        metavar="FILE",
+        help="keep every answer in FILE and ask only the pairs it has no answer for (resume, rerun)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -130,34 +142,87 @@ def run(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
     )
 
-    def prompts() -> Iterator[tuple[tuple[str, str], str]]:
-        for qid, docnos in pool.items():
-            for docno in docnos:
-                document = documents.get(docno, DocumentText(docno))
-                yield (qid, docno), render_prompt(template, topics[qid], document, n_grades=args.grades)
+    pairs = [(qid, docno) for qid, docnos in pool.items() for docno in docnos]
+    cache = None
+    if args.cache:
+        fingerprint = answer_fingerprint(
+            endpoint=args.endpoint,
+            model=args.model,
+            template=template,
+            n_grades=args.grades,
+            with_probabilities=args.probabilities,
+            max_tokens=args.max_tokens,
+        )
+        cache = AnswerCache(args.cache, fingerprint)
 
-    counts = {"label": 0, "refusal": 0, "error": 0}
-    cost = 0.0
-    with EndpointClient(settings) as client:
-        for answer in client.ask_many(prompts()):
-            counts[answer.outcome] += 1
-            qid, docno = answer.key
-            price = answer_cost(answer, per_1k_in=args.price_in, per_1k_out=args.price_out)
-            cost += price
-            if answer.grade is None:
-                print(f"{qid} {docno}: {answer.refusal or answer.error}", file=sys.stderr)
-                continue
-            record = {"qid": qid, "docid": docno, "grade": answer.grade}
-            if answer.probabilities is not None:
-                record["probs"] = answer.probabilities
-            record.update(rationale=answer.text, seconds=round(answer.seconds, 3), cost=price)
-            out.write(json.dumps(record) + "\n")
-    print(
-        f"judge: {counts['label']} labels, {counts['refusal']} refusals, {counts['error']} errors, "
-        f"cost {cost:.4f}",
-        file=sys.stderr,
-    )
-    return 0 if counts["label"] else 1
+    def prompts() -> Iterator[tuple[tuple[str, str], str]]:
+        for qid, docno in cache.missing(pairs) if cache is not None else pairs:
+            document = documents.get(docno, DocumentText(docno))
+            yield (qid, docno), render_prompt(template, topics[qid], document, n_grades=args.grades)
+
+    tally = _Tally()
+    if cache is not None:
+        for pair in pairs:
+            cached = cache.answers.get(pair)
+            if cached is not None:
+                tally.write(cached.answer, cached.cost, out, cached=True)
+    try:
+        with EndpointClient(settings) as client:
+            for answer in client.ask_many(prompts()):
+                price = answer_cost(answer, per_1k_in=args.price_in, per_1k_out=args.price_out)
+                if cache is not None:
+                    cache.store(answer, price)
+                tally.write(answer, price, out, cached=False)
+    finally:
+        if cache is not None:
+            cache.close()
+    print(tally.summary(), file=sys.stderr)
+    return 0 if tally.counts["label"] else 1
+
+
+class _Tally:
+    """What a run wrote and spent: outcomes, requests, tokens and cost, this run's and the cache's."""
+
+    def __init__(self) -> None:
+        self.counts = {"label": 0, "refusal": 0, "error": 0}
+        self.from_cache = 0
+        self.requests = 0
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.cost = 0.0
+        self.cached_cost = 0.0
+
+    def write(self, answer: EndpointAnswer, price: float, out: TextIO, *, cached: bool) -> None:
+        """Count an answer; a label goes to `out`, a refusal or an error to stderr."""
+        self.counts[answer.outcome] += 1
+        if cached:
+            self.from_cache += 1
+            self.cached_cost += price
+        else:
+            self.requests += answer.attempts
+            self.tokens_in += answer.tokens_in
+            self.tokens_out += answer.tokens_out
+            self.cost += price
+        qid, docno = answer.key
+        if answer.grade is None:
+            origin = " (cached)" if cached else ""
+            print(f"{qid} {docno}: {answer.refusal or answer.error}{origin}", file=sys.stderr)
+            return
+        record: dict[str, object] = {"qid": qid, "docid": docno, "grade": answer.grade}
+        if answer.probabilities is not None:
+            record["probs"] = answer.probabilities
+        record.update(rationale=answer.text, seconds=round(answer.seconds, 3), cost=price)
+        out.write(json.dumps(record) + "\n")
+
+    def summary(self) -> str:
+        cache = ""
+        if self.from_cache:
+            cache = f" ({self.from_cache} answers from the cache, cost {self.cached_cost:.4f})"
+        return (
+            f"judge: {self.counts['label']} labels, {self.counts['refusal']} refusals, "
+            f"{self.counts['error']} errors; {self.requests} requests sent, tokens {self.tokens_in} in, "
+            f"{self.tokens_out} out, cost {self.cost:.4f}{cache}"
+        )
 
 
 def _lexical(
