@@ -151,6 +151,16 @@ sampling.csv         the current sampling distribution (q per topic, or per topi
 label_model.json     label model (features, weights, thresholds, prior weight), cost model,
                      item-level weight bounds, sampling state version
 estimates.json/.csv  every stored estimate snapshot
+
+With model judges (judge-assisted campaigns):
+judges.json          every judge (kind, model, coverage, agreement, each version's prompt) and
+                     the calibration table each sampling version used
+judge-labels.csv     every judge label: the pool's (set=pool) and the calibration set's
+                     (set=calibration, with the human grade), grade, probabilities, class,
+                     rationale, seconds, cost, version
+judged-sample.csv    every item draw of the judged design: propensity, sampling version, the
+                     judge's class and that version's h for it, the human grade; with
+                     judges.json's calibrations it recomputes the certified estimate
 """
 
 
