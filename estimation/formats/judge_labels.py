@@ -20,7 +20,7 @@ jsonl      One JSON object per line, detected by a first content line opening wi
            A grade is a JSON integer (``2.0`` and ``true`` are refused). Optional:
            ``"rationale"`` (a string), ``"seconds"`` and ``"cost"`` (numbers >= 0); null
            counts as absent. Other keys are ignored. NaN and Infinity are not JSON and are
-           refused.
+           refused, as is a number no float holds (an integer of hundreds of digits).
 beir-tsv   A header naming the columns ``query-id``, ``corpus-id`` and ``score`` separated by
            tabs (in any order; other columns are ignored), then one row per label, fields
            separated by tabs, as many as in the header. The header is required: a
@@ -237,6 +237,23 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _number_shown(value: int | float) -> str:
+    """A number for an error message: a float as Python writes it (inf), an integer of hundreds
+    of digits by its length."""
+    shown = repr(value)
+    return shown if len(shown) <= 20 else f"{shown[:8]}... ({len(shown)} digits)"
+
+
+def _finite_float(value: int | float) -> float | None:
+    """A JSON number as a float, None when no finite float holds it: JSON integers are
+    unbounded, and a 400-digit one overflows `float()` and every comparison with a float."""
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 class _Checks:
     """The rules every format shares, and the state they need: the first line of each
     (qid, docno) and the width of the file's first probs row."""
@@ -350,11 +367,12 @@ class _Checks:
             return None
         if not _is_number(value):
             raise self.fail(number, f'"{key}" is {_json_kind(value)}, not a number')
-        if not math.isfinite(value):
-            raise self.fail(number, f'"{key}" {value!r} is not finite')
-        if value < 0:
+        amount = _finite_float(value)
+        if amount is None:
+            raise self.fail(number, f'"{key}" {_number_shown(value)} is not finite')
+        if amount < 0:
             raise self.fail(number, f'"{key}" {value!r} is negative')
-        return float(value)
+        return amount
 
     def probs(self, number: int, value: Any) -> tuple[float, ...]:
         if not isinstance(value, list):
@@ -373,21 +391,24 @@ class _Checks:
             width, first = self.probs_width
             reason = f"expected {width} probabilities (as on line {first}), found {len(value)}"
             raise self.fail(number, reason)
+        probs: list[float] = []
         for p in value:
             if not _is_number(p):
                 raise self.fail(number, f"probability {_json_shown(p)} is {_json_kind(p)}, not a number")
-            if not math.isfinite(p):
-                raise self.fail(number, f"probability {p!r} is not finite")
-            if p < 0:
+            finite = _finite_float(p)
+            if finite is None:
+                raise self.fail(number, f"probability {_number_shown(p)} is not finite")
+            if finite < 0:
                 raise self.fail(number, f"probability {p!r} is negative")
-        total = math.fsum(value)
+            probs.append(finite)
+        total = math.fsum(probs)
         if abs(total - 1.0) > LABEL_SUM_TOLERANCE:
             raise self.fail(
                 number,
                 f"probabilities sum to {total:.9g}, not 1 (rows may be off by at most "
                 f"{LABEL_SUM_TOLERANCE:g}, e.g. from rounding to a few decimals; they are rescaled)",
             )
-        return tuple(float(p) / total for p in value)
+        return tuple(p / total for p in probs)
 
 
 __all__ = [
