@@ -363,6 +363,9 @@ def concat_pools(pools: Sequence[LetorPool]) -> LetorPool:
     )
 
 
+_GRADE_MAX = int(np.iinfo(np.int64).max)  # what a pool's grade array holds
+
+
 @dataclass(frozen=True)
 class LabelsApplied:
     """A pool with labels from a file merged in, and how many of the file's labels applied."""
@@ -372,15 +375,26 @@ class LabelsApplied:
     unknown: int
 
 
-def apply_labels(lines: Iterable[str | bytes], filename: str, pool: LetorPool) -> LabelsApplied:
+def apply_labels(
+    lines: Iterable[str | bytes], filename: str, pool: LetorPool, *, top_grade: int | None = None
+) -> LabelsApplied:
     """Merge existing labels into `pool`: qrels lines (``qid iter docid grade``) or labeled
     LETOR rows (``grade qid:Q ... # docid = D``), told apart by the first data line.
 
     A label for a (qid, docid) of the pool overrides the pool's grade; labels of pairs the pool
     lacks are counted in ``unknown`` and otherwise ignored; negative qrels grades count 0
     (as in trec_eval); unlabeled LETOR rows (grade -1) are skipped. LETOR rows without docids
-    take ids from their position within their query in the labels file.
+    take ids from their position within their query in the labels file. A grade above
+    `top_grade` (by default, above what an int64 holds) raises `InputFileError` naming its line.
     """
+    top = _GRADE_MAX if top_grade is None else top_grade
+
+    def checked(grade: int, number: int) -> int:
+        if grade > top:
+            shown = str(grade) if len(str(grade)) <= 20 else f"{str(grade)[:8]}... ({len(str(grade))} digits)"
+            raise InputFileError(filename, number, f"grade {shown} is above the top grade {top}")
+        return grade
+
     stream = iter(lines)
     head: list[str | bytes] = []
     letor = False
@@ -406,7 +420,7 @@ def apply_labels(lines: Iterable[str | bytes], filename: str, pool: LetorPool) -
             if target is None:
                 unknown += 1
                 continue
-            grades[target] = row.grade
+            grades[target] = checked(row.grade, row.line)
             applied += 1
     else:
         for label in iter_qrels(lines, filename):
@@ -414,7 +428,7 @@ def apply_labels(lines: Iterable[str | bytes], filename: str, pool: LetorPool) -
             if target is None:
                 unknown += 1
                 continue
-            grades[target] = max(0, label.grade)
+            grades[target] = max(0, checked(label.grade, label.line))
             applied += 1
     return LabelsApplied(pool.with_grades(grades), applied, unknown)
 
