@@ -159,7 +159,8 @@ def sampling_state_current(campaign: Campaign) -> LoadedState | None:
 
 def sampling_per_topic(campaign: Campaign) -> list[dict[str, object]]:
     """The stored sampling distribution per topic: q (summed over a topic's pairs at item level),
-    the query cost lambda(x) (mean 1 over topics) and the expected metric of the first focus system."""
+    the query cost lambda(x) (mean 1 over topics) and the expected value of what the goal measures
+    (`strategies.focus_expected`: the difference of the two systems, the leaderboard's mean)."""
     record = SamplingState.objects.filter(campaign=campaign).first()
     if record is None or record.pool_version != campaign.pool_version:
         return []

@@ -271,9 +271,23 @@ def planning_metric(metric: Metric) -> Metric:
     return metric
 
 
-def focus_expected(pool: Pool, metric: Metric, focus: Sequence[int]) -> np.ndarray:
-    """E[L | x; theta] of the first focus system per topic (for plots)."""
-    return ranking_moments(pool.theta, pool.rankings[focus[0]], planning_metric(metric)).mean
+def focus_expected(pool: Pool, metric: Metric, focus: Sequence[int], goal: str) -> np.ndarray:
+    """Per topic, the expectation under the label model of what the campaign's goal measures
+    (the dashboard colours the sampling chart with it): E[L_A - L_B | x; theta] for a
+    difference of two systems, the mean of E[L_S | x; theta] over the focus systems for a
+    leaderboard, E[L | x; theta] of the one system otherwise, as the active strategies'
+    `optimal_query_distribution` reports it."""
+    planned = planning_metric(metric)
+    if goal == Campaign.Goal.DIFFERENCE and len(focus) >= 2:
+        chosen = list(focus[:2])
+    elif goal in (Campaign.Goal.LEADERBOARD, Campaign.Goal.RELATIVE):
+        chosen = list(focus)
+    else:
+        chosen = list(focus[:1])
+    means = [ranking_moments(pool.theta, pool.rankings[system], planned).mean for system in chosen]
+    if goal == Campaign.Goal.DIFFERENCE and len(means) == 2:
+        return means[0] - means[1]
+    return np.mean(means, axis=0)
 
 
 class QueryStrategy(SamplingStrategy):
@@ -318,7 +332,7 @@ class PassiveStrategy(QueryStrategy):
             optimal=passive.optimal,
             mix=0.0,
             cost=passive.cost,
-            expected=focus_expected(pool, metric, focus),
+            expected=focus_expected(pool, metric, focus, campaign.goal),
         )
 
 
@@ -362,7 +376,7 @@ class ItemStrategy(SamplingStrategy):
             optimal=result.optimal,
             mix=result.mix,
             cost=result.cost,
-            expected=focus_expected(pool, metric, focus),
+            expected=focus_expected(pool, metric, focus, campaign.goal),
         )
 
 
@@ -382,7 +396,7 @@ class JudgedStrategy(SamplingStrategy):
 
         arrays = pool_arrays_for(campaign)
         design = judged_design(campaign, arrays, pool, metric, focus, judged_grades(campaign, arrays))
-        return replace(design, expected=focus_expected(pool, metric, focus))
+        return replace(design, expected=focus_expected(pool, metric, focus, campaign.goal))
 
     def state_saved(self, campaign: Campaign, version: int, distribution: SamplingDistribution) -> None:
         from sampling.judged import JudgedDistribution, calibration_store
