@@ -10,7 +10,10 @@ so an external calibration never uses the campaign's sample.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import tempfile
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from typing import Any
 
@@ -19,14 +22,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Max, Q
 
-from estimation.formats.judge_labels import iter_judge_labels
+from estimation.formats.judge_labels import JudgeLabelLine, iter_judge_labels
 from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
 from estimation.judges.prompts import default_prompt
 from labeling.formats import upload_lines
 from labeling.models import Campaign, Judge, JudgeLabel, Topic
 from labeling.recompute import recompute_soon
-from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches, each_file
+from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches
 from sampling.judge_runs import judge_settings_problems, normalised_prompt, version_record
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
@@ -83,30 +86,33 @@ def judge_create(
     return judge
 
 
-@transaction.atomic
+STORE_ROWS = 2000
+"""Labels stored per transaction: tens of milliseconds of the write lock on SQLite."""
+
+
 def judge_labels_import(*, judge: Judge, files: Sequence[UploadedFile]) -> ImportReport:
     """A judge's labels (TREC qrels, JSONL, BEIR): a pair labelled again replaces its label.
-    Every file is checked whole before anything is stored; an error names file, line and reason."""
+
+    Every file is read and checked whole with no transaction open (an error names file, line and
+    reason; nothing is stored), then stored `STORE_ROWS` labels per short transaction, so the
+    write lock is never held while a file is parsed and an assessor's request waits for one
+    batch at most. If storing fails midway, what it stored is taken back (`_LabelWrites`).
+    Call it outside any transaction (inside one, the batches become savepoints of it).
+    """
     y_max = judge.campaign.grade_count - 1
 
-    def one(name: str, stream: Any, report: ImportReport) -> None:
-        seen: set[tuple[str, str]] = set()
-        for batch in batches(iter_judge_labels(upload_lines(name, stream), name, y_max=y_max)):
-            by_qid: dict[str, list[str]] = {}
-            for line in batch:
-                by_qid.setdefault(line.qid, []).append(line.docno)
-            replaced = 0
-            for qid, docnos in by_qid.items():
-                replaced += JudgeLabel.objects.filter(
-                    judge=judge, human_grade__isnull=True, qid=qid, docno__in=docnos
-                ).delete()[0]
-            JudgeLabel.objects.bulk_create([_label_row(judge, line, name, y_max) for line in batch])
-            seen.update((line.qid, line.docno) for line in batch)
-            report.lines += len(batch)
-            report.updated += replaced
-            report.created += len(batch) - replaced
+    def labels(name: str, stream: Any) -> Iterator[JudgeLabelLine]:
+        return iter_judge_labels(upload_lines(name, stream), name, y_max=y_max)
 
-    report = each_file(files, one)
+    _check_files(files, labels)
+    report = ImportReport(files=len(files))
+    with _LabelWrites(judge, calibration=False) as writes:
+        for name, stream in files:
+            for batch in batches(labels(name, stream), STORE_ROWS):
+                replaced = writes.store(_label_rows(judge, batch, name, y_max))
+                report.lines += len(batch)
+                report.updated += replaced
+                report.created += len(batch) - replaced
     _recompute_after_commit(judge.campaign)
     arrays = pool_arrays_for(judge.campaign)
     in_pool = judge_pool_coverage(judge, arrays, pool_judge_classes(judge, arrays))
@@ -117,55 +123,47 @@ def judge_labels_import(*, judge: Judge, files: Sequence[UploadedFile]) -> Impor
     return report
 
 
-@transaction.atomic
 def judge_calibration_import(
     *, judge: Judge, human_qrels: Sequence[UploadedFile], judge_labels: Sequence[UploadedFile]
 ) -> ImportReport:
     """A calibration set: human qrels and the same judge's labels on other topics. Only pairs in
     both are kept; pairs on this campaign's topics are dropped (they would let the campaign's
-    own sample into an external calibration)."""
+    own sample into an external calibration). Read and checked whole first, then stored in short
+    transactions, as `judge_labels_import`."""
     top = judge.campaign.grade_count - 1
-    humans: dict[tuple[str, str], int] = {}
-    errors: list[InputFileError] = []
-    for name, stream in human_qrels:
-        try:
-            for line in iter_qrels(upload_lines(name, stream), name):
-                if line.grade > top:
-                    raise InputFileError(
-                        name, line.line, f"grade {line.grade} is above the campaign's top grade {top}"
-                    )
-                humans[(line.qid, line.docno)] = max(line.grade, 0)
-        except InputFileError as error:
-            errors.append(error)
     if not human_qrels:
-        errors.append(InputFileError("(no file)", None, "a calibration set needs the human qrels"))
-    if errors:
-        raise ImportFailed(errors)
+        raise ImportFailed([InputFileError("(no file)", None, "a calibration set needs the human qrels")])
+    humans = _human_grades(human_qrels, top)
+
+    def labels(name: str, stream: Any) -> Iterator[JudgeLabelLine]:
+        return iter_judge_labels(upload_lines(name, stream), name, y_max=top)
+
+    _check_files(judge_labels, labels)
     own_topics = set(Topic.objects.filter(campaign=judge.campaign).values_list("qid", flat=True))
+    report = ImportReport(files=len(judge_labels))
     dropped = 0
-
-    def one(name: str, stream: Any, report: ImportReport) -> None:
-        nonlocal dropped
-        for batch in batches(iter_judge_labels(upload_lines(name, stream), name, y_max=top)):
-            rows = []
-            for line in batch:
-                human = humans.get((line.qid, line.docno))
-                if human is None:
-                    report.unchanged += 1
-                    continue
-                if line.qid in own_topics:
-                    dropped += 1
-                    continue
-                rows.append(_label_row(judge, line, name, top, human_grade=human))
-            for row in rows:
-                JudgeLabel.objects.filter(
-                    judge=judge, human_grade__isnull=False, qid=row.qid, docno=row.docno
-                ).delete()
-            JudgeLabel.objects.bulk_create(rows)
-            report.lines += len(batch)
-            report.created += len(rows)
-
-    report = each_file(judge_labels, one)
+    with _LabelWrites(judge, calibration=True) as writes:
+        for name, stream in judge_labels:
+            for batch in batches(labels(name, stream), STORE_ROWS):
+                kept = []
+                for line in batch:
+                    if _pair_key(line.qid, line.docno) not in humans:
+                        report.unchanged += 1
+                    elif line.qid in own_topics:
+                        dropped += 1
+                    else:
+                        kept.append(line)
+                rows = _label_rows(judge, kept, name, top)
+                for row in rows:
+                    row.human_grade = humans[_pair_key(row.qid, row.docno)]
+                writes.store(rows)
+                report.lines += len(batch)
+                report.created += len(rows)
+        if report.created == 0:
+            # Refused before anything was stored: nothing to take back.
+            raise ImportFailed(
+                [InputFileError(judge_labels[0][0], None, "no pair has both a human grade and a judge label")]
+            )
     _recompute_after_commit(judge.campaign)
     if report.unchanged:
         report.notes.append(f"{report.unchanged} judge label(s) had no human grade in the qrels: not kept")
@@ -174,11 +172,133 @@ def judge_calibration_import(
             f"{dropped} pair(s) on this campaign's own topics were dropped: an external calibration "
             "never uses the campaign's sample"
         )
-    if report.created == 0:
-        raise ImportFailed(
-            [InputFileError(judge_labels[0][0], None, "no pair has both a human grade and a judge label")]
-        )
     return report
+
+
+def _check_files(
+    files: Sequence[UploadedFile], labels: Callable[[str, Any], Iterator[JudgeLabelLine]]
+) -> None:
+    """Read every file to its end, keeping nothing; ImportFailed naming each bad file's error."""
+    if not files:
+        raise ImportFailed([InputFileError("(no file)", None, "no file was uploaded")])
+    errors: list[InputFileError] = []
+    for name, stream in files:
+        try:
+            for _ in labels(name, stream):
+                pass
+        except InputFileError as error:
+            errors.append(error)
+    if errors:
+        raise ImportFailed(errors)
+
+
+def _pair_key(qid: str, docno: str) -> str:
+    # One string per pair rather than a tuple of two: about half the memory for a big qrels file
+    # (ids hold no whitespace in qrels, so the space cannot be ambiguous).
+    return f"{qid} {docno}"
+
+
+def _human_grades(files: Sequence[UploadedFile], top: int) -> dict[str, int]:
+    """The human qrels as pair -> grade (negative grades count 0), checked whole; ImportFailed
+    naming each bad file. Its size is bounded by the upload limits (LABELING_UPLOAD_MAX_LINES)."""
+    humans: dict[str, int] = {}
+    errors: list[InputFileError] = []
+    for name, stream in files:
+        try:
+            for line in iter_qrels(upload_lines(name, stream), name):
+                if line.grade > top:
+                    raise InputFileError(
+                        name, line.line, f"grade {line.grade} is above the campaign's top grade {top}"
+                    )
+                humans[_pair_key(line.qid, line.docno)] = max(line.grade, 0)
+        except InputFileError as error:
+            errors.append(error)
+    if errors:
+        raise ImportFailed(errors)
+    return humans
+
+
+class _LabelWrites:
+    """Stores a judge's labels (or calibration rows) a batch per short transaction, and takes
+    them back if the upload fails before its end.
+
+    Why not one transaction: on SQLite (IMMEDIATE transactions) it would hold the write lock
+    for the whole upload (an honest 1,000,000-line file: minutes), so every assessor's answer
+    would wait or fail with "database is locked". Why not a hidden upload tagged visible at the
+    end: that needs a column every reader of labels filters on, for a failure (a lost
+    connection, a full disk) the checked-first file leaves rare. So each batch replaces the
+    pairs it names and writes down what it replaced in a temporary file (bounded memory); on a
+    failure the batches' rows are deleted and the replaced rows put back, each step its own
+    short transaction, as run imports delete a half-published run. Readers may see the labels
+    arrive during the upload; a recompute follows its end.
+    """
+
+    def __init__(self, judge: Judge, *, calibration: bool) -> None:
+        self.judge = judge
+        self.calibration = calibration
+        # Rows above this id were written during this upload: never ones to put back.
+        self.floor = JudgeLabel.objects.aggregate(top=Max("id"))["top"] or 0
+        self.stored = array("q")
+        self.replaced = tempfile.TemporaryFile()
+
+    def __enter__(self) -> _LabelWrites:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        try:
+            if kind is not None:
+                self._take_back()
+        finally:
+            self.replaced.close()
+
+    def store(self, rows: list[JudgeLabel]) -> int:
+        """Replace the rows' pairs with the rows in one transaction; how many were replaced."""
+        by_qid: dict[str, list[str]] = {}
+        for row in rows:
+            by_qid.setdefault(row.qid, []).append(row.docno)
+        replaced = 0
+        with transaction.atomic():
+            for qid, docnos in by_qid.items():
+                earlier = JudgeLabel.objects.filter(
+                    judge=self.judge, human_grade__isnull=not self.calibration, qid=qid, docno__in=docnos
+                )
+                kept = [values for values in earlier.values(*_COLUMNS) if values["id"] <= self.floor]
+                if kept:
+                    self.replaced.write(b"".join(json.dumps(values).encode() + b"\n" for values in kept))
+                replaced += earlier.delete()[0]
+            created = JudgeLabel.objects.bulk_create(rows)
+        self.stored.extend(row.pk for row in created)
+        return replaced
+
+    def _take_back(self) -> None:
+        ids = self.stored.tolist()
+        for start in range(0, len(ids), STORE_ROWS):
+            with transaction.atomic():
+                JudgeLabel.objects.filter(pk__in=ids[start : start + STORE_ROWS]).delete()
+        self.replaced.flush()
+        self.replaced.seek(0)
+        for batch in batches(self.replaced, STORE_ROWS):
+            with transaction.atomic():
+                JudgeLabel.objects.bulk_create(
+                    [JudgeLabel(**json.loads(text), judge=self.judge) for text in batch],
+                    ignore_conflicts=True,
+                )
+
+
+_COLUMNS = (
+    "id",
+    "qid",
+    "docno",
+    "grade",
+    "probs",
+    "judge_class",
+    "rationale",
+    "seconds",
+    "cost",
+    "human_grade",
+    "source_file",
+    "version",
+)
 
 
 def _recompute_after_commit(campaign: Campaign) -> None:
@@ -188,22 +308,26 @@ def _recompute_after_commit(campaign: Campaign) -> None:
         transaction.on_commit(lambda: recompute_soon(campaign_id))
 
 
-def _label_row(judge: Judge, line: Any, name: str, y_max: int, human_grade: int | None = None) -> JudgeLabel:
-    (label_class,) = judge_classes([line.grade], [line.probs], n_grades=y_max + 1)
-    return JudgeLabel(
-        judge=judge,
-        qid=line.qid,
-        docno=line.docno,
-        grade=line.grade,
-        probs=list(line.probs) if line.probs is not None else None,
-        judge_class=int(label_class),
-        rationale=line.rationale or "",
-        seconds=line.seconds,
-        cost=line.cost,
-        human_grade=human_grade,
-        source_file=name[:200],
-        version=judge.version,
+def _label_rows(judge: Judge, lines: Sequence[JudgeLabelLine], name: str, y_max: int) -> list[JudgeLabel]:
+    classes = judge_classes(
+        [line.grade for line in lines], [line.probs for line in lines], n_grades=y_max + 1
     )
+    return [
+        JudgeLabel(
+            judge=judge,
+            qid=line.qid,
+            docno=line.docno,
+            grade=line.grade,
+            probs=list(line.probs) if line.probs is not None else None,
+            judge_class=int(label_class),
+            rationale=line.rationale or "",
+            seconds=line.seconds,
+            cost=line.cost,
+            source_file=name[:200],
+            version=judge.version,
+        )
+        for line, label_class in zip(lines, classes.tolist(), strict=True)
+    ]
 
 
 def judge_for_sampling(campaign: Campaign) -> Judge | None:
