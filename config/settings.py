@@ -10,7 +10,10 @@ static files).
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -53,12 +56,80 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={value!r} is not an integer") from None
 
 
+def env_float(name: str, default: float) -> float:
+    """A finite number variable."""
+    value = os.environ.get(name, "").strip()
+    if value == "":
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ImproperlyConfigured(f"{name}={value!r} is not a finite number")
+    return number
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     """A comma-separated list variable."""
     value = os.environ.get(name, "").strip()
     if value == "":
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+_HOST_NAME = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)(\.(?!-)[a-z0-9_-]{1,63}(?<!-))*\.?$")
+_BRACKETED_HOST = re.compile(r"^\[(?P<host>[^\]]+)\](?::(?P<port>.*))?$")
+
+
+def _host_entry(name: str, entry: str) -> str:
+    """One host entry, lower-cased: a host name, an IP address or a CIDR network, with an optional
+    :port (an IPv6 address with a port in brackets); estimation/judges/outbound.py reads them."""
+    text = entry.strip().lower()
+    bracketed = _BRACKETED_HOST.match(text)
+    host, port = text, None
+    if bracketed:
+        host, port = bracketed.group("host"), bracketed.group("port")
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    if port is not None and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ImproperlyConfigured(f"{name}: {entry!r} has a port that is not a number from 1 to 65535")
+    try:
+        ipaddress.ip_network(host, strict=False)
+    except ValueError:
+        if bracketed or not _HOST_NAME.match(host):
+            raise ImproperlyConfigured(
+                f"{name}: {entry!r} is neither a host name nor an IP address or network "
+                "(e.g. api.openai.com, 10.0.0.5:8000, 127.0.0.0/8, [::1]:8000)"
+            ) from None
+    return text
+
+
+def env_hosts(name: str, default: list[str]) -> tuple[str, ...]:
+    """A comma-separated list of hosts: names, IP addresses or CIDR networks, each with an
+    optional :port."""
+    return tuple(_host_entry(name, entry) for entry in env_list(name, default))
+
+
+def env_key_hosts(name: str, default: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    """Environment variables bound to hosts: ``VARIABLE=host,host;VARIABLE=host`` (hosts as in
+    `env_hosts`)."""
+    value = os.environ.get(name, "").strip()
+    if value == "":
+        return {variable: tuple(_host_entry(name, h) for h in hosts) for variable, hosts in default.items()}
+    bindings: dict[str, tuple[str, ...]] = {}
+    for part in filter(None, (part.strip() for part in value.split(";"))):
+        variable, equals, hosts = (piece.strip() for piece in part.partition("="))
+        entries = tuple(_host_entry(name, h) for h in hosts.split(",") if h.strip())
+        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable) or not entries:
+            raise ImproperlyConfigured(
+                f"{name}: {part!r} is not VARIABLE=host[,host...] "
+                "(e.g. OPENAI_API_KEY=api.openai.com;JUDGE_API_KEY=10.0.0.5:8000)"
+            )
+        if variable in bindings:
+            raise ImproperlyConfigured(f"{name} binds {variable} twice")
+        bindings[variable] = entries
+    return bindings
 
 
 DEV_SECRET_KEY = "dev-only-insecure-key-" + "x" * 40
@@ -360,20 +431,59 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 
-# Endpoint judges (sampling/judge_runs.py). The API key of an endpoint judge is read from an
-# environment variable of the worker; a judge names which one, and only these names are allowed
-# (a coordinator must not be able to send, say, the database password to a server of theirs).
-JUDGE_API_KEY_VARIABLES = tuple(
-    name.strip()
-    for name in env_str("JUDGE_API_KEY_VARIABLES", "JUDGE_API_KEY,OPENAI_API_KEY").split(",")
-    if name.strip()
+# Outbound calls (endpoint judges, and every later caller through labeling/outbound.py): the only
+# hosts and networks the server connects to, checked on the addresses a name resolves to (a
+# coordinator types the URL; the worker must not become their client for the operator's key,
+# the cloud's metadata address or the services of its network). Entries: host names, IP
+# addresses, CIDR networks, each with an optional :port. Outside production loopback only; in
+# production nothing until listed. See docs/operations.md.
+LOOPBACK_HOSTS = ["127.0.0.0/8", "::1", "localhost"]
+OUTBOUND_ALLOWED_HOSTS = env_hosts("OUTBOUND_ALLOWED_HOSTS", [] if PRODUCTION else LOOPBACK_HOSTS)
+# An endpoint judge's API key is read from an environment variable of the worker; a judge names
+# which one. Only the variables bound here may be named, and each key is sent only to the hosts
+# it is bound to (an OpenAI key to OpenAI, never to a server a coordinator typed), on top of
+# OUTBOUND_ALLOWED_HOSTS: VARIABLE=host[,host...];VARIABLE=...
+if os.environ.get("JUDGE_API_KEY_VARIABLES"):
+    raise ImproperlyConfigured(
+        "JUDGE_API_KEY_VARIABLES is replaced by JUDGE_API_KEY_HOSTS, which binds each variable to the "
+        "hosts its key may be sent to, e.g. JUDGE_API_KEY_HOSTS=OPENAI_API_KEY=api.openai.com"
+    )
+JUDGE_API_KEY_HOSTS = env_key_hosts(
+    "JUDGE_API_KEY_HOSTS",
+    {} if PRODUCTION else {"JUDGE_API_KEY": LOOPBACK_HOSTS, "OPENAI_API_KEY": ["api.openai.com"]},
 )
 # A judge run works in chunks of about this many seconds, then queues its next chunk, so that
 # recomputes after judgments are never stuck behind a long run; its lease lasts three chunks.
 JUDGE_RUN_CHUNK_SECONDS = env_int("JUDGE_RUN_CHUNK_SECONDS", 20)
+# One request's whole deadline (connecting, sending, every read of the answer), not per read.
 JUDGE_REQUEST_TIMEOUT_SECONDS = env_int("JUDGE_REQUEST_TIMEOUT_SECONDS", 60)
 # Retries on 429/5xx/timeouts wait up to this, doubled per attempt (full jitter), 5 attempts.
-JUDGE_RETRY_BACKOFF_SECONDS = float(env_str("JUDGE_RETRY_BACKOFF_SECONDS", "1.0"))
+JUDGE_RETRY_BACKOFF_SECONDS = env_float("JUDGE_RETRY_BACKOFF_SECONDS", 1.0)
+# Ceilings on what a coordinator may set on a judge (the operator's worker and money): no
+# request starts after JUDGE_RUN_CHUNK_SECONDS, and a step (rate limiter, retries and the
+# requests in flight included) ends by JUDGE_STEP_MAX_SECONDS, requests still open are cut.
+JUDGE_STEP_MAX_SECONDS = env_float(
+    "JUDGE_STEP_MAX_SECONDS", JUDGE_RUN_CHUNK_SECONDS + JUDGE_REQUEST_TIMEOUT_SECONDS
+)
+JUDGE_MAX_CONCURRENCY = env_int("JUDGE_MAX_CONCURRENCY", 16)
+JUDGE_MAX_TOKENS_CEILING = env_int("JUDGE_MAX_TOKENS_CEILING", 2048)
+# requests_per_minute is 0 (no limit) or at least this: one request's wait stays inside a step.
+JUDGE_MIN_REQUESTS_PER_MINUTE = env_float("JUDGE_MIN_REQUESTS_PER_MINUTE", 6.0)
+JUDGE_PROMPT_MAX_CHARS = env_int("JUDGE_PROMPT_MAX_CHARS", 50_000)
+JUDGE_ANSWER_MAX_BYTES = env_int("JUDGE_ANSWER_MAX_BYTES", 2_000_000)
+JUDGE_MAX_PRICE_PER_1K = env_float("JUDGE_MAX_PRICE_PER_1K", 100.0)
+JUDGE_MAX_COST_CAP = env_float("JUDGE_MAX_COST_CAP", 1_000_000.0)
+# Requests failing after all retries, one after another across steps, that fail a run.
+JUDGE_FAILURES_IN_A_ROW = env_int("JUDGE_FAILURES_IN_A_ROW", 5)
+if JUDGE_STEP_MAX_SECONDS < JUDGE_RUN_CHUNK_SECONDS:
+    raise ImproperlyConfigured("JUDGE_STEP_MAX_SECONDS must be at least JUDGE_RUN_CHUNK_SECONDS")
+if JUDGE_MIN_REQUESTS_PER_MINUTE <= 0 or 60 / JUDGE_MIN_REQUESTS_PER_MINUTE >= JUDGE_RUN_CHUNK_SECONDS:
+    raise ImproperlyConfigured(
+        "JUDGE_MIN_REQUESTS_PER_MINUTE must space requests less than JUDGE_RUN_CHUNK_SECONDS apart "
+        f"(more than {60 / JUDGE_RUN_CHUNK_SECONDS:g})"
+    )
+if min(JUDGE_MAX_CONCURRENCY, JUDGE_MAX_TOKENS_CEILING, JUDGE_PROMPT_MAX_CHARS, JUDGE_ANSWER_MAX_BYTES) < 1:
+    raise ImproperlyConfigured("the JUDGE_MAX_* and JUDGE_*_MAX_* ceilings must be at least 1")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -431,11 +541,32 @@ LABELING_SWEEP_SECONDS = env_int("LABELING_SWEEP_SECONDS", 5)
 LABELING_UPLOAD_MAX_LINE_BYTES = env_int("LABELING_UPLOAD_MAX_LINE_BYTES", 8 * 1024 * 1024)
 # Counted after decompression, so a small .gz cannot expand without bound.
 LABELING_UPLOAD_MAX_BYTES = env_int("LABELING_UPLOAD_MAX_BYTES", 2 * 1024 * 1024 * 1024)
+# Lines of one uploaded file, blank ones included: uploads are read whole before anything is
+# stored, so this bounds a web worker's time and memory on one file (a 58 KB gzip holds 60
+# million empty lines). Runs are bounded by bytes only (they are staged to the database).
+LABELING_UPLOAD_MAX_LINES = env_int("LABELING_UPLOAD_MAX_LINES", 2_000_000)
+# Training feature pools are dense float32 matrices, one column per feature index up to the
+# largest named: these bound the largest index and the matrix (rows x columns x 4 bytes).
+TRAINING_MAX_FEATURE_INDEX = env_int("TRAINING_MAX_FEATURE_INDEX", 1000)
+TRAINING_MAX_FEATURE_BYTES = env_int("TRAINING_MAX_FEATURE_BYTES", 1024 * 1024 * 1024)
 LABELING_MAX_TITLE_CHARS = env_int("LABELING_MAX_TITLE_CHARS", 1000)
 # A document's text, a topic's description or narrative.
 LABELING_MAX_TEXT_CHARS = env_int("LABELING_MAX_TEXT_CHARS", 1_000_000)
 LABELING_JSON_MAX_BYTES = env_int("LABELING_JSON_MAX_BYTES", 1024 * 1024)
 LABELING_JSON_MAX_DEPTH = env_int("LABELING_JSON_MAX_DEPTH", 32)
+
+# Side-by-side refits of learned DCG (sxs.services.learning), on the worker all campaigns share.
+# A refit repeats its whole fit per bootstrap replicate for every value of C (and of C_t when it
+# is chosen on its own) on every fold: fit settings whose count of fits (grid x folds x
+# replicates, estimation.learned_dcg.budget.refit_fits) is above SXS_REFIT_MAX_FITS are refused
+# when saved and, should the ceiling have been lowered since, by the worker. A fit's cost grows
+# with the answers, so SXS_REFIT_SECONDS bounds the wall time too: the bootstrap stops there
+# with the replicates made (the dashboard says how many), a cross-validation that cannot finish
+# stores no fit.
+SXS_REFIT_MAX_FITS = env_int("SXS_REFIT_MAX_FITS", 20_000)
+SXS_REFIT_SECONDS = env_float("SXS_REFIT_SECONDS", 120.0)
+if SXS_REFIT_MAX_FITS < 1 or SXS_REFIT_SECONDS <= 0:
+    raise ImproperlyConfigured("SXS_REFIT_MAX_FITS must be at least 1 and SXS_REFIT_SECONDS above 0")
 
 # Content-Security-Policy (django-csp), in development too so the browser tests see what
 # production does. Scripts only from our static files: the templates have no inline script

@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 
 import lightgbm
 import numpy as np
+from django.conf import settings as django_settings
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
@@ -113,10 +114,19 @@ def _read_pool(campaign: Campaign, files: Sequence[tuple[str, BinaryIO]]) -> Let
     if not files:
         raise ImportFailed([InputFileError("(no file)", None, "no file was uploaded")])
     top = campaign.grade_count - 1
+    largest = django_settings.TRAINING_MAX_FEATURE_INDEX
     try:
         pool = letor_from_rows(
-            (name, _checked_rows(iter_letor(upload_lines(name, stream), name), name, top))
-            for name, stream in files
+            (
+                (
+                    name,
+                    _checked_rows(
+                        iter_letor(upload_lines(name, stream), name, max_feature_index=largest), name, top
+                    ),
+                )
+                for name, stream in files
+            ),
+            max_matrix_bytes=django_settings.TRAINING_MAX_FEATURE_BYTES,
         )
     except InputFileError as error:
         raise ImportFailed([error]) from None
@@ -125,6 +135,11 @@ def _read_pool(campaign: Campaign, files: Sequence[tuple[str, BinaryIO]]) -> Let
     if pool.n_docs == 0:
         raise ImportFailed([InputFileError(files[0][0], None, "the file holds no LETOR row")])
     return pool
+
+
+# Uploads read, check and pack a file with no transaction open, then write one row in a short
+# transaction: on SQLite (IMMEDIATE transactions) an open transaction holds the write lock, and
+# every assessor's answer would wait for the whole file to be parsed.
 
 
 def _record(campaign: Campaign) -> TrainingPool | None:
@@ -138,20 +153,22 @@ def _refuse_once_started(campaign: Campaign, what: str) -> None:
         )
 
 
-@transaction.atomic
 def pool_upload(
     *, campaign: Campaign, files: Sequence[tuple[str, BinaryIO]], file_format: str | None = None
 ) -> ImportReport:
     """The feature pool: LETOR / SVMlight rows, grade -1 (or a missing grade) for unlabeled."""
     _refuse_once_started(campaign, "feature pool")
     pool = _read_pool(campaign, files)
-    record = _record(campaign) or TrainingPool(campaign=campaign)
-    record.pool = pool_to_bytes(pool)
-    record.pool_filename = ", ".join(name for name, _ in files)[:500]
-    record.rows, record.queries = pool.n_docs, pool.n_queries
-    record.base_labeled = int(pool.labeled.sum())
-    record.scores, record.scores_filename = None, ""  # scores belong to the rows they scored
-    record.save()
+    packed = pool_to_bytes(pool)
+    with transaction.atomic():
+        _refuse_once_started(campaign, "feature pool")
+        record = _record(campaign) or TrainingPool(campaign=campaign)
+        record.pool = packed
+        record.pool_filename = ", ".join(name for name, _ in files)[:500]
+        record.rows, record.queries = pool.n_docs, pool.n_queries
+        record.base_labeled = int(pool.labeled.sum())
+        record.scores, record.scores_filename = None, ""  # scores belong to the rows they scored
+        record.save()
     report = ImportReport(files=len(files), lines=pool.n_docs, created=pool.n_docs)
     report.notes.append(
         f"{pool.n_queries} queries, {pool.n_docs} rows, {pool.features.shape[1]} features, "
@@ -161,13 +178,24 @@ def pool_upload(
 
 
 def _stored_pool(campaign: Campaign) -> tuple[TrainingPool, LetorPool]:
-    record = _record(campaign)
+    """The stored pool, read without a lock; `_save_if_unchanged` writes what was derived from it."""
+    record = TrainingPool.objects.filter(campaign=campaign).first()
     if record is None:
         raise ImportFailed([InputFileError("(upload)", None, "upload the feature pool first")])
     return record, pool_from_bytes(record.pool)
 
 
-@transaction.atomic
+def _save_if_unchanged(record: TrainingPool, fields: list[str]) -> None:
+    """Save `fields` of `record` in one short transaction, unless the stored pool was replaced
+    (or rounds selected) while the upload was read: then nothing is stored."""
+    with transaction.atomic():
+        current = _record(record.campaign)
+        if current is None or current.updated_at != record.updated_at:
+            reason = "the feature pool changed while this file was read; upload it again"
+            raise ImportFailed([InputFileError("(upload)", None, reason)])
+        record.save(update_fields=[*fields, "updated_at"])
+
+
 def labels_upload(
     *, campaign: Campaign, files: Sequence[tuple[str, BinaryIO]], file_format: str | None = None
 ) -> ImportReport:
@@ -175,10 +203,9 @@ def labels_upload(
     _refuse_once_started(campaign, "labels")
     record, pool = _stored_pool(campaign)
     report = ImportReport()
-    top = campaign.grade_count - 1
     try:
         for name, stream in files:
-            applied = apply_labels(upload_lines(name, stream), name, pool, top_grade=top)
+            applied = apply_labels(upload_lines(name, stream), name, pool)
             pool = applied.pool
             report.files += 1
             report.updated += applied.applied
@@ -188,18 +215,20 @@ def labels_upload(
                 )
     except InputFileError as error:
         raise ImportFailed([error]) from None
+    top = campaign.grade_count - 1
     if pool.grades.max(initial=-1) > top:
         raise ImportFailed(
             [InputFileError(files[0][0], None, f"a label is above the campaign's top grade {top}")]
         )
     record.pool = pool_to_bytes(pool)
     record.base_labeled = int(pool.labeled.sum())
-    record.save(update_fields=["pool", "base_labeled", "updated_at"])
+    with transaction.atomic():
+        _refuse_once_started(campaign, "labels")
+        _save_if_unchanged(record, ["pool", "base_labeled"])
     report.lines = report.updated
     return report
 
 
-@transaction.atomic
 def test_upload(
     *, campaign: Campaign, files: Sequence[tuple[str, BinaryIO]], file_format: str | None = None
 ) -> ImportReport:
@@ -216,11 +245,10 @@ def test_upload(
         example = sorted(shared)[0]
         raise ImportFailed([InputFileError(files[0][0], None, f"test query {example!r} is also in the pool")])
     record.test, record.test_filename = pool_to_bytes(test), ", ".join(n for n, _ in files)[:500]
-    record.save(update_fields=["test", "test_filename", "updated_at"])
+    _save_if_unchanged(record, ["test", "test_filename"])
     return ImportReport(files=len(files), lines=test.n_docs, created=test.n_docs)
 
 
-@transaction.atomic
 def scores_upload(
     *, campaign: Campaign, files: Sequence[tuple[str, BinaryIO]], file_format: str | None = None
 ) -> ImportReport:
@@ -236,7 +264,9 @@ def scores_upload(
     buffer = io.BytesIO()
     np.save(buffer, scores)
     record.scores, record.scores_filename = buffer.getvalue(), name[:500]
-    record.save(update_fields=["scores", "scores_filename", "updated_at"])
+    with transaction.atomic():
+        _refuse_once_started(campaign, "scores")
+        _save_if_unchanged(record, ["scores", "scores_filename"])
     return ImportReport(files=1, lines=scores.shape[0], created=scores.shape[0])
 
 

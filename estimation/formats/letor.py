@@ -6,10 +6,10 @@ A line reads ``grade qid:Q 1:v 2:v ... # docid = D ...``:
   with ``qid:`` (no grade: unlabeled). A grade written as ``2.0`` is read as 2.
 - ``qid:Q`` is required (ranking data is grouped by query); the rows of a query must be
   contiguous within the files read together, as in LETOR 4.0 and MSLR-WEB.
-- features ``index:value`` with 1 <= index <= `MAX_FEATURE_INDEX`, each index at most once per
-  line, finite values within float32's range (the matrix's type);
-  absent features are 0 (SVMlight's sparse convention). The feature count is the largest index
-  seen (or ``n_features`` when given).
+- features ``index:value`` with 1 <= index <= `MAX_FEATURE_INDEX` (or the caller's lower
+  ``max_feature_index``), each index at most once per line, finite values within float32's
+  range (the matrix's type); absent features are 0 (SVMlight's sparse convention). The
+  feature count is the largest index seen (or ``n_features`` when given).
 - the comment after ``#`` may carry ``docid = D`` (LETOR 4.0); other comment fields (``inc``,
   ``prob``) are ignored. A file either names every document or none: without docids (MSLR-WEB)
   a document's id is its 1-based position within its query (``"1"``, ``"2"``, ...), so a
@@ -19,7 +19,11 @@ A line reads ``grade qid:Q 1:v 2:v ... # docid = D ...``:
 Blank lines and lines whose first non-blank character is ``#`` are skipped. Problems raise
 `estimation.formats.trec.InputFileError` (``FILE:LINE: reason``). Files may be gzip-compressed
 (detected from their first bytes). Features are stored as one float32 matrix grown in blocks,
-never as a row object per value, so a pool of 3.6 million rows x 136 features takes ~2 GB.
+never as a row object per value, so a pool of 3.6 million rows x 136 features takes ~2 GB. The
+matrix is dense (one column per index up to the largest named: 20,000 rows naming feature
+10,000 are 800 MB), so a caller that reads untrusted files bounds both the index
+(``max_feature_index``) and the matrix (``max_matrix_bytes`` of `letor_from_rows`, checked as
+rows arrive, before the memory is taken).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from estimation.formats.trec import InputFileError, iter_lines, iter_qrels
 
 UNLABELED = -1
 _BLOCK_ROWS = 8192
+_BLOCK_BYTES = 4 * 1024 * 1024
+"""A block holds at most this many bytes (fewer rows when rows are wide)."""
 MAX_FEATURE_INDEX = 10_000
 """Features are stored densely (one float32 column per index up to the largest seen), so an index
 bounds the pool's memory; the widest public learning-to-rank sets have 700 (Yahoo! LTR)."""
@@ -145,17 +151,16 @@ def _grade(text: str, filename: str, number: int) -> int:
     return grade
 
 
-def _feature_index(text: str, filename: str, number: int) -> int:
-    """A feature's index (decimal digits), 1..`MAX_FEATURE_INDEX`."""
+def _feature_index(text: str, filename: str, number: int, largest: int) -> int:
+    """A feature's index (decimal digits), 1..`largest`."""
     index = int(text)
     if index < 1:
         raise InputFileError(filename, number, f"feature index {index} is below 1")
-    if index > MAX_FEATURE_INDEX:
+    if index > largest:
         raise InputFileError(
             filename,
             number,
-            f"feature index {text} is above {MAX_FEATURE_INDEX} (features are stored densely: "
-            "one column per index)",
+            f"feature index {text} is above {largest} (features are stored densely: one column per index)",
         )
     return index
 
@@ -170,8 +175,12 @@ def _docid(comment: str, filename: str, number: int) -> str | None:
     return fields[position + 2]
 
 
-def iter_letor(lines: Iterable[str | bytes], filename: str = "<letor>") -> Iterator[LetorRow]:
-    """Yield one `LetorRow` per data line; validates each line as it comes (see module doc)."""
+def iter_letor(
+    lines: Iterable[str | bytes], filename: str = "<letor>", *, max_feature_index: int = MAX_FEATURE_INDEX
+) -> Iterator[LetorRow]:
+    """Yield one `LetorRow` per data line; validates each line as it comes (see module doc).
+    A feature index above ``max_feature_index`` (at most `MAX_FEATURE_INDEX`) is an error."""
+    largest = min(max_feature_index, MAX_FEATURE_INDEX)
     for number, text in enumerate(lines, start=1):
         if isinstance(text, bytes):
             try:
@@ -204,7 +213,7 @@ def iter_letor(lines: Iterable[str | bytes], filename: str = "<letor>") -> Itera
                 raise InputFileError(
                     filename, number, f"bad feature {token!r} (expected index:value)"
                 ) from None
-            indices[position] = _feature_index(index, filename, number)
+            indices[position] = _feature_index(index, filename, number, largest)
         if indices.size:
             if np.unique(indices).size != indices.size:
                 raise InputFileError(filename, number, "a feature index appears twice")
@@ -220,18 +229,29 @@ def iter_letor(lines: Iterable[str | bytes], filename: str = "<letor>") -> Itera
 
 
 class _FeatureBlocks:
-    """A float32 matrix grown in row blocks; widened when a larger feature index appears."""
+    """A float32 matrix grown in row blocks (at most `_BLOCK_BYTES` each); widened when a larger
+    feature index appears. `max_bytes` bounds the matrix: checked before a row is added."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, max_bytes: int | None = None) -> None:
         self.width = width
+        self.max_bytes = max_bytes
         self.blocks: list[np.ndarray] = []
-        self.filled = _BLOCK_ROWS
+        self.filled = 0
+        self.rows = 0
 
-    def add(self, indices: np.ndarray, values: np.ndarray) -> None:
+    def add(self, indices: np.ndarray, values: np.ndarray, filename: str, line: int) -> None:
         if indices.size and int(indices.max()) >= self.width:
             self.width = int(indices.max()) + 1
-        if self.filled == _BLOCK_ROWS:
-            self.blocks.append(np.zeros((_BLOCK_ROWS, self.width), dtype=np.float32))
+        size = (self.rows + 1) * self.width * 4
+        if self.max_bytes is not None and size > self.max_bytes:
+            reason = (
+                f"the feature matrix would exceed {self.max_bytes} bytes ({self.rows + 1} rows x "
+                f"{self.width} features x 4 bytes: features are stored densely)"
+            )
+            raise InputFileError(filename, line, reason)
+        if not self.blocks or self.filled == self.blocks[-1].shape[0]:
+            rows = max(1, min(_BLOCK_ROWS, _BLOCK_BYTES // (4 * max(self.width, 1))))
+            self.blocks.append(np.zeros((rows, self.width), dtype=np.float32))
             self.filled = 0
         block = self.blocks[-1]
         if block.shape[1] < self.width:
@@ -239,24 +259,35 @@ class _FeatureBlocks:
             self.blocks[-1] = block
         block[self.filled, indices] = values
         self.filled += 1
+        self.rows += 1
 
     def matrix(self) -> np.ndarray:
-        if not self.blocks:
-            return np.zeros((0, self.width), dtype=np.float32)
-        self.blocks[-1] = self.blocks[-1][: self.filled]
-        return np.concatenate([np.pad(b, ((0, 0), (0, self.width - b.shape[1]))) for b in self.blocks])
+        """The rows as one matrix; each block is let go once copied, so the peak is the matrix
+        and one block more (np.zeros takes the matrix's pages as they are written)."""
+        matrix = np.zeros((self.rows, self.width), dtype=np.float32)
+        start = 0
+        while self.blocks:
+            block = self.blocks.pop(0)
+            used = block[: min(block.shape[0], self.rows - start)]
+            matrix[start : start + used.shape[0], : used.shape[1]] = used
+            start += used.shape[0]
+            del block, used
+        return matrix
 
 
 def letor_from_rows(
-    files: Iterable[tuple[str, Iterable[LetorRow]]], n_features: int | None = None
+    files: Iterable[tuple[str, Iterable[LetorRow]]],
+    n_features: int | None = None,
+    *,
+    max_matrix_bytes: int | None = None,
 ) -> LetorPool:
     """Collect the rows of one or more files, ``(filename, rows)``, into a `LetorPool`.
 
     Raises `InputFileError` for a query split into two blocks, a docid repeated within a query,
-    files that name some documents but not others, a feature index above ``n_features``, or
-    no rows at all.
+    files that name some documents but not others, a feature index above ``n_features``, a
+    feature matrix past ``max_matrix_bytes`` (float32, rows x largest index), or no rows at all.
     """
-    blocks = _FeatureBlocks(n_features or 0)
+    blocks = _FeatureBlocks(n_features or 0, max_matrix_bytes)
     grades: list[int] = []
     doc_ids: list[str | None] = []
     query_ids: list[str] = []
@@ -306,7 +337,7 @@ def letor_from_rows(
                 raise InputFileError(
                     filename, row.line, f"feature index {int(row.indices.max()) + 1} is above {n_features}"
                 )
-            blocks.add(row.indices, row.values)
+            blocks.add(row.indices, row.values, filename, row.line)
             grades.append(row.grade)
             doc_ids.append(row.docid)
     if not grades:

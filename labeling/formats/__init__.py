@@ -16,12 +16,13 @@ from estimation.formats.trec import InputFileError, text_lines
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def upload_lines(filename: str, stream: BinaryIO) -> Iterator[str]:
+def upload_lines(filename: str, stream: BinaryIO, *, count_lines: bool = True) -> Iterator[str]:
     """Yield the text lines of an uploaded binary stream, gunzipping when it starts like gzip.
 
-    Streams one line at a time under the upload limits (settings LABELING_UPLOAD_MAX_LINE_BYTES
-    and LABELING_UPLOAD_MAX_BYTES, the latter counted after decompression), with the rules every
-    text file shares (`estimation.formats.trec.text_lines`: BOM dropped, CRLF read, NUL refused).
+    Streams one line at a time under the upload limits (settings LABELING_UPLOAD_MAX_LINE_BYTES,
+    LABELING_UPLOAD_MAX_BYTES counted after decompression, and, unless `count_lines` is False,
+    LABELING_UPLOAD_MAX_LINES), with the rules every text file shares
+    (`estimation.formats.trec.text_lines`: BOM dropped, CRLF read, NUL refused).
     """
     # A Django UploadedFile wraps the real file object (BytesIO or a temporary file).
     stream = getattr(stream, "file", stream)
@@ -35,12 +36,21 @@ def upload_lines(filename: str, stream: BinaryIO) -> Iterator[str]:
         # _Prefixed is a RawIOBase (readinto); typeshed's BufferedReader wants its own stream type.
         raw = io.BufferedReader(_Prefixed(head, stream))  # type: ignore[type-var]
     binary: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if head == _GZIP_MAGIC else raw  # type: ignore[assignment]  # a GzipFile reads like the binary stream
-    yield from text_lines(
+    lines = text_lines(
         binary,
         filename,
         max_line_bytes=settings.LABELING_UPLOAD_MAX_LINE_BYTES,
         max_bytes=settings.LABELING_UPLOAD_MAX_BYTES,
     )
+    if not count_lines:
+        yield from lines
+        return
+    max_lines = settings.LABELING_UPLOAD_MAX_LINES
+    for number, line in enumerate(lines, start=1):
+        if number > max_lines:
+            reason = f"more than {max_lines} lines, the limit on one upload (LABELING_UPLOAD_MAX_LINES)"
+            raise InputFileError(filename, number, reason)
+        yield line
 
 
 class _Prefixed(io.RawIOBase):

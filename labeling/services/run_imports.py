@@ -258,7 +258,7 @@ def _stage_file_by_lines(
 
     stream = getattr(stream, "file", stream)
     stream.seek(0)
-    for run_line in iter_run_bounded(upload_lines(name, stream), name, stored_docnos):
+    for run_line in iter_run_bounded(upload_lines(name, stream, count_lines=False), name, stored_docnos):
         if staged is None:
             if run_line.tag in tags_taken:
                 reason = f"a run tagged {run_line.tag!r} is already in this campaign"
