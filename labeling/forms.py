@@ -12,7 +12,7 @@ from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
 from labeling.modes import mode_choices, mode_named, mode_of
-from labeling.shortcuts import ACTIONS, Action, ShortcutsInvalid, key_display
+from labeling.shortcuts import ACTIONS, Action, ShortcutsInvalid, grade_key_normalize, key_display
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
 _GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
@@ -22,21 +22,26 @@ _RESERVED_KEYS = {"p", "u", "?", " "}
 def parse_grade_lines(text: str) -> list[dict[str, str]]:
     """Grades from one line each, lowest first; keys default to the digits 0, 1, 2, ..."""
     grades: list[dict[str, str]] = []
+    keys: list[str] = []  # as the judge pages match them (labeling.shortcuts)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         match = _GRADE_LINE.match(line)
         if match is None:
             raise forms.ValidationError(f"line {number}: cannot read a grade from {line!r}")
+        if len(grades) == 10:
+            raise forms.ValidationError("at most ten grades: keys must be single keystrokes")
         key = match.group("key") or str(len(grades))
-        if key.lower() in _RESERVED_KEYS:
+        try:
+            pressed = grade_key_normalize(key)
+        except ValueError as error:
+            raise forms.ValidationError(f"line {number}: key {key!r}: {error}") from None
+        if pressed in _RESERVED_KEYS:
             raise forms.ValidationError(f"line {number}: key {key!r} is reserved (P pause, U undo, ? help)")
         grades.append({"name": match.group("name"), "key": key})
+        keys.append(pressed)
     if len(grades) < 2:
         raise forms.ValidationError("give at least two grades, one per line, lowest first")
-    if len(grades) > 10:
-        raise forms.ValidationError("at most ten grades: keys must be single keystrokes")
-    keys = [grade["key"].lower() for grade in grades]
     duplicates = sorted({key for key in keys if keys.count(key) > 1})
     if duplicates:
         raise forms.ValidationError(f"each grade needs its own key; repeated: {', '.join(duplicates)}")

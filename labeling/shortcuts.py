@@ -127,7 +127,12 @@ def key_normalize(key: str) -> str:
     if len(key) == 1:
         if key.isspace() or not key.isprintable():
             raise ValueError("use a visible character or a named key such as ArrowLeft")
-        return key.lower()
+        lowered = key.lower()
+        # The page matches `event.key.toLowerCase()`, and a few letters ("İ") lower-case to two
+        # code points: stored, such a key would no longer be one key and could never be read back.
+        if len(lowered) != 1:
+            raise ValueError(f"{key} has no one-character lower case; choose another key")
+        return lowered
     stripped = key.strip()
     if stripped.lower() in RESERVED:
         raise ValueError(f"{RESERVED[stripped.lower()]} keeps its usual meaning and cannot be a shortcut")
@@ -136,6 +141,15 @@ def key_normalize(key: str) -> str:
     if len(stripped) == 1:
         return key_normalize(stripped)
     raise ValueError(f"use one character or one of the named keys ({', '.join(NAMED_KEYS)}), not {key!r}")
+
+
+def grade_key_normalize(key: str) -> str:
+    """A campaign grade key as the judge pages match it; raises ValueError with the reason. A
+    grade key is typed as one character (shown beside its grade) and then follows the rules of
+    every shortcut key (`key_normalize`), so that no stored scale breaks a judge page."""
+    if len(key) != 1 or key.isspace() or not key.isprintable():
+        raise ValueError("must be a single visible character")
+    return key_normalize(key)
 
 
 def key_display(key: str) -> str:
@@ -226,7 +240,7 @@ def judge_shortcuts(
             value = int(action.name.removeprefix("grade_"))
             if value >= len(grade_keys) and grade_keys:
                 continue  # the campaign has fewer grades
-            defaults[action.name] = key_normalize(grade_keys[value]) if grade_keys else action.default
+            defaults[action.name] = _grade_default(grade_keys[value]) if grade_keys else action.default
         else:
             defaults[action.name] = action.default
     # Precedence: the assessor's choices, then the campaign's grade keys (they win over skip and
@@ -241,3 +255,12 @@ def judge_shortcuts(
         else:
             keys[name] = key
     return PageShortcuts(enabled=enabled, keys=keys)
+
+
+def _grade_default(key: str) -> str:
+    """A campaign's grade key as a page default; "" (no key) for one stored before the rules of
+    `grade_key_normalize` applied, rather than a judge page that cannot open."""
+    try:
+        return grade_key_normalize(key)
+    except ValueError:
+        return ""

@@ -19,6 +19,7 @@ from labeling.leases import leases_return
 from labeling.models import Campaign, CampaignMember, CampaignProgress, System, Task
 from labeling.modes import mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
+from labeling.shortcuts import grade_key_normalize
 
 # Keys offered when a grade scale comes as bare names: the grade's own digit.
 _DEFAULT_KEYS = string.digits
@@ -30,6 +31,7 @@ def grade_scale_normalize(grades: Sequence[Any]) -> list[dict[str, str]]:
     if not isinstance(grades, list | tuple) or not 2 <= len(grades) <= 10:
         raise ValueError("grades must be a list of 2 to 10 grade names, lowest first")
     scale: list[dict[str, str]] = []
+    pressed: list[str] = []
     for value, grade in enumerate(grades):
         if isinstance(grade, str):
             name, key = grade, _DEFAULT_KEYS[value]
@@ -39,17 +41,24 @@ def grade_scale_normalize(grades: Sequence[Any]) -> list[dict[str, str]]:
             raise ValueError(f"grade {value} must be a name or {{name, key}}, got {grade!r}")
         if not name.strip():
             raise ValueError(f"grade {value} has an empty name")
-        if len(key) != 1 or key.isspace():
-            raise ValueError(f"grade {value} key {key!r} must be a single visible character")
+        try:
+            pressed.append(grade_key_normalize(key))
+        except ValueError as error:
+            raise ValueError(f"grade {value} key {key!r} {_key_reason(error)}") from None
         scale.append({"name": name.strip(), "key": key})
         description = grade.get("description") if isinstance(grade, dict) else None
         if description:
             scale[-1]["description"] = _grade_description(value, description)
-    for field in ("name", "key"):
-        values = [grade[field] for grade in scale]
+    # "G" and "g" are one key press: keys are compared as the judge pages match them.
+    for field, values in (("name", [grade["name"] for grade in scale]), ("key", pressed)):
         if len(set(values)) != len(values):
             raise ValueError(f"grade {field}s must be distinct")
     return scale
+
+
+def _key_reason(error: ValueError) -> str:
+    reason = str(error)
+    return reason if reason.startswith("must") else f"cannot be a shortcut key: {reason}"
 
 
 def _grade_description(value: int, description: Any) -> str:

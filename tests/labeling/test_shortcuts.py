@@ -47,6 +47,8 @@ def test_it_keeps_todays_keys_as_defaults() -> None:
         ({"undo": "Enter"}, "undo", "Enter keeps"),
         ({"help": "Escape"}, "help", "Escape keeps"),
         ({"pause": "pp"}, "pause", "use one character"),
+        # "İ".lower() is "i" and a combining dot: two code points no key press matches.
+        ({"pause": "İ"}, "pause", "has no one-character lower case"),
         ({"pause": ""}, "pause", "type one key"),
         ({"pause": 3}, "pause", "must be text"),
     ],
