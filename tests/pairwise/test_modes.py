@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign
-from labeling.modes import all_modes, answer_kind, exports_of, item_mode, mode_named, mode_of
+from labeling.modes import all_modes, answer_kind, exports_of, item_mode, mode_named, mode_of, register
 from labeling.services.campaigns import campaign_mode_set, campaign_update
 from pairwise.models import PairwiseSettings
 from tests.pairwise.test_views import client_for
@@ -17,8 +17,16 @@ from tests.pairwise.test_views import client_for
 pytestmark = pytest.mark.django_db
 
 
-def test_it_registers_graded_pairwise_and_topk_once() -> None:
+def test_it_registers_each_of_the_five_modes_once() -> None:
     assert [mode.name for mode in all_modes()] == ["graded", "pairwise", "topk", "sxs", "training"]
+    # An app's ready() may run again: the same mode registers again as the one entry it has.
+    for mode in all_modes():
+        assert register(mode) is mode
+    assert len(all_modes()) == 5
+    impostor = type("OtherGraded", (type(mode_named("graded")),), {})()
+    with pytest.raises(ValueError, match="two judging modes are called 'graded'"):
+        register(impostor)
+    assert type(mode_named("graded")) is not type(impostor)
     assert {mode.task_kind for mode in all_modes()} == {"grade", "pair", "sxs"}
     with pytest.raises(
         ValueError, match="unknown judging mode 'lists'; available: graded, pairwise, topk, sxs, training"
