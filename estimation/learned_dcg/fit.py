@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from estimation.learned_dcg.budget import TimeBudget, TimeBudgetSpent
 from estimation.learned_dcg.coverage import coverage_note
 from estimation.learned_dcg.fitters import (
     LIKELIHOOD,
@@ -161,10 +162,12 @@ class LearnedDCG:
     ``gains`` / ``discounts`` / ``sigma_ratio`` come from `rank_one` of ``transformed``
     (``T(W)``); the ``_low`` / ``_high`` fields are 95 % BCa intervals from a bootstrap over
     topics that repeats the whole fit, C (and C_t) chosen by cross-validation in every
-    replicate (``interval_method``); ``widened`` names the quantities whose interval was
-    widened to contain the estimate; ``coverage`` what simulation measured of such intervals
-    (`estimation.learned_dcg.coverage.coverage_note`). ``form_test`` is the likelihood-ratio test of the DCG
-    form (`estimation.learned_dcg.likelihood.FormTest.to_json`). ``accuracy`` holds held-out
+    replicate (``interval_method``; ``bootstrap`` replicates fitted of ``bootstrap_requested``,
+    ``bootstrap_stopped`` when the time budget ended the bootstrap early); ``widened`` names the
+    quantities whose interval was widened to contain the estimate; ``coverage`` what simulation
+    measured of such intervals (`estimation.learned_dcg.coverage.coverage_note`). ``form_test``
+    is the likelihood-ratio test of the DCG form (`estimation.learned_dcg.likelihood.FormTest.
+    to_json`). ``accuracy`` holds held-out
     accuracies over cross-validation folds by topic: "learned" of the learned DCG (gains x
     discounts, what a campaign applies) with C chosen without the held-out fold (nested),
     "learned_full_w" the same of the full W, "learned_best_of_grid" the learned DCG at the C
@@ -207,6 +210,8 @@ class LearnedDCG:
     interval_method: str = ""
     bootstrap: int = 0
     bootstrap_failed: int = 0
+    bootstrap_requested: int = 0
+    bootstrap_stopped: bool = False
     widened: list[str] = field(default_factory=list)
     tie_curve: list[dict] = field(default_factory=list)
     options: dict = field(default_factory=dict)
@@ -319,6 +324,7 @@ def _cross_validate(
     *,
     details: bool,
     starts: dict | None = None,
+    budget: TimeBudget | None = None,
 ) -> _CrossValidation:
     n_folds = topics.n_folds
     score = np.full((len(grid), n_folds), -np.inf)
@@ -338,6 +344,8 @@ def _cross_validate(
         model = None
         for point, params in enumerate(grid):
             start = starts.get((fold, point)) if starts else model
+            if budget is not None:
+                budget.check()
             try:
                 model = fitter.fit(train, params, start)
             except ValueError:
@@ -404,6 +412,7 @@ def learn_dcg(
     seed: int = 0,
     curve: bool = True,
     form: bool = True,
+    time_budget: TimeBudget | None = None,
 ) -> LearnedDCG:
     """Learn DCG gains and discounts from side-by-side answers, with intervals, tests, accuracies.
 
@@ -421,6 +430,12 @@ def learn_dcg(
        acceleration from a jackknife over up to `JACKKNIFE_GROUPS` groups of topics.
     4. ``form``: the likelihood-ratio test of the DCG form (whatever ``method``).
     5. ``curve``: held-out accuracy when each fold trains on 50, 100, 200, ... answers.
+
+    ``time_budget`` (`estimation.learned_dcg.budget.TimeBudget`) bounds the wall time: spent
+    during step 1, `TimeBudgetSpent` is raised (no fit); during step 3, the bootstrap stops
+    with the replicates done (``bootstrap`` of ``bootstrap_requested``, ``bootstrap_stopped``,
+    said in ``interval_method``); steps 2, 4 and 5 and the jackknife do not grow with the grid
+    or the bootstrap and always run.
 
     ``much_better_margin`` (QP only: the margin asked of "much better" answers; the likelihood
     models the five answers directly). ``monotone_discounts``: also require non-increasing
@@ -470,13 +485,13 @@ def learn_dcg(
 
     # 1. Cross-validation, the grid extended once at an edge.
     grid = _grid(axes, same_tie)
-    cv = _cross_validate(fitter, topics, ones, grid, details=True)
+    cv = _cross_validate(fitter, topics, ones, grid, details=True, budget=time_budget)
     best = _choose(cv.score.sum(axis=1), grid, axes)
     extended = _extend(axes, grid[best], method)
     if extended is not None:
         axes = extended
         grid = _grid(axes, same_tie)
-        cv = _cross_validate(fitter, topics, ones, grid, details=True)
+        cv = _cross_validate(fitter, topics, ones, grid, details=True, budget=time_budget)
         best = _choose(cv.score.sum(axis=1), grid, axes)
     warnings, notes = _edge_messages(axes, grid[best], method, same_tie)
     chosen = grid[best]
@@ -488,18 +503,23 @@ def learn_dcg(
     form_one = rank_one(transformed)
 
     # 3. Bootstrap of the whole procedure; jackknife for the acceleration.
-    replicates, failed = [], 0
+    replicates, failed, stopped = [], 0, False
     for _ in range(bootstrap):
         counts = np.bincount(rng.integers(0, topics.count, topics.count), minlength=topics.count).astype(
             float
         )
         try:
-            replicate_cv = _cross_validate(fitter, topics, counts, grid, details=False, starts=cv.models)
+            replicate_cv = _cross_validate(
+                fitter, topics, counts, grid, details=False, starts=cv.models, budget=time_budget
+            )
             point = _choose(replicate_cv.score.sum(axis=1), grid, axes)
             model = fitter.fit(topics.answer_weights(counts), grid[point], final)
             replicates.append(_summary(rank_one(transformed_weights(fitter.table(model)))))
         except ValueError:
             failed += 1
+        except TimeBudgetSpent:  # the replicate under way is left out
+            stopped = True
+            break
     jackknife = []
     if bootstrap:
         group_of_topic = rng.permutation(topics.count) % min(JACKKNIFE_GROUPS, topics.count)
@@ -565,12 +585,11 @@ def learn_dcg(
         grid_warnings=warnings,
         grid_notes=notes,
         form_test=test,
-        interval_method=(
-            f"BCa bootstrap over topics ({bootstrap} replicates of the whole fit, C chosen in each; "
-            f"acceleration from a jackknife over {len(jackknife)} groups of topics)"
-        ),
+        interval_method=_interval_method(bootstrap, len(replicates), stopped, len(jackknife), time_budget),
         bootstrap=len(replicates),
         bootstrap_failed=failed,
+        bootstrap_requested=bootstrap,
+        bootstrap_stopped=stopped,
         widened=widened,
         tie_curve=_tie_curve(cv, grid, best, method),
         coverage=coverage_note(method, len(data)) if bootstrap else {},
@@ -583,6 +602,32 @@ def learn_dcg(
             "monotone_discounts": monotone_discounts,
             "much_better_margin": much_better_margin,
         },
+    )
+
+
+def _interval_method(
+    requested: int, made: int, stopped: bool, jackknife: int, budget: TimeBudget | None
+) -> str:
+    """How the intervals were made; when the time budget stopped the bootstrap, how many
+    replicates it made and what fewer replicates mean."""
+    jackknife_words = f"acceleration from a jackknife over {jackknife} groups of topics"
+    if not stopped:
+        return (
+            f"BCa bootstrap over topics ({requested} replicates of the whole fit, C chosen in each; "
+            f"{jackknife_words})"
+        )
+    seconds = f" of {budget.seconds:g} s" if budget is not None and budget.seconds is not None else ""
+    if made == 0:
+        return (
+            f"none: the refit's time budget{seconds} ran out before the first of {requested} bootstrap "
+            "replicates of the whole fit was fitted, so there are no intervals"
+        )
+    return (
+        f"BCa bootstrap over topics, stopped early: {made} of the {requested} replicates of the whole "
+        f"fit (C chosen in each) were fitted before the refit's time budget{seconds} ran out; "
+        f"{jackknife_words}. With fewer replicates the interval ends rest on fewer extreme "
+        "replicates and move from one refit to the next: read them as rough, and the measured "
+        f"coverage as that of {requested} replicates"
     )
 
 
