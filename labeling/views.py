@@ -125,8 +125,15 @@ def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if not is_coordinator(request.user):
         raise PermissionDenied("Only coordinators and admins create campaigns.")
     name = request.POST.get("name", "").strip()[:200] or f"{campaign.name} (copy)"
+    problem = ""
     if request.method == "POST":
-        clone = campaign_copies.campaign_clone(campaign=campaign, creator=request_user(request), name=name)
+        try:  # the mode may refuse settings stored under an operator limit lowered since
+            clone = campaign_copies.campaign_clone(
+                campaign=campaign, creator=request_user(request), name=name
+            )
+        except ValueError as error:
+            problem = str(error)
+    if request.method == "POST" and not problem:
         messages.success(
             request, f"Cloned “{campaign.name}” as “{clone.name}”: settings, files and assessors."
         )
@@ -134,7 +141,13 @@ def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return render(
         request,
         "labeling/campaign_clone.html",
-        {"campaign": campaign, "name": name, "counts": selectors.campaign_counts(campaign)},
+        {
+            "campaign": campaign,
+            "name": name,
+            "counts": selectors.campaign_counts(campaign),
+            "problem": problem,
+        },
+        status=400 if problem else 200,
     )
 
 

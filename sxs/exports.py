@@ -74,7 +74,9 @@ LEARNED_CONVENTIONS = {
     "extending it once: a value beyond it might fit better, widen the grid; grid_notes: remarks that need "
     "no action (e.g. the likelihood's weakest penalty chosen: the answers need no shrinkage)",
     "intervals": "_low / _high: 95% intervals; interval_method says how (a BCa bootstrap over topics that "
-    "repeats the whole fit); bootstrap: replicates that fitted, bootstrap_failed: those that did not; "
+    "repeats the whole fit); bootstrap: replicates that fitted, bootstrap_failed: those that did not, "
+    "bootstrap_requested: those asked for (fewer were made when the refit's time budget ran out: then "
+    "interval_method says so and the intervals are rough); "
     "widened: quantities (g1 = gain of grade 1, c2 = discount of position 2, sigma2/sigma1) whose interval "
     "was widened to contain the estimate (read those as rough); coverage, when present: how well such "
     "intervals cover, in coverage.sentence",

@@ -241,6 +241,7 @@ FIT_FIELDS = (
     "interval_method",
     "bootstrap",
     "bootstrap_failed",
+    "bootstrap_requested",
     "options",
     "coverage",
 )

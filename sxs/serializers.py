@@ -245,8 +245,10 @@ class LearnedDcgSerializer(StrictSerializer):
     """The latest learned-DCG fit of an SxS campaign (fields null while there is none)."""
 
     status = serializers.ChoiceField(
-        choices=["waiting", "insufficient", "fitted"],
-        help_text="waiting: no answer yet; insufficient: too few informative answers; fitted",
+        choices=["waiting", "insufficient", "refused", "fitted"],
+        help_text="waiting: no answer yet; insufficient: too few informative answers; refused: the fit "
+        "settings are above the operator's ceiling SXS_REFIT_MAX_FITS, or the time budget "
+        "SXS_REFIT_SECONDS ran out before cross-validation finished (reason says which); fitted",
     )
     reason = serializers.CharField(allow_blank=True, help_text="why there is no fit")
     needed = serializers.IntegerField(allow_null=True, help_text="informative answers still needed, at least")
@@ -298,6 +300,11 @@ class LearnedDcgSerializer(StrictSerializer):
     interval_method = serializers.CharField(allow_null=True, help_text="how the intervals were computed")
     bootstrap = serializers.IntegerField(allow_null=True, help_text="bootstrap replicates that succeeded")
     bootstrap_failed = serializers.IntegerField(allow_null=True, help_text="replicates whose fit failed")
+    bootstrap_requested = serializers.IntegerField(
+        allow_null=True,
+        help_text="replicates asked for; fewer were made when the refit's time budget (SXS_REFIT_SECONDS) "
+        "ran out, as interval_method says (null for fits stored before the budget)",
+    )
     widened = serializers.ListField(
         child=serializers.CharField(),
         help_text="quantities (g1, c2, sigma2/sigma1, ...) whose interval was widened to hold the estimate",

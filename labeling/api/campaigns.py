@@ -132,9 +132,12 @@ class CampaignCloneApi(APIView):
             raise PermissionDenied("Only coordinators and admins create campaigns.")
         data = CampaignCloneSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        clone = campaign_clone(
-            campaign=campaign, creator=request_user(request), name=data.validated_data.get("name")
-        )
+        try:  # the mode may refuse settings stored under an operator limit lowered since
+            clone = campaign_clone(
+                campaign=campaign, creator=request_user(request), name=data.validated_data.get("name")
+            )
+        except ValueError as error:
+            return bad_request(str(error))
         return Response(CampaignOutputSerializer(clone).data, status=status.HTTP_201_CREATED)
 
 

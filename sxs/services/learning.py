@@ -16,11 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from django.conf import settings as django_settings
 from django.db import transaction
 
+from estimation.learned_dcg.budget import TimeBudget, TimeBudgetSpent, grid_points, refit_fits
 from estimation.learned_dcg.diagnostics import answer_diagnostics, utility_differences
 from estimation.learned_dcg.fit import DEFAULT_BOOTSTRAP, MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
 from estimation.learned_dcg.fit import PreferenceData as CorePreferenceData
@@ -42,8 +46,12 @@ from sxs.validators import grid_values
 
 FITTED = "fitted"
 INSUFFICIENT = "insufficient"
+# No fit: the settings are above the operator's ceiling, or the time budget ran out first.
+REFUSED = "refused"
 # Bootstrap replicates of the whole fit for the intervals (the core's default; tests lower it).
 BOOTSTRAP = DEFAULT_BOOTSTRAP
+# The clock of a refit's time budget (tests replace it).
+clock: Callable[[], float] = time.monotonic
 
 
 def fit_options(settings: SxsSettings) -> dict[str, Any]:
@@ -57,6 +65,48 @@ def fit_options(settings: SxsSettings) -> dict[str, Any]:
         "ties": settings.ties,
         "monotone_discounts": settings.monotone_discounts,
         "much_better_margin": settings.much_better_margin,
+    }
+
+
+def refit_work(settings: SxsSettings) -> tuple[int, str]:
+    """About how many fits a refit with these settings makes, and the product in words."""
+    options = fit_options(settings)
+    tie = options["c_tie_grid"]
+    c_values = len(options["c_grid"])
+    tie_values = None if tie == SxsSettings.TieCost.SAME else c_values if isinstance(tie, str) else len(tie)
+    qp = options["method"] == SxsSettings.FitMethod.QP
+    points = grid_points(method=options["method"], c_values=c_values, c_tie_values=tie_values)
+    fits = refit_fits(
+        method=options["method"],
+        c_values=c_values,
+        c_tie_values=tie_values,
+        folds=options["folds"],
+        bootstrap=BOOTSTRAP,
+    )
+    grid = (
+        f"{points} values of (C, C_t)" if qp and tie_values is not None else f"{points} values of C"
+    ) + " after the grid's one widening"
+    return fits, f"{grid} x {options['folds']} folds x ({BOOTSTRAP} bootstrap replicates + 2)"
+
+
+def refit_work_problem(settings: SxsSettings) -> str | None:
+    """Why a refit with these fit settings is refused (above the operator's ceiling), or None."""
+    ceiling = django_settings.SXS_REFIT_MAX_FITS
+    fits, product = refit_work(settings)
+    if fits <= ceiling:
+        return None
+    return (
+        f"these fit settings need about {fits:,} fits per refit ({product}), above the operator's "
+        f"ceiling SXS_REFIT_MAX_FITS = {ceiling:,}: try fewer values of C or C_t, C_t the same as C, "
+        "or fewer folds"
+    )
+
+
+def _limits() -> dict[str, Any]:
+    return {
+        "max_fits": django_settings.SXS_REFIT_MAX_FITS,
+        "seconds": django_settings.SXS_REFIT_SECONDS,
+        "bootstrap": BOOTSTRAP,
     }
 
 
@@ -212,10 +262,16 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
         return None
     grades = known_grades(campaign)
     data = preference_data(campaign, grades=grades)
-    options = fit_options(sxs_settings(campaign))
+    fit_settings = sxs_settings(campaign)
+    options = fit_options(fit_settings)
     signature = _signature(data, options)
     latest = latest_fit(campaign)
-    if latest is not None and latest.result.get("signature") == signature:
+    if (
+        latest is not None
+        and latest.result.get("signature") == signature
+        # A refusal stands only as long as the operator's limits it was made under.
+        and (latest.result.get("status") != REFUSED or latest.result.get("limits") == _limits())
+    ):
         if latest.result.get("status") == FITTED:
             # Same answers, but grades of other listed documents may have come in since; a
             # record stored by an older version lacks the diagnostics (same answers, same ones).
@@ -229,6 +285,9 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
     if latest is None and data.preference.size == 0 and not data.skipped:
         return None
     counts = {"signature": signature, "skipped": data.skipped, "k": data.k, "grade_levels": data.grade_levels}
+    refused = refit_work_problem(fit_settings)
+    if refused is not None:  # the ceiling may have been lowered since the settings were saved
+        return _refusal(campaign, data, refused + " (in the side-by-side settings)", counts)
     short = _shortfall(data)
     if short is not None:
         reason, needed = short
@@ -240,8 +299,20 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
     core = CorePreferenceData(data.left, data.right, data.preference, data.groups)
     try:
         learned = learn_dcg(
-            core, data.grade_levels, **options, bootstrap=BOOTSTRAP, seed=campaign.seed % 2**32
+            core,
+            data.grade_levels,
+            **options,
+            bootstrap=BOOTSTRAP,
+            seed=campaign.seed % 2**32,
+            time_budget=TimeBudget(django_settings.SXS_REFIT_SECONDS, clock),
         )
+    except TimeBudgetSpent:
+        reason = (
+            f"the refit's time budget (the operator's SXS_REFIT_SECONDS = "
+            f"{django_settings.SXS_REFIT_SECONDS:g} s) ran out before its cross-validation finished: "
+            "fewer values of C or C_t, or fewer folds, make each fit's search shorter"
+        )
+        return _refusal(campaign, data, reason, counts)
     except ValueError as error:  # e.g. every informative answer in one fold's topics
         return SxsFit.objects.create(
             campaign=campaign,
@@ -256,6 +327,15 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
         **counts,
     )
     return SxsFit.objects.create(campaign=campaign, answers=int(data.preference.size), result=result)
+
+
+def _refusal(campaign: Campaign, data: PreferenceData, reason: str, counts: dict[str, Any]) -> SxsFit:
+    """A record of a refit the operator's limits stopped (no fit), with the limits it met."""
+    return SxsFit.objects.create(
+        campaign=campaign,
+        answers=int(data.preference.size),
+        result={"status": REFUSED, "reason": reason, "needed": None, "limits": _limits(), **counts},
+    )
 
 
 def learned_dcg_source(campaign: Campaign, fit: SxsFit) -> str:

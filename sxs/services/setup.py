@@ -16,6 +16,7 @@ from labeling.models import Campaign, Draw, Task, Topic
 from labeling.recompute import recompute_soon
 from sxs.models import MAX_FOLDS, MAX_MUCH_BETTER_MARGIN, MIN_FOLDS, SxsAnswer, SxsSettings, SxsTask
 from sxs.selectors import GRADE_DRAW_STRATEGY, MODE_NAME, compared_systems, known_grades, top_k_lists
+from sxs.services.learning import refit_work_problem
 from sxs.validators import grid_text, grid_values
 
 # What the tasks are made from: fixed once an answer exists (the answers are about those lists).
@@ -54,7 +55,8 @@ def _checked(settings: SxsSettings) -> None:
 
 
 def _fit_checked(settings: SxsSettings) -> None:
-    """The fit choices, with errors a coordinator can act on; the grids stored in one form."""
+    """The fit choices, with errors a coordinator can act on; the grids stored in one form; their
+    refit's count of fits within the operator's ceiling (SXS_REFIT_MAX_FITS)."""
     if settings.fit_method not in SxsSettings.FitMethod.values:
         raise ValueError("fit_method must be 'likelihood' or 'qp' (the paper's QP, DCGLearn)")
     try:
@@ -88,6 +90,9 @@ def _fit_checked(settings: SxsSettings) -> None:
             f"much_better_margin must be a number from 1 to {MAX_MUCH_BETTER_MARGIN:g}, got {margin!r}"
         )
     settings.much_better_margin = float(margin)
+    too_costly = refit_work_problem(settings)
+    if too_costly is not None:
+        raise ValueError(too_costly)
 
 
 @transaction.atomic
