@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from labeling.models import Judge
+from labeling.models import Campaign, Judge
 
 
 class GoldForm(forms.Form):
@@ -134,3 +134,37 @@ def form_errors_text(form: forms.Form) -> str:
         text = " ".join(str(error) for error in errors)
         parts.append(f"{label}: {text}" if label else text)
     return "; ".join(parts)
+
+
+class ComparedSystemsForm(forms.Form):
+    """Which pooled systems the sampling plans for: the one evaluated, the pair compared
+    (first minus second), or the leaderboard's systems."""
+
+    first = forms.ChoiceField(label="System", required=False)
+    second = forms.ChoiceField(label="minus", required=False)
+    systems = forms.MultipleChoiceField(label="Systems", required=False, widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args: Any, names: list[str], goal: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.goal = goal
+        choices = [(name, name) for name in names]
+        for field in ("first", "second", "systems"):
+            self.fields[field].choices = choices  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.goal == Campaign.Goal.DIFFERENCE:
+            if not data.get("first") or not data.get("second"):
+                raise forms.ValidationError("choose both systems of the pair")
+            if data["first"] == data["second"]:
+                raise forms.ValidationError("choose two different systems: a system minus itself is 0")
+            data["chosen"] = [data["first"], data["second"]]
+        elif self.goal == Campaign.Goal.ONE:
+            if not data.get("first"):
+                raise forms.ValidationError("choose the system to evaluate")
+            data["chosen"] = [data["first"]]
+        else:
+            if not data.get("systems"):
+                raise forms.ValidationError("choose at least one system")
+            data["chosen"] = list(data["systems"])
+        return data

@@ -8,13 +8,13 @@ campaign with a million judgments exports in bounded memory (wrap in StreamingHt
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
+from labeling.csv_cells import CsvDictWriter
 from labeling.models import (
     Campaign,
     RankingEntry,
@@ -102,7 +102,7 @@ def campaign_config_json(campaign: Campaign) -> str:
 def csv_text(fields: tuple[str, ...], rows: Iterator[dict[str, Any]]) -> Iterator[str]:
     """CSV text of `rows` (dicts) with a header of `fields`, in chunks of 500 rows."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+    writer = CsvDictWriter(buffer, fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for number, row in enumerate(rows, start=1):
         writer.writerow({key: "" if row.get(key) is None else row.get(key) for key in fields})

@@ -5,11 +5,11 @@ Generators of text chunks, so the API can stream them.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator
 
+from labeling.csv_cells import CsvDictWriter
 from labeling.models import Campaign
 from pairwise.selectors import comparisons_of, position_label_rows, topk_results
 
@@ -45,7 +45,7 @@ def _preference_records(campaign: Campaign) -> Iterator[dict[str, object]]:
 def preferences_csv(campaign: Campaign) -> Iterator[str]:
     """One row per answer, with a header."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=PREFERENCE_COLUMNS, lineterminator="\n")
+    writer = CsvDictWriter(buffer, PREFERENCE_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for record in _preference_records(campaign):
         writer.writerow({**record, "seconds": "" if record["seconds"] is None else record["seconds"]})

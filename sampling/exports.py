@@ -3,12 +3,12 @@ JSON) and the current sampling distribution."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator
 from typing import Any
 
+from labeling.csv_cells import CsvWriter
 from labeling.exports import CHUNK_ROWS, csv_text
 from labeling.models import Campaign, Draw, EstimateSnapshot, SamplingState
 from sampling.pool_arrays import pool_arrays_for
@@ -138,7 +138,7 @@ def sampling_csv(campaign: Campaign) -> str:
     """The current sampling distribution: per topic (query level) or per pair (item level)."""
     record = SamplingState.objects.filter(campaign=campaign).first()
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = CsvWriter(buffer, lineterminator="\n")
     if record is None:
         writer.writerow(["topic", "q", "cost", "expected"])
         return buffer.getvalue()

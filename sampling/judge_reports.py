@@ -4,7 +4,6 @@ anyone recompute the estimate offline."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -14,6 +13,7 @@ import numpy as np
 
 from estimation.judges.agreement import agreement, kendall_tau
 from estimation.judges.calibration import MISSING, Calibration
+from labeling.csv_cells import CsvWriter
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel, JudgeVersion, System
 from sampling.estimates import estimates_current
@@ -240,7 +240,7 @@ def judge_labels_csv(campaign: Campaign) -> Any:
     header = ["judge", "model", "qid", "docno", "grade", "probs", "class", "human_grade", "set", "rationale",
               "seconds", "cost", "file", "version"]  # fmt: skip
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = CsvWriter(buffer)
     writer.writerow(header)
     yield buffer.getvalue()
     rows = JudgeLabel.objects.filter(judge__campaign=campaign).order_by(
@@ -285,7 +285,7 @@ def judged_sample_csv(campaign: Campaign) -> Any:
         )
     }
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = CsvWriter(buffer)
     writer.writerow(
         ["order", "qid", "docno", "propensity", "sampling_version", "judge_class", "h", "human_grade"]
     )

@@ -3,10 +3,10 @@ and the selection log."""
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterator
 
+from labeling.csv_cells import CsvWriter
 from labeling.models import Campaign
 from training.models import TrainingSelection
 from training.selectors import labeled_pool_rows
@@ -49,7 +49,7 @@ SELECTION_FIELDS = (
 def selection_log(campaign: Campaign) -> Iterator[str]:
     """One line per selected item, in rounds and selection order."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = CsvWriter(buffer, lineterminator="\n")
     writer.writerow(SELECTION_FIELDS)
     selections = TrainingSelection.objects.filter(round__campaign=campaign).select_related("round")
     for item in selections.order_by("round__number", "order").iterator(chunk_size=2000):
