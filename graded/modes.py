@@ -26,9 +26,11 @@ from labeling.leases import LeaseConflict
 from labeling.metric import campaign_metric_label
 from labeling.models import Campaign, PoolItem, System, Task
 from labeling.modes import Export, JudgingMode
+from labeling.preflight import Problem
 from labeling.selectors import Progress, Throughput
 from labeling.token_access import TokenJudge
 from sampling import (
+    compared_systems,
     draws_top_up,
     sampling_state_refresh,
     snapshot_record,
@@ -241,7 +243,33 @@ class GradedMode(GradedTasksMode):
         if campaign.status == Campaign.Status.RUNNING:
             draws_top_up(campaign_id=campaign.pk)
 
+    def preflight_problems(self, campaign: Campaign) -> list[Problem]:
+        """A goal of one system or a pair whose systems nobody chose: name the runs that would be
+        taken (the first uploaded, in the order a file picker gave them)."""
+        pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
+        needed = {Campaign.Goal.ONE: 1, Campaign.Goal.DIFFERENCE: 2}.get(campaign.goal)
+        if campaign.focus_systems or needed is None or pooled <= needed:
+            return []
+        current = compared_systems(campaign)
+        what = "the pair compared" if needed == 2 else "the system evaluated"
+        taken = " minus ".join(current)
+        return [
+            Problem(
+                "compared_not_chosen",
+                pooled,
+                tuple(current),
+                f"{what} is not chosen: of the {pooled} runs, the first uploaded would be taken "
+                f"({taken}); choose under {'Compared pair' if needed == 2 else 'Evaluated system'} "
+                "on this page",
+            )
+        ]
+
     def started(self, campaign: Campaign) -> None:
+        # The systems the sampling plans for are stored as chosen, so that the page, the API and
+        # config.json name them even when the coordinator kept the first runs uploaded.
+        if not campaign.focus_systems and campaign.goal in (Campaign.Goal.ONE, Campaign.Goal.DIFFERENCE):
+            campaign.focus_systems = compared_systems(campaign)
+            Campaign.objects.filter(pk=campaign.pk).update(focus_systems=campaign.focus_systems)
         # What changed in the draft since its last fit (a judge's labels, say) shapes the first draws.
         sampling_state_refresh(campaign)
         draws_top_up(campaign_id=campaign.pk)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from graded import gold
-from graded.forms import GoldForm, JudgeForm, JudgePromptForm, form_errors_text
+from graded.forms import ComparedSystemsForm, GoldForm, JudgeForm, JudgePromptForm, form_errors_text
 from labeling.access import campaign_for_page, request_user
 from labeling.agreement import grade_agreement
 from labeling.formats.fields import NOTE_MAX_CHARS
@@ -24,11 +24,13 @@ from labeling.models import Campaign, GoldItem, GoldSettings, Judge, Judgment, P
 from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
 from labeling.selectors import judge_page_shortcuts
+from labeling.services.campaigns import campaign_update
 from labeling.services.imports import ImportFailed
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
 from labeling.shortcuts import GRADED
 from sampling import (
     campaign_model_summary,
+    compared_systems,
     judge_calibration_import,
     judge_choose_for_sampling,
     judge_create,
@@ -132,14 +134,70 @@ def dashboard_model(request: HttpRequest, campaign_id: int) -> JsonResponse:
 
 
 def campaign_section(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
-    """The campaign page's graded section: grades, agreement, the budget planner."""
-    can_plan = request.user.has_perm(MANAGE, campaign) and PoolItem.objects.filter(campaign=campaign).exists()
+    """The campaign page's graded section: grades, agreement, the compared systems, the budget
+    planner."""
+    can_manage = request.user.has_perm(MANAGE, campaign)
+    can_plan = can_manage and PoolItem.objects.filter(campaign=campaign).exists()
     return {
         "template": "graded/_section.html",
         "grades": grade_scale(campaign),
         "agreement": grade_agreement(campaign),
+        "compared": compared_panel(campaign, can_manage),
         "plan_url": reverse("api-plan", args=[campaign.pk]) if can_plan else None,
     }
+
+
+COMPARED_WORDS = {
+    Campaign.Goal.ONE: "Evaluated system",
+    Campaign.Goal.DIFFERENCE: "Compared pair",
+    Campaign.Goal.LEADERBOARD: "Leaderboard systems",
+    Campaign.Goal.RELATIVE: "Systems compared with their mean",
+}
+
+
+def compared_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None:
+    """What the sampling plans for, by name, whether the coordinator chose it or it is the first
+    runs uploaded, and the form to choose (None before any run is pooled)."""
+    names = _pooled_names(campaign)
+    if not names:
+        return None
+    current = compared_systems(campaign)
+    chosen = bool(campaign.focus_systems)
+    initial = {"first": current[0] if current else None, "second": current[1] if len(current) > 1 else None}
+    form = ComparedSystemsForm(initial={**initial, "systems": current}, names=names, goal=campaign.goal)
+    return {
+        "title": COMPARED_WORDS.get(campaign.goal, "Compared systems"),
+        "goal": campaign.goal,
+        "current": current,
+        "chosen": chosen,
+        "form": form if can_manage else None,
+        "url": reverse("graded:campaign_compared", args=[campaign.pk]),
+    }
+
+
+def _pooled_names(campaign: Campaign) -> list[str]:
+    return [system.name for system in campaign.systems.filter(evaluation_only=False).order_by("id")]
+
+
+@login_required
+@require_POST
+def campaign_compared(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Choose the system evaluated, the pair compared or the leaderboard's systems."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    names = _pooled_names(campaign)
+    form = ComparedSystemsForm(request.POST, names=names, goal=campaign.goal)
+    if not form.is_valid():
+        messages.error(request, f"Compared systems not changed: {form_errors_text(form)}")
+    else:
+        try:
+            campaign_update(campaign=campaign, focus_systems=form.cleaned_data["chosen"])
+        except ValueError as error:
+            messages.error(request, f"Compared systems not changed: {error}")
+        else:
+            joiner = " minus " if campaign.goal == Campaign.Goal.DIFFERENCE else ", "
+            title = COMPARED_WORDS.get(campaign.goal, "Compared systems")
+            messages.success(request, f"{title}: {joiner.join(form.cleaned_data['chosen'])}.")
+    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#compared")
 
 
 def gold_panel(campaign: Campaign) -> dict[str, Any]:

@@ -48,12 +48,13 @@ from sampling.judge_runs import (
 from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
 from sampling.pool_arrays import pool_depth_of
-from sampling.state import sampling_per_topic, sampling_state_refresh
+from sampling.state import compared_systems, sampling_per_topic, sampling_state_refresh
 from sampling.strategies import STRATEGIES, strategy_for
 
 __all__ = [
     "STRATEGIES",
     "campaign_model_summary",
+    "compared_systems",
     "campaign_plan",
     "draws_csv",
     "draws_top_up",

@@ -20,7 +20,7 @@ from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judgment, SamplingState
 from sampling.judge_labels import judge_label_model_inputs, judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
-from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays
+from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
 from sampling.strategies import LoadedState, strategy_for
 
 
@@ -29,6 +29,17 @@ def focus_indices(campaign: Campaign, arrays: PoolArrays) -> list[int]:
     names = list(arrays.system_names)
     if not names:
         raise ValueError("import runs first: no pooled system")
+    return _focus_positions(campaign, names)
+
+
+def compared_systems(campaign: Campaign) -> list[str]:
+    """The pooled systems the sampling plans for, by name: the chosen ones (`focus_systems`), else
+    the first ones uploaded, as many as the goal compares (empty without runs)."""
+    names = [system.name for system in pooled_systems(campaign)]
+    return [names[index] for index in _focus_positions(campaign, names)] if names else []
+
+
+def _focus_positions(campaign: Campaign, names: list[str]) -> list[int]:
     chosen = [name for name in (campaign.focus_systems or []) if name in names]
     indices = [names.index(name) for name in chosen] or list(range(len(names)))
     if campaign.goal == Campaign.Goal.ONE:
