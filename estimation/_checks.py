@@ -48,26 +48,6 @@ def check_costs(costs: np.ndarray, *, name: str = "costs") -> np.ndarray:
     return costs
 
 
-def check_positive_costs(costs: np.ndarray, *, name: str = "query costs") -> np.ndarray:
-    """Query costs divide the sampling distribution, so they must be strictly positive."""
-    costs = check_costs(costs, name=name)
-    if np.any(costs <= 0):
-        raise ValueError(f"{name}: every query cost must be > 0 (lambda(x) >= eps > 0)")
-    return costs
-
-
-def check_ranking(items: list | tuple | np.ndarray, *, name: str = "ranking") -> None:
-    """A ranking must be non-empty and must not list an item twice."""
-    if len(items) == 0:
-        raise ValueError(f"{name}: a ranking must not be empty")
-    seen: set = set()
-    for item in items:
-        key = item.item() if isinstance(item, np.generic) else item
-        if key in seen:
-            raise ValueError(f"{name}: item {key!r} appears twice in the ranking")
-        seen.add(key)
-
-
 def check_budget(budget: float) -> float:
     """A budget must be a positive finite number."""
     budget = float(budget)

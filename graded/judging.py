@@ -41,7 +41,7 @@ from labeling.leases import (
     unanswered_claimable,
 )
 from labeling.models import Campaign, Document, GoldAnswer, Judgment, Skip, Task, Topic
-from labeling.recompute import recompute_queue, recompute_soon  # noqa: F401 (re-exported)
+from labeling.recompute import recompute_soon
 from labeling.services.skips import skip_checked, skipped_by
 from sampling import draws_top_up, queue_target, tasks_unleased_count
 

@@ -21,8 +21,6 @@ from labeling.models import (
     Judgment,
     PoolItem,
     RankingEntry,
-    System,
-    Topic,
 )
 from labeling.permissions import campaign_member_role, is_admin, member_role_remember
 from labeling.shortcuts import PageShortcuts, judge_shortcuts
@@ -177,16 +175,6 @@ def seconds_per_judgment(campaign: Campaign) -> float:
     if not mean["n"]:
         return DEFAULT_SECONDS_PER_JUDGMENT
     return max(1.0, float(mean["total"]) / mean["n"])
-
-
-def campaign_systems(campaign: Campaign) -> QuerySet[System]:
-    """The campaign's systems with their ranking-entry counts."""
-    return campaign.systems.annotate(entries_count=Count("entries")).order_by("name")
-
-
-def campaign_topics(campaign: Campaign) -> QuerySet[Topic]:
-    """The campaign's topics in qid order."""
-    return campaign.topics.order_by("qid")
 
 
 def campaign_counts(campaign: Campaign) -> dict[str, int]:

@@ -27,33 +27,17 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from estimation.sampling.costs import fits_budget
-from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED, draw_batch
+from estimation.sampling.draws import STOP_EXHAUSTED, draw_batch
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import LoadedState, sampling_state_current
-from sampling.strategies import STRATEGIES, SamplingStrategy, strategy_for
-
-__all__ = [
-    "STRATEGIES",
-    "assessors_active_count",
-    "assessors_active_forget",
-    "SamplingStrategy",
-    "draw_cost",
-    "draws_top_up",
-    "outstanding_cost",
-    "queue_target",
-    "strategy_for",
-    "tasks_open_count",
-    "tasks_trim_to_budget",
-    "tasks_unleased_count",
-]
+from sampling.strategies import strategy_for
 
 # Repeated draws of labelled units cost nothing; this bounds one top-up's loop.
 MAX_DRAWS_PER_TOP_UP = 5000
-BLOCKED_BUDGET = STOP_BUDGET
 BLOCKED_EXHAUSTED = STOP_EXHAUSTED
 
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 import gzip
 import io
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
 
-from estimation.formats.trec import InputFileError, Run, iter_lines, iter_run, run_from_lines
+from estimation.formats.trec import InputFileError
 
 BLOCK_BYTES = 8 << 20
 """How much of the file one block holds (whole lines; the last line is carried over)."""
@@ -312,60 +312,6 @@ def open_binary(path: str | os.PathLike[str], buffer_bytes: int = BLOCK_BYTES) -
         raise InputFileError(filename, None, f"cannot read: {error.strerror or error}") from None
 
 
-def run_from_blocks(blocks: Iterable[RunBlock]) -> Run:
-    """Collect blocks into a `Run`: each query by score descending, then docno descending.
-
-    The order `run_from_lines` gives (trec_eval's), computed with one numpy sort by (query,
-    score); only runs of tied scores are put in docno order in Python.
-    """
-    qids: list[str] = []
-    docnos: list[str] = []
-    tags: list[str] = []
-    scores_parts: list[np.ndarray] = []
-    for block in blocks:
-        qids.extend(block.qids)
-        docnos.extend(block.docnos)
-        tags.extend(dict.fromkeys(block.tags))
-        scores_parts.append(block.scores)
-    scores = np.concatenate(scores_parts)
-    first_seen = {qid: code for code, qid in enumerate(dict.fromkeys(qids))}
-    codes = np.fromiter(map(first_seen.__getitem__, qids), dtype=np.int64, count=len(qids))
-    order = np.lexsort((-scores, codes))
-    sorted_codes = codes[order]
-    sorted_scores = scores[order]
-    docno_array = np.empty(len(docnos), dtype=object)
-    docno_array[:] = docnos
-    sorted_docnos = docno_array[order]
-    tied = (sorted_codes[1:] == sorted_codes[:-1]) & (sorted_scores[1:] == sorted_scores[:-1])
-    if tied.any():
-        # Runs of equal (query, score): docno descending, as `run_from_lines` orders them.
-        edges = np.diff(np.concatenate(([0], tied.astype(np.int8), [0])))
-        for first, last in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) + 1, strict=True):
-            sorted_docnos[first:last] = sorted(sorted_docnos[first:last], reverse=True)
-    bounds = np.flatnonzero(np.diff(sorted_codes)) + 1
-    starts = [0, *bounds.tolist()]
-    stops = [*bounds.tolist(), len(order)]
-    docno_list = sorted_docnos.tolist()
-    score_list = sorted_scores.tolist()
-    rankings: dict[str, tuple[str, ...]] = {}
-    score_map: dict[str, tuple[float, ...]] = {}
-    for qid, start, stop in zip(first_seen, starts, stops, strict=True):
-        rankings[qid] = tuple(docno_list[start:stop])
-        score_map[qid] = tuple(score_list[start:stop])
-    all_tags = tuple(dict.fromkeys(tags))
-    return Run(tag=all_tags[0], rankings=rankings, scores=score_map, tags=all_tags)
-
-
-def read_run_fast(path: str | os.PathLike[str]) -> Run:
-    """`estimation.formats.trec.read_run`, through the block reader; the same `Run` and the same errors."""
-    filename = os.fspath(path)
-    try:
-        with open_binary(filename) as binary:
-            return run_from_blocks(list(iter_run_blocks(binary)))
-    except NeedsLineReader:
-        return run_from_lines(iter_run(iter_lines(filename), filename), filename)
-
-
 __all__ = [
     "BLOCK_BYTES",
     "ColumnLimits",
@@ -374,6 +320,4 @@ __all__ = [
     "iter_run_blocks",
     "open_binary",
     "parse_text_block",
-    "read_run_fast",
-    "run_from_blocks",
 ]

@@ -20,16 +20,11 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import logistic, norm
 
-from estimation.learned_dcg.fit import PreferenceData, standard_weights, utilities
+from estimation.learned_dcg.fit import PreferenceData, utilities
 
 PAPER_GRADES = (4, 4, 3, 3, 2, 2, 1, 1, 0, 0)
 TABLE1_COUNTS = (13, 108, 473, 148, 24)
 """Answers per label in Zhou et al. 2014, Table 1, from "A much better" to "B much better"."""
-
-
-def truth_weights(cutoff: int, n_grades: int, gain: str) -> np.ndarray:
-    """The §5.2 ground truth ``g_l / log2(k + 1)`` (the log base changes no comparison)."""
-    return standard_weights(cutoff, n_grades, gain)
 
 
 def permutation_preferences(

@@ -102,10 +102,6 @@ class Estimate:
     any_n_low: float = float("-inf")
     any_n_high: float = float("inf")
 
-    def contains(self, truth: float) -> bool:
-        """Whether the interval covers ``truth`` (bounds included)."""
-        return self.low <= truth <= self.high
-
     def scaled(self, factor: float) -> Estimate:
         """The same estimate of ``factor`` times the quantity (``factor > 0``, e.g. the top gain
         of labels scaled to [0, 1], or a share of topics): value, SE and every bound scale,

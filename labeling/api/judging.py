@@ -53,16 +53,16 @@ def _api_token(request: HttpRequest) -> str | None:
         return None
 
 
-def _shape(serializer: type[Serializer]) -> Serializer | type[Serializer]:
-    return serializer
+def _item_serializers() -> dict[str, Serializer | type[Serializer]]:
+    return {mode.task_kind: mode.item_serializer() for mode in all_modes()}
 
 
-# The schema lists every registered mode's shapes; the lambdas defer that to when the schema is
-# generated, since this module is imported while the modes are still registering.
+# The schema lists every registered mode's shapes; passing callables defers that to when the
+# schema is generated, since this module is imported while the modes are still registering.
 def _next_item_schema() -> PolymorphicProxySerializer:
     return PolymorphicProxySerializer(
         component_name="NextItem",
-        serializers=lambda: {mode.task_kind: _shape(mode.item_serializer()) for mode in all_modes()},
+        serializers=_item_serializers,
         resource_type_field_name="kind",
     )
 

@@ -15,7 +15,6 @@ from django.db import transaction
 
 from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
-from labeling.leases import leases_return
 from labeling.models import Campaign, CampaignMember, CampaignProgress, System, Task
 from labeling.modes import mode_named, mode_of
 from labeling.permissions import ROLE_ADMIN, ROLES, role_group
@@ -260,13 +259,6 @@ def campaign_assessors_assign(*, campaign: Campaign, usernames: Sequence[str]) -
             campaign=campaign, user=user, defaults={"role": CampaignMember.Role.ASSESSOR}
         )
     return users
-
-
-@transaction.atomic
-def campaign_assessor_remove(*, campaign: Campaign, user: User) -> None:
-    """Withdraw an assessor from the campaign; their open leases return to the pool."""
-    CampaignMember.objects.filter(campaign=campaign, user=user, role=CampaignMember.Role.ASSESSOR).delete()
-    leases_return(Task.objects.filter(campaign=campaign, assessor=user, answered_at__isnull=True))
 
 
 @transaction.atomic

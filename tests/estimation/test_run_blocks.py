@@ -1,25 +1,18 @@
-"""The block run reader agrees with the line reader: same `Run` for a valid file, the same
-error (file, line, reason) for a bad one, whatever the block size."""
+"""The block run reader agrees with the line reader: the same columns for what it accepts,
+whatever the block size, and everything else left to the line reader (`NeedsLineReader`),
+which names the file, line and reason."""
 
 from __future__ import annotations
 
-import gzip
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from estimation.formats.run_blocks import (
-    ColumnLimits,
-    NeedsLineReader,
-    iter_run_blocks,
-    read_run_fast,
-    run_from_blocks,
-)
-from estimation.formats.trec import InputFileError, iter_run, read_run, text_lines
+from estimation.formats.run_blocks import ColumnLimits, NeedsLineReader, iter_run_blocks
+from estimation.formats.trec import iter_run, text_lines
 
 PROPERTY = settings(
     max_examples=250, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -65,21 +58,6 @@ def run_file(draw: st.DrawFn) -> bytes:
     return data
 
 
-def _outcome(read, path: Path):  # noqa: ANN001, ANN202
-    try:
-        return read(path)
-    except InputFileError as error:
-        return ("error", str(error))
-
-
-@PROPERTY
-@given(data=run_file())
-def test_it_reads_what_the_line_reader_reads_and_refuses_it(tmp_path_factory, data: bytes) -> None:  # noqa: ANN001
-    path = tmp_path_factory.mktemp("runs") / "run.txt"
-    path.write_bytes(data)
-    assert _outcome(read_run_fast, path) == _outcome(read_run, path)
-
-
 @PROPERTY
 @given(data=run_file(), block_bytes=st.integers(1, 300))
 def test_it_yields_the_line_readers_columns_across_block_boundaries(data: bytes, block_bytes: int) -> None:
@@ -94,13 +72,6 @@ def test_it_yields_the_line_readers_columns_across_block_boundaries(data: bytes,
     assert [line.rank for line in expected] == np.concatenate([b.ranks for b in blocks]).tolist()
     assert [line.score for line in expected] == np.concatenate([b.scores for b in blocks]).tolist()
     assert [line.line for line in expected] == np.concatenate([b.lines for b in blocks]).tolist()
-
-
-def test_it_orders_ties_as_trec_eval_does() -> None:
-    # Scores tie for b, c, a: docno descending among them; d scores higher.
-    text = b"1 Q0 b 1 0.5 r\n1 Q0 c 2 0.5 r\n1 Q0 d 3 0.9 r\n1 Q0 a 4 0.5 r\n2 Q0 x 1 1 r\n"
-    run = run_from_blocks(iter_run_blocks(io.BytesIO(text)))
-    assert run.rankings == {"1": ("d", "c", "b", "a"), "2": ("x",)}
 
 
 def test_it_finds_a_document_listed_twice_in_different_blocks() -> None:
@@ -122,12 +93,3 @@ def test_it_leaves_values_outside_the_columns_to_the_line_reader(line: str) -> N
 def test_it_refuses_a_line_over_the_limit_without_holding_it() -> None:
     with pytest.raises(NeedsLineReader):
         list(iter_run_blocks(io.BytesIO(b"1" * 10_000), block_bytes=100, max_line_bytes=500))
-
-
-def test_it_reads_gzip_and_robust03_as_the_line_reader(tmp_path: Path, shared_data: Path) -> None:
-    path = tmp_path / "run.gz"
-    path.write_bytes(gzip.compress(b"\xef\xbb\xbf1 Q0 a 1 2 r\r\n1\tQ0\tb\t2\t3\tr\r\n"))
-    assert read_run_fast(path) == read_run(path)
-    runs = sorted((shared_data / "robust03" / "runs").glob("*.gz"))
-    for path in runs[:3]:
-        assert read_run_fast(path) == read_run(path)
