@@ -244,8 +244,12 @@ class GradedMode(GradedTasksMode):
             draws_top_up(campaign_id=campaign.pk)
 
     def preflight_problems(self, campaign: Campaign) -> list[Problem]:
-        """A goal of one system or a pair whose systems nobody chose: name the runs that would be
-        taken (the first uploaded, in the order a file picker gave them)."""
+        """What the strategy lacks (the judged strategy's judge labels), and a goal of one system
+        or a pair whose systems nobody chose: the runs that would be taken (the first uploaded, in
+        the order a file picker gave them)."""
+        return [*strategy_for(campaign).preflight_problems(campaign), *self._compared_problems(campaign)]
+
+    def _compared_problems(self, campaign: Campaign) -> list[Problem]:
         pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
         needed = {Campaign.Goal.ONE: 1, Campaign.Goal.DIFFERENCE: 2}.get(campaign.goal)
         if campaign.focus_systems or needed is None or pooled <= needed:

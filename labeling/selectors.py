@@ -18,6 +18,7 @@ from labeling.models import (
     Campaign,
     CampaignMember,
     GoldItem,
+    Judge,
     Judgment,
     PoolItem,
     RankingEntry,
@@ -178,10 +179,11 @@ def seconds_per_judgment(campaign: Campaign) -> float:
 
 
 def campaign_counts(campaign: Campaign) -> dict[str, int]:
-    """How many topics, documents (and stubs), systems, pool items, judgments and gold items a
-    campaign holds."""
+    """How many topics and documents (and their stubs: named by runs, never uploaded), systems,
+    pool items, judgments, gold items and model judges a campaign holds."""
     return {
         "topics": campaign.topics.count(),
+        "topic_stubs": campaign.topics.filter(is_stub=True).count(),
         "documents": campaign.documents.count(),
         "document_stubs": campaign.documents.filter(is_stub=True).count(),
         "systems": campaign.systems.count(),
@@ -189,6 +191,7 @@ def campaign_counts(campaign: Campaign) -> dict[str, int]:
         "judgments": Judgment.objects.filter(campaign=campaign).count(),
         "qrels_judgments": Judgment.objects.filter(campaign=campaign, source=Judgment.Source.QRELS).count(),
         "gold_items": GoldItem.objects.filter(campaign=campaign).count(),
+        "judges": Judge.objects.filter(campaign=campaign).count(),
     }
 
 

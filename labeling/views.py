@@ -134,8 +134,12 @@ def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
         except ValueError as error:
             problem = str(error)
     if request.method == "POST" and not problem:
+        judges = selectors.campaign_counts(campaign)["judges"]
+        not_copied = (
+            f" Its {judges} model judge(s) were not copied: add them under Model judges." if judges else ""
+        )
         messages.success(
-            request, f"Cloned “{campaign.name}” as “{clone.name}”: settings, files and assessors."
+            request, f"Cloned “{campaign.name}” as “{clone.name}”: settings, files and assessors.{not_copied}"
         )
         return redirect("labeling:campaign_detail", campaign_id=clone.pk)
     return render(

@@ -29,7 +29,8 @@ from estimation.metrics.spec import Metric
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
-from labeling.models import Campaign, Judge, JudgeCalibration, JudgeLabel, Judgment, Task
+from labeling.models import Campaign, Judge, JudgeCalibration, JudgeLabel, JudgeRun, Judgment, Task
+from labeling.preflight import Problem
 from sampling.judge_labels import calibration_set_pairs, judge_for_sampling, pool_judge_classes
 from sampling.pool_arrays import PoolArrays
 
@@ -38,6 +39,37 @@ FIRST_STAGE_SHARE = 1 / 3
 before the calibration is fitted; it is then kept for the rest of the campaign (the method
 notes' two-stage design)."""
 MIN_FIRST_STAGE = 10
+
+
+def judged_inputs_problem(campaign: Campaign) -> Problem | None:
+    """The pre-flight's word when the judged strategy has no judge labels to start from: without
+    any, every draw is a plain importance sample (unbiased, but nothing saved by a judge)."""
+    judges = list(Judge.objects.filter(campaign=campaign).order_by("created_at", "id"))
+    if not judges:
+        return Problem(
+            "judge_missing",
+            0,
+            (),
+            "the strategy \"Model labels + human sample\" has no model judge: add one under Model "
+            "judges (a clone does not copy judges); without judge labels every draw is a plain "
+            "importance sample, unbiased but with nothing saved by a judge",
+        )
+    if judge_for_sampling(campaign) is not None:
+        return None
+    running = JudgeRun.objects.filter(judge__in=judges, status__in=JudgeRun.ACTIVE).exists()
+    names = tuple(judge.name for judge in judges)
+    next_step = (
+        "its run is under way: labels count from the first recompute after they arrive"
+        if running
+        else "run it (Run under Model judges) or upload its labels"
+    )
+    return Problem(
+        "judge_without_labels",
+        len(judges),
+        names,
+        f"no model judge has labels on the pool yet: {next_step}; until then every draw is a plain "
+        "importance sample, unbiased but with nothing saved by a judge",
+    )
 
 
 def first_stage_labels(campaign: Campaign) -> int:

@@ -43,6 +43,7 @@ from estimation.sampling.queries import optimal_query_distribution, passive_dist
 from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, SamplingState
+from labeling.preflight import Problem
 from sampling.pool_arrays import PoolArrays
 
 # The data the levels work on: a stored sampling state with its arrays decoded, and a new
@@ -263,6 +264,10 @@ class SamplingStrategy(ABC):
         """How many more items the current sampling version may draw (None: no limit)."""
         return None
 
+    def preflight_problems(self, campaign: Campaign) -> list[Problem]:
+        """What the strategy lacks before Start (its inputs), in the pre-flight's words."""
+        return []
+
 
 def planning_metric(metric: Metric) -> Metric:
     """The metric sampling plans with: nDCG plans with DCG at the same cutoff."""
@@ -408,6 +413,12 @@ class JudgedStrategy(SamplingStrategy):
         from sampling.judged import first_stage_room
 
         return first_stage_room(campaign)
+
+    def preflight_problems(self, campaign: Campaign) -> list[Problem]:
+        from sampling.judged import judged_inputs_problem
+
+        problem = judged_inputs_problem(campaign)
+        return [problem] if problem is not None else []
 
 
 STRATEGIES: dict[str, SamplingStrategy] = {

@@ -194,3 +194,22 @@ def test_the_clone_page_names_what_is_copied(campaign: Campaign, coordinator: Ab
     response = client.post(reverse("labeling:campaign_clone", args=[campaign.pk]), {"name": "second round"})
     clone = Campaign.objects.get(name="second round")
     assert response.status_code == 302 and response["Location"].endswith(f"/campaigns/{clone.pk}/")
+
+
+def test_the_clone_page_says_which_files_have_no_text_and_that_judges_are_not_copied(
+    campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    from sampling import judge_create
+
+    judge_create(campaign=campaign, name="lenient", model="m")
+    client = _client(coordinator)
+    page = " ".join(
+        client.get(reverse("labeling:campaign_clone", args=[campaign.pk])).content.decode().split()
+    )
+    # The toy campaign has runs only: every topic and document is named by the runs alone.
+    assert "3 topics, 3 of them named only by the runs, without text" in page
+    assert 'id="clone-judges"' in page and "Model judges are not copied" in page
+    response = client.post(
+        reverse("labeling:campaign_clone", args=[campaign.pk]), {"name": "again"}, follow=True
+    )
+    assert "1 model judge(s) were not copied" in response.content.decode()
