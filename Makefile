@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run dev test install install-dev bench lint clean
+.PHONY: run dev test system-packages install install-dev bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,14 +43,26 @@ dev: $(VENV)/.installed
 	$(BIN)/python manage.py demo
 	DEBUG=1 $(BIN)/python manage.py serve_with_worker --dev $(HOST):$(PORT)
 
-# The suite in two parts: everything but the `alone` tests spread over TEST_PROCESSES processes
-# (pytest-xdist; an idle process takes queued tests from a busy one), then the `alone` tests one
-# at a time (they assert wall-clock bounds over several processes of their own, which a
-# neighbouring test would skew). Two processes for the two cores (three were no faster: 11:35
-# against 11:24).
+# The Debian packages the suite needs (redis-server, postgresql, chromium): installed when
+# missing if run as root, else the one command to run is printed and make stops.
+system-packages:
+	.ci/system-packages
+
+# The suite in three parts, each over TEST_PROCESSES processes (pytest-xdist; an idle process
+# takes queued tests from a busy one) but the last: everything but the `alone` tests on the
+# embedded SQLite; the database tests (tests/labeling, pairwise, sxs, training) again on a
+# throwaway PostgreSQL server (tests/servers.py starts it, pytest-django makes one test database
+# per process; tests/conftest.py fails this part if it skipped a test or ran too few); then the
+# `alone` tests one at a time (they assert wall-clock bounds over several processes of their own,
+# which a neighbouring test would skew). Two processes for the two cores (three were no faster:
+# 11:35 against 11:24).
 TEST_PROCESSES ?= 2
-test: $(VENV)/.installed-dev
+POSTGRESQL_TESTS := tests/labeling tests/pairwise tests/sxs tests/training
+test: $(VENV)/.installed-dev system-packages
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
+	TEST_PART=postgresql $(BIN)/python -m tests.servers postgresql -- $(BIN)/python -m pytest \
+		-n $(TEST_PROCESSES) --dist worksteal -m "not servers and not slow and not alone" \
+		--durations=10 $(POSTGRESQL_TESTS)
 	$(BIN)/python -m pytest -m alone
 
 bench: $(VENV)/.installed-dev

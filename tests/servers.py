@@ -3,6 +3,11 @@
 Each server lives in a temporary directory and is stopped and deleted afterwards; a test
 never uses a service someone else left running. A missing binary skips the test with the
 reason, except under CI=true, where it fails.
+
+As a command, it runs another command beside a throwaway PostgreSQL server, with DATABASE_URL
+pointing at it (`make test` runs the database tests on PostgreSQL this way):
+
+    python -m tests.servers postgresql -- python -m pytest -n 2 tests/labeling
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -228,3 +234,22 @@ def redis_url() -> Iterator[str]:
     """A throwaway Redis server for the session."""
     with redis_server() as url:
         yield url
+
+
+def main(argv: list[str]) -> int:
+    """`postgresql -- COMMAND...`: run COMMAND with DATABASE_URL on a throwaway PostgreSQL server
+    and return its exit status. A missing binary prints why and returns 0 (1 under CI=true)."""
+    if len(argv) < 3 or argv[0] != "postgresql" or argv[1] != "--":
+        print("usage: python -m tests.servers postgresql -- COMMAND [ARGUMENT...]", file=sys.stderr)
+        return 2
+    try:
+        with postgres_server() as url:
+            print(f"PostgreSQL for this command: {url}", flush=True)
+            return subprocess.run(argv[2:], env={**os.environ, "DATABASE_URL": url}).returncode
+    except (pytest.skip.Exception, pytest.fail.Exception) as missing:
+        print(f"not run on PostgreSQL: {missing.msg}", file=sys.stderr)
+        return 1 if isinstance(missing, pytest.fail.Exception) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

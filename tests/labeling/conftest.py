@@ -113,12 +113,6 @@ def api() -> Callable[[AbstractBaseUser | None], APIClient]:
     return client_for
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: object) -> None:
-    """PBKDF2's deliberate slowness is not under test; MD5 keeps persona creation fast."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
-
-
 @pytest.fixture(scope="session", autouse=True)
 def remove_sqlite_journal_files() -> Iterator[None]:
     """Django deletes the SQLite test database file at the end, but not its WAL side files nor

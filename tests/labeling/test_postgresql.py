@@ -1,4 +1,5 @@
-"""The database tests again, on a throwaway PostgreSQL server."""
+"""`make test` runs the database tests again on a throwaway PostgreSQL server, spread over its
+processes, and that part fails when it skipped a test, ran too few or ran on another database."""
 
 from __future__ import annotations
 
@@ -9,30 +10,89 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import POSTGRESQL_PART_MINIMUM, REPO_ROOT, postgresql_part_problems
+
+URL = "postgresql://postgres@127.0.0.1:5999/postgres"
+
+
+def test_it_counts_a_clean_run_of_the_database_tests_on_postgresql() -> None:
+    assert postgresql_part_problems(URL, {"passed": 752, "skipped": 0}) == []
+
+
+@pytest.mark.parametrize(
+    ("database_url", "counts", "problem"),
+    [
+        (URL, {"passed": 0}, "only 0 tests passed"),
+        (URL, {"passed": POSTGRESQL_PART_MINIMUM - 1}, f"only {POSTGRESQL_PART_MINIMUM - 1} tests passed"),
+        (URL, {"passed": 752, "skipped": 1}, "1 skipped"),
+        (URL, {"passed": 751, "failed": 1}, "1 failed"),
+        (URL, {"passed": 752, "error": 2}, "2 error"),
+        ("sqlite:///var/db.sqlite3", {"passed": 752}, "not a PostgreSQL server"),
+        ("", {"passed": 752}, "not a PostgreSQL server"),
+    ],
+    ids=["nothing", "too-few", "skipped", "failed", "error", "sqlite", "unset"],
+)
+def test_it_does_not_count_a_part_that_ran_too_little_or_skipped(
+    database_url: str, counts: dict[str, int], problem: str
+) -> None:
+    problems = postgresql_part_problems(database_url, counts)
+    assert any(problem in line for line in problems), problems
+
+
+def test_the_postgresql_part_fails_when_it_ran_too_few_tests() -> None:
+    # One passing test in a part that claims to be the PostgreSQL one: pytest must exit 1.
+    selected = f"{__file__}::test_it_counts_a_clean_run_of_the_database_tests_on_postgresql"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", selected],
+        cwd=REPO_ROOT,
+        env={**os.environ, "TEST_PART": "postgresql", "DATABASE_URL": URL},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-2000:]
+    assert (
+        "1 passed" in result.stdout
+        and "the PostgreSQL part does not count: only 1 tests passed" in result.stdout
+    )
+
+
+def test_make_test_runs_the_database_folders_on_postgresql_over_its_processes() -> None:
+    dry = subprocess.run(["make", "-n", "test"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    commands = re.sub(r"\\\n\s*", " ", dry.stdout)
+    part = next(line for line in commands.splitlines() if "TEST_PART=postgresql" in line)
+    assert "-m tests.servers postgresql -- " in part and " -n " in part, part
+    for folder in ("tests/labeling", "tests/pairwise", "tests/sxs", "tests/training"):
+        assert folder in part, part
+    assert ".ci/system-packages" in commands  # the Debian packages come first
 
 
 @pytest.mark.servers
-@pytest.mark.slow
-def test_it_passes_the_database_tests_on_postgresql(postgres_url: str) -> None:
-    env = {**os.environ, "DATABASE_URL": postgres_url}
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "tests/labeling",
-        "tests/pairwise",
-        "tests/sxs",
-        "tests/training",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-m",
-        "not servers and not slow",
-    ]
-    result = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
-    passed = re.search(r"(\d+) passed", result.stdout)
-    # The whole database suite (races, double submits, permissions, imports, exports) ran.
-    assert passed is not None and int(passed.group(1)) >= 150, result.stdout[-2000:]
-    assert " failed" not in result.stdout and " skipped" not in result.stdout
+def test_it_runs_a_command_beside_a_throwaway_postgresql_server() -> None:
+    connect = "import os, psycopg; psycopg.connect(os.environ['DATABASE_URL']).close(); print('connected')"
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.servers", "postgresql", "--", sys.executable, "-c", connect],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "connected" in result.stdout
+    failing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.servers",
+            "postgresql",
+            "--",
+            sys.executable,
+            "-c",
+            "raise SystemExit(3)",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+    assert failing.returncode == 3  # the command's own status
