@@ -17,6 +17,7 @@ from labeling.selectors import (
     member_role,
     throughput_of,
 )
+from sampling import strategy_for
 
 
 def graded_progress(campaign: Campaign) -> Progress:
@@ -39,11 +40,21 @@ def graded_progress(campaign: Campaign) -> Progress:
         prejudged=pool["prejudged"] or 0,
         drawn=pool["drawn"] or 0,
         status=str(campaign.status),
-        state=campaign_state(campaign, open_tasks),
+        state=_graded_state(campaign, open_tasks),
         strategy=campaign.strategy,
         open_tasks=open_tasks,
         draws=Draw.objects.filter(campaign=campaign).count(),
     )
+
+
+def _graded_state(campaign: Campaign, open_tasks: int) -> str:
+    """`campaign_state`, or "refitting" while the sampling may draw nothing until the worker
+    makes its next version (the judged strategy's first stage is drawn and its calibration is
+    being fitted): assessors are told items come back by themselves, not that nothing is left."""
+    state = campaign_state(campaign, open_tasks)
+    if state == Campaign.Status.RUNNING and strategy_for(campaign).items_drawable(campaign) == 0:
+        return "refitting"
+    return state
 
 
 def task_active_for_assessor(campaign: Campaign, assessor: User) -> Task | None:

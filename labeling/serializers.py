@@ -223,8 +223,9 @@ class ProgressSerializer(StrictSerializer):
     status = serializers.CharField()
     fraction = serializers.FloatField()
     state = serializers.CharField(
-        help_text="running, paused, done, budget_spent, draft, or next_round (training: the worker is "
-        "selecting the next round)"
+        help_text="running, paused, done, budget_spent, draft, next_round (training: the worker is "
+        "selecting the next round) or refitting (the sampling draws again once the worker has refitted "
+        "it, e.g. a model judge's calibration after its first stage)"
     )
     strategy = serializers.CharField()
     open_tasks = serializers.IntegerField()
@@ -237,6 +238,9 @@ class ProgressSerializer(StrictSerializer):
         "done": "Every item of the pool is judged: the campaign is done.",
         "draft": "The campaign has not started yet.",
         "next_round": "The next round is being selected: new items appear in a few seconds.",
+        "refitting": "The sampling is being refitted on the answers so far (the model judge's calibration "
+        "after its first stage): new items appear in a few seconds, or once colleagues answer the first "
+        "stage's last items.",
     }
 
     def get_message(self, progress: Progress) -> str:

@@ -106,6 +106,11 @@
       renderEmpty("The next round is being selected",
         "A model is fitted on the labels so far to choose the most useful items to judge next. " +
         "They appear here in a few seconds; this page checks by itself.", true, NEXT_ROUND_POLL_MS);
+    } else if (phase === "refitting") {
+      // The judged strategy's first stage is drawn: the worker fits the judge's calibration.
+      renderEmpty("New items are being prepared", message ||
+        "The sampling is being refitted on the answers so far: new items appear in a few seconds. " +
+        "This page checks by itself.", true, NEXT_ROUND_POLL_MS);
     } else {
       renderEmpty("Nothing left for you right now",
         "Every remaining item is judged, being judged by someone else, or one you skipped. Items " +
