@@ -3,6 +3,7 @@ read one judge's coverage and agreement (404 for modes that do not sample)."""
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -175,10 +176,14 @@ class JudgeApi(APIView):
         data = JudgeEditSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
-        if changes.pop("use_for_sampling", False):
-            judge_choose_for_sampling(judge)
+        use_for_sampling = changes.pop("use_for_sampling", False)
         try:
-            judge = judge_update(judge, user=request_user(request), **changes) if changes else judge
+            # One transaction, the edit (which checks everything before it writes) first: a
+            # refused PATCH changes nothing, not even the sampling judge.
+            with transaction.atomic():
+                judge = judge_update(judge, user=request_user(request), **changes) if changes else judge
+                if use_for_sampling:
+                    judge_choose_for_sampling(judge)
         except ValueError as error:
             return bad_request(str(error))
         return Response(JudgeSerializer(judge_summary(judge)).data)

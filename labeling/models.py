@@ -707,6 +707,12 @@ class JudgeRun(models.Model):
     tokens_out = models.PositiveBigIntegerField(default=0)
     cost = models.FloatField(default=0.0)
     last_error = models.TextField(blank=True)
+    failures_in_a_row = models.PositiveIntegerField(
+        default=0, help_text="requests that failed after their retries, one after another, across steps"
+    )
+    lost_steps = models.PositiveSmallIntegerField(
+        default=0, help_text="steps in a row whose worker died before finishing them"
+    )
     cancel_requested = models.BooleanField(default=False)
     lease_until = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

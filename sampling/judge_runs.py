@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
@@ -33,7 +34,7 @@ import numpy as np
 from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
@@ -84,16 +85,22 @@ UNVERSIONED = (
     "cost_cap",
     "api_key_variable",
 )
-LIMITS = {
-    "concurrency": (1, 64),
-    "max_tokens": (1, 8192),
-}
+LIMITED = (
+    "concurrency",
+    "max_tokens",
+    "requests_per_minute",
+    "price_in_per_1k",
+    "price_out_per_1k",
+    "cost_cap",
+)
+"""Settings bounded by the operator's ceilings (`judge_settings_problems`)."""
+MAX_REQUESTS_PER_MINUTE = 1_000_000.0
 OUTCOME_COUNTERS = {"label": "labels", "refusal": "refusals", "error": "errors"}
 """The run's counter of each answer's outcome."""
 CANCEL_CHECK_SECONDS = 1.0
-FAILURES_IN_A_ROW = 5
-"""Errors after all retries, one after another, that stop a run (the endpoint is down or
-unreachable: every further pair would fail the same way, each after its retries)."""
+LOST_STEPS = 3
+"""Steps in a row whose worker died (killed, out of memory) before the run fails: the sweep
+would otherwise queue the same crash every lease period, forever."""
 BATCH_PAIRS = 2000
 """Pending pairs loaded per step (a step rarely gets through more)."""
 
@@ -115,17 +122,51 @@ def judge_settings_problems(kind: str, fields: dict[str, Any]) -> list[str]:
                 f"(JUDGE_API_KEY_VARIABLES: {allowed})"
             )
         try:
-            check_template(str(fields.get("prompt") or ""))
+            check_template(str(fields.get("prompt") or ""), max_chars=settings.JUDGE_PROMPT_MAX_CHARS)
         except PromptError as error:
             problems.append(str(error))
-    for name, (low, high) in LIMITS.items():
+    return problems + _limit_problems(kind, fields)
+
+
+def _limit_problems(kind: str, fields: dict[str, Any]) -> list[str]:
+    """The operator's ceilings (settings JUDGE_*, docs/operations.md): what a judge may spend of
+    the worker's time and memory and of the money behind its key."""
+    problems = []
+    ceilings = {
+        "concurrency": ("JUDGE_MAX_CONCURRENCY", settings.JUDGE_MAX_CONCURRENCY),
+        "max_tokens": ("JUDGE_MAX_TOKENS_CEILING", settings.JUDGE_MAX_TOKENS_CEILING),
+    }
+    for name, (setting, high) in ceilings.items():
         value = fields.get(name)
-        if value is not None and not low <= int(value) <= high:
-            problems.append(f"{name} must be between {low} and {high}")
-    for name in ("requests_per_minute", "price_in_per_1k", "price_out_per_1k", "cost_cap"):
+        if value is not None and not 1 <= int(value) <= high:
+            problems.append(f"{name} must be between 1 and {high} (the settings' {setting})")
+    bounded = {
+        "price_in_per_1k": ("JUDGE_MAX_PRICE_PER_1K", settings.JUDGE_MAX_PRICE_PER_1K),
+        "price_out_per_1k": ("JUDGE_MAX_PRICE_PER_1K", settings.JUDGE_MAX_PRICE_PER_1K),
+        "cost_cap": ("JUDGE_MAX_COST_CAP", settings.JUDGE_MAX_COST_CAP),
+    }
+    for name, (setting, high) in bounded.items():
         value = fields.get(name)
-        if value is not None and float(value) < 0:
-            problems.append(f"{name} must not be negative")
+        if value is not None and not (math.isfinite(float(value)) and 0 <= float(value) <= high):
+            problems.append(f"{name} must be between 0 and {high:g} (the settings' {setting})")
+    rate = fields.get("requests_per_minute")
+    floor = settings.JUDGE_MIN_REQUESTS_PER_MINUTE
+    if rate is not None and float(rate) != 0 and not (floor <= float(rate) <= MAX_REQUESTS_PER_MINUTE):
+        problems.append(
+            f"requests_per_minute must be 0 (no limit) or between {floor:g} and {MAX_REQUESTS_PER_MINUTE:g} "
+            "(the settings' JUDGE_MIN_REQUESTS_PER_MINUTE: one request's wait must fit in a step)"
+        )
+    if kind == Judge.Kind.ENDPOINT and str(fields.get("api_key_variable") or "").strip():
+        # The operator's key pays: a run must stop at a cap, and the cap must measure something.
+        cap = fields.get("cost_cap")
+        prices = [float(fields.get(name) or 0) for name in ("price_in_per_1k", "price_out_per_1k")]
+        if cap is None or not float(cap) > 0:
+            problems.append("a judge that uses an API key of the settings needs a cost cap above 0")
+        if not any(price > 0 for price in prices):
+            problems.append(
+                "a judge that uses an API key of the settings needs its prices (price_in_per_1k, "
+                "price_out_per_1k) for the cost cap to count"
+            )
     return problems
 
 
@@ -163,7 +204,7 @@ def judge_update(judge: Judge, *, user: AbstractBaseUser | None = None, **change
     unknown = set(changes) - {*VERSIONED, *UNVERSIONED}
     if unknown:
         raise ValueError(f"cannot change {', '.join(sorted(unknown))}")
-    merged = {name: getattr(judge, name) for name in (*VERSIONED, *LIMITS, "api_key_variable")} | changes
+    merged = {name: getattr(judge, name) for name in (*VERSIONED, *LIMITED, "api_key_variable")} | changes
     problems = judge_settings_problems(judge.kind, merged)
     if problems:
         raise ValueError("; ".join(problems))
@@ -268,6 +309,8 @@ class StaleJudgeRunSweep:
         queued = []
         for run_id in expired:
             if now - self._queued_at.get(run_id, -math.inf) >= _lease_seconds():
+                if not _step_lost(run_id):
+                    continue
                 logger.warning("judge run %s's lease expired (its worker died?); queueing a step", run_id)
                 step_queue(run_id)
                 self._queued_at[run_id] = now
@@ -276,7 +319,24 @@ class StaleJudgeRunSweep:
 
 
 def _lease_seconds() -> float:
-    return 3 * settings.JUDGE_RUN_CHUNK_SECONDS + 2 * settings.JUDGE_REQUEST_TIMEOUT_SECONDS
+    return max(
+        3 * settings.JUDGE_RUN_CHUNK_SECONDS + 2 * settings.JUDGE_REQUEST_TIMEOUT_SECONDS,
+        settings.JUDGE_STEP_MAX_SECONDS + settings.JUDGE_RUN_CHUNK_SECONDS,
+    )
+
+
+def _step_lost(run_id: int) -> bool:
+    """Count a step whose worker died; False, with the run failed, after `LOST_STEPS` in a row."""
+    JudgeRun.objects.filter(pk=run_id).update(lost_steps=F("lost_steps") + 1)
+    if JudgeRun.objects.filter(pk=run_id, lost_steps__gte=LOST_STEPS).exists():
+        _finish(
+            run_id,
+            JudgeRun.Status.FAILED,
+            f"the worker stopped during {LOST_STEPS} steps in a row (killed, or out of memory?); "
+            "see the worker's log, then start the run again",
+        )
+        return False
+    return True
 
 
 def _claim(run_id: int) -> bool:
@@ -307,7 +367,10 @@ def judge_run_step(run_id: int, waited_for: str | None = None) -> str:
     A step that finds the run leased waits for the lease to end, once: if the lease is then the
     one it waited for, its holder died and this step takes over; if it was renewed or released
     since, the holder is alive and queues its own next step, so this one stops (duplicate steps,
-    e.g. a worker start's resumption beside a queued step, never pile up)."""
+    e.g. a worker start's resumption beside a queued step, never pile up).
+
+    A step that raises fails its run with the reason on the page (a re-queued step would only
+    crash again); only the database's own trouble is left to the task's retries."""
     if not _claim(run_id):
         run = JudgeRun.objects.filter(pk=run_id).first()
         if run is None or run.status not in JudgeRun.ACTIVE:
@@ -318,6 +381,26 @@ def judge_run_step(run_id: int, waited_for: str | None = None) -> str:
         wait = (run.lease_until - timezone.now()).total_seconds() if run.lease_until else 1.0
         step_queue(run_id, countdown=max(1.0, wait + 0.5), waited_for=lease)
         return "held"
+    try:
+        return _step(run_id)
+    except OperationalError:
+        JudgeRun.objects.filter(pk=run_id).update(lease_until=None)
+        raise
+    except Exception as error:
+        logger.exception("judge run %s: the step failed", run_id)
+        _finish(run_id, JudgeRun.Status.FAILED, _step_failure(error))
+        return "failed"
+
+
+def _step_failure(error: Exception) -> str:
+    """Why a step failed, for the coordinator: our own message for a template, else the kind
+    of error only (a remote text is never shown; the worker's log has the traceback)."""
+    if isinstance(error, PromptError):
+        return f"the step failed: {error}"
+    return f"the step failed ({type(error).__name__}); the worker's log has the details"
+
+
+def _step(run_id: int) -> str:
     run = JudgeRun.objects.select_related("judge__campaign").get(pk=run_id)
     if run.started_at is None:
         JudgeRun.objects.filter(pk=run_id).update(started_at=timezone.now())
@@ -334,6 +417,7 @@ def judge_run_step(run_id: int, waited_for: str | None = None) -> str:
     else:
         outcome = _endpoint_step(run, pending)
     _recompute_if_running(judge.campaign)
+    JudgeRun.objects.filter(pk=run_id).update(lost_steps=0)
     if outcome == "more":
         JudgeRun.objects.filter(pk=run_id).update(lease_until=None)
         step_queue(run_id)
@@ -402,23 +486,27 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         api_key=os.environ.get(judge.api_key_variable, "") if judge.api_key_variable else "",
         n_grades=n_grades,
         with_probabilities=bool(asked.get("with_probabilities", judge.with_probabilities)),
-        concurrency=judge.concurrency,
+        concurrency=min(judge.concurrency, settings.JUDGE_MAX_CONCURRENCY),
         requests_per_minute=judge.requests_per_minute,
         timeout_seconds=settings.JUDGE_REQUEST_TIMEOUT_SECONDS,
         backoff_seconds=settings.JUDGE_RETRY_BACKOFF_SECONDS,
-        max_tokens=int(asked.get("max_tokens", judge.max_tokens)),
+        max_tokens=min(int(asked.get("max_tokens", judge.max_tokens)), settings.JUDGE_MAX_TOKENS_CEILING),
+        answer_max_bytes=settings.JUDGE_ANSWER_MAX_BYTES,
     )
     topics, documents = _texts(campaign, pending)
-    deadline = time.monotonic() + settings.JUDGE_RUN_CHUNK_SECONDS
+    started = time.monotonic()
+    deadline = started + settings.JUDGE_RUN_CHUNK_SECONDS
     spent = judge_total_cost(judge)
+    prices = _prices(judge)
     state: dict[str, Any] = {
         "checked": time.monotonic(),
         "cancel": False,
         "capped": False,
         "spent": spent,
-        "failing": 0,
+        "failing": run.failures_in_a_row,
         "unreachable": "",
     }
+    failures_allowed = settings.JUDGE_FAILURES_IN_A_ROW
 
     def should_stop() -> bool:
         if time.monotonic() - state["checked"] >= CANCEL_CHECK_SECONDS:
@@ -441,16 +529,31 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
                 what = "the document has no text" if topic is not None else "the topic has no text"
                 _store(run, EndpointAnswer((qid, docno), refusal=f"{what} (not sent)", attempts=0), 0.0)
                 continue
-            yield (qid, docno), render_prompt(template, topic, document, n_grades=n_grades)
+            prompt = render_prompt(template, topic, document, n_grades=n_grades)
+            if len(prompt) > settings.JUDGE_PROMPT_MAX_CHARS:
+                refusal = f"the prompt is longer than JUDGE_PROMPT_MAX_CHARS ({len(prompt):,}; not sent)"
+                _store(run, EndpointAnswer((qid, docno), refusal=refusal, attempts=0), 0.0)
+                continue
+            yield (qid, docno), prompt
 
     try:
         with EndpointClient(endpoint) as client:
-            for answer in client.ask_many(prompts(), should_stop=should_stop):
-                cost = answer_cost(answer, per_1k_in=judge.price_in_per_1k, per_1k_out=judge.price_out_per_1k)
+            answers = client.ask_many(
+                prompts(),
+                should_stop=should_stop,
+                should_cancel=lambda: bool(state["cancel"]),
+                deadline=started + settings.JUDGE_STEP_MAX_SECONDS,
+            )
+            for answer in answers:
+                if not answer.finished:
+                    # Cut by the step's end or a stop: asked again by a later step.
+                    JudgeRun.objects.filter(pk=run.pk).update(requests=F("requests") + answer.attempts)
+                    continue
+                cost = answer_cost(answer, per_1k_in=prices[0], per_1k_out=prices[1])
                 state["spent"] += cost
                 _store(run, answer, cost)
                 state["failing"] = state["failing"] + 1 if answer.outcome == "error" else 0
-                if state["failing"] >= FAILURES_IN_A_ROW:
+                if state["failing"] >= failures_allowed:
                     state["unreachable"] = answer.error
     except FatalEndpointError as error:
         _finish(run.pk, JudgeRun.Status.FAILED, str(error))
@@ -460,7 +563,8 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         return "cancelled"
     if state["unreachable"]:
         message = (
-            f"stopped after {FAILURES_IN_A_ROW} requests in a row failed; the last: {state['unreachable']}"
+            f"stopped after {state['failing']} requests in a row failed (the settings' "
+            f"JUDGE_FAILURES_IN_A_ROW: {failures_allowed}); the last: {state['unreachable']}"
         )
         _finish(run.pk, JudgeRun.Status.FAILED, message)
         return "failed"
@@ -468,6 +572,16 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         _finish(run.pk, JudgeRun.Status.COST_CAP, f"stopped at the cost cap {judge.cost_cap:g}")
         return "cost_cap"
     return "more" if pending_pairs(run, limit=1) else _done(run.pk)
+
+
+def _prices(judge: Judge) -> tuple[float, float]:
+    """The judge's prices within the operator's ceiling (a judge saved before it may hold more):
+    every cost stored stays finite."""
+    ceiling = settings.JUDGE_MAX_PRICE_PER_1K
+    return tuple(  # type: ignore[return-value]
+        min(price, ceiling) if math.isfinite(price) and price >= 0 else ceiling
+        for price in (judge.price_in_per_1k, judge.price_out_per_1k)
+    )
 
 
 def _done(run_id: int) -> str:
@@ -517,6 +631,8 @@ def _store(run: JudgeRun, answer: EndpointAnswer, cost: float) -> None:
             "tokens_out": F("tokens_out") + answer.tokens_out,
             "cost": F("cost") + cost,
             OUTCOME_COUNTERS[outcome]: F(OUTCOME_COUNTERS[outcome]) + 1,
+            # Across steps: a step that made one failed request must not start the count again.
+            "failures_in_a_row": F("failures_in_a_row") + 1 if outcome == "error" else 0,
         }
         if answer.error:
             counters["last_error"] = answer.error[:2000]
@@ -639,8 +755,10 @@ def _recompute_if_running(campaign: Campaign) -> None:
 
 
 def judge_total_cost(judge: Judge) -> float:
-    """What the judge has cost so far (every run, every version)."""
-    return float(JudgeCall.objects.filter(judge=judge).aggregate(total=Sum("cost"))["total"] or 0.0)
+    """What the judge has cost so far (every run, every version); finite (a sum past the
+    largest float, of costs stored before prices were bounded, counts as that float)."""
+    total = float(JudgeCall.objects.filter(judge=judge).aggregate(total=Sum("cost"))["total"] or 0.0)
+    return total if math.isfinite(total) else sys.float_info.max
 
 
 def judge_run_progress(run: JudgeRun | None) -> dict[str, Any] | None:
@@ -670,7 +788,7 @@ def judge_run_progress(run: JudgeRun | None) -> dict[str, Any] | None:
         "per_minute": round(made / elapsed * 60, 1) if elapsed > 0 else None,
         "tokens_in": run.tokens_in,
         "tokens_out": run.tokens_out,
-        "cost": round(run.cost, 6),
+        "cost": round(run.cost, 6) if math.isfinite(run.cost) else sys.float_info.max,
         "last_error": run.last_error,
         "cancel_requested": run.cancel_requested,
         "started_at": run.started_at.isoformat() if run.started_at else None,

@@ -5,8 +5,11 @@ Each request's pair is read from a ``[qid/docno]`` marker in the prompt (tests p
 in their template); its answer is ``##final score: N`` with N from `grade_of` unless a script
 for that pair says otherwise, one step per request: ``"429"`` (with ``Retry-After: 0``),
 ``"500"``, ``"401"``, ``"timeout"`` (no answer for longer than the client waits), ``"malformed"``
-(not JSON), ``"text:<answer>"`` (that answer verbatim). Every request is logged with its pair,
-headers and body, so tests count how often each pair was asked and what was sent.
+(not JSON), ``"text:<answer>"`` (that answer verbatim), and hostile ones: ``"json:<body>"``
+(that response body verbatim: bad usage counts, bad log-probabilities), ``"trickle"`` (a valid
+answer one byte every ``trickle_seconds``), ``"huge"`` (an answer of ``huge_bytes``). Every
+request is logged with its pair, headers and body, so tests count how often each pair was asked
+and what was sent.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class ChatServerState:
     n_grades: int = 4
     delay_seconds: float = 0.0
     hang_seconds: float = 3.0
+    trickle_seconds: float = 0.2
+    huge_bytes: int = 5_000_000
     scripts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -92,6 +97,16 @@ class _Handler(BaseHTTPRequestHandler):
         if step == "malformed":
             self._send(b"this is not json")
             return
+        if step.startswith("json:"):
+            self._send(step[5:].encode())
+            return
+        if step == "huge":
+            answer = json.dumps(self._completion(body, "0", state.n_grades)).encode()
+            self._send(b" " * state.huge_bytes + answer)
+            return
+        if step == "trickle":
+            self._trickle(json.dumps(self._completion(body, "##final score: 0", state.n_grades)).encode())
+            return
         text = step[5:] if step.startswith("text:") else f"##final score: {grade_of(*pair, state.n_grades)}"
         self._send(json.dumps(self._completion(body, text, state.n_grades)).encode())
         with state.lock:
@@ -132,6 +147,20 @@ class _Handler(BaseHTTPRequestHandler):
                 "total_tokens": len(prompt.split()) + 5,
             },
         }
+
+    def _trickle(self, payload: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            for byte in payload:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(self.server.state.trickle_seconds)
+        except OSError:  # the client hung up: what a cut is meant to do
+            pass
 
     def _send(self, payload: bytes) -> None:
         self.send_response(200)

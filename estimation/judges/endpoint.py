@@ -8,10 +8,18 @@ connections are retried with exponential backoff and full jitter (a 429's ``Retr
 honoured when it is longer); other 4xx answers (a wrong key, an unknown model) are fatal, since
 every later request would fail the same way. The API key is sent in the ``Authorization`` header
 and nowhere else: it is never part of an answer, an error message or a repr.
+
+Time and memory are bounded whatever the endpoint does: a request has one deadline for all of
+it (a server trickling a byte every few seconds is cut there, not reset at every read), the
+answer is read as a stream and given up past ``answer_max_bytes``, and a caller's ``deadline``
+bounds the limiter's waits, the retries' backoff and the requests in flight of ``ask_many``.
+Every value taken from an answer is checked: token counts are whole numbers in range,
+log-probabilities finite and at most 0, grades and grade tokens ASCII digits.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -26,6 +34,10 @@ from estimation.judges.prompts import ParsedAnswer, grade_probabilities, parse_g
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_BACKOFF_SECONDS = 60.0
+MAX_REPORTED_TOKENS = 10_000_000
+"""More tokens than any model takes in one request: a usage count above it is not believed."""
+STOP_CHECK_SECONDS = 0.25
+"""How often `ask_many` asks its caller whether to stop while requests are in flight."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class EndpointSettings:
     max_retries: int = 5
     max_tokens: int = 64
     backoff_seconds: float = 1.0
+    answer_max_bytes: int = 2_000_000
 
     @property
     def url(self) -> str:
@@ -66,6 +79,8 @@ class EndpointAnswer:
     tokens_out: int = 0
     seconds: float = 0.0
     attempts: int = 1
+    finished: bool = True
+    """False: cut by the caller's stop or deadline before an answer or a final error (ask again)."""
 
     @property
     def outcome(self) -> str:
@@ -76,32 +91,51 @@ class FatalEndpointError(RuntimeError):
     """An answer no retry can fix (401, 403, 404, 400 ...): the run stops with this message."""
 
 
+class _StepOver(Exception):
+    """The caller's deadline came before the request's own: the request is given back unasked."""
+
+
+class AnswerTooLarge(Exception):
+    """The answer passed ``answer_max_bytes``; reading stopped there."""
+
+
 class RateLimiter:
     """At most ``per_minute`` starts per minute, evenly spaced, across threads (0: no limit)."""
 
     def __init__(self, per_minute: float) -> None:
-        self.interval = 60.0 / per_minute if per_minute > 0 else 0.0
+        self.interval = 60.0 / per_minute if per_minute > 0 and math.isfinite(per_minute) else 0.0
         self._next = time.monotonic()
         self._lock = threading.Lock()
 
-    def wait(self) -> None:
+    def wait(self, deadline: float | None = None, stop: threading.Event | None = None) -> bool:
+        """Wait for the next start; False, without waiting, when that start comes after
+        `deadline`, or as soon as `stop` is set (the start is then not taken)."""
         if not self.interval:
-            return
+            return not (stop is not None and stop.is_set())
         with self._lock:
             now = time.monotonic()
             start = max(now, self._next)
+            if deadline is not None and start > deadline:
+                return False
             self._next = start + self.interval
-        if start > now:
+        if start <= now:
+            return not (stop is not None and stop.is_set())
+        if stop is None:
             time.sleep(start - now)
+            return True
+        return not stop.wait(start - now)
 
 
 class EndpointClient:
     """Ask an endpoint to grade prompts; thread-safe (one pooled HTTP client)."""
 
-    def __init__(self, settings: EndpointSettings, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, settings: EndpointSettings, *, sleep: Callable[[float], None] | None = None) -> None:
         self.settings = settings
         self.limiter = RateLimiter(settings.requests_per_minute)
-        self._sleep = sleep
+        # Set by `ask_many`: no new pair starts (stopping), nothing waits any more (cancelled).
+        self._stopping = threading.Event()
+        self._cancelled = threading.Event()
+        self._sleep = sleep or self._cancelled.wait
         headers = {"Content-Type": "application/json"}
         if settings.api_key:
             headers["Authorization"] = f"Bearer {settings.api_key}"
@@ -132,22 +166,31 @@ class EndpointClient:
             body["top_logprobs"] = min(20, max(5, self.settings.n_grades))
         return body
 
-    def ask(self, key: Any, prompt: str) -> EndpointAnswer:
-        """One pair, retried as the module says; FatalEndpointError for a non-retryable status."""
+    def ask(self, key: Any, prompt: str, deadline: float | None = None) -> EndpointAnswer:
+        """One pair, retried as the module says; FatalEndpointError for a non-retryable status.
+        Nothing waits past `deadline` (monotonic): a pair cut before its first attempt came back
+        returns with ``finished`` False (ask it again); one whose attempts failed until then is
+        an error (it counts towards the failures in a row)."""
         started = time.monotonic()
         last_error = ""
         for attempt in range(1, self.settings.max_retries + 2):
-            self.limiter.wait()
+            # A pair not yet sent gives way to a stop; a retry waits for its turn until the deadline.
+            if not self.limiter.wait(deadline, self._stopping if attempt == 1 else self._cancelled):
+                return self._cut(key, started, attempt - 1, last_error)
             retry_after = 0.0
             try:
-                response = self._http.post(self.settings.url, json=self.body(prompt))
+                response = self._post(prompt, deadline)
+            except _StepOver:
+                return self._cut(key, started, attempt, last_error)
+            except AnswerTooLarge:
+                return self._too_large(key, prompt, started, attempt)
             except httpx.TimeoutException:
                 last_error = f"timed out after {self.settings.timeout_seconds:g} s"
             except httpx.TransportError as error:
                 last_error = f"connection failed: {type(error).__name__}"
             else:
                 if response.status_code == 200:
-                    return self._answer(key, response, started, attempt)
+                    return self._answer(key, response, started, attempt, len(prompt))
                 snippet = response.text[:200].replace("\n", " ")
                 last_error = f"HTTP {response.status_code}: {snippet}"
                 if response.status_code not in RETRY_STATUS:
@@ -156,17 +199,83 @@ class EndpointClient:
             if attempt > self.settings.max_retries:
                 break
             backoff = min(MAX_BACKOFF_SECONDS, self.settings.backoff_seconds * 2 ** (attempt - 1))
-            self._sleep(max(retry_after, random.uniform(0, backoff)))
+            pause = max(retry_after, random.uniform(0, backoff))
+            if deadline is not None and time.monotonic() + pause >= deadline:
+                return self._cut(key, started, attempt, last_error)
+            self._sleep(pause)
+            if self._cancelled.is_set():
+                return self._cut(key, started, attempt, "")
         return EndpointAnswer(
             key, error=last_error, seconds=time.monotonic() - started, attempts=self.settings.max_retries + 1
         )
 
-    def _answer(self, key: Any, response: httpx.Response, started: float, attempt: int) -> EndpointAnswer:
+    def _post(self, prompt: str, deadline: float | None) -> httpx.Response:
+        """POST the prompt and read the whole answer by the request's deadline (the caller's if
+        sooner: `_StepOver`), at most ``answer_max_bytes`` of it (`AnswerTooLarge`)."""
+        own_deadline = time.monotonic() + self.settings.timeout_seconds
+        cut = own_deadline if deadline is None else min(own_deadline, deadline)
+        remaining = cut - time.monotonic()
+        if remaining <= 0:
+            raise _StepOver
+        try:
+            with self._http.stream(
+                "POST", self.settings.url, json=self.body(prompt), timeout=httpx.Timeout(remaining)
+            ) as response:
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > self.settings.answer_max_bytes:
+                        raise AnswerTooLarge
+                    if time.monotonic() > cut:
+                        raise httpx.ReadTimeout("the request's deadline passed")
+        except httpx.TimeoutException:
+            if cut < own_deadline:
+                raise _StepOver from None
+            raise
+        except httpx.InvalidURL:
+            raise FatalEndpointError("the base URL is not a valid URL") from None
+        # The body as read (decoded): a response that no longer claims an encoding or a length.
+        headers = {
+            name: value
+            for name, value in response.headers.items()
+            if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        }
+        return httpx.Response(response.status_code, headers=headers, content=bytes(body))
+
+    def _cut(self, key: Any, started: float, attempts: int, last_error: str) -> EndpointAnswer:
+        """A pair cut by the caller: an error if its attempts so far failed, else unfinished."""
+        seconds = time.monotonic() - started
+        if last_error:
+            return EndpointAnswer(key, error=last_error, seconds=seconds, attempts=attempts)
+        return EndpointAnswer(key, error="not finished", seconds=seconds, attempts=attempts, finished=False)
+
+    def _billed_at_most(self, prompt_chars: int) -> tuple[int, int]:
+        """Token counts to charge when the endpoint's own are missing or not believable: the
+        most it may bill (no more tokens in than characters; max_tokens out), so a cost cap
+        still holds."""
+        return prompt_chars, self.settings.max_tokens
+
+    def _too_large(self, key: Any, prompt: str, started: float, attempt: int) -> EndpointAnswer:
+        tokens_in, tokens_out = self._billed_at_most(len(prompt))
+        return EndpointAnswer(
+            key,
+            refusal=f"the answer is longer than {self.settings.answer_max_bytes:,} bytes (not read further)",
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            seconds=time.monotonic() - started,
+            attempts=attempt,
+        )
+
+    def _answer(
+        self, key: Any, response: httpx.Response, started: float, attempt: int, prompt_chars: int = 0
+    ) -> EndpointAnswer:
         seconds = time.monotonic() - started
         try:
             payload = response.json()
             choice = payload["choices"][0]
             text = choice["message"]["content"] or ""
+            if not isinstance(text, str):
+                raise TypeError("content is not text")
         except (ValueError, KeyError, IndexError, TypeError):
             return EndpointAnswer(
                 key,
@@ -175,8 +284,19 @@ class EndpointClient:
                 attempts=attempt,
             )
         usage = payload.get("usage") or {}
-        tokens_in = _count(usage.get("prompt_tokens"))
-        tokens_out = _count(usage.get("completion_tokens"))
+        tokens_in = _count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
+        tokens_out = _count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
+        if tokens_in is None or tokens_out is None:
+            billed_in, billed_out = self._billed_at_most(prompt_chars)
+            return EndpointAnswer(
+                key,
+                refusal="malformed response (usage is not token counts in range)",
+                text=text[:2000],
+                tokens_in=billed_in,
+                tokens_out=billed_out,
+                seconds=seconds,
+                attempts=attempt,
+            )
         parsed: ParsedAnswer = parse_grade(text, n_grades=self.settings.n_grades)
         probabilities = None
         if parsed.grade is not None and self.settings.with_probabilities:
@@ -200,31 +320,56 @@ class EndpointClient:
         prompts: Iterable[tuple[Any, str]],
         *,
         should_stop: Callable[[], bool] = lambda: False,
+        should_cancel: Callable[[], bool] = lambda: False,
+        deadline: float | None = None,
     ) -> Iterator[EndpointAnswer]:
         """Answers as they complete, at most ``concurrency`` in flight; after ``should_stop``
-        turns true no new request starts and the ones in flight are still returned. A fatal
+        turns true no new pair starts and the ones in flight are still returned (``finished``
+        False for a pair cut before its first answer); after ``should_cancel`` no wait (rate
+        limiter, backoff) goes on either. Nothing runs past `deadline` (monotonic). A fatal
         answer stops the submission and is raised once the requests in flight are back."""
         pending: set[Future[EndpointAnswer]] = set()
         source = iter(prompts)
         fatal: FatalEndpointError | None = None
         width = max(1, self.settings.concurrency)
+        self._stopping.clear()
+        self._cancelled.clear()
+        asked_to_stop = self._stop_asked(should_stop, should_cancel)
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="judge") as pool:
             while True:
-                while fatal is None and len(pending) < width and not should_stop():
+                while fatal is None and len(pending) < width and not asked_to_stop():
                     item = next(source, None)
                     if item is None:
                         break
-                    pending.add(pool.submit(self.ask, *item))
+                    pending.add(pool.submit(self.ask, *item, deadline))
                 if not pending:
                     break
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done, pending = wait(pending, timeout=STOP_CHECK_SECONDS, return_when=FIRST_COMPLETED)
                 for future in done:
                     try:
                         yield future.result()
                     except FatalEndpointError as error:
                         fatal = fatal or error
+                        self._cancelled.set()
+                if pending and not done:
+                    asked_to_stop()
         if fatal is not None:
             raise fatal
+
+    def _stop_asked(
+        self, should_stop: Callable[[], bool], should_cancel: Callable[[], bool]
+    ) -> Callable[[], bool]:
+        """Whether to start no more pairs, asking the caller and passing the answer on to the
+        threads: a cancel also ends their waits."""
+
+        def asked() -> bool:
+            if not self._cancelled.is_set() and should_cancel():
+                self._cancelled.set()
+            if self._cancelled.is_set() or should_stop():
+                self._stopping.set()
+            return self._stopping.is_set()
+
+        return asked
 
 
 def _retry_after(value: str | None) -> float:
@@ -235,8 +380,24 @@ def _retry_after(value: str | None) -> float:
         return 0.0
 
 
-def _count(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and value >= 0 else 0
+def _count(value: Any) -> int | None:
+    """A usage count: 0 when absent, None when it is not a whole number in range."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not (math.isfinite(value) and float(value).is_integer() and 0 <= value <= MAX_REPORTED_TOKENS):
+        return None
+    return int(value)
+
+
+def _logprob(value: Any) -> float | None:
+    """A log-probability as sent: a finite number at most 0 (a rounding above 0 counts as 0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if value > 1e-6:
+        return None
+    return min(0.0, float(value))
 
 
 def _token_alternatives(logprobs: Any) -> list[dict[str, float]]:
@@ -247,13 +408,17 @@ def _token_alternatives(logprobs: Any) -> list[dict[str, float]]:
     for entry in logprobs["content"]:
         if not isinstance(entry, dict):
             continue
-        alternatives = {
-            str(top.get("token", "")): float(top.get("logprob", float("-inf")))
-            for top in entry.get("top_logprobs") or []
-            if isinstance(top, dict)
-        }
-        if entry.get("token") is not None and entry.get("logprob") is not None:
-            alternatives.setdefault(str(entry["token"]), float(entry["logprob"]))
+        alternatives: dict[str, float] = {}
+        tops = entry.get("top_logprobs")
+        for top in tops if isinstance(tops, list) else []:
+            if isinstance(top, dict) and isinstance(top.get("token"), str):
+                logprob = _logprob(top.get("logprob"))
+                if logprob is not None:
+                    alternatives[top["token"]] = logprob
+        if isinstance(entry.get("token"), str):
+            logprob = _logprob(entry.get("logprob"))
+            if logprob is not None:
+                alternatives.setdefault(entry["token"], logprob)
         tokens.append(alternatives)
     return tokens
 

@@ -4,8 +4,10 @@ A prompt template is plain text with named fields in braces: ``{query}`` (the to
 its description when it has no title), ``{title}``, ``{description}``, ``{narrative}``,
 ``{document}`` (the document's title and text), ``{doc_title}``, ``{docno}``, ``{qid}`` and
 ``{top_grade}``. ``{{`` and ``}}`` are literal braces (Python's ``str.format`` rules, as in the
-published UMBRELA and LLMJudge prompts). An unknown field is refused when the template is saved,
-not when the first request is sent.
+published UMBRELA and LLMJudge prompts). An unknown field, a format spec or conversion
+(``{document:>200000000}``, ``{document!r}``) and a template that renders longer than the
+operator's ceiling are refused when the template is saved, not when the first request is sent:
+the check renders it once with sample texts of the longest size a pair can bring.
 
 The answer parser never guesses: it takes a grade only from an explicit ``final score: N``,
 ``"relevance score": N`` or ``score: N`` (the last one wins), or from an answer that is nothing
@@ -52,11 +54,15 @@ integer value only. Do not provide any code or reasoning in the result. Answer i
 """An UMBRELA-style 0-3 prompt (Upadhyay et al. 2024, after Thomas et al. 2023), written for this
 product; the published prompts of the TREC 2024 LLMJudge challenge are in the shared data."""
 
+# ASCII digits only: an answer's "٣" or "²" is no grade (and int() of some such raises).
 _EXPLICIT = re.compile(
     r"""(?:final\s*score|relevance\s*score|score|grade|relevance)["']?\s*[:=]\s*["']?(-?\d+(?:\.\d+)?)""",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?", re.ASCII)
+SAMPLE_TOPIC_CHARS = 1_000
+"""The length of each sample topic text a template is rendered with at save (topics are short;
+a longer one is refused per pair when its prompt passes the ceiling)."""
 _WRAPPING = string.whitespace + "\"'`.*#{}[]()"
 
 
@@ -107,15 +113,29 @@ def default_prompt(grade_names: Sequence[str]) -> str:
     return f"{head}{meanings.rstrip(',')}.\n\nQuery: {{query}}{tail}"
 
 
-def check_template(template: str) -> None:
-    """PromptError naming the first unknown field or broken brace; a template must also show the
-    document (else every pair gets the same answer)."""
+def check_template(template: str, *, max_chars: int | None = None) -> None:
+    """PromptError naming the first unknown field, format spec or broken brace; a template must
+    also show the document (else every pair gets the same answer). With `max_chars`, the
+    template is rendered once with sample texts of the longest document a pair sends and
+    refused when that prompt is longer."""
     try:
-        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+        parsed = [
+            (name, conversion, spec)
+            for _, name, spec, conversion in string.Formatter().parse(template)
+            if name is not None
+        ]
     except ValueError as error:
         raise PromptError(
             f"the prompt template has a broken brace: {error} (write {{{{ for a literal brace)"
         ) from None
+    fields = {name for name, _, _ in parsed}
+    for name, conversion, spec in parsed:
+        if conversion or spec:
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise PromptError(
+                f"the prompt template's field {shown[:60]} has a format spec or conversion; "
+                "write the bare field, e.g. {document}"
+            )
     unknown = sorted(name for name in fields if name not in FIELDS)
     if unknown:
         raise PromptError(
@@ -124,22 +144,47 @@ def check_template(template: str) -> None:
         )
     if "document" not in fields:
         raise PromptError("the prompt template must contain {document} (the text to judge)")
+    if max_chars is None:
+        return
+    # Bounded before rendering: ten thousand {document} fields must not build gigabytes here.
+    longest = sum(len(literal) for literal, _, _, _ in string.Formatter().parse(template)) + sum(
+        DOCUMENT_MAX_CHARS if name == "document" else SAMPLE_TOPIC_CHARS for name, _, _ in parsed
+    )
+    if longest <= max_chars:
+        sample = "x" * SAMPLE_TOPIC_CHARS
+        longest = len(
+            render_prompt(
+                template,
+                TopicText(sample, sample, sample, sample),
+                DocumentText(sample, "", "x" * DOCUMENT_MAX_CHARS),
+                n_grades=10,
+            )
+        )
+    if longest > max_chars:
+        raise PromptError(
+            f"the prompt renders up to {longest:,} characters with the longest document, more than "
+            f"the settings allow (JUDGE_PROMPT_MAX_CHARS: {max_chars:,})"
+        )
 
 
 def render_prompt(template: str, topic: TopicText, document: DocumentText, *, n_grades: int) -> str:
-    """The prompt for one (topic, document) pair."""
+    """The prompt for one (topic, document) pair; PromptError if the template does not render
+    (one saved before the checks of `check_template`)."""
     check_template(template)
-    return template.format(
-        query=topic.query,
-        title=topic.title,
-        description=topic.description,
-        narrative=topic.narrative,
-        document=document.body,
-        doc_title=document.title,
-        docno=document.docno,
-        qid=topic.qid,
-        top_grade=n_grades - 1,
-    )
+    try:
+        return template.format(
+            query=topic.query,
+            title=topic.title,
+            description=topic.description,
+            narrative=topic.narrative,
+            document=document.body,
+            doc_title=document.title,
+            docno=document.docno,
+            qid=topic.qid,
+            top_grade=n_grades - 1,
+        )
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as error:
+        raise PromptError(f"the prompt template does not render: {type(error).__name__}") from None
 
 
 def parse_grade(answer: str, *, n_grades: int) -> ParsedAnswer:
@@ -179,7 +224,7 @@ def grade_probabilities(
             continue
         weights = [0.0] * n_grades
         for token, logprob in cleaned.items():
-            if token.isdigit() and int(token) < n_grades and math.isfinite(logprob):
+            if token.isascii() and token.isdigit() and int(token) < n_grades and math.isfinite(logprob):
                 weights[int(token)] += math.exp(logprob)
         total = sum(weights)
         if total <= 0:

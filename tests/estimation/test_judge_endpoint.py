@@ -180,12 +180,12 @@ def test_concurrency_is_bounded_and_stopping_lets_the_flight_land() -> None:
     active = {"n": 0}
     lock = threading.Lock()
 
-    def counting(self: EndpointClient, key: object, prompt: str):  # type: ignore[no-untyped-def]
+    def counting(self: EndpointClient, key: object, prompt: str, deadline: float | None = None):  # type: ignore[no-untyped-def]
         with lock:
             active["n"] += 1
             seen["max"] = max(seen["max"], active["n"])
         try:
-            return original(self, key, prompt)
+            return original(self, key, prompt, deadline)
         finally:
             with lock:
                 active["n"] -= 1
@@ -327,3 +327,127 @@ def test_the_cli_names_a_bad_documents_line(
         .err.strip()
         .endswith("docs.jsonl:2: no identifier: expected one of docno, docid, _id, id, doc_id")
     )
+
+
+def test_it_cuts_a_trickling_answer_at_the_request_deadline() -> None:
+    """One byte every 0.2 s: each read is quick, so a per-read timeout never fires; the
+    request's one deadline (1 s) does."""
+    state = ChatServerState(trickle_seconds=0.2)
+    state.scripts = {("1", "d1"): ["trickle"]}
+    with (
+        chat_server(state) as (url, _),
+        EndpointClient(_settings(url, timeout_seconds=1.0, max_retries=0)) as client,
+    ):
+        started = time.monotonic()
+        answer = client.ask(*_prompt("1", "d1"))
+        elapsed = time.monotonic() - started
+    assert answer.outcome == "error" and "timed out" in answer.error
+    assert elapsed < 2.0
+
+
+def test_it_stops_reading_an_answer_past_the_size_cap() -> None:
+    state = ChatServerState(huge_bytes=3_000_000)
+    state.scripts = {("1", "d1"): ["huge"]}
+    with chat_server(state) as (url, _), EndpointClient(_settings(url, answer_max_bytes=100_000)) as client:
+        answer = client.ask(*_prompt("1", "d1"))
+    assert answer.outcome == "refusal" and "longer than 100,000 bytes" in answer.refusal
+    # Charged at the most the endpoint may bill: a cost cap still counts it.
+    assert answer.tokens_in > 0 and answer.tokens_out == 64
+
+
+def _completion(content: str, usage: object, logprobs: object = None) -> str:
+    choice: dict[str, object] = {"message": {"content": content}}
+    if logprobs is not None:
+        choice["logprobs"] = logprobs
+    return "json:" + json.dumps({"choices": [choice], "usage": usage})
+
+
+def test_it_checks_every_value_a_hostile_endpoint_sends() -> None:
+    """Token counts past any model, log-probabilities above 0 or not numbers, a grade token that
+    is a digit only outside ASCII: refused or ignored, never a crash, every number finite."""
+    top = [{"token": "2", "logprob": -0.1}, {"token": "1", "logprob": -2.0}]
+    state = ChatServerState()
+    state.scripts = {
+        ("1", "huge-usage"): [
+            _completion("##final score: 2", {"prompt_tokens": 1e300, "completion_tokens": 5})
+        ],
+        ("1", "float-usage"): [
+            _completion("##final score: 2", {"prompt_tokens": 1.5, "completion_tokens": 5})
+        ],
+        ("1", "logprob-1000"): [
+            _completion("2", {}, {"content": [{"token": "2", "logprob": 1000, "top_logprobs": top}]})
+        ],
+        ("1", "logprob-x"): [
+            _completion(
+                "2",
+                {},
+                {
+                    "content": [
+                        {"token": "2", "logprob": "x", "top_logprobs": [*top, {"token": "3", "logprob": "x"}]}
+                    ]
+                },
+            )
+        ],
+        ("1", "superscript"): [
+            _completion(
+                "2",
+                {},
+                {
+                    "content": [
+                        {
+                            "token": "2",
+                            "logprob": -0.1,
+                            "top_logprobs": [*top, {"token": "²", "logprob": -0.5}],
+                        }
+                    ]
+                },
+            )
+        ],
+        ("1", "not-text"): ['json:{"choices": [{"message": {"content": 7}}]}'],
+        ("1", "arabic"): [_completion("final score: ٣", {})],
+    }
+    with chat_server(state) as (url, _), EndpointClient(_settings(url, with_probabilities=True)) as client:
+        answers = {
+            answer.key[1]: answer
+            for answer in client.ask_many(_prompt("1", d) for d in [*{k[1] for k in state.scripts}])
+        }
+    for name in ("huge-usage", "float-usage"):
+        assert answers[name].outcome == "refusal" and "usage" in answers[name].refusal
+        assert answers[name].tokens_in < 10_000  # the prompt's length, not 1e300
+    for name in ("logprob-1000", "logprob-x", "superscript"):
+        assert answers[name].grade == 2
+        probs = answers[name].probabilities
+        assert probs is not None and all(np.isfinite(probs)) and sum(probs) == pytest.approx(1.0)
+    assert answers["superscript"].probabilities == pytest.approx(answers["logprob-1000"].probabilities)
+    assert answers["not-text"].outcome == "refusal" and "malformed" in answers["not-text"].refusal
+    assert answers["arabic"].outcome == "refusal"
+
+
+def test_it_never_lets_the_rate_limiter_sleep_past_a_deadline_or_a_stop() -> None:
+    for per_minute in (0.001, 1e-300):  # one request per 17 hours; an interval past any clock
+        limiter = RateLimiter(per_minute)
+        started = time.monotonic()
+        assert limiter.wait(deadline=started + 5)  # the first start is now
+        assert not limiter.wait(deadline=started + 5)  # the next one is after the deadline
+        assert time.monotonic() - started < 0.5
+    limiter = RateLimiter(60)  # one a second
+    limiter.wait()
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    started = time.monotonic()
+    assert not limiter.wait(stop=stop)
+    assert time.monotonic() - started < 0.6
+
+
+def test_it_gives_back_what_a_deadline_cut_unasked() -> None:
+    """rpm 6 (one request every 10 s), a deadline in 0.5 s: the first pair is asked, the second
+    comes back unfinished at once instead of the worker sleeping 10 s."""
+    with (
+        chat_server() as (url, state),
+        EndpointClient(_settings(url, requests_per_minute=6, concurrency=2)) as client,
+    ):
+        started = time.monotonic()
+        answers = list(client.ask_many([_prompt("1", "d1"), _prompt("1", "d2")], deadline=started + 0.5))
+        elapsed = time.monotonic() - started
+    assert sorted(answer.finished for answer in answers) == [False, True]
+    assert len(state.requests) == 1 and elapsed < 1.0

@@ -138,7 +138,7 @@ def test_judges_that_run_are_added_run_and_cancelled_over_rest(
     endpoint = client.post(
         base,
         {"kind": "endpoint", "name": "llm", "model": "m", "base_url": "http://127.0.0.1:9/v1",
-         "api_key_variable": "JUDGE_API_KEY", "cost_cap": 5, "concurrency": 2},
+         "api_key_variable": "JUDGE_API_KEY", "cost_cap": 5, "price_in_per_1k": 1, "concurrency": 2},
         format="json",
     )  # fmt: skip
     assert endpoint.status_code == 201, endpoint.content

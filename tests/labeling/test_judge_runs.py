@@ -96,6 +96,7 @@ def endpoint_judge(
         prompt=TEMPLATE,
         price_in_per_1k=1.0,
         price_out_per_1k=2.0,
+        cost_cap=1000.0,
         concurrency=3,
     )
 

@@ -57,6 +57,8 @@ def test_a_killed_worker_loses_no_answer_and_asks_no_stored_pair_again(
             base_url=url,
             api_key_variable="JUDGE_API_KEY",
             prompt=TEMPLATE,
+            price_in_per_1k=1.0,
+            cost_cap=1000.0,
             concurrency=1,
         )
         # Queued before any worker runs (this process's broker is in memory): the worker's
