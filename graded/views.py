@@ -106,6 +106,8 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "urls": {**api, "model": reverse("graded:dashboard_model", args=[campaign.pk])},
         "poll_seconds": DASHBOARD_POLL_SECONDS,
         "can_evaluate": can_manage,
+        # The history chart starts with these when many runs would overlap.
+        "focus": compared_systems(campaign),
     }
     context = {
         "campaign": campaign,

@@ -13,7 +13,10 @@
     historyKey: null,
     metric: null, // the metric the history chart shows
     systems: [], // system names in API order: colours stay stable
+    hidden: null, // systems the history chart leaves out (null until its first drawing)
   };
+  // Beyond this many systems the history chart starts with the compared ones only.
+  const MAX_SERIES_SHOWN = 6;
 
   const { fmt, fmtInterval, percent, el, svg, titled, scale, ticks, extent, axes, clear, getJson, csrfToken } =
     window.Charts;
@@ -111,6 +114,7 @@
       byMetric.get(row.metric).push(row);
     }
     const metrics = [...byMetric.keys()].sort((a, b) => METRIC_ORDER.indexOf(metricFamily(a)) - METRIC_ORDER.indexOf(metricFamily(b)));
+    let outsideRows = 0;
     if (!metrics.length) {
       body.append(el("tr", {}, [el("td", { colspan: columns.length, class: "muted", text: "No estimates yet: import topics and runs, then start judging." })]));
     }
@@ -124,9 +128,11 @@
       }
       const range = extent(rows.flatMap((r) => [r.low, r.high, r.value]), true);
       for (const row of rows) {
+        const outside = outsideInterval(row);
+        if (outside) outsideRows += 1;
         const cells = [
           el("td", {}, [el("span", { class: "swatch", style: "background:" + colourOf(row.name) }), row.name]),
-          el("td", { class: "num strong", "data-field": "value", text: fmt(row.value) }),
+          el("td", { class: "num strong", "data-field": "value", "data-outside": outside ? "1" : null, text: fmt(row.value) + (outside ? " †" : "") }),
           el("td", { class: "num", "data-field": "se", text: fmt(row.se, 3) }),
           el("td", { class: row.reliable === false ? "small muted" : "num", "data-field": "clt", text: intervalText(row) }),
         ];
@@ -147,8 +153,17 @@
         : itemLevel
         ? "Item-level importance sampling (Schnabel et al.): Hoeffding and empirical-Bernstein intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
         : "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of its topic is judged; intervals are skewness-corrected t intervals (Hall 1992), cut to the metric's range. ") +
-      "Draws = draws counted so far; SE = estimated standard error.";
+      "Draws = draws counted so far; SE = estimated standard error." +
+      (outsideRows
+        ? " † The estimate lies outside its interval: the interval is cut to the values the metric can take, and an unbiased estimate from few draws can fall beyond them (it moves inside as draws arrive)."
+        : "");
     showDifference(estimates.difference);
+  }
+
+  /** Whether a row's point estimate lies outside its (cut) interval. */
+  function outsideInterval(row) {
+    if (row.value === null || row.low === null || row.high === null) return false;
+    return row.value < row.low || row.value > row.high;
   }
 
   /** The interval of a row, or, below the reliability threshold, why none is shown and the any-n bounds. */
@@ -255,8 +270,14 @@
       for (const row of snapshot.systems || []) {
         if (row.metric !== metric || row.value === null) continue;
         if (!series.has(row.name)) series.set(row.name, []);
-        series.get(row.name).push({ spent: snapshot.spent, value: row.value, low: row.low ?? row.value, high: row.high ?? row.value });
+        series.get(row.name).push({ spent: snapshot.spent, value: row.value, low: row.low, high: row.high, reliable: row.reliable !== false });
       }
+    }
+    const allNames = [...series.keys()];
+    if (state.hidden === null && allNames.length) {
+      // Many runs overlap into an unreadable chart: start with the compared ones.
+      const focus = (config.focus || []).filter((name) => series.has(name));
+      state.hidden = new Set(allNames.length > MAX_SERIES_SHOWN && focus.length ? allNames.filter((name) => !focus.includes(name)) : []);
     }
     // Drawn at the width it is shown (a laptop's 640 units, or a phone's panel), so its type
     // stays at the size of the page's.
@@ -268,12 +289,19 @@
       root.append(svg("text", { x: width / 2, y: 150, "text-anchor": "middle", class: "empty", text: "No estimate yet: the chart starts with the first fully judged draw." }));
       return;
     }
-    const all = [...series.values()].flat();
+    const shown = allNames.filter((name) => !state.hidden.has(name));
+    const all = shown.flatMap((name) => series.get(name));
     const budget = state.estimates ? state.estimates.budget : 0;
     const xMax = Math.max(...all.map((p) => p.spent), 1e-9);
     // The whole budget on the x axis: how far along the campaign is reads off the chart.
     const xDomain = [0, Math.max(xMax * 1.04, budget || 0)];
-    const yDomain = extent(all.flatMap((p) => [p.low, p.high]), false);
+    // The axis spans the intervals (cut to the metric's range), not the point estimates: one
+    // estimate of -203 after a single draw must not flatten every other series. Intervals from
+    // too few topics to trust count only while no other exists.
+    const trusted = all.filter((p) => p.reliable && p.low !== null && p.high !== null);
+    const spanned = trusted.length ? trusted : all.filter((p) => p.low !== null && p.high !== null);
+    const yDomain = extent(spanned.length ? spanned.flatMap((p) => [p.low, p.high]) : all.map((p) => p.value), false);
+    const inside = (value) => Math.min(yDomain[1], Math.max(yDomain[0], value));
     const x = scale(xDomain[0], xDomain[1], box.left, box.right);
     const y = scale(yDomain[0], yDomain[1], box.bottom, box.top);
     const xTickCount = Math.max(3, Math.round((box.right - box.left) / 95));
@@ -281,7 +309,7 @@
       x: "budget spent (" + (state.estimates ? state.estimates.budget_unit : "") + ")",
       y: metric,
     });
-    const names = [...series.keys()];
+    const names = shown;
     // Systems' error bars at one snapshot sit side by side instead of on top of each other.
     const jitter = (xDomain[1] - xDomain[0]) * 0.009;
     names.forEach((name, index) => {
@@ -289,21 +317,51 @@
       const points = series.get(name);
       const shift = (index - (names.length - 1) / 2) * jitter;
       const group = svg("g", { class: "series", "data-system": name });
-      const band = points.map((p) => x(p.spent) + "," + y(p.high)).concat(points.slice().reverse().map((p) => x(p.spent) + "," + y(p.low)));
+      const bounded = points.filter((p) => p.low !== null && p.high !== null);
+      const band = bounded.map((p) => x(p.spent) + "," + y(inside(p.high))).concat(bounded.slice().reverse().map((p) => x(p.spent) + "," + y(inside(p.low))));
       group.append(svg("polygon", { points: band.join(" "), fill: colour, opacity: 0.08 }));
-      group.append(svg("polyline", { points: points.map((p) => x(p.spent) + "," + y(p.value)).join(" "), fill: "none", stroke: colour, "stroke-width": 1.8 }));
+      group.append(svg("polyline", { points: points.map((p) => x(p.spent) + "," + y(inside(p.value))).join(" "), fill: "none", stroke: colour, "stroke-width": 1.8 }));
       for (const p of thin(points, 40)) {
         const px = x(p.spent + shift);
-        const bar = svg("g", { stroke: colour, "stroke-width": 1.2 });
-        bar.append(svg("line", { x1: px, x2: px, y1: y(p.low), y2: y(p.high) }));
-        bar.append(svg("line", { x1: px - 3, x2: px + 3, y1: y(p.low), y2: y(p.low) }));
-        bar.append(svg("line", { x1: px - 3, x2: px + 3, y1: y(p.high), y2: y(p.high) }));
-        group.append(titled(bar, name + " at " + fmt(p.spent) + " spent: " + fmt(p.value) + " [" + fmt(p.low) + ", " + fmt(p.high) + "]"));
-        group.append(svg("circle", { cx: px, cy: y(p.value), r: 2.6, fill: colour }));
+        const interval = p.low !== null && p.high !== null ? " [" + fmt(p.low) + ", " + fmt(p.high) + "]" : " (no interval yet)";
+        if (p.low !== null && p.high !== null) {
+          const bar = svg("g", { stroke: colour, "stroke-width": 1.2 });
+          bar.append(svg("line", { x1: px, x2: px, y1: y(inside(p.low)), y2: y(inside(p.high)) }));
+          bar.append(svg("line", { x1: px - 3, x2: px + 3, y1: y(inside(p.low)), y2: y(inside(p.low)) }));
+          bar.append(svg("line", { x1: px - 3, x2: px + 3, y1: y(inside(p.high)), y2: y(inside(p.high)) }));
+          group.append(titled(bar, name + " at " + fmt(p.spent) + " spent: " + fmt(p.value) + interval));
+        }
+        if (p.value < yDomain[0] || p.value > yDomain[1]) {
+          // Beyond the axis: a hollow triangle at the edge, pointing where the value lies.
+          const edge = y(inside(p.value));
+          const tip = p.value < yDomain[0] ? edge + 5 : edge - 5;
+          const marker = svg("polygon", { points: (px - 4) + "," + edge + " " + (px + 4) + "," + edge + " " + px + "," + tip, fill: "none", stroke: colour, "stroke-width": 1.4, class: "beyond-axis" });
+          group.append(titled(marker, name + " at " + fmt(p.spent) + " spent: " + fmt(p.value) + interval + ", beyond the axis"));
+        } else {
+          group.append(svg("circle", { cx: px, cy: y(p.value), r: 2.6, fill: colour }));
+        }
       }
       root.append(group);
-      legend.append(el("span", { class: "legend-item" }, [el("span", { class: "swatch", style: "background:" + colour }), name]));
     });
+    for (const name of allNames) {
+      const hidden = state.hidden.has(name);
+      const button = el("button", { type: "button", class: "legend-item", "aria-pressed": hidden ? "false" : "true", "data-system": name, title: (hidden ? "Show " : "Hide ") + name }, [
+        el("span", { class: "swatch", style: "background:" + colourOf(name) }),
+        name,
+      ]);
+      button.addEventListener("click", () => {
+        if (state.hidden.has(name)) state.hidden.delete(name);
+        else if (allNames.length - state.hidden.size > 1) state.hidden.add(name);
+        drawHistory();
+        const again = legend.querySelector('[data-system="' + CSS.escape(name) + '"]');
+        if (again) again.focus();
+      });
+      legend.append(button);
+    }
+    if (state.hidden.size) {
+      legend.append(el("span", { class: "small muted", "data-field": "series-shown", text: "Showing " + shown.length + " of " + allNames.length + " systems (the compared ones first); press a name to show or hide it." }));
+    }
+    root.dataset.beyond = String(root.querySelectorAll(".beyond-axis").length);
     if (budget > 0 && budget <= xDomain[1]) {
       root.append(svg("line", { x1: x(budget), x2: x(budget), y1: box.top, y2: box.bottom, class: "budget-line" }));
       root.append(svg("text", { x: x(budget) - 4, y: box.top + 10, "text-anchor": "end", class: "tick", text: "budget" }));

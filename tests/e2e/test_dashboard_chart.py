@@ -1,0 +1,90 @@
+"""End to end in headless chromium: the history chart stays readable. With many runs it starts
+with the compared pair (the legend shows or hides the others); one wild estimate after a single
+draw neither stretches the axis nor hides the others (it is drawn at the edge); an estimate
+outside its own interval (cut to the metric's range) is marked and explained in the table."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+
+from labeling.models import Campaign, EstimateSnapshot
+from labeling.services.campaigns import campaign_create, campaign_start
+from labeling.services.run_imports import runs_import
+from sampling.estimates import estimates_fingerprint
+from tests.e2e.helpers import log_in
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+SYSTEMS = [f"run{index}" for index in range(1, 9)]
+
+
+def _row(name: str, value: float, low: float, high: float) -> dict[str, Any]:
+    return {"name": name, "metric": "DCG@5", "value": value, "se": 1.0, "low": low, "high": high, "n": 3,
+            "reliable": True, "interval": "t"}  # fmt: skip
+
+
+@pytest.fixture
+def crowded_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
+    """Eight runs, "Compare two systems" of run3 and run5, and two stored snapshots: after one
+    draw run1 is estimated at -203.07 (interval cut to [0, 5.868]), later every run lies in 1-4
+    and run2's estimate -0.299 sits below its cut interval [0, 5.868]."""
+    campaign = campaign_create(
+        creator=people["coordinator"], name="Crowded", metric="DCG@5", grades=["Not", "Relevant", "Highly"],
+        goal="difference", focus_systems=["run3", "run5"], budget=40, budget_unit="judgments",
+    )  # fmt: skip
+    runs = [
+        (f"{name}.run", io.BytesIO("".join(f"{q} Q0 d{q}-{(d + i) % 6} {d + 1} {9 - d} {name}\n"
+                                           for q in (1, 2) for d in range(5)).encode()))
+        for i, name in enumerate(SYSTEMS)
+    ]  # fmt: skip
+    runs_import(campaign=campaign, files=runs)
+    campaign = campaign_start(campaign=campaign)
+    first = [_row("run1", -203.07, 0.0, 5.868), *(_row(name, 2.0, 1.0, 3.0) for name in SYSTEMS[1:])]
+    later = [
+        _row(name, 1.0 + index * 0.4, 0.5 + index * 0.4, 1.5 + index * 0.4)
+        for index, name in enumerate(SYSTEMS)
+    ]
+    later[1] = _row("run2", -0.299, 0.0, 5.868)
+    for spent, rows, fingerprint in ((1, first, "old"), (6, later, estimates_fingerprint(campaign))):
+        EstimateSnapshot.objects.create(
+            campaign=campaign, fingerprint=fingerprint, level="query", spent=spent, budget=40,
+            judgments=spent, draws=spent, data={"systems": rows, "difference": None},
+        )  # fmt: skip
+    return campaign
+
+
+def test_the_history_chart_stays_readable(
+    browser_page: Any, live_server: Any, crowded_campaign: Campaign, people: dict[str, AbstractBaseUser]
+) -> None:
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{crowded_campaign.pk}/dashboard/")
+    legend = page.locator("#history-legend")
+    legend.locator("button.legend-item").first.wait_for(state="visible", timeout=30_000)
+    assert legend.locator("button.legend-item").count() == len(SYSTEMS)
+    pressed = legend.locator("button.legend-item[aria-pressed=true]")
+    assert sorted(pressed.all_inner_texts()) == ["run3", "run5"]
+    assert "Showing 2 of 8 systems" in legend.inner_text()
+    chart = page.locator("#history-chart")
+    assert chart.locator("g.series").count() == 2
+
+    # run1's -203.07 is shown once run1 is: at the edge, and the axis keeps the intervals' span.
+    legend.locator("button[data-system=run1]").click()
+    page.wait_for_function(
+        "document.querySelectorAll('#history-chart g.series').length === 3", timeout=30_000
+    )
+    assert chart.get_attribute("data-beyond") == "1"
+    texts = page.evaluate(
+        "[...document.querySelectorAll('#history-chart text.tick')].map(t => t.textContent)"
+    )
+    ticks = [float(text.replace(",", "")) for text in texts if text.strip() not in ("", "budget")]
+    assert min(ticks) > -10, ticks
+    assert "beyond the axis" in (chart.locator(".beyond-axis title").first.text_content() or "")
+
+    # The table marks the estimate below its cut interval and says why.
+    cell = page.locator("#estimates-table tr[data-system=run2] [data-field=value]")
+    assert cell.inner_text() == "-0.299 †" and cell.get_attribute("data-outside") == "1"
+    assert "lies outside its interval" in page.locator("#estimates-note").inner_text()
