@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date
@@ -19,8 +20,8 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db import connection, transaction
+from django.db.models import Count, Exists, Max, OuterRef
 
 from estimation.formats.judge_labels import JudgeLabelLine, iter_judge_labels
 from estimation.formats.trec import InputFileError, iter_qrels
@@ -86,8 +87,8 @@ def judge_create(
     return judge
 
 
-STORE_ROWS = 2000
-"""Labels stored per transaction: tens of milliseconds of the write lock on SQLite."""
+STORE_ROWS = 500
+"""Labels stored per transaction: about 10 ms of the write lock on SQLite (more under load)."""
 
 
 def judge_labels_import(*, judge: Judge, files: Sequence[UploadedFile]) -> ImportReport:
@@ -253,22 +254,44 @@ class _LabelWrites:
 
     def store(self, rows: list[JudgeLabel]) -> int:
         """Replace the rows' pairs with the rows in one transaction; how many were replaced."""
-        by_qid: dict[str, list[str]] = {}
-        for row in rows:
-            by_qid.setdefault(row.qid, []).append(row.docno)
-        replaced = 0
+        started = time.monotonic()
         with transaction.atomic():
-            for qid, docnos in by_qid.items():
-                earlier = JudgeLabel.objects.filter(
-                    judge=self.judge, human_grade__isnull=not self.calibration, qid=qid, docno__in=docnos
-                )
-                kept = [values for values in earlier.values(*_COLUMNS) if values["id"] <= self.floor]
-                if kept:
-                    self.replaced.write(b"".join(json.dumps(values).encode() + b"\n" for values in kept))
-                replaced += earlier.delete()[0]
+            earlier = self._earlier([(row.qid, row.docno) for row in rows])
+            kept = [values for values in earlier if values["id"] <= self.floor]
+            if kept:
+                self.replaced.write(b"".join(json.dumps(values).encode() + b"\n" for values in kept))
+            if earlier:
+                JudgeLabel.objects.filter(pk__in=[values["id"] for values in earlier]).delete()
             created = JudgeLabel.objects.bulk_create(rows)
         self.stored.extend(row.pk for row in created)
-        return replaced
+        if connection.vendor == "sqlite":
+            # A writer waiting on SQLite's lock polls with sleeps of up to 100 ms: leaving the lock
+            # free as long as it was held lets a waiting answer in on its next poll or so, rather
+            # than after many batches that happened to free it between two polls.
+            time.sleep(min(time.monotonic() - started, 0.1))
+        return len(earlier)
+
+    def _earlier(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The stored rows of these pairs, in one statement: row values `(qid, docno) IN (VALUES
+        ...)` (SQLite and PostgreSQL) probe the unique index once per pair; a query per topic
+        cost a second per batch when a batch spans hundreds of topics."""
+        if not pairs:
+            return []
+        table = connection.ops.quote_name(JudgeLabel._meta.db_table)
+        columns = ", ".join(connection.ops.quote_name(column) for column in _COLUMNS)
+        kind = "IS NOT NULL" if self.calibration else "IS NULL"
+        values = ", ".join(["(%s, %s)"] * len(pairs))
+        sql = (
+            f"SELECT {columns} FROM {table} WHERE judge_id = %s AND human_grade {kind} "
+            f"AND (qid, docno) IN (VALUES {values})"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [self.judge.pk, *(text for pair in pairs for text in pair)])
+            found = [dict(zip(_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
+        for row in found:
+            if isinstance(row["probs"], str):  # a JSON column read by hand comes back as text
+                row["probs"] = json.loads(row["probs"])
+        return found
 
     def _take_back(self) -> None:
         ids = self.stored.tolist()
@@ -333,10 +356,11 @@ def _label_rows(judge: Judge, lines: Sequence[JudgeLabelLine], name: str, y_max:
 def judge_for_sampling(campaign: Campaign) -> Judge | None:
     """The judge the judged strategy uses: the one chosen for it, else the first judge created,
     among the judges with labels."""
+    # Exists, not a count: it stops at a judge's first label (the (judge, human_grade) index),
+    # where a count read every label of every judge, a million outside the pool included.
+    labelled = JudgeLabel.objects.filter(judge=OuterRef("pk"), human_grade__isnull=True)
     return (
-        Judge.objects.filter(campaign=campaign)
-        .annotate(n=Count("labels", filter=Q(labels__human_grade__isnull=True)))
-        .filter(n__gt=0)
+        Judge.objects.filter(Exists(labelled), campaign=campaign)
         .order_by("-chosen_for_sampling", "created_at", "id")
         .first()
     )
