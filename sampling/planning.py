@@ -105,12 +105,13 @@ def _number(value: float, scale: float = 1.0) -> float | None:
 
 def _row(row: PlannerRow, share: float) -> dict[str, Any]:
     """One planner row over the campaign's topics: errors and widths scale by the ranked topics'
-    share, as the estimates do (`in_estimand`)."""
+    share, as the estimates do (`in_estimand`). Without a finite width (some replays had no
+    interval) there is no coverage to report: an interval of (-inf, inf) "holds" every truth."""
     return {
         "strategy": row.strategy,
         "budget": row.budget,
         "rmse": _number(row.rmse, share),
-        "coverage": _number(row.coverage),
+        "coverage": _number(row.coverage) if np.isfinite(row.mean_width) else None,
         "mean_width": _number(row.mean_width, share),
         "topics_judged": _number(row.topics_judged),
     }
@@ -209,16 +210,24 @@ def campaign_plan(
     strategies = applicable_strategies(metric, judge=judge is not None)
     share = estimand_share(campaign, arrays)
     rows = plan_budgets(replay, strategies, budgets, repetitions=repetitions, seed=campaign.seed % 2**31)
-    anchor_budget, width = _anchor(rows, budgets, reference)
+    # The advice is for the campaign's budget (else the middle one planned), never another.
+    advice_budget = reference if reference in budgets else budgets[len(budgets) // 2]
+    width_budget, width = _anchor(rows, budgets, advice_budget)
     needs = {
         strategy: budget_needed(rows, strategy, width, quantity="mean_width").budget
         for strategy in strategies
     }
     savings = {
-        strategy: saving(rows, strategy, anchor_budget).budget
+        strategy: _trusted_saving(rows, strategy, advice_budget, "passive")
         for strategy in strategies
         if strategy != "passive"
     }
+    # The judged strategy's realistic baseline is single documents without the judge.
+    savings_against_items = (
+        {"judged": _number(_trusted_saving(rows, "judged", advice_budget, "items"))}
+        if {"judged", "items"} <= set(strategies)
+        else {}
+    )
     return {
         "metric": str(metric),
         "goal": goal,
@@ -226,17 +235,19 @@ def campaign_plan(
         "planned_for": planned_for,
         "unit": "judgments",
         "repetitions": repetitions,
-        "budget": anchor_budget,
+        "budget": advice_budget,
         "assumption": "the truth is one labelling drawn from the current label model (judged "
         "documents keep their grades): the figures hold if the label model is right",
         "rows": [_row(row, share) for row in rows],
         "budget_for_width": {
             "width": _number(width, share),
+            "at": width_budget,
             "budgets": {strategy: _number(b) for strategy, b in needs.items()},
         },
         "savings": {strategy: _number(s) for strategy, s in savings.items()},
-        "unplanned": notes + _unplanned(rows, savings, width, anchor_budget, pooled),
-        "recommendation": _recommendation(rows, savings, anchor_budget),
+        "savings_against_items": savings_against_items,
+        "unplanned": notes + _unplanned(rows, savings, width, advice_budget, pooled),
+        "recommendation": _recommendation(rows, savings, advice_budget, savings_against_items),
         "strategies": {
             name: {"label": words[0], "help": words[1], "paper": PAPERS[name]}
             for name, words in STRATEGY_WORDS.items()
@@ -245,11 +256,38 @@ def campaign_plan(
     }
 
 
-def _anchor(rows: list[PlannerRow], budgets: list[float], reference: float | None) -> tuple[float, float]:
-    """The budget the recommendation and savings refer to (the campaign's, else the middle one)
-    and passive's interval width there; the nearest larger budget where passive has a finite
-    width when it has none (too few topics for an interval) at the preferred one."""
-    preferred = reference if reference in budgets else budgets[len(budgets) // 2]
+CURVE_NOISE = 1.1
+"""An error curve "falls" when no budget's RMSE exceeds the previous budget's by more than this
+factor (the replays' Monte-Carlo noise) and the largest budget's is below the smallest's."""
+
+
+def _curve_falls(rows: list[PlannerRow], strategy: str) -> bool:
+    """Whether the strategy's replays can support a saving: every budget planned has an error
+    and an interval from every replay, and the error falls with the budget. A curve that rises
+    (0.86 at 40 judgments, 4.47 at 80: too few topics to judge) interpolates to any saving."""
+    values = sorted((row for row in rows if row.strategy == strategy), key=lambda row: row.budget)
+    if len(values) < 2:
+        return False
+    complete = all(
+        not row.n_without_estimate and np.isfinite(row.rmse) and np.isfinite(row.mean_width) for row in values
+    )
+    errors = [row.rmse for row in values]
+    rising = any(later > earlier * CURVE_NOISE for earlier, later in zip(errors, errors[1:], strict=False))
+    return complete and errors[-1] < errors[0] and not rising
+
+
+def _trusted_saving(rows: list[PlannerRow], strategy: str, budget: float, baseline: str) -> float:
+    """`saving` of `strategy` against `baseline` at `budget`, or nan when either error curve
+    cannot support one (`_curve_falls`)."""
+    if not (_curve_falls(rows, baseline) and _curve_falls(rows, strategy)):
+        return float("nan")
+    return saving(rows, strategy, budget, baseline=baseline).budget
+
+
+def _anchor(rows: list[PlannerRow], budgets: list[float], preferred: float) -> tuple[float, float]:
+    """The budget whose random-topics interval width the "judgments needed" line refers to, and
+    that width: the advice's budget, or the nearest larger one where random topics have a finite
+    width when they have none there (too few topics for an interval)."""
     width_at = {row.budget: row.mean_width for row in rows if row.strategy == "passive"}
     finite = [budget for budget in budgets if np.isfinite(width_at[budget])]
     chosen = next((b for b in finite if b >= preferred), finite[-1] if finite else preferred)
@@ -287,17 +325,24 @@ def _unplanned(
         )
     notes += [
         f"{words[strategy]}: its saving against random topics at {budget:g} judgments cannot be "
-        "told (its error does not fall over the budgets planned)"
+        "told (an error curve does not fall over the budgets planned, or some replays had no "
+        "interval: plan larger budgets)"
         for strategy, value in savings.items()
         if not np.isfinite(value)
     ]
     return notes
 
 
-def _recommendation(rows: list[PlannerRow], savings: dict[str, float], budget: float) -> dict[str, Any]:
+def _recommendation(
+    rows: list[PlannerRow],
+    savings: dict[str, float],
+    budget: float,
+    savings_against_items: dict[str, float | None] | None = None,
+) -> dict[str, Any]:
     """Of the strategies that save a meaningful share against topics at random, the one with the
     smallest error at the budget the coordinator has (savings interpolate the error curves between
-    budgets, where curves that cross can rank strategies the other way round)."""
+    budgets, where curves that cross can rank strategies the other way round); the judged
+    strategy's saving is also said against single documents, its realistic baseline."""
     error_at = {row.strategy: row.rmse for row in rows if row.budget == budget and np.isfinite(row.rmse)}
     worth = {
         strategy: value
@@ -306,17 +351,34 @@ def _recommendation(rows: list[PlannerRow], savings: dict[str, float], budget: f
     }
     best = min(worth, key=error_at.__getitem__, default=None)
     if best is None:
+        unknown = bool(savings) and not any(np.isfinite(value) for value in savings.values())
+        reason = (
+            "the replays cannot tell which strategy saves budget (too few topics for an interval, or "
+            "errors that do not fall with the budget): judge topics at random, the simplest to "
+            "explain, or plan larger budgets"
+            if unknown
+            else "no strategy saves enough to matter here: judge topics at random, the simplest to explain"
+        )
         return {
             "strategy": "passive",
-            "text": f"At {budget:g} judgments no strategy saves enough to matter here: "
-            "judge topics at random, the simplest to explain.",
+            "text": f"At {budget:g} judgments {reason}.",
             "paper": PAPERS["passive"],
         }
     label, how = STRATEGY_WORDS[best]
+    against_items = (savings_against_items or {}).get(best)
+    if best == "judged":
+        items_words = (
+            f" and about {100 * against_items:.0f} % {'less' if against_items >= 0 else 'more'} than "
+            "single documents without the judge"
+            if against_items is not None
+            else " (against single documents without the judge the replays cannot tell)"
+        )
+    else:
+        items_words = ""
     return {
         "strategy": best,
         "text": f"{label}: {how}. Of the strategies planned it has the smallest typical error at "
         f"{budget:g} judgments, and for the same error it needs about {100 * worth[best]:.0f} % less "
-        "budget than topics at random.",
+        f"budget than topics at random{items_words}.",
         "paper": PAPERS[best],
     }

@@ -68,7 +68,7 @@
     const parts = Object.entries(plan.budget_for_width.budgets).map(([strategy, budget]) =>
       plan.strategies[strategy].label + ": " + (budget === null ? "—" : Math.round(budget)));
     needs.textContent = "Judgments needed for an interval " + fixed(plan.budget_for_width.width, 3) +
-      " wide (what random topics give at " + plan.budget + "): " + parts.join(" · ") + ". " +
+      " wide (what random topics give at " + plan.budget_for_width.at + "): " + parts.join(" · ") + ". " +
       plan.repetitions + " replayed campaigns per strategy; " + plan.assumption + ".";
     output.append(needs);
 

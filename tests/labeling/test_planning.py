@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pytest
@@ -36,7 +37,9 @@ def test_it_plans_every_strategy_at_four_budgets_and_recommends_one_in_plain_wor
     assert plan["budget"] == pooled
     assert any(f"more than its pool holds ({pooled} documents)" in note for note in plan["unplanned"])
     assert {row["strategy"] for row in plan["rows"]} == {"passive", "active", "items"}
-    assert all(0.0 <= row["coverage"] <= 1.0 for row in plan["rows"])
+    # No coverage without an interval: (-inf, inf) would "hold" every truth.
+    assert all((row["coverage"] is None) == (row["mean_width"] is None) for row in plan["rows"])
+    assert all(0.0 <= row["coverage"] <= 1.0 for row in plan["rows"] if row["coverage"] is not None)
     assert all(row["rmse"] >= 0 for row in plan["rows"] if row["budget"] == pooled)
     advice = plan["recommendation"]
     assert advice["strategy"] in {"passive", "active", "items"}
@@ -192,3 +195,68 @@ def test_it_names_what_a_leaderboard_is_planned_for(
     )
     assert plan["goal"] == "difference" and plan["systems"] == ["alpha", "beta"]
     assert "first two of the campaign's 3 systems" in plan["planned_for"]
+
+
+def _rows(curves: dict[str, list[tuple[float, float, float]]]) -> list:
+    """Planner rows from {strategy: [(budget, rmse, width), ...]}."""
+    from estimation.simulation.planner import PlannerRow
+
+    return [
+        PlannerRow(
+            strategy=strategy,
+            budget=budget,
+            truth=1.0,
+            mean=1.0,
+            bias_se=0.01,
+            rmse=rmse,
+            coverage=0.95,
+            mean_width=width,
+            topics_judged=3.0,
+            spent=budget,
+            n_repetitions=50,
+            n_without_estimate=0,
+        )  # fmt: skip
+        for strategy, points in curves.items()
+        for budget, rmse, width in points
+    ]
+
+
+def test_it_quotes_no_saving_from_an_error_curve_that_rises_or_has_no_interval() -> None:
+    from sampling.planning import _recommendation, _trusted_saving
+
+    items = [(40, 0.5, 2.0), (80, 0.35, 1.4), (160, 0.25, 1.0)]
+    # The field report: random topics' error 0.856 at 40 judgments, 4.470 at 80.
+    rising = _rows({"passive": [(40, 0.856, 3.0), (80, 4.470, 9.0), (160, 2.0, 5.0)], "items": items})
+    assert math.isnan(_trusted_saving(rising, "items", 80, "passive"))
+    no_interval = _rows({"passive": [(40, 2.0, math.inf), (80, 1.4, 6.0), (160, 1.0, 4.0)], "items": items})
+    assert math.isnan(_trusted_saving(no_interval, "items", 80, "passive"))
+    advice = _recommendation(rising, {"items": float("nan")}, 80)
+    assert advice["strategy"] == "passive" and "% less" not in advice["text"]
+    assert "cannot tell which strategy saves budget" in advice["text"]
+    falling = _rows({"passive": [(40, 1.0, 4.0), (80, 0.7, 2.8), (160, 0.5, 2.0)], "items": items})
+    assert _trusted_saving(falling, "items", 80, "passive") > 0.1
+
+
+def test_the_judged_advice_says_its_saving_against_single_documents_too() -> None:
+    from sampling.planning import _recommendation, _trusted_saving
+
+    rows = _rows({
+        "passive": [(40, 1.0, 4.0), (80, 0.7, 2.8), (160, 0.5, 2.0)],
+        "items": [(40, 0.5, 2.0), (80, 0.35, 1.4), (160, 0.25, 1.0)],
+        "judged": [(40, 0.3, 1.2), (80, 0.21, 0.84), (160, 0.15, 0.6)],
+    })  # fmt: skip
+    savings = {name: _trusted_saving(rows, name, 80, "passive") for name in ("items", "judged")}
+    against_items = _trusted_saving(rows, "judged", 80, "items")
+    advice = _recommendation(rows, savings, 80, {"judged": against_items})
+    assert advice["strategy"] == "judged"
+    assert f"about {100 * against_items:.0f} % less than single documents without the judge" in advice["text"]
+
+
+def test_the_advice_is_for_the_campaigns_budget_even_without_an_interval_there(
+    three_run_draft: Campaign,
+) -> None:
+    campaign = campaign_update(campaign=three_run_draft, budget=10)
+    plan = campaign_plan(campaign, budgets=[10, 20], repetitions=20)
+    assert plan["budget"] == 10 and plan["budget_for_width"]["at"] == 20
+    text = plan["recommendation"]["text"].lower()
+    assert "at 10 judgments" in text and "at 20 judgments" not in text
