@@ -87,7 +87,7 @@ def judge_create(
     return judge
 
 
-STORE_ROWS = 500
+STORE_ROWS = 250
 """Labels stored per transaction: about 10 ms of the write lock on SQLite (more under load)."""
 
 
@@ -266,9 +266,9 @@ class _LabelWrites:
         self.stored.extend(row.pk for row in created)
         if connection.vendor == "sqlite":
             # A writer waiting on SQLite's lock polls with sleeps of up to 100 ms: leaving the lock
-            # free as long as it was held lets a waiting answer in on its next poll or so, rather
-            # than after many batches that happened to free it between two polls.
-            time.sleep(min(time.monotonic() - started, 0.1))
+            # free twice as long as it was held lets a waiting answer in on its next poll or so,
+            # rather than after many batches that happened to free it between two polls.
+            time.sleep(min(2 * (time.monotonic() - started), 0.2))
         return len(earlier)
 
     def _earlier(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
