@@ -1,0 +1,237 @@
+"""A large judge label upload while assessors answer through the API of a real server: no
+answer fails and none waits a second (the upload never holds the write lock while it parses).
+
+The server is gunicorn with the production settings on the embedded default (SQLite, IMMEDIATE
+transactions); the assessors are threads with token auth, `GET /next/` then `POST /answer/`;
+the coordinator uploads a JSONL label file to `POST .../judges/{id}/labels/` meanwhile.
+`bench/bench_upload_lock.py` runs the same scenario with a million lines and prints the figures.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+SLOWEST_ANSWER_SECONDS = 1.0
+TEST_LINES = 150_000
+
+SETUP = """
+import io, json, django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from rest_framework.authtoken.models import Token
+from labeling.services import campaigns, run_imports
+from sampling import judge_create
+coordinator = campaigns.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
+names = [f"assessor{i}" for i in range(int(__import__("sys").argv[1]))]
+for name in names:
+    campaigns.user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
+campaign = campaigns.campaign_create(creator=coordinator, name="judged", metric="DCG@10",
+                                     grades=["Bad", "Fair", "Good"], budget=100000, budget_unit="judgments")
+for tag, shift in (("a", 0), ("b", 5)):
+    run = "".join(f"{t} Q0 d{t}-{r + shift} {r} {100 - r} {tag}\\n" for t in range(300) for r in range(20))
+    run_imports.runs_import(campaign=campaign, files=[(f"{tag}.run", io.BytesIO(run.encode()))])
+campaigns.campaign_assessors_assign(campaign=campaign, usernames=names)
+campaigns.campaign_start(campaign=campaign)
+judge = judge_create(campaign=campaign, name="umbrela", model="an LLM")
+tokens = {user.username: Token.objects.create(user=user).key
+          for user in campaigns.User.objects.filter(username__in=["carl", *names])}
+print(json.dumps({"campaign": campaign.pk, "judge": judge.pk, "tokens": tokens, "assessors": names}))
+"""
+
+
+@dataclass
+class UploadWhileJudging:
+    """What the assessors saw while the labels were uploaded."""
+
+    upload_seconds: float
+    upload_status: int
+    upload_body: bytes
+    latencies: list[float] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+    answers: int = 0
+    upload_started: float = float("inf")
+    slow: list[tuple[float, float, str]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, float]:
+        ordered = sorted(self.latencies)
+        return {
+            "requests": len(ordered),
+            "answers": self.answers,
+            "median_ms": 1000 * statistics.median(ordered),
+            "p95_ms": 1000 * ordered[int(0.95 * (len(ordered) - 1))],
+            "max_ms": 1000 * ordered[-1],
+            "upload_s": self.upload_seconds,
+            "slowest": sorted(self.slow, key=lambda slow: -slow[1])[:5],
+        }
+
+
+def label_file(lines: int) -> bytes:
+    """`lines` JSONL labels: the pool's pairs and many outside it (kept for calibration)."""
+    rows = (
+        f'{{"qid": "{n % 300}", "docid": "d{n % 300}-{n // 300}", "grade": {n % 3}, "seconds": 1.5}}\n'
+        for n in range(lines)
+    )
+    return "".join(rows).encode()
+
+
+def _request(
+    connection: http.client.HTTPConnection, method: str, path: str, token: str, body: bytes | None, kind: str
+) -> tuple[int, bytes]:
+    headers = {"Authorization": f"Token {token}", "Host": "localhost", "Accept": "application/json"}
+    if body is not None:
+        headers["Content-Type"] = kind
+    connection.request(method, path, body=body, headers=headers)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def _assessor(port: int, token: str, campaign: int, stop: threading.Event, seen: UploadWhileJudging) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    grade = 0
+    try:
+        while not stop.is_set():
+            started = time.perf_counter()
+            status, body = _request(connection, "GET", f"/api/campaigns/{campaign}/next/", token, None, "")
+            _record(seen, started, status, "next")
+            if status != 200:
+                time.sleep(0.05)
+                continue
+            task = json.loads(body)["task"]
+            answer = json.dumps({"grade": grade % 3, "seconds": 2.0}).encode()
+            started = time.perf_counter()
+            status, _ = _request(
+                connection, "POST", f"/api/tasks/{task}/answer/", token, answer, "application/json"
+            )
+            _record(seen, started, status, "answer")
+            seen.answers += status in (200, 201)
+            grade += 1
+            time.sleep(0.02)
+    finally:
+        connection.close()
+
+
+def _record(seen: UploadWhileJudging, started: float, status: int, what: str) -> None:
+    if started < seen.upload_started:
+        return  # warm-up: a worker's first request loads the application
+    latency = time.perf_counter() - started
+    seen.latencies.append(latency)
+    seen.statuses.append(status)
+    if latency > 0.5:
+        # When (seconds after the upload started) and what: says which step of the upload it met.
+        seen.slow.append((round(started - seen.upload_started, 2), round(latency, 2), what))
+
+
+def _multipart(filename: str, content: bytes) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+    return head + content + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def upload_while_judging(workdir: Path, lines: int, assessors: int = 3) -> UploadWhileJudging:
+    """Set up a running campaign, start gunicorn, let `assessors` threads judge, upload `lines`
+    judge labels meanwhile, and return the upload's time and every assessor request's latency."""
+    from bench.http_support import free_port, wait_for_port
+
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PYTHONPATH": str(REPO_ROOT),
+        "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+        "VAR_DIR": str(workdir / "var"),
+        "ALLOWED_HOSTS": "localhost,127.0.0.1",
+    }
+    env.pop("REDIS_URL", None)
+    setup = subprocess.run(
+        [sys.executable, "-c", SETUP, str(assessors)],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert setup.returncode == 0, setup.stderr[-3000:]
+    ids = json.loads(setup.stdout.strip().splitlines()[-1])
+    content = label_file(lines)
+    port = free_port()
+    log = open(workdir / "gunicorn.log", "wb")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "config.wsgi",
+            "--config",
+            str(REPO_ROOT / "config" / "gunicorn.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    stop = threading.Event()
+    seen = UploadWhileJudging(upload_seconds=0.0, upload_status=0, upload_body=b"")
+    threads = [
+        threading.Thread(target=_assessor, args=(port, ids["tokens"][name], ids["campaign"], stop, seen))
+        for name in ids["assessors"]
+    ]
+    try:
+        wait_for_port(port, 60, server)
+        for thread in threads:
+            thread.start()
+        warm_until = time.monotonic() + 60
+        while seen.answers < 2 * assessors and time.monotonic() < warm_until:
+            time.sleep(0.1)  # every assessor is judging, every worker warm, before the upload starts
+        seen.answers = 0
+        body, kind = _multipart("labels.jsonl", content)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1800)
+        started = seen.upload_started = time.perf_counter()
+        path = f"/api/campaigns/{ids['campaign']}/judges/{ids['judge']}/labels/"
+        seen.upload_status, seen.upload_body = _request(
+            connection, "POST", path, ids["tokens"]["carl"], body, kind
+        )
+        seen.upload_seconds = time.perf_counter() - started
+        connection.close()
+    finally:
+        stop.set()
+        for thread in threads:
+            if thread.is_alive():
+                thread.join(120)
+        server.terminate()
+        server.wait(30)
+        log.close()
+    return seen
+
+
+@pytest.mark.alone
+def test_it_keeps_every_answer_under_a_second_during_a_large_label_upload(tmp_path: Path) -> None:
+    seen = upload_while_judging(tmp_path, TEST_LINES)
+    log = (tmp_path / "gunicorn.log").read_text(errors="replace")[-3000:]
+    assert seen.upload_status == 201, seen.upload_body[:2000]
+    assert json.loads(seen.upload_body)["lines"] == TEST_LINES
+    assert seen.answers > 10, (seen.summary(), log)
+    failed = [status for status in seen.statuses if status >= 500]
+    assert not failed, (failed[:5], log)
+    slowest = max(seen.latencies)
+    assert slowest < SLOWEST_ANSWER_SECONDS, json.dumps(seen.summary())
