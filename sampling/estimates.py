@@ -47,7 +47,9 @@ from sampling.pool_arrays import EMPTY, PoolArrays, pool_arrays_for, pool_from_a
 from sampling.state import focus_indices, judgments_fingerprint
 from sampling.strategies import strategy_for
 
-NOT_LINEAR = "item-level sampling estimates DCG only: {metric} is not linear in the item labels"
+NOT_LINEAR = "{design} estimates DCG only: {metric} is not linear in the item labels"
+DESIGN_WORDS = {"judged": "model labels + human sample"}
+"""The item-level designs, as the dashboard names them when it says why a metric is missing."""
 
 
 def reported_metrics(campaign: Campaign) -> list[Metric]:
@@ -371,14 +373,14 @@ def item_level_rows(
 
 
 def not_linear_rows(campaign: Campaign, arrays: PoolArrays) -> list[dict]:
-    """ERR and nDCG rows of an item-level campaign: null, with the reason."""
+    """ERR and nDCG rows of an item-level campaign: null, with the reason (naming the campaign's
+    design: single documents, or model labels + human sample)."""
+    design = DESIGN_WORDS.get(campaign.strategy, "item-level sampling (single documents)")
     rows = []
     for name_of_metric in ("ERR", "nDCG"):
         other_metric = campaign_metric(campaign, f"{name_of_metric}@{campaign.metric_cutoff}")
-        rows += [
-            _row(name, other_metric, None, reason=NOT_LINEAR.format(metric=other_metric))
-            for name in arrays.system_names
-        ]
+        reason = NOT_LINEAR.format(design=design, metric=other_metric)
+        rows += [_row(name, other_metric, None, reason=reason) for name in arrays.system_names]
     return rows
 
 

@@ -18,7 +18,7 @@
   // Beyond this many systems the history chart starts with the compared ones only.
   const MAX_SERIES_SHOWN = 6;
 
-  const { fmt, fmtInterval, percent, el, svg, titled, scale, ticks, extent, axes, clear, getJson, csrfToken } =
+  const { fmt, fmtInterval, decimalsFor, fixed, fixedInterval, percent, el, svg, titled, scale, ticks, extent, axes, clear, getJson, csrfToken } =
     window.Charts;
 
   function metricFamily(name) {
@@ -127,19 +127,21 @@
         continue;
       }
       const range = extent(rows.flatMap((r) => [r.low, r.high, r.value]), true);
+      // One number of decimals for the metric's estimates, SEs and bounds.
+      const digits = decimalsFor(rows.flatMap((r) => [r.low, r.high, r.value]));
       for (const row of rows) {
         const outside = outsideInterval(row);
         if (outside) outsideRows += 1;
         const cells = [
           el("td", {}, [el("span", { class: "swatch", style: "background:" + colourOf(row.name) }), row.name]),
-          el("td", { class: "num strong", "data-field": "value", "data-outside": outside ? "1" : null, text: fmt(row.value) + (outside ? " †" : "") }),
-          el("td", { class: "num", "data-field": "se", text: fmt(row.se, 3) }),
-          el("td", { class: row.reliable === false ? "small muted" : "num", "data-field": "clt", text: intervalText(row) }),
+          el("td", { class: "num strong", "data-field": "value", "data-outside": outside ? "1" : null, text: fixed(row.value, digits) + (outside ? " †" : "") }),
+          el("td", { class: "num", "data-field": "se", text: fixed(row.se, digits) }),
+          el("td", { class: row.reliable === false ? "small muted" : "num", "data-field": "clt", text: intervalText(row, digits) }),
         ];
         if (itemLevel) {
           const intervals = row.intervals || {};
-          cells.push(el("td", { class: "num", text: fmtInterval(intervals.hoeffding) }));
-          cells.push(el("td", { class: "num", text: fmtInterval(intervals.bernstein) }));
+          cells.push(el("td", { class: "num", text: fixedInterval(intervals.hoeffding, digits) }));
+          cells.push(el("td", { class: "num", text: fixedInterval(intervals.bernstein, digits) }));
         }
         cells.push(el("td", { class: "num", text: String(row.n ?? 0) }));
         cells.push(el("td", {}, [intervalBar(row, range)]));
@@ -167,14 +169,14 @@
   }
 
   /** The interval of a row, or, below the reliability threshold, why none is shown and the any-n bounds. */
-  function intervalText(row) {
+  function intervalText(row, digits) {
     if (row.reliable === false) {
       return (
         "fewer than " + row.reliable_from + " topics judged: no interval can be trusted yet; any-n bounds: " +
-        fmtInterval([row.any_n_low, row.any_n_high])
+        fixedInterval([row.any_n_low, row.any_n_high], digits)
       );
     }
-    return fmtInterval([row.low, row.high]);
+    return fixedInterval([row.low, row.high], digits);
   }
 
   function showDifference(difference) {
@@ -185,11 +187,12 @@
     const [a, b] = difference.systems;
     const p = difference.p_order_right;
     const leader = difference.value === null ? null : difference.value >= 0 ? a : b;
+    const digits = decimalsFor([difference.value, difference.low, difference.high]);
     const text = el("div", {}, [
       el("div", { class: "difference-title", text: a + " − " + b + " on " + difference.metric }),
       el("div", { class: "difference-numbers" }, [
-        el("span", { class: "big", id: "difference-value", text: fmt(difference.value) }),
-        el("span", { class: "muted", text: " ± " + fmt(difference.se, 3) + " (SE) · 95 % CI " + intervalText(difference) }),
+        el("span", { class: "big", id: "difference-value", text: fixed(difference.value, digits) }),
+        el("span", { class: "muted", text: " ± " + fixed(difference.se, digits) + " (SE) · 95 % CI " + intervalText(difference, digits) }),
       ]),
       el("div", { class: "small" }, [
         leader === null

@@ -18,6 +18,26 @@
     return precise.toFixed(Math.min(decimals, 6)).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
   }
 
+  /** Decimals that show a table's numbers alike: one count for every number of a group (a
+      metric's estimates, SEs and bounds), from the largest of them. */
+  function decimalsFor(values) {
+    const finite = values.filter((v) => v !== null && v !== undefined && Number.isFinite(v)).map(Math.abs);
+    const largest = finite.length ? Math.max(...finite) : 0;
+    return largest >= 1000 ? 0 : largest >= 100 ? 1 : largest >= 10 ? 2 : 3;
+  }
+
+  /** A number with exactly `decimals` decimals, "—" for missing. */
+  function fixed(value, decimals) {
+    if (value === null || value === undefined || !Number.isFinite(value)) return "—";
+    const text = value.toFixed(decimals);
+    return Number(text) === 0 ? (0).toFixed(decimals) : text; // no "-0.000"
+  }
+
+  function fixedInterval(pair, decimals) {
+    if (!pair || pair[0] === null || pair[1] === null) return "—";
+    return "[" + fixed(pair[0], decimals) + ", " + fixed(pair[1], decimals) + "]";
+  }
+
   function fmtInterval(pair) {
     if (!pair || pair[0] === null || pair[1] === null) return "—";
     return "[" + fmt(pair[0]) + ", " + fmt(pair[1]) + "]";
@@ -139,5 +159,5 @@
     return match ? decodeURIComponent(match[1]) : "";
   }
 
-  window.Charts = { fmt, fmtInterval, percent, el, svg, titled, scale, ticks, extent, axes, clear, getJson, csrfToken };
+  window.Charts = { fmt, fmtInterval, decimalsFor, fixed, fixedInterval, percent, el, svg, titled, scale, ticks, extent, axes, clear, getJson, csrfToken };
 })();

@@ -1,11 +1,13 @@
 """End to end in headless chromium: the history chart stays readable. With many runs it starts
 with the compared pair (the legend shows or hides the others); one wild estimate after a single
 draw neither stretches the axis nor hides the others (it is drawn at the edge); an estimate
-outside its own interval (cut to the metric's range) is marked and explained in the table."""
+outside its own interval (cut to the metric's range) is marked and explained in the table, whose
+numbers share one number of decimals per metric."""
 
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import pytest
@@ -88,3 +90,7 @@ def test_the_history_chart_stays_readable(
     cell = page.locator("#estimates-table tr[data-system=run2] [data-field=value]")
     assert cell.inner_text() == "-0.299 †" and cell.get_attribute("data-outside") == "1"
     assert "lies outside its interval" in page.locator("#estimates-note").inner_text()
+    # One metric's numbers carry one number of decimals (they ranged over -0.07134, 14.7, 20.31).
+    cells = page.locator("#estimates-table tr[data-system] td.num").all_inner_texts()
+    numbers = re.findall(r"-?\d+\.?\d*", " ".join(cells))
+    assert numbers and {len(number.split(".")[1]) for number in numbers if "." in number} == {3}, cells
