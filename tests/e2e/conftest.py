@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -41,6 +42,12 @@ def chromium_path() -> str | None:
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
 
 
+# Generous enough for a loaded 2-core machine (the whole suite beside the browser): every wait is
+# for an event (a response, an element's state, a predicate on the page), so a long timeout costs
+# nothing when things go well.
+TIMEOUT_MS = 30_000
+
+
 def _polled_wait_for_function(page: Any) -> Callable[..., Any]:
     """`page.wait_for_function` polled from here with `page.evaluate`. Playwright's own runs
     the predicate through eval inside the page, which the Content-Security-Policy forbids
@@ -50,7 +57,7 @@ def _polled_wait_for_function(page: Any) -> Callable[..., Any]:
     def wait_for_function(
         expression: str, *, arg: Any = None, timeout: float | None = None, polling: Any = None
     ) -> Any:
-        deadline = time.monotonic() + (15_000 if timeout is None else timeout) / 1000
+        deadline = time.monotonic() + (TIMEOUT_MS if timeout is None else max(timeout, TIMEOUT_MS)) / 1000
         while True:
             value = page.evaluate(expression, arg)
             if value:
@@ -62,44 +69,87 @@ def _polled_wait_for_function(page: Any) -> Callable[..., Any]:
     return wait_for_function
 
 
-@pytest.fixture
-def browser_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    """A page in a fresh headless chromium profile."""
+class SessionBrowser:
+    """One headless chromium for the whole test session (each test gets a context of its own).
+
+    Playwright's sync API marks its event loop as running in this thread between its calls. Other
+    tests of the same process (pytest-xdist mixes them) would then see a running loop, and Django
+    refuses ORM calls there; so the loop is marked running only while a browser test uses it."""
+
+    def __init__(self, executable: str) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self.manager = sync_playwright()
+        self.playwright = self.manager.start()
+        self.loop = asyncio.get_running_loop()
+        self.browser = self.playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS
+        )
+        self.park()
+
+    def park(self) -> None:
+        """Between browser tests: no running loop in this thread."""
+        asyncio._set_running_loop(None)
+
+    def resume(self) -> None:
+        """Before a browser test's first call: the loop is Playwright's again."""
+        asyncio._set_running_loop(self.loop)
+
+    def close(self) -> None:
+        self.resume()
+        try:
+            self.browser.close()
+        finally:
+            self.manager.__exit__()
+            self.park()
+
+
+@pytest.fixture(scope="session")
+def session_browser() -> Iterator[SessionBrowser]:
+    """The session's chromium, started by the first browser test of this process."""
     executable = chromium_path()
     if executable is None:
         if os.environ.get("CI") == "true":
             pytest.fail("chromium is not installed (CI=true: .ci/run installs Debian's chromium package)")
         pytest.skip("chromium not found on PATH or at /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
+    browser = SessionBrowser(executable)
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.fixture
+def browser_page(session_browser: SessionBrowser, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """A page in a fresh browser context (its own cookies and storage) of the session's chromium."""
+    from playwright.sync_api import expect
 
     # Playwright's sync API runs an asyncio loop in this thread; the test's own ORM calls are
     # still synchronous, so Django's async-safety guard must stand aside.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=executable,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1360, "height": 860},
-        )
-        context.set_default_timeout(15_000)
-        page = context.pages[0] if context.pages else context.new_page()
-        # Every page of every browser test runs under the Content-Security-Policy: a blocked
-        # script, style or handler shows as a console error, which fails the test.
-        violations: list[str] = []
-        page.wait_for_function = _polled_wait_for_function(page)  # type: ignore[method-assign]
-        page.on(
-            "console",
-            lambda message: (
-                violations.append(message.text) if "Content Security Policy" in message.text else None
-            ),
-        )
+    expect.set_options(timeout=TIMEOUT_MS)
+    session_browser.resume()
+    context = session_browser.browser.new_context(viewport={"width": 1360, "height": 860})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    # Every page of every browser test runs under the Content-Security-Policy: a blocked
+    # script, style or handler shows as a console error, which fails the test.
+    violations: list[str] = []
+    page.wait_for_function = _polled_wait_for_function(page)  # type: ignore[method-assign]
+    page.on(
+        "console",
+        lambda message: (
+            violations.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    try:
+        yield page
+    finally:
         try:
-            yield page
-        finally:
             context.close()
-        assert violations == [], violations
+        finally:
+            session_browser.park()
+    assert violations == [], violations
 
 
 @pytest.fixture

@@ -224,21 +224,22 @@ def test_the_intervals_cover_the_truth_at_least_nine_times_in_ten() -> None:
     # The doc's conditions: answers from a DCG-form truth (not the standard one: gains
     # [0, .8, 1], discounts 1/k^1.5) with probit noise and Table 1's answer shares, on pools
     # of topics x systems; the defaults of learn_dcg (the whole fit in each of 100 bootstrap
-    # replicates, BCa). 8 campaigns of 1,500 answers, 40 intervals: the benchmark's 20 per
-    # condition measure 0.92-0.96 from 500 to 5,000 answers (docs/benchmarks.md).
+    # replicates, BCa). 6 campaigns of 1,500 answers, 30 intervals, at least 27 covering: a
+    # 95 % interval passes with probability 0.94 (binomial, intervals taken as independent), one
+    # that covers 75 % with 0.04. The benchmark's 20 campaigns per condition measure 0.92-0.96
+    # from 500 to 5,000 answers (`bench/bench_learned_dcg_coverage.py`, docs/benchmarks.md).
     gains, discounts = np.array([0.0, 0.8, 1.0]), 1.0 / np.arange(1, K + 1) ** 1.5
     truth = np.outer(discounts, gains)
     covered = []
-    for seed in range(8):
+    for seed in range(6):
         result = learn_dcg(
             answers(truth, 1500, seed=700 + 2 * seed, topics=150), L, seed=seed, curve=False, form=False
         )
         low = np.concatenate([result.gains_low[1:2], result.discounts_low[1:]])
         high = np.concatenate([result.gains_high[1:2], result.discounts_high[1:]])
         value = np.concatenate([gains[1:2], discounts[1:]])
-        covered.append((low <= value) & (value <= high))
-    coverage = float(np.mean(covered))
-    assert coverage >= 0.90, coverage
+        covered += list((low <= value) & (value <= high))
+    assert len(covered) == 30 and sum(covered) >= 27, covered
 
 
 def test_a_choice_at_the_grids_edge_extends_it_once_then_warns() -> None:
