@@ -19,7 +19,6 @@ from tests.labeling.conftest import (  # noqa: F401  (fixtures)
     campaign,
     coordinator,
     draft_campaign,
-    fast_password_hashing,
     make_user,
     outsider,
     second_assessor,

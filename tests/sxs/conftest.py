@@ -18,7 +18,6 @@ from tests.labeling.conftest import (  # noqa: F401  (fixtures)
     api,
     assessor,
     coordinator,
-    fast_password_hashing,
     make_user,
     outsider,
     second_assessor,

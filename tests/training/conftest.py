@@ -5,7 +5,6 @@ from tests.labeling.conftest import (  # noqa: F401  (fixtures)
     api,
     assessor,
     coordinator,
-    fast_password_hashing,
     make_user,
     outsider,
     pool_array_cache_in_tmp,
