@@ -475,8 +475,12 @@ JUDGE_MAX_PRICE_PER_1K = env_float("JUDGE_MAX_PRICE_PER_1K", 100.0)
 JUDGE_MAX_COST_CAP = env_float("JUDGE_MAX_COST_CAP", 1_000_000.0)
 # Requests failing after all retries, one after another across steps, that fail a run.
 JUDGE_FAILURES_IN_A_ROW = env_int("JUDGE_FAILURES_IN_A_ROW", 5)
-if JUDGE_STEP_MAX_SECONDS < JUDGE_RUN_CHUNK_SECONDS:
-    raise ImproperlyConfigured("JUDGE_STEP_MAX_SECONDS must be at least JUDGE_RUN_CHUNK_SECONDS")
+# A request started within the chunk must get its whole timeout: cut by the step instead, it
+# would be asked again at every step, and a slow endpoint would never fail the run.
+if JUDGE_STEP_MAX_SECONDS < JUDGE_RUN_CHUNK_SECONDS + JUDGE_REQUEST_TIMEOUT_SECONDS:
+    raise ImproperlyConfigured(
+        "JUDGE_STEP_MAX_SECONDS must be at least JUDGE_RUN_CHUNK_SECONDS + JUDGE_REQUEST_TIMEOUT_SECONDS"
+    )
 if JUDGE_MIN_REQUESTS_PER_MINUTE <= 0 or 60 / JUDGE_MIN_REQUESTS_PER_MINUTE >= JUDGE_RUN_CHUNK_SECONDS:
     raise ImproperlyConfigured(
         "JUDGE_MIN_REQUESTS_PER_MINUTE must space requests less than JUDGE_RUN_CHUNK_SECONDS apart "

@@ -145,10 +145,10 @@ def _limit_problems(kind: str, fields: dict[str, Any]) -> list[str]:
         "price_out_per_1k": ("JUDGE_MAX_PRICE_PER_1K", settings.JUDGE_MAX_PRICE_PER_1K),
         "cost_cap": ("JUDGE_MAX_COST_CAP", settings.JUDGE_MAX_COST_CAP),
     }
-    for name, (setting, high) in bounded.items():
+    for name, (setting, most) in bounded.items():
         value = fields.get(name)
-        if value is not None and not (math.isfinite(float(value)) and 0 <= float(value) <= high):
-            problems.append(f"{name} must be between 0 and {high:g} (the settings' {setting})")
+        if value is not None and not (math.isfinite(float(value)) and 0 <= float(value) <= most):
+            problems.append(f"{name} must be between 0 and {most:g} (the settings' {setting})")
     rate = fields.get("requests_per_minute")
     floor = settings.JUDGE_MIN_REQUESTS_PER_MINUTE
     if rate is not None and float(rate) != 0 and not (floor <= float(rate) <= MAX_REQUESTS_PER_MINUTE):
@@ -494,8 +494,6 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         answer_max_bytes=settings.JUDGE_ANSWER_MAX_BYTES,
     )
     topics, documents = _texts(campaign, pending)
-    started = time.monotonic()
-    deadline = started + settings.JUDGE_RUN_CHUNK_SECONDS
     spent = judge_total_cost(judge)
     prices = _prices(judge)
     state: dict[str, Any] = {
@@ -538,6 +536,9 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
 
     try:
         with EndpointClient(endpoint) as client:
+            # The step's clock starts once the client is ready (building it can take a while).
+            started = time.monotonic()
+            deadline = started + settings.JUDGE_RUN_CHUNK_SECONDS
             answers = client.ask_many(
                 prompts(),
                 should_stop=should_stop,
