@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
@@ -168,7 +169,8 @@ def test_each_fit_setting_reaches_learn_dcg(
     monkeypatch.setattr(learning, "learn_dcg", spy)
     fit = services.sxs_refit(campaign=campaign)
     assert len(calls) == 1
-    assert {name: value for name, value in calls[0].items() if name not in ("bootstrap", "seed")} == {
+    left_out = ("bootstrap", "seed", "time_budget")
+    assert {name: value for name, value in calls[0].items() if name not in left_out} == {
         "method": "qp",
         "c_grid": (0.5, 5.0),
         "c_tie_grid": (1.0, 100.0),
@@ -178,6 +180,8 @@ def test_each_fit_setting_reaches_learn_dcg(
         "much_better_margin": 2.0,
     }
     assert calls[0]["bootstrap"] == learning.BOOTSTRAP
+    # The operator's wall-time budget of a refit (SXS_REFIT_SECONDS) reaches the fit too.
+    assert calls[0]["time_budget"].seconds == settings.SXS_REFIT_SECONDS
     result = fit.result
     assert result["status"] == "fitted" and result["method"] == "qp"
     assert result["c_tie"] in result["c_tie_grid"] and result["c"] in result["c_grid"]
