@@ -2,7 +2,8 @@
 
 A prompt template is plain text with named fields in braces: ``{query}`` (the topic's title, or
 its description when it has no title), ``{title}``, ``{description}``, ``{narrative}``,
-``{document}`` (the document's title and text), ``{doc_title}``, ``{docno}``, ``{qid}`` and
+``{document}`` (the document's title and text; ``{passage}`` is another name of it, as the
+published UMBRELA prompt writes it), ``{doc_title}``, ``{docno}``, ``{qid}`` and
 ``{top_grade}``. ``{{`` and ``}}`` are literal braces (Python's ``str.format`` rules, as in the
 published UMBRELA and LLMJudge prompts). An unknown field, a format spec or conversion
 (``{document:>200000000}``, ``{document!r}``) and a template that renders longer than the
@@ -23,7 +24,12 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-FIELDS = ("query", "title", "description", "narrative", "document", "doc_title", "docno", "qid", "top_grade")
+FIELDS = (
+    "query", "title", "description", "narrative",
+    "document", "passage", "doc_title", "docno", "qid", "top_grade",
+)  # fmt: skip
+DOCUMENT_FIELDS = frozenset({"document", "passage"})
+"""The names of the text to judge: ``{passage}`` as UMBRELA's prompt calls it, ``{document}``."""
 DOCUMENT_MAX_CHARS = 20_000
 """Longer documents are cut here (about 5,000 tokens): judges read passages, and a cap keeps the
 cost of one request bounded whatever the collection holds."""
@@ -142,13 +148,13 @@ def check_template(template: str, *, max_chars: int | None = None) -> None:
             f"the prompt template names unknown field(s) {', '.join('{' + n + '}' for n in unknown)}; "
             f"known fields: {', '.join('{' + n + '}' for n in FIELDS)}"
         )
-    if "document" not in fields:
-        raise PromptError("the prompt template must contain {document} (the text to judge)")
+    if not fields & DOCUMENT_FIELDS:
+        raise PromptError("the prompt template must contain {document} or {passage} (the text to judge)")
     if max_chars is None:
         return
     # Bounded before rendering: ten thousand {document} fields must not build gigabytes here.
     longest = sum(len(literal) for literal, _, _, _ in string.Formatter().parse(template)) + sum(
-        DOCUMENT_MAX_CHARS if name == "document" else SAMPLE_TOPIC_CHARS for name, _, _ in parsed
+        DOCUMENT_MAX_CHARS if name in DOCUMENT_FIELDS else SAMPLE_TOPIC_CHARS for name, _, _ in parsed
     )
     if longest <= max_chars:
         sample = "x" * SAMPLE_TOPIC_CHARS
@@ -178,6 +184,7 @@ def render_prompt(template: str, topic: TopicText, document: DocumentText, *, n_
             description=topic.description,
             narrative=topic.narrative,
             document=document.body,
+            passage=document.body,
             doc_title=document.title,
             docno=document.docno,
             qid=topic.qid,

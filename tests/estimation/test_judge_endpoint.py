@@ -88,8 +88,8 @@ def test_the_parser_refuses_anything_but_a_grade_of_the_scale(answer: str, reaso
 
 def test_templates_are_checked_when_saved() -> None:
     check_template(DEFAULT_PROMPT)
-    with pytest.raises(PromptError, match=r"unknown field\(s\) \{passage\}"):
-        check_template("Query: {query}\nPassage: {passage}")
+    with pytest.raises(PromptError, match=r"unknown field\(s\) \{text\}"):
+        check_template("Query: {query}\nPassage: {text}")
     with pytest.raises(PromptError, match="must contain"):
         check_template("Query: {query}")
     with pytest.raises(PromptError, match="broken brace"):
