@@ -29,6 +29,7 @@ from sampling import (
     judge_run_start,
     judge_summary,
     judge_update,
+    judges_summaries,
 )
 
 
@@ -41,14 +42,19 @@ class JudgeInputSerializer(StrictSerializer):
     )
     name = serializers.CharField(max_length=200)
     base_url = serializers.CharField(
-        max_length=500, required=False, allow_blank=True, help_text="endpoint: e.g. http://localhost:8000/v1"
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        help_text="endpoint: e.g. http://localhost:8000/v1; its host must be one the settings' "
+        "OUTBOUND_ALLOWED_HOSTS allow (no '?', '#' or user name)",
     )
     api_key_variable = serializers.CharField(
         max_length=100,
         required=False,
         allow_blank=True,
-        help_text="endpoint: the worker's environment variable holding the API key (one of the "
-        "settings' JUDGE_API_KEY_VARIABLES); the key itself is never sent to or stored by the app",
+        help_text="endpoint: the worker's environment variable holding the API key (one the settings' "
+        "JUDGE_API_KEY_HOSTS binds to the base URL's host); the key itself is never sent to or stored by "
+        "the app",
     )
     with_probabilities = serializers.BooleanField(
         required=False, help_text="endpoint: ask for log-probabilities"
@@ -126,8 +132,7 @@ class JudgesApi(APIView):
     @extend_schema(responses={200: JudgeSerializer(many=True)})
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
-        judges = [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)]
-        return Response(JudgeSerializer(judges, many=True).data)
+        return Response(JudgeSerializer(judges_summaries(campaign), many=True).data)
 
     @extend_schema(request=JudgeInputSerializer, responses={201: JudgeSerializer, 400: OpenApiResponse()})
     def post(self, request: Request, campaign_id: int) -> Response:

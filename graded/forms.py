@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.conf import settings
 
 from labeling.models import Campaign, Judge
+from labeling.outbound import key_variables
 
 
 class GoldForm(forms.Form):
@@ -85,7 +85,7 @@ class JudgeForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        variables = [("", "no key")] + [(name, name) for name in settings.JUDGE_API_KEY_VARIABLES]
+        variables = [("", "no key")] + [(name, name) for name in key_variables()]
         self.fields["api_key_variable"].choices = variables  # type: ignore[attr-defined]
 
     def judge_fields(self) -> dict[str, Any]:

@@ -37,9 +37,9 @@ from sampling import (
     judge_labels_import,
     judge_run_cancel,
     judge_run_start,
-    judge_summary,
     judge_update,
     judges_dashboard,
+    judges_summaries,
 )
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
@@ -267,7 +267,7 @@ def judges_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
     pool and agreement, with forms to add a judge and upload its labels or a calibration set."""
     return {
         "template": "graded/_judges.html",
-        "judges": [judge_summary(judge) for judge in Judge.objects.filter(campaign=campaign)],
+        "judges": judges_summaries(campaign),
         "can_manage": request.user.has_perm(MANAGE, campaign),
         "uses_judge": campaign.strategy == Campaign.Strategy.JUDGED,
         "form": JudgeForm(prefix="judge"),

@@ -31,6 +31,7 @@ from sampling.judge_reports import (
     judged_sample_csv,
     judges_dashboard,
     judges_json,
+    judges_summaries,
     leaderboards,
 )
 from sampling.judge_runs import (
@@ -84,6 +85,7 @@ __all__ = [
     "judged_sample_csv",
     "judges_dashboard",
     "judges_json",
+    "judges_summaries",
     "leaderboards",
     "pool_depth_of",
     "queue_target",

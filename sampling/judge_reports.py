@@ -7,17 +7,29 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.db.models import Count, OuterRef, Q, Subquery
 
 from estimation.judges.agreement import agreement, kendall_tau
 from estimation.judges.calibration import MISSING, Calibration
 from labeling.csv_cells import CsvWriter
 from labeling.metric import campaign_metric
-from labeling.models import Campaign, Draw, Judge, JudgeCalibration, JudgeLabel, JudgeVersion, System
+from labeling.models import (
+    Campaign,
+    Draw,
+    Judge,
+    JudgeCalibration,
+    JudgeLabel,
+    JudgeVersion,
+    PoolItem,
+    System,
+)
 from sampling.estimates import estimates_current
-from sampling.judge_labels import judge_for_sampling, judge_pool_coverage, pool_judge_classes
+from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_total_cost
 from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
@@ -29,12 +41,18 @@ toward the no-model one by itself, since its sigma stays large everywhere)."""
 
 
 def judge_agreement(
-    judge: Judge, arrays: PoolArrays, classes: np.ndarray, *, per_topic: bool = False
+    judge: Judge,
+    arrays: PoolArrays,
+    classes: np.ndarray,
+    *,
+    per_topic: bool = False,
+    grades: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Agreement of the judge (its `pool_judge_classes` on `arrays`) with the campaign's human
-    grades on the pool items both labelled."""
+    grades (`judged_grades`, read here unless given) on the pool items both labelled."""
     campaign = judge.campaign
-    grades = judged_grades(campaign, arrays)
+    if grades is None:
+        grades = judged_grades(campaign, arrays)
     both = (classes >= 0) & (grades >= 0)
     found = agreement(grades[both], classes[both], n_grades=campaign.grade_count).as_dict()
     if per_topic:
@@ -49,18 +67,121 @@ def judge_agreement(
     return found
 
 
+@dataclass(frozen=True)
+class _CampaignLabels:
+    """What every judge's summary needs from the campaign, read once for all its judges: the
+    label table is read twice per request whatever the number of judges (a count over
+    every label once per judge took minutes with a million labels outside the pool): one
+    grouped count, and one walk of the pool that looks each item's labels up by index."""
+
+    arrays: PoolArrays
+    grades: np.ndarray
+    classes: dict[int, np.ndarray]  # judge id -> class per pool slot
+    pool_labels: dict[int, int]  # judge id -> labels outside a calibration set
+    calibration: dict[int, int]  # judge id -> calibration-set labels
+    versions: dict[int, list[int]]  # judge id -> versions that made its labels on the pool
+    system_names: frozenset[str]
+    sampling_judge: Judge | None
+
+
+def _campaign_labels(campaign: Campaign, judges: Sequence[Judge]) -> _CampaignLabels:
+    arrays = pool_arrays_for(campaign)
+    ids = [judge.pk for judge in judges]
+    counts = list(
+        JudgeLabel.objects.filter(judge_id__in=ids)
+        .values("judge_id")
+        .annotate(
+            pool=Count("id", filter=Q(human_grade__isnull=True)),
+            calibration=Count("id", filter=Q(human_grade__isnull=False)),
+        )
+    )
+    pool_labels = {row["judge_id"]: row["pool"] for row in counts}
+    calibration = {row["judge_id"]: row["calibration"] for row in counts}
+    classes, versions = _pool_labels(campaign, ids, arrays)
+    return _CampaignLabels(
+        arrays=arrays,
+        grades=judged_grades(campaign, arrays),
+        classes=classes,
+        pool_labels=pool_labels,
+        calibration=calibration,
+        versions=versions,
+        system_names=frozenset(System.objects.filter(campaign=campaign).values_list("name", flat=True)),
+        sampling_judge=judge_for_sampling(campaign),
+    )
+
+
+def _pool_labels(
+    campaign: Campaign, judge_ids: Sequence[int], arrays: PoolArrays
+) -> tuple[dict[int, np.ndarray], dict[int, list[int]]]:
+    """Each judge's class per pool slot (as `pool_judge_classes`) and the versions that made its
+    labels on the pool, in one read driven by the pool: each pool item looks its labels up in
+    the (judge, qid, docno) index, so labels outside the pool, even on its topics, cost nothing."""
+    classes = {judge_id: np.full(arrays.slot_used.shape, MISSING, dtype=np.int64) for judge_id in judge_ids}
+    made_by: dict[int, set[int]] = {judge_id: set() for judge_id in judge_ids}
+    position = {qid: index for index, qid in enumerate(arrays.topic_qids)}
+    slot_of = [{docno: slot for slot, docno in enumerate(docnos)} for docnos in arrays.docnos]
+    looked_up: dict[str, Subquery] = {}
+    for judge_id in judge_ids:
+        label = JudgeLabel.objects.filter(
+            judge_id=judge_id,
+            human_grade__isnull=True,
+            qid=OuterRef("topic__qid"),
+            docno=OuterRef("document__docno"),
+        )
+        looked_up[f"class_{judge_id}"] = Subquery(label.values("judge_class")[:1])
+        looked_up[f"version_{judge_id}"] = Subquery(label.values("version")[:1])
+    rows = (
+        PoolItem.objects.filter(campaign=campaign)
+        .annotate(**looked_up)
+        .values_list("topic__qid", "document__docno", *looked_up)
+    )
+    for qid, docno, *found in rows.iterator(chunk_size=5000):
+        topic = position.get(qid)
+        slot = None if topic is None else slot_of[topic].get(docno)
+        for index, judge_id in enumerate(judge_ids):
+            label_class, version = found[2 * index], found[2 * index + 1]
+            if label_class is None:
+                continue
+            if slot is not None:  # the cached arrays may predate a pool change
+                classes[judge_id][topic, slot] = label_class
+            if version is not None:
+                made_by[judge_id].add(int(version))
+    return classes, {judge_id: sorted(versions) for judge_id, versions in made_by.items()}
+
+
 def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
     """Coverage, agreement, calibration set size and warnings of one judge."""
-    campaign = judge.campaign
-    arrays = pool_arrays_for(campaign)
-    classes = pool_judge_classes(judge, arrays)
-    coverage = judge_pool_coverage(judge, arrays, classes)
-    found = judge_agreement(judge, arrays, classes, per_topic=per_topic)
+    (summary,) = judges_summaries(judge.campaign, [judge], per_topic=per_topic)
+    return summary
+
+
+def judges_summaries(
+    campaign: Campaign, judges: Sequence[Judge] | None = None, *, per_topic: bool = False
+) -> list[dict[str, Any]]:
+    """`judge_summary` of each of `judges` (default: every judge of the campaign), reading the
+    campaign's labels once for all of them."""
+    if judges is None:
+        judges = list(Judge.objects.filter(campaign=campaign))
+    if not judges:
+        return []
+    labels = _campaign_labels(campaign, judges)
+    return [_summary(judge, labels, per_topic=per_topic) for judge in judges]
+
+
+def _summary(judge: Judge, labels: _CampaignLabels, *, per_topic: bool) -> dict[str, Any]:
+    arrays, classes = labels.arrays, labels.classes[judge.pk]
+    labelled = int(((classes >= 0) & arrays.slot_used).sum())
+    total = labels.pool_labels.get(judge.pk, 0)
+    coverage = {
+        "labelled": labelled,
+        "pool": int(arrays.slot_used.sum()),
+        "outside": total - labelled,
+        "labels": total,
+    }
+    found = judge_agreement(judge, arrays, classes, per_topic=per_topic, grades=labels.grades)
     warnings = []
     shared = [name.strip() for name in judge.shares_model_with.split(",") if name.strip()]
-    unknown = sorted(
-        set(shared) - set(System.objects.filter(campaign=campaign).values_list("name", flat=True))
-    )
+    unknown = sorted(set(shared) - labels.system_names)
     if unknown:
         warnings.append(
             f"'shares model with' names no system of this campaign: {', '.join(unknown)} "
@@ -85,8 +206,7 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
             f"{judge.name} is the built-in lexical judge: BM25 word overlap, a weak judge; it saves human "
             "labels only where word overlap says something about relevance"
         )
-    labelled_by = JudgeLabel.objects.filter(judge=judge, human_grade__isnull=True, version__isnull=False)
-    versions = sorted({int(version or 0) for version in labelled_by.values_list("version", flat=True)})
+    versions = labels.versions.get(judge.pk, [])
     if len(versions) > 1:
         warnings.append(
             f"the pool carries labels of {len(versions)} versions of {judge.name} "
@@ -94,7 +214,7 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
         )
     latest = judge_run_latest(judge)
     key_variable = judge.api_key_variable
-    used = judge_for_sampling(campaign)
+    used = labels.sampling_judge
     return {
         "id": judge.pk,
         "name": judge.name,
@@ -107,7 +227,7 @@ def judge_summary(judge: Judge, *, per_topic: bool = False) -> dict[str, Any]:
         "simulated": judge.simulated,
         "used_for_sampling": used is not None and used.pk == judge.pk,
         "coverage": coverage,
-        "calibration_set": JudgeLabel.objects.filter(judge=judge, human_grade__isnull=False).count(),
+        "calibration_set": labels.calibration.get(judge.pk, 0),
         "agreement": found,
         "warnings": warnings,
         "version": judge.version,
@@ -154,19 +274,18 @@ def leaderboards(rows: list[dict]) -> dict[str, Any]:
 def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
     """The dashboard's judges panel: each judge's summary, per system the judge-only value next
     to the certified estimate, both leaderboards with Kendall's tau and the unsettled pairs."""
-    judges = [judge_summary(judge, per_topic=True) for judge in Judge.objects.filter(campaign=campaign)]
-    if not judges:
+    every = list(Judge.objects.filter(campaign=campaign))
+    if not every:
         return {"judges": [], "systems": [], "board": None}
+    labels = _campaign_labels(campaign, every)
+    judges = [_summary(judge, labels, per_topic=True) for judge in every]
     result = estimates_current(campaign)
     metric = f"DCG@{campaign.metric_cutoff}"
     # The judge-only column is the sampling judge's as it stands now (a judge chosen or run
     # since the last refit shows at once); the certified rows are the latest refit's.
-    sampling_judge = judge_for_sampling(campaign)
-    arrays = pool_arrays_for(campaign)
+    sampling_judge = labels.sampling_judge
     live = (
-        judge_only_values(
-            arrays, pool_judge_classes(sampling_judge, arrays), campaign_metric(campaign, metric)
-        )
+        judge_only_values(labels.arrays, labels.classes[sampling_judge.pk], campaign_metric(campaign, metric))
         if sampling_judge is not None
         else {}
     )
@@ -207,7 +326,7 @@ def judges_json(campaign: Campaign) -> str:
         {
             "judges": [
                 {
-                    **judge_summary(judge),
+                    **summary,
                     "versions": [
                         {
                             "number": number,
@@ -217,11 +336,11 @@ def judges_json(campaign: Campaign) -> str:
                             "created_at": created.isoformat(),
                         }  # fmt: skip
                         for number, model, prompt, asked_with, created in JudgeVersion.objects.filter(
-                            judge=judge
+                            judge_id=summary["id"]
                         ).values_list("number", "model", "prompt", "asked_with", "created_at")
                     ],
                 }
-                for judge in Judge.objects.filter(campaign=campaign)
+                for summary in judges_summaries(campaign)
             ],
             "calibrations": [
                 {"sampling_version": version, "judge": judge_name, **table}

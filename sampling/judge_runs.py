@@ -66,6 +66,7 @@ from labeling.models import (
     PoolItem,
     Topic,
 )
+from labeling.outbound import key_variable_problem, outbound_allowlists, outbound_url_problem
 from labeling.recompute import recompute_soon
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
@@ -109,18 +110,18 @@ def judge_settings_problems(kind: str, fields: dict[str, Any]) -> list[str]:
     """What is wrong with a judge's settings, in words (empty: fine)."""
     problems = []
     if kind == Judge.Kind.ENDPOINT:
-        base_url = str(fields.get("base_url") or "")
-        if not base_url.startswith(("http://", "https://")):
-            problems.append("an endpoint judge needs a base URL starting with http:// or https://")
+        base_url = str(fields.get("base_url") or "").strip()
+        variable = str(fields.get("api_key_variable") or "").strip()
         if not str(fields.get("model") or "").strip():
             problems.append("an endpoint judge needs the model name the endpoint serves")
-        variable = str(fields.get("api_key_variable") or "")
-        if variable and variable not in settings.JUDGE_API_KEY_VARIABLES:
-            allowed = ", ".join(settings.JUDGE_API_KEY_VARIABLES) or "none"
-            problems.append(
-                f"the API key variable {variable!r} is not one the settings allow "
-                f"(JUDGE_API_KEY_VARIABLES: {allowed})"
-            )
+        # The operator's outbound hosts, and the hosts the key variable is bound to.
+        if key_problem := key_variable_problem(variable):
+            problems.append(key_problem)
+            variable = ""
+        if not base_url:
+            problems.append("an endpoint judge needs a base URL starting with http:// or https://")
+        elif problem := outbound_url_problem(base_url, key_variable=variable):
+            problems.append(problem)
         try:
             check_template(str(fields.get("prompt") or ""), max_chars=settings.JUDGE_PROMPT_MAX_CHARS)
         except PromptError as error:
@@ -480,8 +481,14 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
     template = version.prompt if version is not None else judge.prompt
     model = version.model if version is not None else judge.model
     asked = version.asked_with if version is not None else {}
+    base_url = asked.get("base_url", judge.base_url)
+    # Checked again here: the operator's settings may have changed since the judge was saved.
+    refused = outbound_url_problem(base_url, key_variable=judge.api_key_variable)
+    if refused:
+        _finish(run.pk, JudgeRun.Status.FAILED, f"not run: {refused}")
+        return "failed"
     endpoint = EndpointSettings(
-        base_url=asked.get("base_url", judge.base_url),
+        base_url=base_url,
         model=model,
         api_key=os.environ.get(judge.api_key_variable, "") if judge.api_key_variable else "",
         n_grades=n_grades,
@@ -492,6 +499,7 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         backoff_seconds=settings.JUDGE_RETRY_BACKOFF_SECONDS,
         max_tokens=min(int(asked.get("max_tokens", judge.max_tokens)), settings.JUDGE_MAX_TOKENS_CEILING),
         answer_max_bytes=settings.JUDGE_ANSWER_MAX_BYTES,
+        allowlists=outbound_allowlists(judge.api_key_variable),
     )
     topics, documents = _texts(campaign, pending)
     spent = judge_total_cost(judge)

@@ -7,7 +7,9 @@ for that pair says otherwise, one step per request: ``"429"`` (with ``Retry-Afte
 ``"500"``, ``"401"``, ``"timeout"`` (no answer for longer than the client waits), ``"malformed"``
 (not JSON), ``"text:<answer>"`` (that answer verbatim), and hostile ones: ``"json:<body>"``
 (that response body verbatim: bad usage counts, bad log-probabilities), ``"trickle"`` (a valid
-answer one byte every ``trickle_seconds``), ``"huge"`` (an answer of ``huge_bytes``). Every
+answer one byte every ``trickle_seconds``), ``"huge"`` (an answer of ``huge_bytes``),
+``"403html"`` (a 403 with an HTML page, as another service's login page would be),
+``"redirect:<url>"`` (a 302 to that URL). Every
 request is logged with its pair, headers and body, so tests count how often each pair was asked
 and what was sent.
 """
@@ -30,6 +32,8 @@ from typing import Any
 from tests.servers import free_port
 
 _MARKER = re.compile(r"\[([^\]/\s]+)/([^\]\s]+)\]")
+HTML_PAGE_MARKER = "Sign in to the admin console"
+"""Text of the ``403html`` page, which no error text shown to coordinators may repeat."""
 
 
 def grade_of(qid: str, docno: str, n_grades: int = 4) -> int:
@@ -93,6 +97,20 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if step == "timeout":
             time.sleep(state.hang_seconds)
+            return
+        if step == "403html":
+            page = f"<html><body><h1>{HTML_PAGE_MARKER}</h1><form>password</form></body></html>".encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
+        if step.startswith("redirect:"):
+            self.send_response(302)
+            self.send_header("Location", step.removeprefix("redirect:"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return
         if step == "malformed":
             self._send(b"this is not json")

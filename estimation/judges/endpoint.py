@@ -9,6 +9,12 @@ honoured when it is longer); other 4xx answers (a wrong key, an unknown model) a
 every later request would fail the same way. The API key is sent in the ``Authorization`` header
 and nowhere else: it is never part of an answer, an error message or a repr.
 
+With ``allowlists`` set (the app always sets them), every connection goes through
+`estimation.judges.outbound.CheckedTransport`: only hosts the operator allowed are contacted, a
+refusal is fatal, and redirects are never followed (a 3xx is a fatal answer). Error texts say
+what kind of failure happened and never repeat the remote body beyond the endpoint's own JSON
+``error.message``: a coordinator must not read other services' pages through a judge run.
+
 Time and memory are bounded whatever the endpoint does: a request has one deadline for all of
 it (a server trickling a byte every few seconds is cut there, not reset at every read), the
 answer is read as a stream and given up past ``answer_max_bytes``, and a caller's ``deadline``
@@ -21,6 +27,8 @@ from __future__ import annotations
 
 import math
 import random
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from estimation.judges.outbound import Allowlist, CheckedTransport, OutboundRefused
 from estimation.judges.prompts import ParsedAnswer, grade_probabilities, parse_grade
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -38,12 +47,16 @@ MAX_REPORTED_TOKENS = 10_000_000
 """More tokens than any model takes in one request: a usage count above it is not believed."""
 STOP_CHECK_SECONDS = 0.25
 """How often `ask_many` asks its caller whether to stop while requests are in flight."""
+ERROR_MESSAGE_CHARS = 200
+"""The most of an endpoint's own JSON ``error.message`` an error text repeats."""
 
 
 @dataclass(frozen=True)
 class EndpointSettings:
     """Where and how to ask. ``api_key`` is the key itself (read by the caller from an
-    environment variable); it is left out of the repr."""
+    environment variable); it is left out of the repr. ``allowlists``: every connection must
+    pass all of them (`estimation.judges.outbound`); None, no check (the command line, where
+    the operator types the URL)."""
 
     base_url: str
     model: str
@@ -57,6 +70,7 @@ class EndpointSettings:
     max_tokens: int = 64
     backoff_seconds: float = 1.0
     answer_max_bytes: int = 2_000_000
+    allowlists: tuple[Allowlist, ...] | None = None
 
     @property
     def url(self) -> str:
@@ -139,10 +153,16 @@ class EndpointClient:
         headers = {"Content-Type": "application/json"}
         if settings.api_key:
             headers["Authorization"] = f"Bearer {settings.api_key}"
+        limits = httpx.Limits(max_connections=max(1, settings.concurrency))
+        transport = (
+            CheckedTransport(settings.allowlists, limits=limits) if settings.allowlists is not None else None
+        )
         self._http = httpx.Client(
             headers=headers,
             timeout=httpx.Timeout(settings.timeout_seconds),
-            limits=httpx.Limits(max_connections=max(1, settings.concurrency)),
+            limits=limits,
+            transport=transport,
+            follow_redirects=False,
         )
 
     def close(self) -> None:
@@ -184,15 +204,16 @@ class EndpointClient:
                 return self._cut(key, started, attempt, last_error)
             except AnswerTooLarge:
                 return self._too_large(key, prompt, started, attempt)
+            except OutboundRefused as refusal:
+                raise FatalEndpointError(f"refused by the outbound-host check: {refusal}") from None
             except httpx.TimeoutException:
                 last_error = f"timed out after {self.settings.timeout_seconds:g} s"
             except httpx.TransportError as error:
-                last_error = f"connection failed: {type(error).__name__}"
+                last_error = transport_failure(error)
             else:
                 if response.status_code == 200:
                     return self._answer(key, response, started, attempt, len(prompt))
-                snippet = response.text[:200].replace("\n", " ")
-                last_error = f"HTTP {response.status_code}: {snippet}"
+                last_error = status_failure(response)
                 if response.status_code not in RETRY_STATUS:
                     raise FatalEndpointError(f"the endpoint answered {last_error}")
                 retry_after = _retry_after(response.headers.get("Retry-After"))
@@ -370,6 +391,44 @@ class EndpointClient:
             return self._stopping.is_set()
 
         return asked
+
+
+def transport_failure(error: httpx.TransportError) -> str:
+    """What kind of failure a request without an answer met, in words (no remote text)."""
+    causes = []
+    cause: BaseException | None = error
+    while cause is not None and len(causes) < 10:
+        causes.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(error, httpx.ConnectError):
+        if any(isinstance(found, ssl.SSLError) for found in causes):
+            return "connection failed: TLS handshake failed"
+        if any(isinstance(found, ConnectionRefusedError) for found in causes):
+            return "connection refused"
+        if any(isinstance(found, socket.gaierror) for found in causes):
+            return "connection failed: the host name does not resolve"
+        return "connection failed: host unreachable"
+    if isinstance(error, httpx.ProtocolError):
+        return "no HTTP answer (the server closed the connection or does not speak HTTP)"
+    return "connection dropped"
+
+
+def status_failure(response: httpx.Response) -> str:
+    """A non-200 answer in words: its status and the endpoint's own JSON ``error.message``
+    (truncated), nothing else of the body."""
+    text = f"HTTP {response.status_code}"
+    if 300 <= response.status_code < 400:
+        return f"{text} (a redirect; redirects are not followed: give the final URL)"
+    try:
+        message = response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError, IndexError):
+        return text
+    if not isinstance(message, str) or not message.strip():
+        return text
+    shown = "".join(c if c.isprintable() else " " for c in message.strip())
+    if len(shown) > ERROR_MESSAGE_CHARS:
+        shown = shown[: ERROR_MESSAGE_CHARS - 1] + "…"
+    return f"{text}: {shown}"
 
 
 def _retry_after(value: str | None) -> float:

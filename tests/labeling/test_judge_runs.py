@@ -232,7 +232,7 @@ def test_bad_endpoint_settings_are_refused_by_name(draft_campaign: Campaign) -> 
     )
     assert not Judge.objects.exists()
     default = judge_create(
-        campaign=draft_campaign, name="y", kind="endpoint", base_url="http://h/v1", model="m"
+        campaign=draft_campaign, name="y", kind="endpoint", base_url="http://localhost:9/v1", model="m"
     )
     assert "{document}" in default.prompt and "0 = Bad" in default.prompt  # the campaign's grade names
 
