@@ -101,7 +101,7 @@ OUTCOME_COUNTERS = {"label": "labels", "refusal": "refusals", "error": "errors"}
 CANCEL_CHECK_SECONDS = 1.0
 LOST_STEPS = 3
 """Steps in a row whose worker died (killed, out of memory) before the run fails: the sweep
-would otherwise queue the same crash every lease period, forever."""
+and every worker start would otherwise queue the same crash again, forever."""
 BATCH_PAIRS = 2000
 """Pending pairs loaded per step (a step rarely gets through more)."""
 
@@ -310,8 +310,6 @@ class StaleJudgeRunSweep:
         queued = []
         for run_id in expired:
             if now - self._queued_at.get(run_id, -math.inf) >= _lease_seconds():
-                if not _step_lost(run_id):
-                    continue
                 logger.warning("judge run %s's lease expired (its worker died?); queueing a step", run_id)
                 step_queue(run_id)
                 self._queued_at[run_id] = now
@@ -326,26 +324,17 @@ def _lease_seconds() -> float:
     )
 
 
-def _step_lost(run_id: int) -> bool:
-    """Count a step whose worker died; False, with the run failed, after `LOST_STEPS` in a row."""
-    JudgeRun.objects.filter(pk=run_id).update(lost_steps=F("lost_steps") + 1)
-    if JudgeRun.objects.filter(pk=run_id, lost_steps__gte=LOST_STEPS).exists():
-        _finish(
-            run_id,
-            JudgeRun.Status.FAILED,
-            f"the worker stopped during {LOST_STEPS} steps in a row (killed, or out of memory?); "
-            "see the worker's log, then start the run again",
-        )
-        return False
-    return True
-
-
 def _claim(run_id: int) -> bool:
+    """Lease the run for a step; a lease that ran out counts a step lost with its worker."""
     now = timezone.now()
+    lease = now + timedelta(seconds=_lease_seconds())
+    active = JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE)
+    if active.filter(lease_until__isnull=True).update(lease_until=lease, status=JudgeRun.Status.RUNNING):
+        return True
     return bool(
-        JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(lease_until=now + timedelta(seconds=_lease_seconds()), status=JudgeRun.Status.RUNNING)
+        active.filter(lease_until__lt=now).update(
+            lease_until=lease, status=JudgeRun.Status.RUNNING, lost_steps=F("lost_steps") + 1
+        )
     )
 
 
@@ -403,6 +392,14 @@ def _step_failure(error: Exception) -> str:
 
 def _step(run_id: int) -> str:
     run = JudgeRun.objects.select_related("judge__campaign").get(pk=run_id)
+    if run.lost_steps >= LOST_STEPS:
+        _finish(
+            run_id,
+            JudgeRun.Status.FAILED,
+            f"the worker stopped during {LOST_STEPS} steps in a row (killed, or out of memory?); "
+            "see the worker's log, then start the run again",
+        )
+        return "failed"
     if run.started_at is None:
         JudgeRun.objects.filter(pk=run_id).update(started_at=timezone.now())
     if run.cancel_requested:

@@ -153,7 +153,7 @@ def test_judges_that_run_are_added_run_and_cancelled_over_rest(
     )
     assert edited.status_code == 200 and edited.json()["version"] == 2
     assert client.patch(f"{base}{judge_id}/", {"concurrency": 3}, format="json").json()["version"] == 2
-    broken = client.patch(f"{base}{judge_id}/", {"prompt": "{passage}"}, format="json")
+    broken = client.patch(f"{base}{judge_id}/", {"prompt": "{document} {passages}"}, format="json")
     assert broken.status_code == 400 and "unknown field" in broken.content.decode()
     exported = client.get(f"/api/campaigns/{campaign.pk}/export/judges.json")
     versions = next(

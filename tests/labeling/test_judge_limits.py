@@ -205,19 +205,30 @@ def _raises(*_: object, **__: object) -> list[tuple[str, str]]:
 
 
 def test_it_fails_a_run_whose_worker_keeps_dying(draft_campaign: Campaign) -> None:
-    """A step that kills its worker (out of memory) leaves an expired lease; the sweep queues it
-    again, but not forever: after 3 lost steps in a row the run fails with the reason."""
+    """A step that kills its worker (out of memory) leaves its lease to run out; the sweep or a
+    worker start queues it again, but not forever: the step that takes over a run after 3 lost
+    steps in a row fails it with the reason."""
     texts_import(draft_campaign)
     judge = judge_create(campaign=draft_campaign, name="bm25", kind="lexical")
     run = judge_run_start(judge)
-    for lost in range(3):
-        JudgeRun.objects.filter(pk=run.pk).update(
-            status=JudgeRun.Status.RUNNING, lease_until=timezone.now() - timedelta(seconds=1)
-        )
-        queued = StaleJudgeRunSweep()()
-        assert queued == ([run.pk] if lost < 2 else [])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sampling.judge_runs._lexical_step", _killed)
+        for _ in range(3):
+            with pytest.raises(_WorkerKilled):
+                judge_run_step(run.pk)
+            JudgeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+        assert judge_run_step(run.pk) == "failed"
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FAILED and "3 steps in a row" in run.last_error
+    assert StaleJudgeRunSweep()() == []
+
+
+class _WorkerKilled(BaseException):
+    """What the step sees of a kill: nothing after it runs (an exception no handler takes)."""
+
+
+def _killed(*_: object) -> str:
+    raise _WorkerKilled
 
 
 def _completion(content: str, usage: object, logprobs: object = None) -> str:

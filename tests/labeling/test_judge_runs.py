@@ -214,7 +214,7 @@ def test_every_edit_of_the_prompt_is_a_new_version_and_labels_keep_theirs(
     assert set(JudgeLabel.objects.filter(judge=judge).values_list("version", flat=True)) == {2}
     assert "Be strict." in state.requests[-1]["body"]["messages"][0]["content"]
     with pytest.raises(ValueError, match="unknown field"):
-        judge_update(judge, prompt="{passage}")
+        judge_update(judge, prompt="{document} {passages}")
 
 
 def test_bad_endpoint_settings_are_refused_by_name(draft_campaign: Campaign) -> None:
