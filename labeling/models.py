@@ -606,7 +606,7 @@ class Judge(models.Model):
     scores): its name and version, shown wherever its labels are used. `kind` says where its
     labels come from: uploaded files, an OpenAI-compatible endpoint the worker asks, or the
     built-in lexical (BM25) judge. An endpoint's API key is never stored: `api_key_variable`
-    names the environment variable that holds it (one of settings.JUDGE_API_KEY_VARIABLES)."""
+    names the environment variable that holds it (one settings.JUDGE_API_KEY_HOSTS binds)."""
 
     class Kind(models.TextChoices):
         UPLOAD = "upload", "Labels uploaded as files"
