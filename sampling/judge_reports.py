@@ -97,7 +97,7 @@ def _campaign_labels(campaign: Campaign, judges: Sequence[Judge]) -> _CampaignLa
     )
     pool_labels = {row["judge_id"]: row["pool"] for row in counts}
     calibration = {row["judge_id"]: row["calibration"] for row in counts}
-    classes, versions = _pool_labels(campaign, ids, arrays)
+    classes, versions = _pool_labels(campaign, ids, arrays, labelled=[i for i in ids if pool_labels.get(i)])
     return _CampaignLabels(
         arrays=arrays,
         grades=judged_grades(campaign, arrays),
@@ -111,13 +111,17 @@ def _campaign_labels(campaign: Campaign, judges: Sequence[Judge]) -> _CampaignLa
 
 
 def _pool_labels(
-    campaign: Campaign, judge_ids: Sequence[int], arrays: PoolArrays
+    campaign: Campaign, judge_ids: Sequence[int], arrays: PoolArrays, *, labelled: Sequence[int]
 ) -> tuple[dict[int, np.ndarray], dict[int, list[int]]]:
     """Each judge's class per pool slot (as `pool_judge_classes`) and the versions that made its
-    labels on the pool, in one read driven by the pool: each pool item looks its labels up in
-    the (judge, qid, docno) index, so labels outside the pool, even on its topics, cost nothing."""
+    labels on the pool, in one read driven by the pool: each pool item looks the labels of the
+    `labelled` judges up in the (judge, qid, docno) index, so labels outside the pool, even on
+    its topics, cost nothing."""
     classes = {judge_id: np.full(arrays.slot_used.shape, MISSING, dtype=np.int64) for judge_id in judge_ids}
     made_by: dict[int, set[int]] = {judge_id: set() for judge_id in judge_ids}
+    judge_ids = list(labelled)
+    if not judge_ids:
+        return classes, {judge_id: [] for judge_id in made_by}
     position = {qid: index for index, qid in enumerate(arrays.topic_qids)}
     slot_of = [{docno: slot for slot, docno in enumerate(docnos)} for docnos in arrays.docnos]
     looked_up: dict[str, Subquery] = {}
