@@ -395,7 +395,7 @@ class EndpointClient:
 
 def transport_failure(error: httpx.TransportError) -> str:
     """What kind of failure a request without an answer met, in words (no remote text)."""
-    causes = []
+    causes: list[BaseException] = []
     cause: BaseException | None = error
     while cause is not None and len(causes) < 10:
         causes.append(cause)

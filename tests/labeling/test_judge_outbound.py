@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
@@ -24,7 +25,7 @@ from tests.labeling.test_judge_runs import SECRET, TEMPLATE, texts_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 FAST = {"JUDGE_REQUEST_TIMEOUT_SECONDS": 5, "JUDGE_RETRY_BACKOFF_SECONDS": 0.01}
-PRICED = {"price_in_per_1k": 0.001, "price_out_per_1k": 0.002, "cost_cap": 5}
+PRICED: dict[str, Any] = {"price_in_per_1k": 0.001, "price_out_per_1k": 0.002, "cost_cap": 5}
 
 
 @pytest.fixture
