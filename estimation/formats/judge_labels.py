@@ -282,9 +282,10 @@ class _Checks:
         self.identifier(number, docno, "docid", DOCNO_MAX_CHARS)
         if grade is not None:
             if grade < 0:
-                raise self.fail(number, f"grade {grade} is negative")
+                raise self.fail(number, f"grade {_number_shown(grade)} is negative")
             if self.y_max is not None and grade > self.y_max:
-                raise self.fail(number, f"grade {grade} is above {self.y_max}, the campaign's top grade")
+                reason = f"grade {_number_shown(grade)} is above {self.y_max}, the campaign's top grade"
+                raise self.fail(number, reason)
         earlier = self.first_line_of.setdefault((qid, docno), number)
         if earlier != number:
             raise self.fail(number, _twice(f"document {docno!r} labelled", qid, earlier, number))
@@ -401,7 +402,10 @@ class _Checks:
             if finite < 0:
                 raise self.fail(number, f"probability {p!r} is negative")
             probs.append(finite)
-        total = math.fsum(probs)
+        try:
+            total = math.fsum(probs)
+        except OverflowError:  # two probabilities of 1e308
+            total = math.inf
         if abs(total - 1.0) > LABEL_SUM_TOLERANCE:
             raise self.fail(
                 number,

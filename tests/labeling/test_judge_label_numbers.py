@@ -59,3 +59,27 @@ def test_it_refuses_a_400_digit_number_with_file_line_and_field(
     named = "probability" if field == "probs" else f'"{field}"'
     assert f"{named} 10000000... (401 digits) is not finite" in error["message"], error
     assert not JudgeLabel.objects.exists()
+
+
+def test_it_refuses_probabilities_whose_sum_no_float_holds(
+    api: Callable[[AbstractBaseUser | None], APIClient], coordinator: AbstractBaseUser, campaign: Campaign
+) -> None:
+    client = api(coordinator)
+    base = f"/api/campaigns/{campaign.pk}/judges/"
+    judge_id = client.post(base, {"name": "j"}, format="json").json()["id"]
+    probs = [1e308, 1e308] + [0.0] * (campaign.grade_count - 2)
+    grade = "9" * 400  # a grade no float holds, shown by its length
+    labels = jsonl(
+        "judge.jsonl", {"qid": "1", "docid": "a", "probs": probs}, {"qid": "1", "docid": "b", "grade": 1}
+    )
+    answer = client.post(f"{base}{judge_id}/labels/", {"file": labels}, format="multipart")
+    assert answer.status_code == 400, answer.content
+    (error,) = answer.json()["errors"]
+    assert error["line"] == 1 and "probabilities sum to" in error["message"], error
+    qrels = io.BytesIO(f"1 0 a {grade}\n".encode())
+    qrels.name = "judge.txt"
+    answer = client.post(f"{base}{judge_id}/labels/", {"file": qrels}, format="multipart")
+    assert answer.status_code == 400, answer.content
+    (error,) = answer.json()["errors"]
+    assert "grade 99999999... (400 digits) is above" in error["message"], error
+    assert not JudgeLabel.objects.exists()
