@@ -67,8 +67,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
     Before the other plugins: slow first, the order otherwise kept. pytest-django then groups the
     tests by how they use the database (a stable sort: still slow first within each group), which
     puts the tests without the database last. After it: slow tests that never touch the test
-    database (the PostgreSQL pass, minutes in a subprocess of its own) go to the very front,
-    where moving them changes no database state."""
+    database (the million-line import in a process of its own, the reference metrics) go to the
+    very front, where moving them changes no database state."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     yield
     items.sort(key=lambda item: not (item.get_closest_marker("slow") and not _uses_the_test_database(item)))
