@@ -243,6 +243,12 @@ def judge_run_start(judge: Judge, *, user: AbstractBaseUser | None = None) -> Ju
     active = judge_run_active(judge)
     if active is not None:
         return active
+    # A judge saved before the operator's ceilings (or under looser ones) runs only within them.
+    limits = _limit_problems(
+        judge.kind, {name: getattr(judge, name) for name in (*LIMITED, "api_key_variable")}
+    )
+    if limits:
+        raise ValueError(f"edit the judge first: {'; '.join(limits)}")
     if judge.cost_cap is not None and judge_total_cost(judge) >= judge.cost_cap:
         raise ValueError(f"the judge has reached its cost cap ({judge.cost_cap:g}); raise it to run again")
     answered = JudgeCall.objects.filter(

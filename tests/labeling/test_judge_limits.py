@@ -105,6 +105,13 @@ def test_it_requires_a_cost_cap_with_the_operators_key(draft_campaign: Campaign)
     judge_create(
         campaign=draft_campaign, name="local", kind="endpoint", model="m", base_url="http://127.0.0.1:9/v1"
     )
+    # One saved before the rule (or the ceilings) does not run until edited.
+    Judge.objects.filter(pk=judge.pk).update(cost_cap=None, requests_per_minute=0.001)
+    judge.refresh_from_db()
+    with pytest.raises(ValueError, match="edit the judge first") as refused:
+        judge_run_start(judge)
+    assert "needs a cost cap" in str(refused.value) and "requests_per_minute" in str(refused.value)
+    assert not JudgeRun.objects.exists()
 
 
 @override_settings(
@@ -271,8 +278,8 @@ def test_it_runs_through_a_hostile_endpoint_with_every_cost_finite(
     judge = endpoint_judge(
         draft_campaign, url, with_probabilities=True, price_in_per_1k=100, price_out_per_1k=100
     )
-    Judge.objects.filter(pk=judge.pk).update(price_in_per_1k=1e308)  # saved before the ceiling
     run = judge_run_start(judge)
+    Judge.objects.filter(pk=judge.pk).update(price_in_per_1k=1e308)  # changed under the run
     for _ in range(20):
         if judge_run_step(run.pk) != "more":
             break
