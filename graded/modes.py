@@ -251,7 +251,7 @@ class GradedMode(GradedTasksMode):
 
     def _compared_problems(self, campaign: Campaign) -> list[Problem]:
         pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
-        needed = {Campaign.Goal.ONE: 1, Campaign.Goal.DIFFERENCE: 2}.get(campaign.goal)
+        needed = {str(Campaign.Goal.ONE): 1, str(Campaign.Goal.DIFFERENCE): 2}.get(campaign.goal)
         if campaign.focus_systems or needed is None or pooled <= needed:
             return []
         current = compared_systems(campaign)

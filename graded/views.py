@@ -149,7 +149,7 @@ def campaign_section(request: HttpRequest, campaign: Campaign) -> dict[str, Any]
     }
 
 
-COMPARED_WORDS = {
+COMPARED_WORDS: dict[str, str] = {
     Campaign.Goal.ONE: "Evaluated system",
     Campaign.Goal.DIFFERENCE: "Compared pair",
     Campaign.Goal.LEADERBOARD: "Leaderboard systems",
