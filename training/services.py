@@ -203,9 +203,10 @@ def labels_upload(
     _refuse_once_started(campaign, "labels")
     record, pool = _stored_pool(campaign)
     report = ImportReport()
+    top = campaign.grade_count - 1
     try:
         for name, stream in files:
-            applied = apply_labels(upload_lines(name, stream), name, pool)
+            applied = apply_labels(upload_lines(name, stream), name, pool, top_grade=top)
             pool = applied.pool
             report.files += 1
             report.updated += applied.applied
@@ -215,7 +216,6 @@ def labels_upload(
                 )
     except InputFileError as error:
         raise ImportFailed([error]) from None
-    top = campaign.grade_count - 1
     if pool.grades.max(initial=-1) > top:
         raise ImportFailed(
             [InputFileError(files[0][0], None, f"a label is above the campaign's top grade {top}")]
