@@ -69,10 +69,11 @@ def judge_agreement(
 
 @dataclass(frozen=True)
 class _CampaignLabels:
-    """What every judge's summary needs from the campaign, read once for all its judges: the
-    label table is read twice per request whatever the number of judges (a count over
-    every label once per judge took minutes with a million labels outside the pool): one
-    grouped count, and one walk of the pool that looks each item's labels up by index."""
+    """What every judge's summary needs from the campaign, read once for all its judges, so the
+    label table is read a fixed number of times per request whatever the number of judges (a
+    count over every label once per judge took minutes with a million labels outside the
+    pool): one grouped count, one walk of the pool that looks each item's labels up by index,
+    and the sampling judge (`judge_for_sampling`: an EXISTS per judge)."""
 
     arrays: PoolArrays
     grades: np.ndarray
@@ -119,13 +120,13 @@ def _pool_labels(
     its topics, cost nothing."""
     classes = {judge_id: np.full(arrays.slot_used.shape, MISSING, dtype=np.int64) for judge_id in judge_ids}
     made_by: dict[int, set[int]] = {judge_id: set() for judge_id in judge_ids}
-    judge_ids = list(labelled)
-    if not judge_ids:
+    asked = list(labelled)
+    if not asked:
         return classes, {judge_id: [] for judge_id in made_by}
     position = {qid: index for index, qid in enumerate(arrays.topic_qids)}
     slot_of = [{docno: slot for slot, docno in enumerate(docnos)} for docnos in arrays.docnos]
     looked_up: dict[str, Subquery] = {}
-    for judge_id in judge_ids:
+    for judge_id in asked:
         label = JudgeLabel.objects.filter(
             judge_id=judge_id,
             human_grade__isnull=True,
@@ -142,7 +143,7 @@ def _pool_labels(
     for qid, docno, *found in rows.iterator(chunk_size=5000):
         topic = position.get(qid)
         slot = None if topic is None else slot_of[topic].get(docno)
-        for index, judge_id in enumerate(judge_ids):
+        for index, judge_id in enumerate(asked):
             label_class, version = found[2 * index], found[2 * index + 1]
             if label_class is None:
                 continue
