@@ -34,6 +34,7 @@ from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_tota
 from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
+from sampling.state import compared_systems
 
 LOW_AGREEMENT = 0.2
 """Quadratic-weighted kappa below this: the judge is unlikely to help (the design falls back
@@ -299,6 +300,7 @@ def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
     for judge in judges:
         for system in judge["shares_model_with"] if judge["used_for_sampling"] else []:
             circular.setdefault(system, []).append(judge["name"])
+    aimed_at = compared_systems(campaign)
     rows = []
     for row in result.get("systems", []):
         if row.get("metric") != metric or "judge_only" not in row:
@@ -309,18 +311,60 @@ def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
                 **row,
                 "judge_only": judge_only,
                 "circular_judges": circular.get(row["name"], []),
-                "gap": judge_only - row["value"]
-                if row.get("value") is not None and judge_only is not None
-                else None,
+                "aimed_at": row["name"] in aimed_at,
+                "judge_only_vs_interval": _against_interval(judge_only, row.get("low"), row.get("high")),
             }
         )
+    # The systems the design aims at first (their intervals are the narrow ones), then the rest.
+    rows.sort(key=lambda row: not row["aimed_at"])
+    unlabelled = (
+        int(labels.arrays.slot_used.sum() - (labels.classes[sampling_judge.pk] >= 0).sum())
+        if sampling_judge is not None
+        else 0
+    )
     return {
         "judges": judges,
         "systems": rows,
         "board": leaderboards(rows),
+        "difference": _judged_difference(result.get("difference"), live),
+        "unlabelled": unlabelled,
+        "pool": int(labels.arrays.slot_used.sum()),
         "level": result.get("level"),
         "sampling_judge": sampling_judge.name if sampling_judge is not None else None,
         "estimated_at": str(result.get("computed_at") or "")[:16].replace("T", " "),
+    }
+
+
+def _against_interval(value: float | None, low: float | None, high: float | None) -> str | None:
+    """Where the judge-only value lies against the certified 95 % interval: "inside", "above" or
+    "below" (None without both). The certified point is no reference: the interval is."""
+    if value is None or low is None or high is None:
+        return None
+    return "below" if value < low else "above" if value > high else "inside"
+
+
+def _judged_difference(difference: dict[str, Any] | None, live: dict[str, float]) -> dict[str, Any] | None:
+    """For the compared pair: the judge-only difference beside the certified one, and whether the
+    judge alone orders the pair as the certified interval does ("right", "wrong"), or the
+    certified interval still holds 0 ("unsettled": neither order is known yet)."""
+    if not difference or difference.get("value") is None:
+        return None
+    first, second = difference["systems"]
+    if first not in live or second not in live:
+        return None
+    judge_only = live[first] - live[second]
+    low, high = difference.get("low"), difference.get("high")
+    if low is None or high is None or low <= 0 <= high:
+        verdict = "unsettled"
+    else:
+        verdict = "right" if (judge_only > 0) == (low > 0) else "wrong"
+    return {
+        "systems": [first, second],
+        "judge_only": judge_only,
+        "value": difference["value"],
+        "low": low,
+        "high": high,
+        "judge_order": verdict,
     }
 
 
