@@ -72,3 +72,23 @@ def test_the_panel_marks_the_compared_systems_and_the_unlabelled_pairs(
     assert 'id="judge-difference"' in page and "The compared pair: alpha minus beta" in page
     assert "not with the truth" in page
     assert "Judge minus certified" not in page
+
+
+def test_per_topic_kappas_on_few_items_are_not_shown(
+    draft_campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
+) -> None:
+    campaign_update(campaign=draft_campaign, budget=8, strategy="judged")
+    judge = judge_create(campaign=draft_campaign, name="lenient", model="m")
+    labels = "".join(f"{q} 0 d{q}-{d} {judge_grade(f'd{q}-{d}')}\n" for q in (1, 2, 3) for d in range(1, 8))
+    judge_labels_import(judge=judge, files=[upload("judge.txt", labels)])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
+    campaign = campaign_start(campaign=draft_campaign)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=human_grade(task.document.docno), seconds=1.0)
+        recompute(campaign.pk)
+    client = Client()
+    client.force_login(coordinator)
+    page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+    # At most 7 items per topic both labelled: no per-topic kappa is shown, each row says why.
+    rows = page.split('<tr data-topic="')[1:]
+    assert rows and all("too few items" in row.split("</tr>")[0] for row in rows)
