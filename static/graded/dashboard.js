@@ -155,7 +155,7 @@
         : itemLevel
         ? "Item-level importance sampling (Schnabel et al.): Hoeffding and empirical-Bernstein intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
         : "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of its topic is judged; intervals are skewness-corrected t intervals (Hall 1992), cut to the metric's range. ") +
-      "Draws = draws counted so far; SE = estimated standard error." +
+      "Draws = draws counted so far (with replacement: an item drawn twice counts twice and is judged once, so draws can outnumber judgments); SE = estimated standard error." +
       (outsideRows
         ? " † The estimate lies outside its interval: the interval is cut to the values the metric can take, and an unbiased estimate from few draws can fall beyond them (it moves inside as draws arrive)."
         : "");
