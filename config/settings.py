@@ -468,7 +468,10 @@ JUDGE_STEP_MAX_SECONDS = env_float(
 JUDGE_MAX_CONCURRENCY = env_int("JUDGE_MAX_CONCURRENCY", 16)
 JUDGE_MAX_TOKENS_CEILING = env_int("JUDGE_MAX_TOKENS_CEILING", 2048)
 # requests_per_minute is 0 (no limit) or at least this: one request's wait stays inside a step.
-JUDGE_MIN_REQUESTS_PER_MINUTE = env_float("JUDGE_MIN_REQUESTS_PER_MINUTE", 6.0)
+# (Default: 6, or more for steps shorter than 20 s: two requests' spacing fits in a step.)
+JUDGE_MIN_REQUESTS_PER_MINUTE = env_float(
+    "JUDGE_MIN_REQUESTS_PER_MINUTE", max(6.0, 2 * 60 / max(1, JUDGE_RUN_CHUNK_SECONDS))
+)
 JUDGE_PROMPT_MAX_CHARS = env_int("JUDGE_PROMPT_MAX_CHARS", 50_000)
 JUDGE_ANSWER_MAX_BYTES = env_int("JUDGE_ANSWER_MAX_BYTES", 2_000_000)
 JUDGE_MAX_PRICE_PER_1K = env_float("JUDGE_MAX_PRICE_PER_1K", 100.0)
