@@ -205,6 +205,13 @@ def test_it_fails_a_run_whose_step_crashes_with_the_reason_on_the_page(
     assert run.status == JudgeRun.Status.FAILED and "ZeroDivisionError" in run.last_error
     JudgeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert StaleJudgeRunSweep()() == []
+    # Base URLs httpx refuses to parse, saved before the checks: failed with a reason, not raised.
+    for base_url in ("https://[::1", "http://127.0.0.1:8799:80/v1"):
+        run = judge_run_start(judge)
+        JudgeVersion.objects.filter(judge=judge).update(asked_with={"base_url": base_url})
+        assert judge_run_step(run.pk) == "failed"
+        run.refresh_from_db()
+        assert run.status == JudgeRun.Status.FAILED and run.last_error
 
 
 def _raises(*_: object, **__: object) -> list[tuple[str, str]]:
