@@ -117,7 +117,10 @@ class JudgeSerializer(StrictSerializer):
     run = serializers.JSONField(
         allow_null=True,
         help_text="the latest run: {status, version, pairs_total, done, fraction, cached, labels, refusals, "
-        "errors, requests, per_minute, tokens_in, tokens_out, cost, last_error, started_at, finished_at}",
+        "errors, skipped (pairs not sent: nothing to judge in the data; asked again by the next run), "
+        "version_totals {labels, refusals, errors, skipped} (the version over every run), reasons "
+        "[{outcome, reason, count}] (the commonest refusals and reasons not sent, once the run stopped), "
+        "warning, requests, per_minute, tokens_in, tokens_out, cost, last_error, started_at, finished_at}",
     )
 
 

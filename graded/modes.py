@@ -124,6 +124,15 @@ GRADED_EXPORTS = (
         place="dashboard",
     ),
     Export(
+        "api-export-judge-calls-csv",
+        "export/judge-calls.csv",
+        "-judge-calls.csv",
+        "Judge calls: every answer, refusal with its reason, error and pair not sent (CSV)",
+        "text/csv; charset=utf-8",
+        sampling.judge_calls_csv,
+        place="dashboard",
+    ),
+    Export(
         "api-export-judged-sample-csv",
         "export/judged-sample.csv",
         "-judged-sample.csv",

@@ -702,6 +702,7 @@ class JudgeRun(models.Model):
     labels = models.PositiveIntegerField(default=0)
     refusals = models.PositiveIntegerField(default=0)
     errors = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0, help_text="pairs not sent: nothing to judge in the data")
     requests = models.PositiveIntegerField(default=0)
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
@@ -727,12 +728,15 @@ class JudgeRun(models.Model):
 
 class JudgeCall(models.Model):
     """The answer cache of endpoint and lexical judges: one row per (judge, version, qid, docno)
-    once answered (a label or a refusal; an error row is retried by the next run)."""
+    once answered (a label or a refusal; an error or a pair not sent is retried by the next run)."""
 
     class Outcome(models.TextChoices):
         LABEL = "label"
         REFUSAL = "refusal"
         ERROR = "error"
+        # Not sent: the campaign's data has nothing to judge (a document or topic without text, a
+        # prompt over the ceiling). Not the model's answer, so not cached: the next run asks again.
+        SKIPPED = "skipped", "not sent"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="calls")
     version = models.PositiveIntegerField()

@@ -26,6 +26,7 @@ from sampling.judge_labels import (
     judge_labels_import,
 )
 from sampling.judge_reports import (
+    judge_calls_csv,
     judge_labels_csv,
     judge_summary,
     judged_sample_csv,
@@ -68,6 +69,7 @@ __all__ = [
     "item_cost_units",
     "judge_calibration_import",
     "judge_choose_for_sampling",
+    "judge_calls_csv",
     "judge_create",
     "judge_labels_csv",
     "judge_labels_import",

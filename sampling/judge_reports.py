@@ -23,6 +23,7 @@ from labeling.models import (
     Draw,
     Judge,
     JudgeCalibration,
+    JudgeCall,
     JudgeLabel,
     JudgeVersion,
     PoolItem,
@@ -275,6 +276,40 @@ def leaderboards(rows: list[dict]) -> dict[str, Any]:
         "certified_order": [row["name"] for row in certified],
         "unsettled": unsettled,
     }
+
+
+def judge_calls_csv(campaign: Campaign) -> Any:
+    """Every answer the campaign's endpoint and lexical judges were asked for, as cached: the
+    label, the refusal with its reason and the model's answer, the error, or why a pair was not
+    sent; with tokens, seconds and cost (what the judge panel counts, pair by pair)."""
+    header = ["judge", "model", "version", "qid", "docno", "outcome", "grade", "text", "tokens_in",
+              "tokens_out", "seconds", "cost", "asked_at"]  # fmt: skip
+    buffer = io.StringIO()
+    writer = CsvWriter(buffer)
+    writer.writerow(header)
+    yield buffer.getvalue()
+    calls = JudgeCall.objects.filter(judge__campaign=campaign).order_by("judge_id", "version", "qid", "docno")
+    for call in calls.select_related("judge").iterator(chunk_size=2000):
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(
+            [
+                call.judge.name,
+                call.judge.model,
+                call.version,
+                call.qid,
+                call.docno,
+                call.get_outcome_display() if call.outcome == JudgeCall.Outcome.SKIPPED else call.outcome,
+                "" if call.grade is None else call.grade,
+                call.text,
+                call.tokens_in,
+                call.tokens_out,
+                call.seconds,
+                call.cost,
+                call.created_at.isoformat(),
+            ]
+        )
+        yield buffer.getvalue()
 
 
 def judges_dashboard(campaign: Campaign) -> dict[str, Any]:

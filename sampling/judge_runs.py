@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from typing import Any
@@ -35,7 +36,7 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import OperationalError, transaction
-from django.db.models import F, Q, Sum
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from estimation.judges.calibration import judge_classes
@@ -534,14 +535,18 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
             document = documents.get(docno)
             topic = topics.get(qid)
             if document is None or not document.body.strip() or topic is None or not topic.query:
-                # Nothing to judge: a refusal without a request (the pair shows as refused).
-                what = "the document has no text" if topic is not None else "the topic has no text"
-                _store(run, EndpointAnswer((qid, docno), refusal=f"{what} (not sent)", attempts=0), 0.0)
+                # Nothing to judge in the data: not sent, and not cached (fixing the data and
+                # running again asks it; a refusal would be the model's answer, kept for ever).
+                what = (
+                    "the topic has no text"
+                    if topic is None or not topic.query
+                    else "the document has no text"
+                )
+                _store_skipped(run, (qid, docno), what)
                 continue
             prompt = render_prompt(template, topic, document, n_grades=n_grades)
             if len(prompt) > settings.JUDGE_PROMPT_MAX_CHARS:
-                refusal = f"the prompt is longer than JUDGE_PROMPT_MAX_CHARS ({len(prompt):,}; not sent)"
-                _store(run, EndpointAnswer((qid, docno), refusal=refusal, attempts=0), 0.0)
+                _store_skipped(run, (qid, docno), "the prompt is longer than JUDGE_PROMPT_MAX_CHARS")
                 continue
             yield (qid, docno), prompt
 
@@ -649,6 +654,31 @@ def _store(run: JudgeRun, answer: EndpointAnswer, cost: float) -> None:
         if answer.error:
             counters["last_error"] = answer.error[:2000]
         JudgeRun.objects.filter(pk=run.pk).update(**counters)
+
+
+def _store_skipped(run: JudgeRun, pair: tuple[str, str], reason: str) -> None:
+    """A pair not sent (`JudgeCall.Outcome.SKIPPED`): its reason in the cache row, which the next
+    run asks again, and the run's counter."""
+    qid, docno = pair
+    with transaction.atomic():
+        JudgeCall.objects.update_or_create(
+            judge=run.judge,
+            version=run.version,
+            qid=qid,
+            docno=docno,
+            defaults={
+                "outcome": JudgeCall.Outcome.SKIPPED,
+                "grade": None,
+                "probs": None,
+                "text": reason,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "seconds": 0.0,
+                "cost": 0.0,
+                "run": run,
+            },
+        )
+        JudgeRun.objects.filter(pk=run.pk).update(skipped=F("skipped") + 1)
 
 
 def _call_text(answer: EndpointAnswer) -> str:
@@ -778,7 +808,10 @@ def judge_run_progress(run: JudgeRun | None) -> dict[str, Any] | None:
     refusals, errors, the last error."""
     if run is None:
         return None
-    answered = run.cached + run.labels + run.refusals + run.errors
+    answered = run.cached + run.labels + run.refusals + run.errors + run.skipped
+    active = run.status in JudgeRun.ACTIVE
+    totals = _version_totals(run)
+    reasons = [] if active else _reasons(run)
     elapsed = (
         ((run.finished_at or timezone.now()) - run.started_at).total_seconds() if run.started_at else 0.0
     )
@@ -788,7 +821,7 @@ def judge_run_progress(run: JudgeRun | None) -> dict[str, Any] | None:
         "version": run.version,
         "status": run.status,
         "status_label": run.get_status_display(),
-        "active": run.status in JudgeRun.ACTIVE,
+        "active": active,
         "pairs_total": run.pairs_total,
         "done": min(answered, run.pairs_total) if run.pairs_total else answered,
         "fraction": min(1.0, answered / run.pairs_total) if run.pairs_total else 1.0,
@@ -796,6 +829,10 @@ def judge_run_progress(run: JudgeRun | None) -> dict[str, Any] | None:
         "labels": run.labels,
         "refusals": run.refusals,
         "errors": run.errors,
+        "skipped": run.skipped,
+        "version_totals": totals,
+        "reasons": reasons,
+        "warning": _run_warning(run, totals, reasons),
         "requests": run.requests,
         "per_minute": round(made / elapsed * 60, 1) if elapsed > 0 else None,
         "tokens_in": run.tokens_in,
@@ -806,3 +843,60 @@ def judge_run_progress(run: JudgeRun | None) -> dict[str, Any] | None:
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
     }
+
+
+REASONS_SHOWN = 5
+
+
+def _version_totals(run: JudgeRun) -> dict[str, int]:
+    """Answers of the run's version over every run (a resumed or repeated run's own counters
+    show only its part): labels, refusals, errors and pairs not sent."""
+    counts = dict(
+        JudgeCall.objects.filter(judge_id=run.judge_id, version=run.version)
+        .values_list("outcome")
+        .annotate(n=Count("id"))
+        .values_list("outcome", "n")
+    )
+    return {
+        "labels": counts.get(JudgeCall.Outcome.LABEL, 0),
+        "refusals": counts.get(JudgeCall.Outcome.REFUSAL, 0),
+        "errors": counts.get(JudgeCall.Outcome.ERROR, 0),
+        "skipped": counts.get(JudgeCall.Outcome.SKIPPED, 0),
+    }
+
+
+def _reasons(run: JudgeRun) -> list[dict[str, Any]]:
+    """The commonest reasons the run's version has for refusals and pairs not sent, with counts
+    (a refusal's cache text is "<reason>; the answer: <the model's answer>")."""
+    tally: Counter[tuple[str, str]] = Counter()
+    calls = JudgeCall.objects.filter(
+        judge_id=run.judge_id,
+        version=run.version,
+        outcome__in=[JudgeCall.Outcome.REFUSAL, JudgeCall.Outcome.SKIPPED],
+    ).values_list("outcome", "text")
+    for outcome, text in calls.iterator(chunk_size=5000):
+        tally[(outcome, text.split("; the answer:", 1)[0].strip()[:200])] += 1
+    return [
+        {"outcome": outcome, "reason": reason, "count": count}
+        for (outcome, reason), count in tally.most_common(REASONS_SHOWN)
+    ]
+
+
+def _run_warning(run: JudgeRun, totals: dict[str, int], reasons: list[dict[str, Any]]) -> str:
+    """A finished run that labelled nothing, or left pairs unsent, says so with the next step."""
+    if run.status in JudgeRun.ACTIVE:
+        return ""
+    not_sent = [reason for reason in reasons if reason["outcome"] == JudgeCall.Outcome.SKIPPED]
+    if totals["skipped"]:
+        why = "; ".join(f"{reason['reason']} ({reason['count']})" for reason in not_sent) or "no text"
+        return (
+            f"{totals['skipped']} pairs were not sent: {why}. Upload the topics' and documents' texts "
+            "(or shorten the prompt), then Run again: only those pairs are asked."
+        )
+    if run.status == JudgeRun.Status.DONE and totals["labels"] == 0:
+        why = (
+            "; ".join(f"{reason['reason']} ({reason['count']})" for reason in reasons)
+            or "no answer gave a grade"
+        )
+        return f"No label: {why}. Check the prompt and the model's answers (Export: judge calls)."
+    return ""

@@ -13,6 +13,11 @@
       `${run.refusals} refusals`,
       `${run.errors} errors`,
     ];
+    if (run.skipped) parts.push(`${run.skipped} not sent`);
+    const totals = run.version_totals;
+    if (totals && (totals.labels !== run.labels || totals.refusals !== run.refusals)) {
+      parts.push(`version ${run.version} in all: ${totals.labels} labels, ${totals.refusals} refusals`);
+    }
     if (run.tokens_in || run.cost) {
       parts.push(`${run.tokens_in} + ${run.tokens_out} tokens`, `this run's cost ${Number(run.cost).toFixed(4)}`);
     }
@@ -33,6 +38,22 @@
         return span;
       }),
     );
+    const warning = box.querySelector("[data-run-warning]");
+    if (warning) {
+      warning.textContent = run.warning || "";
+      warning.hidden = !run.warning;
+    }
+    const reasons = box.querySelector("[data-run-reasons]");
+    if (reasons) {
+      reasons.replaceChildren(
+        ...(run.reasons || []).map((reason) => {
+          const item = document.createElement("li");
+          item.textContent = `${reason.count} ${reason.outcome === "skipped" ? "not sent" : "refused"}: ${reason.reason}`;
+          return item;
+        }),
+      );
+      reasons.hidden = !(run.reasons || []).length;
+    }
     const start = box.querySelector("[data-run-start]");
     const cancel = box.querySelector("[data-run-cancel]");
     if (start) {

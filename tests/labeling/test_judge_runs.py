@@ -280,7 +280,7 @@ def test_an_upload_judge_has_nothing_to_run(draft_campaign: Campaign) -> None:
         judge_run_start(judge)
 
 
-def test_stub_documents_are_refused_without_a_request(
+def test_stub_documents_are_not_sent_and_not_cached(
     draft_campaign: Campaign, server: tuple[str, ChatServerState]
 ) -> None:
     judge = judge_create(
@@ -289,8 +289,9 @@ def test_stub_documents_are_refused_without_a_request(
     Topic.objects.filter(campaign=draft_campaign).update(title="some topic")
     assert not Document.objects.filter(campaign=draft_campaign).exclude(text="").exists()
     run = run_to_end(judge)
-    assert run.refusals == 21 and run.requests == 0 and not server[1].requests
-    assert JudgeCall.objects.filter(judge=judge).first().text == "the document has no text (not sent)"
+    assert run.skipped == 21 and run.refusals == 0 and run.requests == 0 and not server[1].requests
+    call = JudgeCall.objects.filter(judge=judge).first()
+    assert call is not None and (call.outcome, call.text) == ("skipped", "the document has no text")
 
 
 def test_a_step_that_finds_the_run_leased_waits_once_and_gives_way_to_a_live_holder(
