@@ -265,13 +265,27 @@ def campaign_gold(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def judges_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
     """The campaign page's judges panel (graded campaigns): each judge's version, coverage of the
     pool and agreement, with forms to add a judge and upload its labels or a calibration set."""
+    # A refused add-judge form comes back with what was typed and its errors beside the fields.
+    refused = request.session.pop(_refused_judge_form_key(campaign), None)
     return {
         "template": "graded/_judges.html",
         "judges": judges_summaries(campaign),
         "can_manage": request.user.has_perm(MANAGE, campaign),
         "uses_judge": campaign.strategy == Campaign.Strategy.JUDGED,
-        "form": JudgeForm(prefix="judge"),
+        "form": JudgeForm(refused, prefix="judge") if refused else JudgeForm(prefix="judge"),
+        "form_refused": bool(refused),
     }
+
+
+def _refused_judge_form_key(campaign: Campaign) -> str:
+    return f"refused-judge-form-{campaign.pk}"
+
+
+def _keep_refused_judge_form(request: HttpRequest, campaign: Campaign) -> None:
+    """What the coordinator typed into a refused add-judge form (never a key: the form names only
+    the worker's variable), for the page the redirect shows."""
+    typed = {name: value for name, value in request.POST.items() if name.startswith("judge-")}
+    request.session[_refused_judge_form_key(campaign)] = typed
 
 
 @login_required
@@ -290,6 +304,7 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
         if action == "add":
             form = JudgeForm(request.POST, prefix="judge")
             if not form.is_valid():
+                _keep_refused_judge_form(request, campaign)
                 messages.error(request, f"Judge not added: {form_errors_text(form)}")
             else:
                 judge = judge_create(campaign=campaign, user=request_user(request), **form.judge_fields())
@@ -327,6 +342,8 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
             messages.error(request, f"Refused, nothing stored: {error}")
     except ValueError as error:
         anchor = ""
+        if action == "add":
+            _keep_refused_judge_form(request, campaign)
         messages.error(request, str(error))
     return redirect(reverse("labeling:campaign_detail", kwargs={"campaign_id": campaign.pk}) + anchor)
 

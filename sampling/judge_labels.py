@@ -25,6 +25,7 @@ from django.db.models import Count, Exists, Max, OuterRef
 
 from estimation.formats.judge_labels import JudgeLabelLine, iter_judge_labels
 from estimation.formats.trec import InputFileError, iter_qrels
+from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
 from estimation.judges.prompts import default_prompt
 from labeling.formats import upload_lines
@@ -166,6 +167,7 @@ def judge_calibration_import(
                 [InputFileError(judge_labels[0][0], None, "no pair has both a human grade and a judge label")]
             )
     _recompute_after_commit(judge.campaign)
+    report.notes.append(calibration_set_words(judge))
     if report.unchanged:
         report.notes.append(f"{report.unchanged} judge label(s) had no human grade in the qrels: not kept")
     if dropped:
@@ -174,6 +176,33 @@ def judge_calibration_import(
             "never uses the campaign's sample"
         )
     return report
+
+
+def calibration_set_words(judge: Judge) -> str:
+    """What the judge's calibration set now holds, in words: the pairs with both a human grade and
+    a judge label, and the judge's agreement with the humans on them (the upload's report says
+    this, not only the lines read)."""
+    pairs = np.array(
+        list(
+            JudgeLabel.objects.filter(judge=judge, human_grade__isnull=False, judge_class__gte=0).values_list(
+                "human_grade", "judge_class"
+            )
+        ),
+        dtype=np.int64,
+    ).reshape(-1, 2)
+    if not len(pairs):
+        return "the calibration set holds no pair with both a human grade and a judge label"
+    n_grades = judge.campaign.grade_count
+    found = agreement(np.clip(pairs[:, 0], 0, n_grades - 1), pairs[:, 1], n_grades=n_grades)
+
+    def number(value: float) -> str:
+        return f"{value:.2f}" if np.isfinite(value) else "n/a"
+
+    return (
+        f"the calibration set now holds {len(pairs)} pairs with both a human grade and a judge label; "
+        f"agreement on them: kappa {number(found.kappa)}, quadratic-weighted kappa "
+        f"{number(found.weighted_kappa)}, leniency {found.leniency:+.2f} grades (judge minus humans)"
+    )
 
 
 def _check_files(
