@@ -271,9 +271,8 @@ class GradedMode(GradedTasksMode):
                 "compared_not_chosen",
                 pooled,
                 tuple(current),
-                f"{what} is not chosen: of the {pooled} runs, the first uploaded would be taken "
-                f"({taken}); choose under {'Compared pair' if needed == 2 else 'Evaluated system'} "
-                "on this page",
+                f"runs uploaded and {what} not chosen: the first uploaded would be taken ({taken}); "
+                f"choose under {'Compared pair' if needed == 2 else 'Evaluated system'} on this page",
             )
         ]
 

@@ -50,7 +50,7 @@ def judged_inputs_problem(campaign: Campaign) -> Problem | None:
             "judge_missing",
             0,
             (),
-            "the strategy \"Model labels + human sample\" has no model judge: add one under Model "
+            'model judges: the strategy "Model labels + human sample" has none; add one under Model '
             "judges (a clone does not copy judges); without judge labels every draw is a plain "
             "importance sample, unbiased but with nothing saved by a judge",
         )
@@ -67,7 +67,7 @@ def judged_inputs_problem(campaign: Campaign) -> Problem | None:
         "judge_without_labels",
         len(judges),
         names,
-        f"no model judge has labels on the pool yet: {next_step}; until then every draw is a plain "
+        f"model judge(s) without labels on the pool yet: {next_step}; until then every draw is a plain "
         "importance sample, unbiased but with nothing saved by a judge",
     )
 

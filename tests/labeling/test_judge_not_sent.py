@@ -41,6 +41,8 @@ def test_pairs_without_text_are_not_sent_not_cached_and_asked_once_the_texts_arr
         assert shown["skipped"] == 21 and shown["reasons"][0]["reason"] == "the document has no text"
         assert "21 pairs were not sent" in shown["warning"] and "then Run again" in shown["warning"]
         assert not JudgeCall.objects.filter(outcome__in=["label", "refusal"]).exists()
+        page = api(coordinator).get(f"/campaigns/{draft_campaign.pk}/")
+        assert "21 pairs were not sent: the document has no text (21)" in page.content.decode()
 
         texts_import(draft_campaign)
         again = run_to_end(judge)
