@@ -14,7 +14,7 @@ import json
 import tempfile
 import time
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from typing import Any
 
@@ -31,7 +31,7 @@ from estimation.judges.prompts import default_prompt
 from labeling.formats import upload_lines
 from labeling.models import Campaign, Judge, JudgeLabel, Topic
 from labeling.recompute import recompute_soon
-from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches
+from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches, uploads_check
 from sampling.judge_runs import judge_settings_problems, normalised_prompt, version_record
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
@@ -106,7 +106,7 @@ def judge_labels_import(*, judge: Judge, files: Sequence[UploadedFile]) -> Impor
     def labels(name: str, stream: Any) -> Iterator[JudgeLabelLine]:
         return iter_judge_labels(upload_lines(name, stream), name, y_max=y_max)
 
-    _check_files(files, labels)
+    uploads_check(files, labels)
     report = ImportReport(files=len(files))
     with _LabelWrites(judge, calibration=False) as writes:
         for name, stream in files:
@@ -140,7 +140,7 @@ def judge_calibration_import(
     def labels(name: str, stream: Any) -> Iterator[JudgeLabelLine]:
         return iter_judge_labels(upload_lines(name, stream), name, y_max=top)
 
-    _check_files(judge_labels, labels)
+    uploads_check(judge_labels, labels)
     own_topics = set(Topic.objects.filter(campaign=judge.campaign).values_list("qid", flat=True))
     report = ImportReport(files=len(judge_labels))
     dropped = 0
@@ -203,23 +203,6 @@ def calibration_set_words(judge: Judge) -> str:
         f"agreement on them: kappa {number(found.kappa)}, quadratic-weighted kappa "
         f"{number(found.weighted_kappa)}, leniency {found.leniency:+.2f} grades (judge minus humans)"
     )
-
-
-def _check_files(
-    files: Sequence[UploadedFile], labels: Callable[[str, Any], Iterator[JudgeLabelLine]]
-) -> None:
-    """Read every file to its end, keeping nothing; ImportFailed naming each bad file's error."""
-    if not files:
-        raise ImportFailed([InputFileError("(no file)", None, "no file was uploaded")])
-    errors: list[InputFileError] = []
-    for name, stream in files:
-        try:
-            for _ in labels(name, stream):
-                pass
-        except InputFileError as error:
-            errors.append(error)
-    if errors:
-        raise ImportFailed(errors)
 
 
 def _pair_key(qid: str, docno: str) -> str:

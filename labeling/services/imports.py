@@ -78,7 +78,9 @@ def batches(records: Iterable, size: int = BATCH_SIZE) -> Iterable[list]:
         yield batch
 
 
-def _check_files(files: Sequence[UploadedFile], records: Callable[[str, BinaryIO], Iterable[object]]) -> None:
+def uploads_check(
+    files: Sequence[UploadedFile], records: Callable[[str, BinaryIO], Iterable[object]]
+) -> None:
     """Read every file to its end with no transaction open, keeping nothing (bounded memory:
     the readers stream under the upload limits); ImportFailed naming each bad file's error."""
     if not files:
@@ -255,7 +257,7 @@ def topics_import(
         created = list(Topic.objects.filter(campaign=campaign, qid__in=new).values_list("pk", flat=True))
         return {Topic: created}, [_Changed(Topic, fields, replaced)]
 
-    _check_files(files, records)
+    uploads_check(files, records)
     report = ImportReport(files=len(files))
     # Runs name topics before their text comes: such a topic counts as "updated", and the report
     # says so, so that "0 new, 5 updated" is not mistaken for nothing new.
@@ -314,7 +316,7 @@ def documents_import(
         created = list(Document.objects.filter(campaign=campaign, docno__in=new).values_list("pk", flat=True))
         return {Document: created}, [_Changed(Document, fields, replaced)]
 
-    _check_files(files, records)
+    uploads_check(files, records)
     report = ImportReport(files=len(files))
     with _UploadWrites(gives_text=True) as writes:
         for name, stream in files:
@@ -462,7 +464,7 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
         report.unchanged += kept
         return {Topic: topic_stubs, Document: document_stubs, Judgment: inserted}, []
 
-    _check_files(files, records)
+    uploads_check(files, records)
     report = ImportReport(files=len(files))
     topic_cache = dict(Topic.objects.filter(campaign=campaign).values_list("qid", "id"))
     with _UploadWrites(gives_text=False) as writes:
@@ -572,7 +574,7 @@ def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Impor
         report.unchanged += len(batch) - in_pool
         return {}, [_Changed(PoolItem, ["prior"], earlier)]
 
-    _check_files(files, records)
+    uploads_check(files, records)
     report = ImportReport(files=len(files))
     try:
         with _UploadWrites(gives_text=False) as writes:
