@@ -164,6 +164,11 @@ def test_a_coordinator_uploads_a_judge_and_the_dashboard_certifies_it(
         low, high = (float(part) for part in interval.split(" to "))
         assert low <= float(certified) <= high
     assert "Kendall's tau" in text
+    # Run names show as written (upper-cased, "p_exp_bert" read as "P EXP BERT").
+    styles = page.eval_on_selector_all(
+        "table.judge-systems tbody th", "cells => cells.map(cell => getComputedStyle(cell).textTransform)"
+    )
+    assert styles and set(styles) == {"none"}, styles
     page.screenshot(path=str(screenshot_dir / "judges-dashboard.png"), full_page=True)
 
 
