@@ -199,6 +199,10 @@
           ? "No draw counted yet."
           : "Probability that " + leader + " is truly better: ",
         leader === null ? "" : el("b", { id: "p-order-right", text: percent(p) }),
+        // A one-sided chance can pass 95 % while the two-sided 95 % interval still holds 0.
+        leader !== null && difference.low !== null && difference.low <= 0 && difference.high >= 0
+          ? el("span", { id: "difference-unsettled", text: " (one-sided; the 95 % interval still holds 0, so the order is not settled at the 95 % level)" })
+          : "",
       ]),
     ]);
     box.append(text);
@@ -273,7 +277,9 @@
       for (const row of snapshot.systems || []) {
         if (row.metric !== metric || row.value === null) continue;
         if (!series.has(row.name)) series.set(row.name, []);
-        series.get(row.name).push({ spent: snapshot.spent, value: row.value, low: row.low, high: row.high, reliable: row.reliable !== false });
+        // An interval from too few topics (any-n bounds, often the whole range) is not drawn.
+        const trusted = row.reliable !== false;
+        series.get(row.name).push({ spent: snapshot.spent, value: row.value, low: trusted ? row.low : null, high: trusted ? row.high : null, reliable: trusted });
       }
     }
     const allNames = [...series.keys()];
