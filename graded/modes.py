@@ -50,6 +50,12 @@ PLANNING_FIELDS = {
     "custom_dcg",
 }
 
+
+def _has_judges(campaign: Campaign) -> bool:
+    """The judge exports' links show only where a model judge is."""
+    return campaign.judges.exists()
+
+
 GRADED_EXPORTS = (
     Export(
         "api-export-qrels",
@@ -113,6 +119,7 @@ GRADED_EXPORTS = (
         sampling.judges_json,
         stream=False,
         place="dashboard",
+        shown=_has_judges,
     ),
     Export(
         "api-export-judge-labels-csv",
@@ -122,6 +129,7 @@ GRADED_EXPORTS = (
         "text/csv; charset=utf-8",
         sampling.judge_labels_csv,
         place="dashboard",
+        shown=_has_judges,
     ),
     Export(
         "api-export-judge-calls-csv",
@@ -131,6 +139,7 @@ GRADED_EXPORTS = (
         "text/csv; charset=utf-8",
         sampling.judge_calls_csv,
         place="dashboard",
+        shown=_has_judges,
     ),
     Export(
         "api-export-judged-sample-csv",
@@ -141,6 +150,7 @@ GRADED_EXPORTS = (
         sampling.judged_sample_csv,
         stream=False,
         place="dashboard",
+        shown=_has_judges,
         note="per drawn item: q, sampling version, judge class, that version's h, human grade",
     ),
     Export(

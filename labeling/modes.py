@@ -48,6 +48,9 @@ class Export:
     stream: bool = True
     place: str = "campaign"  # where the link shows: "campaign" page or "dashboard"
     note: str = ""
+    # Whether the link shows for this campaign (None: always), e.g. a judge export only where a
+    # judge is; the download itself stays available either way.
+    shown: Callable[[Campaign], bool] | None = None
 
     def filename(self, campaign: Campaign) -> str:
         """The download's file name."""
@@ -313,7 +316,7 @@ def export_links(campaign: Campaign, place: str | None = None) -> list[dict[str,
     return [
         {"label": export.label, "url": reverse(export.name, args=[campaign.pk]), "note": export.note}
         for export in exports_of(campaign)
-        if place is None or export.place == place
+        if (place is None or export.place == place) and (export.shown is None or export.shown(campaign))
     ]
 
 

@@ -92,3 +92,19 @@ def test_per_topic_kappas_on_few_items_are_not_shown(
     # At most 7 items per topic both labelled: no per-topic kappa is shown, each row says why.
     rows = page.split('<tr data-topic="')[1:]
     assert rows and all("too few items" in row.split("</tr>")[0] for row in rows)
+
+
+def test_the_judge_exports_show_only_where_a_judge_is(
+    draft_campaign: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    client = Client()
+    client.force_login(coordinator)
+    url = f"/campaigns/{draft_campaign.pk}/dashboard/"
+    without = client.get(url).content.decode()
+    assert "export/judge-labels.csv" not in without and "export/judges.json" not in without
+    # The download itself answers either way.
+    assert client.get(f"/api/campaigns/{draft_campaign.pk}/export/judges.json").status_code == 200
+    judge_create(campaign=draft_campaign, name="lenient", model="m")
+    with_judge = client.get(url).content.decode()
+    for name in ("judges.json", "judge-labels.csv", "judge-calls.csv", "judged-sample.csv"):
+        assert f"export/{name}" in with_judge
