@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
 from array import array
 from collections.abc import Iterator, Sequence
 from datetime import date
@@ -28,6 +27,7 @@ from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
 from estimation.judges.prompts import default_prompt
+from labeling.db import brief_write
 from labeling.formats import upload_lines
 from labeling.models import Campaign, Judge, JudgeLabel, Topic
 from labeling.recompute import recompute_soon
@@ -266,8 +266,7 @@ class _LabelWrites:
 
     def store(self, rows: list[JudgeLabel]) -> int:
         """Replace the rows' pairs with the rows in one transaction; how many were replaced."""
-        started = time.monotonic()
-        with transaction.atomic():
+        with brief_write():
             earlier = self._earlier([(row.qid, row.docno) for row in rows])
             kept = [values for values in earlier if values["id"] <= self.floor]
             if kept:
@@ -276,11 +275,6 @@ class _LabelWrites:
                 JudgeLabel.objects.filter(pk__in=[values["id"] for values in earlier]).delete()
             created = JudgeLabel.objects.bulk_create(rows)
         self.stored.extend(row.pk for row in created)
-        if connection.vendor == "sqlite":
-            # A writer waiting on SQLite's lock polls with sleeps of up to 100 ms: leaving the lock
-            # free twice as long as it was held lets a waiting answer in on its next poll or so,
-            # rather than after many batches that happened to free it between two polls.
-            time.sleep(min(2 * (time.monotonic() - started), 0.2))
         return len(earlier)
 
     def _earlier(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from django.db.models import Exists, F, Max, Model, OuterRef
 from django.utils import timezone
 
 from estimation.formats.trec import InputFileError, LabelLine, QrelsLine, iter_labels, iter_qrels
+from labeling.db import brief_write
 from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import DocumentRecord, iter_documents_jsonl
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
@@ -140,8 +140,7 @@ class _UploadWrites:
 
     def store(self, write: Callable[[], tuple[dict[type[Model], list[int]], list[_Changed]]]) -> None:
         """Run `write` in one transaction; it returns the ids it created and the rows it changed."""
-        started = time.monotonic()
-        with transaction.atomic():
+        with brief_write():
             created, changed = write()
         for model, ids in created.items():
             self.created_ids.setdefault(model, array("q")).extend(ids)
@@ -151,10 +150,6 @@ class _UploadWrites:
                 self.changed.write(
                     json.dumps([rows.model._meta.label, rows.fields, rows.values]).encode() + b"\n"
                 )
-        if connection.vendor == "sqlite":
-            # A writer waiting on SQLite's lock polls with sleeps of up to 100 ms: leaving the lock
-            # free twice as long as it was held lets a waiting answer in on its next poll or so.
-            time.sleep(min(2 * (time.monotonic() - started), 0.2))
 
     def _take_back(self) -> None:
         self.changed.flush()
