@@ -50,19 +50,19 @@ system-packages:
 
 # The suite in three parts, each over TEST_PROCESSES processes (pytest-xdist; an idle process
 # takes queued tests from a busy one) but the last: everything but the `alone` tests on the
-# embedded SQLite; the database tests (tests/labeling, pairwise, sxs, training) again on a
-# throwaway PostgreSQL server (tests/servers.py starts it, pytest-django makes one test database
-# per process; tests/conftest.py fails this part if it skipped a test or ran too few); then the
+# embedded SQLite; the database-specific tests (marked `postgresql`: raw SQL, vendor branches, row
+# locks; tests/test_database_specific.py keeps the selection whole) again on a throwaway
+# PostgreSQL server (tests/servers.py starts it, pytest-django makes one test database per
+# process; tests/conftest.py fails this part if it skipped a test or ran too few); then the
 # `alone` tests one at a time (they assert wall-clock bounds over several processes of their own,
 # which a neighbouring test would skew). Two processes for the two cores (three were no faster:
 # 11:35 against 11:24).
 TEST_PROCESSES ?= 2
-POSTGRESQL_TESTS := tests/labeling tests/pairwise tests/sxs tests/training
 test: $(VENV)/.installed-dev system-packages
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
 	TEST_PART=postgresql $(BIN)/python -m tests.servers postgresql -- $(BIN)/python -m pytest \
-		-n $(TEST_PROCESSES) --dist worksteal -m "not servers and not slow and not alone" \
-		--durations=10 $(POSTGRESQL_TESTS)
+		-n $(TEST_PROCESSES) --dist worksteal -m "postgresql and not servers and not slow and not alone" \
+		--durations=10 tests
 	$(BIN)/python -m pytest -m alone
 
 bench: $(VENV)/.installed-dev

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
@@ -17,6 +18,9 @@ from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_create, campaign_update
 from labeling.services.imports import qrels_import, topics_import
 from tests.labeling.conftest import PASSWORD, upload
+
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
 
 
 def _client(user: AbstractBaseUser) -> Client:

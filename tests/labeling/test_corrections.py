@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
@@ -10,6 +11,9 @@ from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.services.corrections import judgment_discard
 from labeling.services.imports import qrels_import
 from tests.labeling.conftest import upload
+
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
 
 
 def test_it_reopens_the_task_of_a_discarded_assessor_judgment(

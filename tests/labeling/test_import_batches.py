@@ -21,6 +21,9 @@ from labeling.models import Campaign, Document, Judgment, PoolItem, Topic
 from labeling.services import imports
 from labeling.services.imports import ImportReport, UploadedFile
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 TOPICS = "".join(
     f'{{"id": "{qid}", "title": "topic {qid}"}}\n' for qid in ("1", "2", "3", "q4", "q5", "q6", "q7")
 )

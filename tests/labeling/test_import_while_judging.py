@@ -1,5 +1,8 @@
-"""A 1,000,000-line run imports into one campaign while two assessors judge in another: no
+"""A 250,000-line run imports into one campaign while two assessors judge in another: no
 error, and their requests stay fast (p95 under 500 ms), on SQLite and on PostgreSQL.
+
+Every batch of the import holds the write lock alike, so the bound is tested as well by a
+quarter of a million lines as by a million: `bench/bench_import_lock.py` runs the million.
 
 Every part is a process of its own, as in production (the web server's workers and the
 Celery worker that imports): the importer, and one process per assessor calling the services
@@ -14,13 +17,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from tests.conftest import REPO_ROOT
 
-TOPICS, DEPTH = 1000, 1000
+TEST_TOPICS, DEPTH = 250, 1000
 P95_SECONDS = 0.5
 
 SETUP = """
@@ -86,9 +90,9 @@ open(report, "w").write(json.dumps({"durations": durations, "errors": errors, "a
 """
 
 
-def _run_file(path: Path) -> None:
+def _run_file(path: Path, topics: int) -> None:
     with path.open("w") as out:
-        for topic in range(TOPICS):
+        for topic in range(topics):
             out.writelines(
                 f"{topic} Q0 doc-{topic}-{rank:04d} {rank} {DEPTH - rank}.25 big\n"
                 for rank in range(1, DEPTH + 1)
@@ -106,7 +110,9 @@ def _child(code: str, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
-def _import_while_judging(tmp_path: Path, database_url: str) -> None:
+def import_while_judging(tmp_path: Path, database_url: str, topics: int) -> dict[str, Any]:
+    """Import a run of `topics` x 1,000 lines while two assessor processes judge; what they saw:
+    the import's report, every request's duration and any error."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -121,7 +127,7 @@ def _import_while_judging(tmp_path: Path, database_url: str) -> None:
     assert setup.returncode == 0, setup.stderr[-3000:]
     ids = json.loads(setup.stdout.strip().splitlines()[-1])
     run = tmp_path / "big.run"
-    _run_file(run)
+    _run_file(run, topics)
     stop = tmp_path / "stop"
     reports = [tmp_path / "alice.json", tmp_path / "bob.json"]
     judges = [
@@ -137,22 +143,34 @@ def _import_while_judging(tmp_path: Path, database_url: str) -> None:
         for judge in judges:
             judge.communicate(timeout=60)
     assert importer.returncode == 0, err[-3000:]
-    imported = json.loads(out.strip().splitlines()[-1])
-    assert imported["lines"] == imported["entries"] == TOPICS * DEPTH
+    seen: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     durations: list[float] = []
+    seen["errors"], seen["answers"] = [], []
     for report in reports:
         measured = json.loads(report.read_text())
-        assert measured["errors"] == []
-        assert measured["answers"] > 10
+        seen["errors"] += measured["errors"]
+        seen["answers"].append(measured["answers"])
         durations.extend(measured["durations"])
-    p95 = float(np.percentile(durations, 95))
-    assert p95 < P95_SECONDS, f"p95 of the assessors' requests {p95 * 1000:.0f} ms during the import"
+    seen["requests"] = len(durations)
+    seen["p95_ms"] = 1000 * float(np.percentile(durations, 95))
+    seen["max_ms"] = 1000 * max(durations)
+    return seen
+
+
+def _assert_responsive(seen: dict[str, Any], topics: int) -> None:
+    assert seen["lines"] == seen["entries"] == topics * DEPTH
+    assert seen["errors"] == []
+    assert min(seen["answers"]) > 10, seen
+    p95 = seen["p95_ms"]
+    assert p95 < 1000 * P95_SECONDS, f"p95 of the assessors' requests {p95:.0f} ms during the import"
 
 
 @pytest.mark.slow
 @pytest.mark.alone
 def test_it_keeps_judging_responsive_during_a_big_import_on_sqlite(tmp_path: Path) -> None:
-    _import_while_judging(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    _assert_responsive(
+        import_while_judging(tmp_path, f"sqlite:///{tmp_path / 'db.sqlite3'}", TEST_TOPICS), TEST_TOPICS
+    )
 
 
 @pytest.mark.slow
@@ -161,4 +179,4 @@ def test_it_keeps_judging_responsive_during_a_big_import_on_sqlite(tmp_path: Pat
 def test_it_keeps_judging_responsive_during_a_big_import_on_postgresql(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    _import_while_judging(tmp_path, postgres_url)
+    _assert_responsive(import_while_judging(tmp_path, postgres_url, TEST_TOPICS), TEST_TOPICS)

@@ -24,6 +24,9 @@ from labeling.services.imports import ImportFailed, documents_import, qrels_impo
 from labeling.services.run_imports import runs_import
 from tests.labeling.conftest import upload
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 IMPORTERS = {
     "topics": topics_import,
     "documents": documents_import,

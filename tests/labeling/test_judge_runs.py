@@ -32,6 +32,9 @@ from sampling import (
 )
 from tests.chat_server import ChatServerState, chat_server, grade_of
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 TEMPLATE = (
     "Judge [{qid}/{docno}] for the query {query}.\n{document}\nAnswer ##final score: N, N in 0-{top_grade}."
 )

@@ -35,6 +35,9 @@ from sampling import (
 from sampling.estimates import estimates_compute
 from tests.labeling.conftest import RUN_A, RUN_B, upload
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 
 def human_grade(docno: str) -> int:
     """The assessors' grade in these tests: from the document's rank digit (d1-3 -> 2 ... )."""

@@ -30,6 +30,9 @@ from tests.concurrency import at_once
 from tests.faults import inserts_refused
 from tests.labeling.conftest import RUN_A, upload
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 
 def test_it_leases_distinct_items_and_records_the_draw_propensity(
     campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser

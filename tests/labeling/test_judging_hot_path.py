@@ -17,6 +17,9 @@ from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
 from tests.labeling.test_judging import _claim_at_once
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 
 @pytest.mark.django_db(transaction=True)
 def test_it_gives_each_of_several_racing_assessors_its_own_task(

@@ -21,7 +21,8 @@ from labeling.leases import (
 )
 from labeling.models import Campaign, Task
 
-pytestmark = pytest.mark.django_db
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
 
 
 def _open_task(campaign: Campaign) -> Task:

@@ -21,6 +21,9 @@ from sampling.state import judgments_fingerprint
 from tests.labeling.conftest import PASSWORD
 from tests.labeling.test_refresh import _queued_refreshes
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 
 def _judge(campaign: Campaign, assessor: AbstractBaseUser, grades: list[int]) -> list[Judgment]:
     made = []

@@ -25,6 +25,9 @@ from tests.conftest import REPO_ROOT
 from tests.labeling.test_refresh import _queued_refreshes
 from tests.labeling.workers import _database_url
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 HOLDER = """
 import sys, time
 import django

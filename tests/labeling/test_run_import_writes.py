@@ -28,6 +28,9 @@ from labeling.services.run_imports import runs_import
 from tests.conftest import REPO_ROOT
 from tests.labeling.conftest import upload
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 STORED = (Topic, Document, System, RankingEntry, PoolItem, Judgment, StagedRunLine)
 
 IMPORT_AND_DUMP = """

@@ -3,6 +3,7 @@ say exactly whether it is judged or has an open task, which is what a top-up rea
 
 from __future__ import annotations
 
+import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 
@@ -12,6 +13,9 @@ from labeling.services.campaigns import campaign_assessors_assign, campaign_star
 from labeling.services.imports import qrels_import
 from sampling.draws import BLOCKED_EXHAUSTED, draws_top_up
 from tests.labeling.conftest import upload
+
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
 
 
 def _covered_by_work(campaign: Campaign) -> set[tuple[int, int]]:

@@ -14,6 +14,9 @@ from labeling.services.preferences import shortcuts_update
 from labeling.shortcuts import ACTIONS, GRADED, PAIR, ShortcutsInvalid, judge_shortcuts, keys_validate
 from tests.labeling.conftest import PASSWORD
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 
 def test_it_keeps_todays_keys_as_defaults() -> None:
     defaults = {action.name: action.default for action in ACTIONS}

@@ -18,6 +18,9 @@ from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import JUDGE, ROLE_ADMIN, role_group
 from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 
 def _key(user: AbstractBaseUser) -> str:
     return Token.objects.get_or_create(user=user)[0].key

@@ -14,6 +14,9 @@ from pairwise import services
 from pairwise.models import TopKHeap
 from tests.concurrency import at_once
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 
 def _next_at_once(
     campaign_id: int, users: tuple[AbstractBaseUser, ...]

@@ -23,7 +23,8 @@ from pairwise.models import Comparison, PairTask, TopKHeap
 from tests.labeling.conftest import PASSWORD, upload
 from tests.pairwise.conftest import true_relevance
 
-pytestmark = pytest.mark.django_db
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
 
 
 def oracle(left: str, right: str) -> str:

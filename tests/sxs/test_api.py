@@ -17,7 +17,8 @@ from sxs import services
 from sxs.models import SxsAnswer, SxsTask
 from tests.concurrency import at_once
 
-pytestmark = pytest.mark.django_db
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
 
 Client = Callable[[AbstractBaseUser | None], APIClient]
 

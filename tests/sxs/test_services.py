@@ -20,7 +20,8 @@ from sxs.selectors import preference_data, side_bias, task_lists
 from tests.faults import inserts_refused
 from tests.sxs.conftest import QRELS, docno
 
-pytestmark = pytest.mark.django_db
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
 
 
 def answer_grades_first(campaign: Campaign, user: AbstractBaseUser) -> services.Item | None:

@@ -23,6 +23,9 @@ from training import exports, services
 from training.models import TrainingPool, TrainingRound, TrainingSelection
 from training.selectors import training_progress, training_summary
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 QUERIES, DOCS, FEATURES = 8, 12, 5
 
 
