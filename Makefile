@@ -58,6 +58,13 @@ system-packages:
 # which a neighbouring test would skew). Two processes for the two cores (three were no faster:
 # 11:35 against 11:24).
 TEST_PROCESSES ?= 2
+# The suite starts many Python processes (servers, workers, children): with bytecode caching off
+# (PYTHONDONTWRITEBYTECODE set, as on some CI images; set empty, it is off) each one compiles the
+# application again and pytest rewrites every test module again. One BLAS thread per process:
+# two test processes on two cores, where BLAS's own threads only contend (numeric tests: -13 %).
+test: export PYTHONDONTWRITEBYTECODE =
+test: export OPENBLAS_NUM_THREADS = 1
+test: export OMP_NUM_THREADS = 1
 test: $(VENV)/.installed-dev system-packages
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
 	TEST_PART=postgresql $(BIN)/python -m tests.servers postgresql -- $(BIN)/python -m pytest \

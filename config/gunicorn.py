@@ -4,6 +4,7 @@ Command-line flags override these (``--workers 5``, ``--bind 127.0.0.1:9000``).
 """
 
 import os
+import sys
 
 bind = "0.0.0.0:8000"
 # One process per core plus one, two threads each: requests spend much of their time waiting on
@@ -23,3 +24,14 @@ worker_connections = 20
 # instances on a machine (two checkouts, a test next to `make run`) would share it. Nothing here
 # uses it; operators who want it set --control-socket per instance.
 control_socket_disable = True
+
+# A request thread gives up the interpreter lock at every database call and must win it back
+# from any thread of its process that computes (an upload being read and checked). CPython lets
+# a computing thread keep the lock 5 ms before it is asked to yield, so a request that waits on
+# the database a few hundred times took 1.5-3.4 s beside a 1,000,000-line upload. Asked to yield
+# after 0.5 ms instead, it waits a tenth of that (bench/bench_upload_lock.py).
+SWITCH_INTERVAL_SECONDS = 0.0005
+
+
+def post_worker_init(worker: object) -> None:
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)

@@ -239,3 +239,17 @@ def test_make_run_listens_where_host_and_port_say() -> None:
         timeout=60,
     )
     assert "DEBUG=1" in dev.stdout and "--dev 127.0.0.1:8000" in dev.stdout
+
+
+def test_gunicorn_workers_ask_a_computing_thread_to_yield_after_half_a_millisecond() -> None:
+    # A request thread beside an upload being checked waits this long for the interpreter lock
+    # at each database call (bench/bench_upload_lock.py): CPython's default is 5 ms.
+    import runpy
+
+    config = runpy.run_path(str(REPO_ROOT / "config" / "gunicorn.py"))
+    before = sys.getswitchinterval()
+    try:
+        config["post_worker_init"](None)
+        assert sys.getswitchinterval() == pytest.approx(0.0005)
+    finally:
+        sys.setswitchinterval(before)

@@ -1,10 +1,12 @@
 """A large judge label upload while assessors answer through the API of a real server: no
-answer fails and none waits a second (the upload never holds the write lock while it parses).
+answer fails and none waits a second (the upload never holds the write lock while it parses,
+and the threads of the upload's own process get the interpreter lock back within 0.5 ms).
 
 The server is gunicorn with the production settings on the embedded default (SQLite, IMMEDIATE
-transactions); the assessors are threads with token auth, `GET /next/` then `POST /answer/`;
-the coordinator uploads a JSONL label file to `POST .../judges/{id}/labels/` meanwhile.
-`bench/bench_upload_lock.py` runs the same scenario with a million lines and prints the figures.
+transactions), one worker process: every assessor shares the process that reads and checks the
+upload, the worst case. The assessors are threads with token auth, `GET /next/` then
+`POST /answer/`; the coordinator uploads a JSONL label file to `POST .../judges/{id}/labels/`
+meanwhile. `bench/bench_upload_lock.py` runs the same scenario with a million lines to the end.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 SLOWEST_ANSWER_SECONDS = 1.0
-# Every batch holds the write lock alike, so the latency bound is tested as well by 20,000 lines
-# (80 batches) as by a million: bench/bench_upload_lock.py runs the million.
-TEST_LINES = 20_000
+# The upload is received, then read and checked whole (a few seconds for these lines), then stored
+# a batch per short transaction, every batch alike: the test watches the first 15 s, which cover
+# the reading, the check and the first batches; bench/bench_upload_lock.py runs a million lines
+# to the end. The stalls the switch interval removed (up to 3.4 s at a million lines) came and
+# went from run to run: this test can miss them, the benchmark's figures are the measure.
+TEST_LINES = 300_000
+WATCH_SECONDS = 15.0
 
 SETUP = """
 import io, json, django
@@ -147,9 +153,13 @@ def _multipart(filename: str, content: bytes) -> tuple[bytes, str]:
     return head + content + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
-def upload_while_judging(workdir: Path, lines: int, assessors: int = 3) -> UploadWhileJudging:
-    """Set up a running campaign, start gunicorn, let `assessors` threads judge, upload `lines`
-    judge labels meanwhile, and return the upload's time and every assessor request's latency."""
+def upload_while_judging(
+    workdir: Path, lines: int, assessors: int = 3, workers: int = 1, watch_seconds: float | None = None
+) -> UploadWhileJudging:
+    """Set up a running campaign, start gunicorn with `workers` processes, let `assessors` threads
+    judge, upload `lines` judge labels meanwhile, and return the upload's time and every assessor
+    request's latency: until the upload ends, or for its first `watch_seconds` (the server is then
+    stopped mid-upload; `upload_status` stays 0)."""
     from bench.http_support import free_port, wait_for_port
 
     env = {
@@ -183,7 +193,7 @@ def upload_while_judging(workdir: Path, lines: int, assessors: int = 3) -> Uploa
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
-            "2",
+            str(workers),
             "--threads",
             "4",
         ],
@@ -193,6 +203,7 @@ def upload_while_judging(workdir: Path, lines: int, assessors: int = 3) -> Uploa
         stderr=subprocess.STDOUT,
     )
     stop = threading.Event()
+    connection: http.client.HTTPConnection | None = None
     seen = UploadWhileJudging(upload_seconds=0.0, upload_status=0, upload_body=b"")
     threads = [
         threading.Thread(target=_assessor, args=(port, ids["tokens"][name], ids["campaign"], stop, seen))
@@ -210,17 +221,27 @@ def upload_while_judging(workdir: Path, lines: int, assessors: int = 3) -> Uploa
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1800)
         started = seen.upload_started = time.perf_counter()
         path = f"/api/campaigns/{ids['campaign']}/judges/{ids['judge']}/labels/"
-        seen.upload_status, seen.upload_body = _request(
-            connection, "POST", path, ids["tokens"]["carl"], body, kind
-        )
-        seen.upload_seconds = time.perf_counter() - started
-        connection.close()
+
+        def upload(connection: http.client.HTTPConnection) -> None:
+            try:
+                seen.upload_status, seen.upload_body = _request(
+                    connection, "POST", path, ids["tokens"]["carl"], body, kind
+                )
+            except OSError:
+                return  # the server was stopped mid-upload at the end of the watch
+            seen.upload_seconds = time.perf_counter() - started
+
+        uploader = threading.Thread(target=upload, args=(connection,), daemon=True)
+        uploader.start()
+        uploader.join(watch_seconds)
     finally:
         stop.set()
         for thread in threads:
             if thread.is_alive():
                 thread.join(120)
-        server.terminate()
+        if connection is not None:
+            connection.close()
+        server.kill()  # mid-upload, a graceful stop would wait for the upload
         server.wait(30)
         log.close()
     return seen
@@ -228,11 +249,10 @@ def upload_while_judging(workdir: Path, lines: int, assessors: int = 3) -> Uploa
 
 @pytest.mark.alone
 def test_it_keeps_every_answer_under_a_second_during_a_large_label_upload(tmp_path: Path) -> None:
-    seen = upload_while_judging(tmp_path, TEST_LINES)
+    seen = upload_while_judging(tmp_path, TEST_LINES, watch_seconds=WATCH_SECONDS)
     log = (tmp_path / "gunicorn.log").read_text(errors="replace")[-3000:]
-    assert seen.upload_status == 201, seen.upload_body[:2000]
-    assert json.loads(seen.upload_body)["lines"] == TEST_LINES
-    assert seen.answers > 10, (seen.summary(), log)
+    assert seen.upload_status == 0, seen.upload_body[:2000]  # still storing when the watch ended
+    assert seen.answers > 100, (seen.summary(), log)
     failed = [status for status in seen.statuses if status >= 500]
     assert not failed, (failed[:5], log)
     slowest = max(seen.latencies)
