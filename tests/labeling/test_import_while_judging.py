@@ -49,15 +49,17 @@ print(json.dumps({"judged": judged.pk, "big": big.pk}))
 """
 
 IMPORTER = """
-import json, sys, time, django
+import json, resource, sys, time, django
 django.setup()
 from labeling.services import campaigns, run_imports
 from labeling.models import Campaign, RankingEntry
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
 with open(sys.argv[2], "rb") as stream:
     report = run_imports.runs_import(campaign=campaign, files=[("big.run", stream)])
 print(json.dumps({"seconds": time.perf_counter() - started, "lines": report.lines,
+                  "peak_growth_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024,
                   "entries": RankingEntry.objects.filter(system__campaign=campaign).count()}))
 """
 

@@ -1,4 +1,9 @@
-"""A 1,000,000-line run imports in bounded memory (measured in a fresh process)."""
+"""A 400,000-line run imports in bounded memory (measured in a fresh process).
+
+The import holds one batch and one query's lines whatever the run's length, so a run of 400,000
+lines tests the bound as a million does, in less than half the time; holding the run itself
+would take twice the bound (170 MB as lists of split fields, by tracemalloc).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-TOPICS, DEPTH = 1000, 1000
+TOPICS, DEPTH = 400, 1000
 
 CHILD = """
 import json, os, resource, sys
@@ -35,7 +40,7 @@ print(json.dumps({"before_kb": before, "after_kb": after, "lines": report.lines,
 
 
 @pytest.mark.slow
-def test_it_imports_a_million_line_run_in_bounded_memory(tmp_path: Path) -> None:
+def test_it_imports_a_long_run_in_bounded_memory(tmp_path: Path) -> None:
     run = tmp_path / "big.run"
     with run.open("w") as out:
         for topic in range(TOPICS):
@@ -67,3 +72,4 @@ def test_it_imports_a_million_line_run_in_bounded_memory(tmp_path: Path) -> None
     # Holding the run (or a per-line index of it) would take several hundred MB; a bounded
     # import holds one batch and one query's lines.
     assert growth_mb < 80, f"peak memory grew by {growth_mb:.0f} MB during the import"
+    print(f"peak memory grew by {growth_mb:.0f} MB importing {TOPICS * DEPTH} lines")
