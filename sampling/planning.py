@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from estimation.formats.trec import Run
-from estimation.metrics.spec import Metric
 from estimation.simulation.planner import (
     PlannerRow,
     applicable_strategies,
@@ -33,6 +32,7 @@ from sampling.judged import external_calibration_of
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import campaign_pool, focus_indices
+from sampling.strategies import planned_strategies, planning_metric
 
 # Campaigns replayed per strategy: coverage to about 1.5 points in a second or two.
 PLAN_REPETITIONS = 200
@@ -43,30 +43,6 @@ MEANINGFUL_SAVING = 0.1
 # 2,000,000 a second on one core, a few bytes each), and the largest budget against the pool.
 PLAN_MAX_DRAWS = 10_000_000
 PLAN_MAX_POOL_MULTIPLE = 100
-
-STRATEGY_WORDS = {
-    "passive": ("Topics at random", "every document of a randomly drawn topic is judged"),
-    "active": (
-        "Uncertain topics first",
-        "topics whose metric the label model is least sure of, per unit of cost, are judged first",
-    ),
-    "items": (
-        "Single documents",
-        "single documents are drawn where they can change the metric most; DCG only",
-    ),
-    "judged": (
-        "Model labels + human sample",
-        "a model judge labelled every document; assessors judge where the calibrated judge is least "
-        "sure, and the estimate corrects the judge with them; DCG only",
-    ),
-}
-PAPERS = {
-    "passive": "Sawade et al. 2013, the passive baseline",
-    "active": "Sawade et al. 2013, cost-sensitive active evaluation",
-    "items": "Schnabel et al. 2016, item-level importance sampling",
-    "judged": "prediction-powered inference with importance-sampled human labels (Angelopoulos et al. "
-    "2023; Zrnic and Candes 2024)",
-}
 
 
 def _runs(arrays: PoolArrays, order: list[int]) -> list[Run]:
@@ -157,9 +133,7 @@ def campaign_plan(
     arrays = pool_arrays_for(campaign)
     if arrays.n_topics == 0 or not arrays.system_names:
         raise ValueError("import runs first: the pool is empty")
-    metric = campaign_metric(campaign)
-    if metric.name == "nDCG":  # plans with DCG at the same cutoff, as sampling does
-        metric = Metric("DCG", metric.cutoff, gain=metric.gain, y_max=metric.y_max)
+    metric = planning_metric(campaign_metric(campaign))
     focus = focus_indices(campaign, arrays)
     goal, planned_for = _goal_and_systems(campaign, focus)
     order = focus + [s for s in range(len(arrays.system_names)) if s not in focus]
@@ -249,8 +223,8 @@ def campaign_plan(
         "unplanned": notes + _unplanned(rows, savings, width, advice_budget, pooled),
         "recommendation": _recommendation(rows, savings, advice_budget, savings_against_items),
         "strategies": {
-            name: {"label": words[0], "help": words[1], "paper": PAPERS[name]}
-            for name, words in STRATEGY_WORDS.items()
+            name: {"label": strategy.plan_words[0], "help": strategy.plan_words[1], "paper": strategy.paper}
+            for name, strategy in planned_strategies().items()
             if name != "judged" or name in strategies
         },
     }
@@ -299,7 +273,7 @@ def _unplanned(
 ) -> list[str]:
     """What the replay could not tell, in plain words (the numbers it leaves empty, and the
     budgets beyond the pool, which plan alike)."""
-    words = {name: label for name, (label, _) in STRATEGY_WORDS.items()}
+    words = {name: strategy.plan_words[0] for name, strategy in planned_strategies().items()}
     notes = []
     beyond = sorted({row.budget for row in rows if row.budget > pooled})
     if beyond:
@@ -362,9 +336,9 @@ def _recommendation(
         return {
             "strategy": "passive",
             "text": f"At {budget:g} judgments {reason}.",
-            "paper": PAPERS["passive"],
+            "paper": planned_strategies()["passive"].paper,
         }
-    label, how = STRATEGY_WORDS[best]
+    label, how = planned_strategies()[best].plan_words
     against_items = (savings_against_items or {}).get(best)
     if best == "judged":
         items_words = (
@@ -380,5 +354,5 @@ def _recommendation(
         "text": f"{label}: {how}. Of the strategies planned it has the smallest typical error at "
         f"{budget:g} judgments, and for the same error it needs about {100 * worth[best]:.0f} % less "
         f"budget than topics at random{items_words}.",
-        "paper": PAPERS[best],
+        "paper": planned_strategies()[best].paper,
     }

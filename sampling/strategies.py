@@ -18,7 +18,9 @@ Item level (one unit = a (topic, document) pair), with replacement (Schnabel et 
 A strategy computes the distribution; its `Level` says what a draw is (a topic or an item)
 and how the draws become estimates, new-run evaluations and exports. Callers ask
 `strategy_for(campaign)` and call methods: no other module switches on the level's name. A new
-strategy is one class here, registered in `STRATEGIES` (and a `Campaign.Strategy` choice).
+strategy is one class here, registered in `STRATEGIES` (and a `Campaign.Strategy` choice); the
+class also says how the campaign planner names, explains and replays it (`planned_as`,
+`plan_words`, `paper`).
 `sampling.draws.draws_top_up` draws.
 """
 
@@ -245,6 +247,12 @@ class SamplingStrategy(ABC):
 
     name: ClassVar[str]
     level: ClassVar[Level]
+    # The campaign planner (sampling.planning): the numeric core's replay of this strategy
+    # (estimation.simulation.planner.PLANNED; None: the planner does not replay it), its name and
+    # what it does in plain words, and the paper it comes from.
+    planned_as: ClassVar[str | None] = None
+    plan_words: ClassVar[tuple[str, str]] = ("", "")
+    paper: ClassVar[str] = ""
 
     def validate(self, metric: Metric) -> None:
         """ValueError when the campaign's settings do not suit the strategy."""
@@ -327,6 +335,9 @@ class PassiveStrategy(QueryStrategy):
     """Topics uniformly at random with replacement: q = p (Sawade et al.'s passive baseline)."""
 
     name = "passive"
+    planned_as = "passive"
+    plan_words = ("Topics at random", "every document of a randomly drawn topic is judged")
+    paper = "Sawade et al. 2013, the passive baseline"
 
     def distribution(
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
@@ -343,6 +354,12 @@ class PassiveStrategy(QueryStrategy):
 
 class ActiveStrategy(QueryStrategy):
     name = "active"
+    planned_as = "active"
+    plan_words = (
+        "Uncertain topics first",
+        "topics whose metric the label model is least sure of, per unit of cost, are judged first",
+    )
+    paper = "Sawade et al. 2013, cost-sensitive active evaluation"
 
 
 class ActiveUniformLabelsStrategy(QueryStrategy):
@@ -360,6 +377,12 @@ class ItemStrategy(SamplingStrategy):
 
     name = "items"
     level = ITEM_LEVEL
+    planned_as = "items"
+    plan_words = (
+        "Single documents",
+        "single documents are drawn where they can change the metric most; DCG only",
+    )
+    paper = "Schnabel et al. 2016, item-level importance sampling"
 
     def distribution(
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
@@ -391,6 +414,16 @@ class JudgedStrategy(SamplingStrategy):
 
     name = "judged"
     level = JUDGED_LEVEL
+    planned_as = "judged"
+    plan_words = (
+        "Model labels + human sample",
+        "a model judge labelled every document; assessors judge where the calibrated judge is least "
+        "sure, and the estimate corrects the judge with them; DCG only",
+    )
+    paper = (
+        "prediction-powered inference with importance-sampled human labels (Angelopoulos et al. "
+        "2023; Zrnic and Candes 2024)"
+    )
 
     def distribution(
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
@@ -432,6 +465,11 @@ STRATEGIES: dict[str, SamplingStrategy] = {
         JudgedStrategy(),
     )
 }
+
+
+def planned_strategies() -> dict[str, SamplingStrategy]:
+    """The strategies the campaign planner replays, by their name in the numeric core's planner."""
+    return {strategy.planned_as: strategy for strategy in STRATEGIES.values() if strategy.planned_as}
 
 
 def strategy_for(campaign: Campaign) -> SamplingStrategy:

@@ -35,7 +35,7 @@ and `simulate_item_level` with that generator reproduce a repetition draw for dr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,12 +50,12 @@ from estimation.sampling.items import item_sampling_distribution, system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.pool_build import build_pool
 from estimation.sampling.queries import optimal_query_distribution, passive_distribution
+from estimation.sampling.results import SamplingDistribution
 from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
 from estimation.simulation.judged import JudgedReplay, replay_external, replay_internal
 
 Strategy = Literal["passive", "active", "items", "judged"]
 PlannerGoal = Literal["one", "difference"]
-STRATEGIES: tuple[str, ...] = ("passive", "active", "items", "judged")
 GOAL_SYSTEMS = {"one": 1, "difference": 2}
 DEFAULT_TOPIC_MULTIPLES = (10, 20, 40)
 """Default budgets: the cost of about this many topics (times the mean pooled topic cost)."""
@@ -298,7 +298,7 @@ def plan_budgets(
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     rows = []
     for strategy in chosen:
-        outcome = _replay_strategy(replay, strategy, budget_array, int(repetitions), int(seed), confidence)
+        outcome = PLANNED[strategy].replay(replay, budget_array, int(repetitions), int(seed), confidence)
         rows += [
             _summarise(strategy, budget, replay.truth, *outcome[b]) for b, budget in enumerate(budget_array)
         ]
@@ -307,14 +307,14 @@ def plan_budgets(
 
 def applicable_strategies(metric: Metric, *, judge: bool = False) -> tuple[str, ...]:
     """The strategies that can estimate ``metric`` (``judged`` only when a judge is replayed)."""
-    return tuple(strategy for strategy in STRATEGIES if _refusal(strategy, metric, judge) is None)
+    return tuple(name for name, planned in PLANNED.items() if planned.refusal(metric, judge) is None)
 
 
 def check_strategy(strategy: str, metric: Metric, *, judge: bool = False) -> None:
     """ValueError for an unknown strategy or one that cannot estimate ``metric``."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
-    reason = _refusal(strategy, metric, judge)
+    if strategy not in PLANNED:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(PLANNED)}")
+    reason = PLANNED[strategy].refusal(metric, judge)
     if reason is not None:
         raise ValueError(f"strategy {strategy} cannot estimate {metric}: {reason}")
 
@@ -370,13 +370,25 @@ def _line(x: np.ndarray, y: np.ndarray, i: int, at: float) -> float:
     return float(y[i] + (y[i + 1] - y[i]) * (at - x[i]) / (x[i + 1] - x[i]))
 
 
-def _refusal(strategy: str, metric: Metric, judge: bool) -> str | None:
-    if strategy == "active" and metric.name == "nDCG":
+def _active_refusal(metric: Metric, judge: bool) -> str | None:
+    if metric.name == "nDCG":
         return "its sampling distribution needs DCG@K or ERR@K (nDCG is reported, not planned)"
-    if strategy in ("items", "judged") and not metric.is_linear_in_labels:
+    return None
+
+
+def _items_refusal(metric: Metric, judge: bool) -> str | None:
+    if not metric.is_linear_in_labels:
         return "item-level sampling needs a metric linear in the labels (DCG@K)"
-    if strategy == "judged" and not judge:
-        return "it needs a model judge's labels of the pool (--judge)"
+    return None
+
+
+def _judged_refusal(metric: Metric, judge: bool) -> str | None:
+    if not judge:
+        return _items_refusal(metric, judge) or "it needs a model judge's labels of the pool (--judge)"
+    return _items_refusal(metric, judge)
+
+
+def _any_metric(metric: Metric, judge: bool) -> str | None:
     return None
 
 
@@ -384,60 +396,78 @@ def _refusal(strategy: str, metric: Metric, judge: bool) -> str | None:
 _Outcome = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def _replay_strategy(
-    replay: Replay, strategy: str, budgets: np.ndarray, repetitions: int, seed: int, confidence: float
+def _replay_query_level(
+    replay: Replay,
+    distribution: SamplingDistribution,
+    budgets: np.ndarray,
+    repetitions: int,
+    seed: int,
+    confidence: float,
 ) -> list[_Outcome]:
-    pool, scale = replay.pool, replay.scale
     shape = (len(budgets), repetitions)
     estimates, lows, highs, topics, spent = (np.zeros(shape) for _ in range(5))
-    if strategy == "judged":
-        outcomes = _replay_judged(replay, budgets, repetitions, seed, confidence)
-        return [(e * scale, low * scale, high * scale, t, s) for e, low, high, t, s in outcomes]
-    if strategy == "items":
-        distribution = item_sampling_distribution(pool, replay.metric, replay.goal, replay.systems)
-        weights = [system_weights(pool, replay.metric, system) for system in replay.systems]
-        target = weights[0] if replay.goal == "one" else weights[0] - weights[1]
-        gain_max = float(replay.metric.gain_table().max())
-        for r in range(repetitions):
-            result = simulate_item_level_batch(
-                replay.utility,
-                distribution,
-                target[None],
-                1,
-                np.random.default_rng([seed, r]),
-                budget=budgets,
-                item_cost=pool.item_cost,
-                confidence=confidence,
-            )
-            low, high = result.interval("clt")
-            factor = gain_max * scale
-            estimates[:, r], lows[:, r], highs[:, r] = (
-                a[:, 0, 0] * factor for a in (result.estimates, low, high)
-            )
-            spent[:, r] = result.spent[:, 0]
-            topics[:, r] = _item_topics_judged(distribution.q, result.n_draws[:, 0], seed, r)
-    else:
-        if strategy == "passive":
-            distribution = passive_distribution(pool, query_cost=replay.topic_cost)
-        else:
-            distribution = optimal_query_distribution(
-                pool, replay.metric, replay.goal, replay.systems, query_cost=replay.topic_cost
-            )
-        for r in range(repetitions):
-            batch = simulate_query_level_batch(
-                replay.topic_values,
-                replay.topic_cost,
-                distribution,
-                pool.query_weight,
-                budgets,
-                1,
-                np.random.default_rng([seed, r]),
-                confidence=confidence,
-            )
-            low, high = batch.interval()
-            estimates[:, r], lows[:, r], highs[:, r] = (a[:, 0] * scale for a in (batch.estimates, low, high))
-            spent[:, r] = batch.spent[:, 0]
-            topics[:, r] = batch.n_judged[:, 0]
+    for r in range(repetitions):
+        batch = simulate_query_level_batch(
+            replay.topic_values,
+            replay.topic_cost,
+            distribution,
+            replay.pool.query_weight,
+            budgets,
+            1,
+            np.random.default_rng([seed, r]),
+            confidence=confidence,
+        )
+        low, high = batch.interval()
+        scale = replay.scale
+        estimates[:, r], lows[:, r], highs[:, r] = (a[:, 0] * scale for a in (batch.estimates, low, high))
+        spent[:, r] = batch.spent[:, 0]
+        topics[:, r] = batch.n_judged[:, 0]
+    return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
+
+
+def _replay_passive(
+    replay: Replay, budgets: np.ndarray, repetitions: int, seed: int, confidence: float
+) -> list[_Outcome]:
+    distribution = passive_distribution(replay.pool, query_cost=replay.topic_cost)
+    return _replay_query_level(replay, distribution, budgets, repetitions, seed, confidence)
+
+
+def _replay_active(
+    replay: Replay, budgets: np.ndarray, repetitions: int, seed: int, confidence: float
+) -> list[_Outcome]:
+    distribution = optimal_query_distribution(
+        replay.pool, replay.metric, replay.goal, replay.systems, query_cost=replay.topic_cost
+    )
+    return _replay_query_level(replay, distribution, budgets, repetitions, seed, confidence)
+
+
+def _replay_items(
+    replay: Replay, budgets: np.ndarray, repetitions: int, seed: int, confidence: float
+) -> list[_Outcome]:
+    pool = replay.pool
+    shape = (len(budgets), repetitions)
+    estimates, lows, highs, topics, spent = (np.zeros(shape) for _ in range(5))
+    distribution = item_sampling_distribution(pool, replay.metric, replay.goal, replay.systems)
+    weights = [system_weights(pool, replay.metric, system) for system in replay.systems]
+    target = weights[0] if replay.goal == "one" else weights[0] - weights[1]
+    factor = float(replay.metric.gain_table().max()) * replay.scale
+    for r in range(repetitions):
+        result = simulate_item_level_batch(
+            replay.utility,
+            distribution,
+            target[None],
+            1,
+            np.random.default_rng([seed, r]),
+            budget=budgets,
+            item_cost=pool.item_cost,
+            confidence=confidence,
+        )
+        low, high = result.interval("clt")
+        estimates[:, r], lows[:, r], highs[:, r] = (
+            a[:, 0, 0] * factor for a in (result.estimates, low, high)
+        )
+        spent[:, r] = result.spent[:, 0]
+        topics[:, r] = _item_topics_judged(distribution.q, result.n_draws[:, 0], seed, r)
     return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
 
 
@@ -458,10 +488,13 @@ def _replay_judged(
         n_slots=pool.n_slots,
     )
     if replay.judge_calibration is not None:
-        return replay_external(
+        outcomes = replay_external(
             judged, replay.judge_calibration, budgets, repetitions, seed, confidence=confidence
         )
-    return replay_internal(judged, budgets, repetitions, seed, confidence=confidence)
+    else:
+        outcomes = replay_internal(judged, budgets, repetitions, seed, confidence=confidence)
+    scale = replay.scale
+    return [(e * scale, low * scale, high * scale, n, s) for e, low, high, n, s in outcomes]
 
 
 def _item_topics_judged(q: np.ndarray, n_draws: np.ndarray, seed: int, repetition: int) -> np.ndarray:
@@ -520,3 +553,31 @@ __all__ = [
     "prepare_replay",
     "saving",
 ]
+
+
+# Per budget: estimates, lows, highs, topics judged, spent, from (replay, budgets, repetitions,
+# seed, confidence).
+_Replayer = Callable[[Replay, np.ndarray, int, int, float], list[_Outcome]]
+
+
+@dataclass(frozen=True)
+class PlannedStrategy:
+    """How the planner replays one sampling strategy: `replay` runs its seeded campaigns at every
+    budget; `refusal` says why it cannot estimate a metric (None when it can), given whether a
+    judge's labels are replayed. The app's strategies name theirs (`planned_as`)."""
+
+    name: str
+    replay: _Replayer
+    refusal: Callable[[Metric, bool], str | None] = _any_metric
+
+
+PLANNED: dict[str, PlannedStrategy] = {
+    planned.name: planned
+    for planned in (
+        PlannedStrategy("passive", _replay_passive),
+        PlannedStrategy("active", _replay_active, _active_refusal),
+        PlannedStrategy("items", _replay_items, _items_refusal),
+        PlannedStrategy("judged", _replay_judged, _judged_refusal),
+    )
+}
+STRATEGIES: tuple[str, ...] = tuple(PLANNED)

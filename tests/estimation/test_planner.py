@@ -223,3 +223,27 @@ def test_it_matches_an_independent_replay_of_the_same_seeds(robust: tuple[dict, 
         assert row.mean == pytest.approx(np.mean(estimates), abs=1e-9), row.strategy
         assert row.coverage == np.mean(covered), row.strategy
         assert row.topics_judged == np.mean(topics), row.strategy
+
+
+def test_a_strategy_registered_with_the_planner_is_replayed_and_refused_by_its_own_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The planner's seam: a strategy is a PlannedStrategy in PLANNED (no if-chain to extend)."""
+    from estimation.simulation import planner
+
+    def replay_truth(replay, budgets, repetitions, seed, confidence):  # type: ignore[no-untyped-def]
+        exact = np.full(repetitions, replay.truth)
+        return [(exact, exact, exact, np.ones(repetitions), np.full(repetitions, b)) for b in budgets]
+
+    def only_dcg(metric: Metric, judge: bool) -> str | None:
+        return None if metric.name == "DCG" else "DCG only"
+
+    oracle = planner.PlannedStrategy("oracle", replay_truth, only_dcg)
+    monkeypatch.setitem(planner.PLANNED, "oracle", oracle)
+    replay = prepare_replay(QRELS, [RUN_A, RUN_B], METRIC, "one")
+    (row,) = plan_budgets(replay, ["oracle"], [2.0], repetitions=3)
+    assert row.strategy == "oracle" and row.rmse == 0.0 and row.spent == 2.0
+    assert "oracle" in planner.applicable_strategies(METRIC)
+    assert "oracle" not in planner.applicable_strategies(Metric.parse("ERR@2", y_max=1))
+    with pytest.raises(ValueError, match="cannot estimate ERR@2: DCG only"):
+        plan_budgets(prepare_replay(QRELS, [RUN_A, RUN_B], Metric.parse("ERR@2", y_max=1), "one"), ["oracle"])

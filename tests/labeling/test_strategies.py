@@ -85,3 +85,14 @@ def test_it_exports_q_per_topic_or_per_pair_and_nothing_when_q_no_longer_fits() 
     ]
     assert QUERY_LEVEL.sampling_rows(per_pair, arrays) == []
     assert ITEM_LEVEL.sampling_rows(per_topic, arrays) == []
+
+
+def test_the_planner_replays_exactly_the_strategies_the_core_can_replay_and_explains_each() -> None:
+    from estimation.simulation.planner import PLANNED
+    from sampling.strategies import planned_strategies
+
+    planned = planned_strategies()
+    assert set(planned) == set(PLANNED)
+    for name, strategy in planned.items():
+        label, how = strategy.plan_words
+        assert label and how and strategy.paper, f"{name}: the planner shows its words and paper"
