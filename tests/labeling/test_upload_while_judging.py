@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -31,8 +32,8 @@ SLOWEST_ANSWER_SECONDS = 1.0
 # The upload is received, then read and checked whole (a few seconds for these lines), then stored
 # a batch per short transaction, every batch alike: the test watches the first 15 s, which cover
 # the reading, the check and the first batches; bench/bench_upload_lock.py runs a million lines
-# to the end. The stalls the switch interval removed (up to 3.4 s at a million lines) came and
-# went from run to run: this test can miss them, the benchmark's figures are the measure.
+# to the end. With CPython's default 5 ms switch interval (config/gunicorn.py sets 0.5 ms) this
+# test failed twice in two runs, its slowest request 2.7 and 3.2 s.
 TEST_LINES = 300_000
 WATCH_SECONDS = 15.0
 
@@ -201,6 +202,7 @@ def upload_while_judging(
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: killed whole, workers included
     )
     stop = threading.Event()
     connection: http.client.HTTPConnection | None = None
@@ -241,7 +243,9 @@ def upload_while_judging(
                 thread.join(120)
         if connection is not None:
             connection.close()
-        server.kill()  # mid-upload, a graceful stop would wait for the upload
+        # Mid-upload a graceful stop would wait for the upload; killing only the arbiter would
+        # leave the worker storing it.
+        os.killpg(server.pid, signal.SIGKILL)
         server.wait(30)
         log.close()
     return seen
