@@ -102,6 +102,7 @@ def main() -> None:
         from labeling.services.run_imports import runs_import
         from sampling.draws import draws_top_up
         from sampling.estimates import snapshot_record
+        from sampling.focus import focus_indices
         from sampling.label_model import (
             cost_model_fit,
             item_features,
@@ -109,7 +110,7 @@ def main() -> None:
             label_model_fit,
         )
         from sampling.pool_arrays import pool_arrays_build, pool_arrays_for, pool_arrays_forget
-        from sampling.state import campaign_pool, focus_indices, sampling_state_refresh
+        from sampling.state import campaign_pool, sampling_state_refresh
         from sampling.strategies import strategy_for
 
         admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")

@@ -19,6 +19,7 @@ from sampling.exports import (
     estimates_history_json,
     sampling_csv,
 )
+from sampling.focus import compared_systems
 from sampling.judge_labels import (
     judge_calibration_import,
     judge_choose_for_sampling,
@@ -50,7 +51,7 @@ from sampling.judge_runs import (
 from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
 from sampling.pool_arrays import pool_depth_of
-from sampling.state import compared_systems, sampling_per_topic, sampling_state_refresh
+from sampling.state import sampling_per_topic, sampling_state_refresh
 from sampling.strategies import STRATEGIES, strategy_for
 
 __all__ = [

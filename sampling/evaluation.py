@@ -22,26 +22,14 @@ import numpy as np
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
-from estimation.metrics.spec import Metric
-from estimation.metrics.values import metric_values
-from estimation.sampling.estimators import query_level_estimate, unreachable_mass
-from estimation.sampling.item_estimators import reuse_estimate
 from labeling.models import Campaign, Judgment, RankingEntry, System
-from labeling.selectors import campaign_spent
 from labeling.services.imports import UploadedFile
 from labeling.services.run_imports import runs_import
-from sampling.estimates import (
-    counted_query_draws,
-    estimand_share,
-    in_estimand,
-    item_draws,
-    query_weight_bound,
-)
+from sampling.estimates import estimand_share, in_estimand
 from sampling.label_model import judged_grades
+from sampling.level_estimates import RunLayout
 from sampling.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
-from sampling.strategies import RunLayout, strategy_for
-
-WARNING_SHARE = 0.0
+from sampling.strategies import strategy_for
 
 
 def evaluation_runs_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> list[System]:
@@ -77,7 +65,8 @@ def run_evaluate(campaign: Campaign, system: System) -> dict[str, Any]:
     """The run's estimate of the campaign's metric from the stored draws, and the share of its
     weight the draws could not reach (with a warning text when it is not 0)."""
     arrays = pool_arrays_for(campaign)
-    level = strategy_for(campaign).level
+    strategy = strategy_for(campaign)
+    level = strategy.level
     metric = level.evaluation_metric(campaign)
     cutoff = metric.cutoff
     topic, position, document = _run_positions(system, arrays, cutoff)
@@ -127,118 +116,6 @@ def run_evaluate(campaign: Campaign, system: System) -> dict[str, Any]:
     )
     # Over the campaign's topics, as the dashboard's estimates (`in_estimand`).
     return in_estimand(
-        level.run_estimate(campaign, arrays, grades, metric, run, result), estimand_share(campaign, arrays)
+        level.run_estimate(campaign, arrays, grades, metric, run, result, strategy.weight_bound(campaign)),
+        estimand_share(campaign, arrays),
     )
-
-
-def query_level_run_estimate(
-    campaign: Campaign,
-    arrays: PoolArrays,
-    grades: np.ndarray,
-    metric: Metric,
-    run: RunLayout,
-    result: dict[str, Any],
-) -> dict[str, Any]:
-    """Query level: L_new(x) of every counted query draw (module docstring)."""
-    ranked, judged, discount = run.ranked, run.judged, run.discount
-    topics, propensities = counted_query_draws(campaign, arrays, grades)
-    if topics.size == 0:
-        result["warning"] = "no drawn topic is fully judged yet"
-        return result
-    matrix = np.where(ranked & ~judged, 0, run.grades)
-    matrix = np.where(ranked, matrix, EMPTY)
-    ideal = np.where(arrays.slot_used & (grades >= 0), grades, EMPTY) if metric.name == "nDCG" else None
-    values = metric_values(matrix, metric, ideal_grade_matrix=ideal)
-    estimate = query_level_estimate(
-        values[topics],
-        propensities,
-        np.full(topics.size, 1.0 / arrays.n_topics),
-        topics=topics,
-        budget_spent=campaign_spent(campaign)[1],
-        value_bounds=metric.value_bounds(),
-        weight_bound=query_weight_bound(campaign),
-    )
-    drawn = np.zeros(arrays.n_topics, dtype=bool)
-    drawn[topics] = True
-    weights = np.where(ranked & drawn[:, None], discount, 0.0)
-    mass = unreachable_mass(weights, judged | ~ranked)
-    total = float(weights.sum())
-    return _finish(result, estimate, mass, total)
-
-
-def item_level_run_estimate(
-    campaign: Campaign,
-    arrays: PoolArrays,
-    grades: np.ndarray,
-    metric: Metric,
-    run: RunLayout,
-    result: dict[str, Any],
-) -> dict[str, Any]:
-    """Item level: `estimation.reuse_estimate` with the run's weights (module docstring)."""
-    topic, position, in_pool, slot, discount = run.topic, run.position, run.in_pool, run.slot, run.discount
-    m, n = arrays.slot_used.shape
-    cutoff = metric.cutoff
-    # P(x, z; S_new) over the pool's slots, and over the run's own positions (for the mass).
-    weights = np.zeros((m, n))
-    weights[topic[in_pool], slot[in_pool]] = discount[0, position[in_pool]]
-    run_weights = np.zeros((m, cutoff))
-    run_weights[topic, position] = discount[0, position]
-    support = np.zeros((m, n), dtype=bool)
-    rows = np.broadcast_to(np.arange(m)[:, None], arrays.rankings.shape[1:])
-    for ranking in arrays.rankings[:, :, :cutoff]:
-        filled = ranking >= 0
-        support[rows[:, :cutoff][filled], ranking[filled]] = True
-    reachable = np.zeros((m, cutoff), dtype=bool)
-    reachable[topic[in_pool], position[in_pool]] = support[topic[in_pool], slot[in_pool]]
-    draws = item_draws(campaign)
-    draw_topic, draw_slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
-    counted = draw_topic >= 0
-    counted[counted] = grades[draw_topic[counted], draw_slot[counted]] >= 0
-    if not counted.any():
-        result["warning"] = "no drawn item is judged yet"
-        return result
-    gains = metric.gain_table()
-    labels = gains[grades[draw_topic[counted], draw_slot[counted]]] / gains.max()
-    scale = float(gains.max())
-    lowest, highest = metric.value_bounds()
-    reuse = reuse_estimate(
-        labels,
-        weights[draw_topic[counted], draw_slot[counted]],
-        draws[counted, 2],
-        pool_target_weights=run_weights,
-        pool_reachable=reachable,
-        value_bounds=(lowest / scale, highest / scale),
-    )
-    scaled = reuse.estimate.scaled(scale)
-    return _finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
-
-
-def _finish(result: dict[str, Any], estimate: Any, mass: float, total: float) -> dict[str, Any]:
-    def number(value: float) -> float | None:
-        return None if not np.isfinite(value) else float(value)
-
-    share = mass / total if total > 0 else 0.0
-    # The core cut every interval to the metric's range; below the reliability threshold the
-    # any-n bounds replace the CLT-type interval, as on the dashboard.
-    low, high = estimate.low, estimate.high
-    if not estimate.reliable and np.isfinite(estimate.any_n_low) and np.isfinite(estimate.any_n_high):
-        low, high = estimate.any_n_low, estimate.any_n_high
-    result.update(
-        value=number(estimate.value),
-        se=number(estimate.standard_error),
-        low=number(low),
-        high=number(high),
-        reliable=bool(estimate.reliable),
-        reliable_from=int(estimate.reliable_from),
-        any_n_low=number(estimate.any_n_low),
-        any_n_high=number(estimate.any_n_high),
-        n=estimate.n_draws,
-        unreachable_mass=mass,
-        unreachable_share=share,
-    )
-    if share > WARNING_SHARE:
-        result["warning"] = (
-            f"{100 * share:.1f} % of this run's weight falls on documents the stored draws could not reach "
-            "(never judged): the estimate is unbiased only for the rest and may be too low"
-        )
-    return result

@@ -30,12 +30,12 @@ from labeling.models import (
     System,
 )
 from sampling.estimates import estimates_current
+from sampling.focus import compared_systems
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_total_cost
 from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
-from sampling.state import compared_systems
 
 LOW_AGREEMENT = 0.2
 """Quadratic-weighted kappa below this: the judge is unlikely to help (the design falls back

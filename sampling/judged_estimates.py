@@ -14,10 +14,10 @@ from estimation.metrics.spec import Metric
 from estimation.sampling.items import system_weights
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, JudgeCalibration
-from sampling.estimates import _difference_row, _row, counted_item_draws, not_linear_rows
+from sampling.focus import focus_indices
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
+from sampling.level_estimates import counted_item_draws, difference_row, estimate_row, not_linear_rows
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
-from sampling.state import focus_indices
 
 
 def judge_only_values(arrays: PoolArrays, classes: np.ndarray, metric: Metric) -> dict[str, float]:
@@ -66,7 +66,7 @@ def judged_level_rows(
     for index, name in enumerate(arrays.system_names):
         weights = system_weights(pool, metric, index)
         if not topic.size:
-            row = _row(name, metric, None, intervals={})
+            row = estimate_row(name, metric, None, intervals={})
         else:
             offsets = {
                 v: float((weights * tables.get(v, none).h(classes)).sum()) for v in set(versions.tolist())
@@ -90,7 +90,7 @@ def judged_level_rows(
                 if terms.size > 1 and terms.var(ddof=1) > 0
                 else None
             )
-            row = _row(
+            row = estimate_row(
                 name,
                 metric,
                 estimate,
@@ -115,5 +115,5 @@ def judged_level_rows(
                 if topic.size
                 else None
             )
-            difference = _difference_row([arrays.system_names[a], arrays.system_names[b]], metric, gap)
+            difference = difference_row([arrays.system_names[a], arrays.system_names[b]], metric, gap)
     return rows, difference, int(topic.size)

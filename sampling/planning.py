@@ -27,11 +27,12 @@ from estimation.simulation.planner import (
 from labeling.metric import campaign_metric
 from labeling.models import Campaign
 from sampling.estimates import estimand_share
+from sampling.focus import focus_indices
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judged import external_calibration_of
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
-from sampling.state import campaign_pool, focus_indices
+from sampling.state import campaign_pool
 from sampling.strategies import planned_strategies, planning_metric
 
 # Campaigns replayed per strategy: coverage to about 1.5 points in a second or two.

@@ -18,37 +18,11 @@ from django.db.models import Count, F, Max, Sum
 from estimation.sampling.pool import Pool
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judgment, SamplingState
+from sampling.focus import focus_indices
 from sampling.judge_labels import judge_label_model_inputs, judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
-from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
+from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays
 from sampling.strategies import LoadedState, strategy_for
-
-
-def focus_indices(campaign: Campaign, arrays: PoolArrays) -> list[int]:
-    """Indices of the focus systems among the pooled ones: the named ones, else all (import order)."""
-    names = list(arrays.system_names)
-    if not names:
-        raise ValueError("import runs first: no pooled system")
-    return _focus_positions(campaign, names)
-
-
-def compared_systems(campaign: Campaign) -> list[str]:
-    """The pooled systems the sampling plans for, by name: the chosen ones (`focus_systems`), else
-    the first ones uploaded, as many as the goal compares (empty without runs)."""
-    names = [system.name for system in pooled_systems(campaign)]
-    return [names[index] for index in _focus_positions(campaign, names)] if names else []
-
-
-def _focus_positions(campaign: Campaign, names: list[str]) -> list[int]:
-    chosen = [name for name in (campaign.focus_systems or []) if name in names]
-    indices = [names.index(name) for name in chosen] or list(range(len(names)))
-    if campaign.goal == Campaign.Goal.ONE:
-        return indices[:1]
-    if campaign.goal == Campaign.Goal.DIFFERENCE:
-        return indices[:2]
-    if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:
-        return indices[: max(1, campaign.goal_k)] if campaign.focus_systems else indices
-    return indices
 
 
 def judgments_fingerprint(campaign: Campaign) -> str:

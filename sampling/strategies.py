@@ -32,7 +32,6 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
-from django.utils.module_loading import import_string
 
 from estimation.metrics.moments import ranking_moments
 from estimation.metrics.spec import Metric
@@ -46,6 +45,14 @@ from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, SamplingState
 from labeling.preflight import Problem
+from sampling.judged_estimates import judged_level_rows
+from sampling.level_estimates import (
+    RunLayout,
+    item_level_rows,
+    item_level_run_estimate,
+    query_level_rows,
+    query_level_run_estimate,
+)
 from sampling.pool_arrays import PoolArrays
 
 # The data the levels work on: a stored sampling state with its arrays decoded, and a new
@@ -66,20 +73,6 @@ class LoadedState:
     @property
     def level(self) -> str:
         return self.record.level
-
-
-@dataclass(frozen=True, eq=False)
-class RunLayout:
-    """A new run's top K laid over the pool: its positions, their slots and known grades."""
-
-    topic: np.ndarray  # (r,) topic index of each of the run's positions
-    position: np.ndarray  # (r,) 0-based rank
-    in_pool: np.ndarray  # (r,) bool: the document is a pool item
-    slot: np.ndarray  # (r,) its slot, -1 outside the pool
-    grades: np.ndarray  # (m, K) grade per topic and rank; EMPTY unranked, below EMPTY never judged
-    ranked: np.ndarray  # (m, K) bool
-    judged: np.ndarray  # (m, K) bool
-    discount: np.ndarray  # (1, K) p(x) d(rank)
 
 
 class Level(ABC):
@@ -106,22 +99,23 @@ class Level(ABC):
         """The stored per-system weight bounds after a new q (unchanged unless the level uses them)."""
         return bounds
 
-    # The functions that turn this level's draws into numbers, as "module.function": they live
-    # in `estimates` and `evaluation`, which ask this module for the strategy, so they are
-    # imported when first called.
-    estimates_function: ClassVar[str]
-    run_estimate_function: ClassVar[str]
-
+    @abstractmethod
     def estimate_rows(
-        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        spent: float,
+        weight_bound: float | None,
     ) -> tuple[list[dict], dict | None, int]:
-        """Per system and metric rows, the difference row, and the number of draws counted."""
-        return import_string(self.estimates_function)(campaign, arrays, grades, spent)
+        """Per system and metric rows, the difference row, and the number of draws counted
+        (`weight_bound`: the strategy's bound on p / q, `SamplingStrategy.weight_bound`)."""
 
     @abstractmethod
     def evaluation_metric(self, campaign: Campaign) -> Metric:
         """The metric a new run is evaluated with."""
 
+    @abstractmethod
     def run_estimate(
         self,
         campaign: Campaign,
@@ -130,9 +124,9 @@ class Level(ABC):
         metric: Metric,
         run: RunLayout,
         result: dict[str, Any],
+        weight_bound: float | None,
     ) -> dict[str, Any]:
         """A new run's estimate from the stored draws, filled into `result`."""
-        return import_string(self.run_estimate_function)(campaign, arrays, grades, metric, run, result)
 
     @abstractmethod
     def sampling_rows(self, state: LoadedState, arrays: PoolArrays) -> list[list[str]]:
@@ -145,8 +139,28 @@ class QueryLevel(Level):
 
     name = "query"
     draw_kind = Draw.Kind.QUERY
-    estimates_function = "sampling.estimates.query_level_rows"
-    run_estimate_function = "sampling.evaluation.query_level_run_estimate"
+
+    def estimate_rows(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        spent: float,
+        weight_bound: float | None,
+    ) -> tuple[list[dict], dict | None, int]:
+        return query_level_rows(campaign, arrays, grades, spent, weight_bound)
+
+    def run_estimate(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        metric: Metric,
+        run: RunLayout,
+        result: dict[str, Any],
+        weight_bound: float | None,
+    ) -> dict[str, Any]:
+        return query_level_run_estimate(campaign, arrays, grades, metric, run, result, weight_bound)
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return topic_unit_items(unit, slot_used)
@@ -179,8 +193,29 @@ class ItemLevel(Level):
 
     name = "item"
     draw_kind = Draw.Kind.ITEM
-    estimates_function = "sampling.estimates.item_level_rows"
-    run_estimate_function = "sampling.evaluation.item_level_run_estimate"
+
+    def estimate_rows(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        spent: float,
+        weight_bound: float | None,
+    ) -> tuple[list[dict], dict | None, int]:
+        # Item-level bounds come from the stored distributions (`weight_bounds`), not the strategy.
+        return item_level_rows(campaign, arrays, grades, spent)
+
+    def run_estimate(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        metric: Metric,
+        run: RunLayout,
+        result: dict[str, Any],
+        weight_bound: float | None,
+    ) -> dict[str, Any]:
+        return item_level_run_estimate(campaign, arrays, grades, metric, run, result)
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return pair_unit_items(unit, slot_used)
@@ -225,7 +260,16 @@ class JudgedLevel(ItemLevel):
     propensities keep that unbiased)."""
 
     name = "judged"
-    estimates_function = "sampling.judged_estimates.judged_level_rows"
+
+    def estimate_rows(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        grades: np.ndarray,
+        spent: float,
+        weight_bound: float | None,
+    ) -> tuple[list[dict], dict | None, int]:
+        return judged_level_rows(campaign, arrays, grades, spent)
 
 
 QUERY_LEVEL = QueryLevel()
@@ -271,6 +315,11 @@ class SamplingStrategy(ABC):
     def items_drawable(self, campaign: Campaign) -> int | None:
         """How many more items the current sampling version may draw (None: no limit)."""
         return None
+
+    def weight_bound(self, campaign: Campaign) -> float | None:
+        """``W >= max p / q`` for the query level's any-n bounds: ``1 / mix`` for the defensive
+        mixture ``q >= mix p``; None (the largest drawn weight) without a mixture."""
+        return 1.0 / campaign.mix if campaign.mix and campaign.mix > 0 else None
 
     def preflight_problems(self, campaign: Campaign) -> list[Problem]:
         """What the strategy lacks before Start (its inputs), in the pre-flight's words."""
@@ -338,6 +387,9 @@ class PassiveStrategy(QueryStrategy):
     planned_as = "passive"
     plan_words = ("Topics at random", "every document of a randomly drawn topic is judged")
     paper = "Sawade et al. 2013, the passive baseline"
+
+    def weight_bound(self, campaign: Campaign) -> float | None:
+        return 1.0  # q = p
 
     def distribution(
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]

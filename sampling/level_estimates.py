@@ -1,0 +1,478 @@
+"""What a level's stored draws estimate: the dashboard's rows per system and metric (query and
+item level; the judged level's are in `judged_estimates`) and a new run's estimate from the
+same draws. The levels of `sampling.strategies` call these; nothing here asks which strategy a
+campaign has (the query level's weight bound comes from the strategy as an argument).
+
+Query level (Sawade et al. 2013, Sect. 4): a query draw counts once its topic is fully
+labelled (every pool item judged, no open task). ``L_S(x)`` comes from the topic's labels
+(several judgments of one item: the lower median grade, as the qrels export does);
+`estimation.query_level_estimate` with ``p(x)`` uniform over the pool's topics and each draw's
+stored propensity (self-normalised for a system, plain for a difference; see
+`query_level_rows`), for DCG@K, ERR@K and nDCG@K (nDCG's ideal ranking: the topic's judged pool
+items). For a difference goal: ``delta = L_a - L_b`` of the first two focus systems, with
+``p_order_right = Phi(|Delta| / se)``.
+
+Item level (Schnabel et al. 2016): an item draw counts once its item is judged;
+``u = g(y) / g(y_max)``, ``P_S(x, z) = p(x) d(rank of z in S(x))``;
+`estimation.item_level_estimate` with CLT, Hoeffding and empirical-Bernstein intervals
+(the range ``R`` is the largest ``P_S / Q`` over the distributions drawn from so far);
+DCG = ``g(y_max) U``. nDCG and ERR are not linear in the labels: reported as null with a reason.
+
+A new run (`sampling.evaluation`): see that module's docstring for what its estimate reuses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from estimation.metrics.spec import Metric
+from estimation.metrics.values import metric_values
+from estimation.sampling.estimators import query_level_estimate, unreachable_mass
+from estimation.sampling.item_estimators import (
+    item_level_difference_estimate,
+    item_level_estimate,
+    reuse_estimate,
+)
+from estimation.sampling.items import system_weights
+from estimation.sampling.results import Estimate
+from labeling.metric import campaign_metric
+from labeling.models import Campaign, Draw, SamplingState, Task
+from labeling.selectors import campaign_spent
+from sampling.focus import focus_indices
+from sampling.pool_arrays import EMPTY, PoolArrays, pool_from_arrays
+
+# A new run's estimate warns when any of its weight falls on documents the draws cannot reach.
+WARNING_SHARE = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class RunLayout:
+    """A new run's top K laid over the pool: its positions, their slots and known grades."""
+
+    topic: np.ndarray  # (r,) topic index of each of the run's positions
+    position: np.ndarray  # (r,) 0-based rank
+    in_pool: np.ndarray  # (r,) bool: the document is a pool item
+    slot: np.ndarray  # (r,) its slot, -1 outside the pool
+    grades: np.ndarray  # (m, K) grade per topic and rank; EMPTY unranked, below EMPTY never judged
+    ranked: np.ndarray  # (m, K) bool
+    judged: np.ndarray  # (m, K) bool
+    discount: np.ndarray  # (1, K) p(x) d(rank)
+
+
+NOT_LINEAR = "{design} estimates DCG only: {metric} is not linear in the item labels"
+DESIGN_WORDS = {"judged": "model labels + human sample"}
+"""The item-level designs, as the dashboard names them when it says why a metric is missing."""
+
+
+def reported_metrics(campaign: Campaign) -> list[Metric]:
+    """DCG@K, ERR@K and nDCG@K at the campaign's cutoff, on its grade scale."""
+    cutoff = campaign.metric_cutoff
+    return [campaign_metric(campaign, f"{name}@{cutoff}") for name in ("DCG", "ERR", "nDCG")]
+
+
+def topic_metric_values(arrays: PoolArrays, grades: np.ndarray, metric: Metric, system: int) -> np.ndarray:
+    """L_S(x) of every topic from its grades (unjudged and empty positions count 0), shape (m,)."""
+    ranking = arrays.rankings[system][:, : metric.cutoff]
+    safe = np.where(ranking >= 0, ranking, 0)
+    matrix = np.where(ranking >= 0, np.take_along_axis(grades, safe, axis=1), EMPTY)
+    matrix = np.where(matrix < 0, np.where(ranking >= 0, 0, EMPTY), matrix)
+    if metric.name != "nDCG":
+        return metric_values(matrix, metric)
+    ideal = np.where(arrays.slot_used & (grades >= 0), grades, EMPTY)
+    return metric_values(matrix, metric, ideal_grade_matrix=ideal)
+
+
+def _open_pairs(campaign: Campaign) -> np.ndarray:
+    rows = list(
+        Task.objects.filter(campaign=campaign, answered_at__isnull=True).values_list(
+            "topic_id", "document_id"
+        )
+    )
+    return np.array(rows, dtype=np.int64).reshape(-1, 2)
+
+
+def item_draws(campaign: Campaign) -> np.ndarray:
+    """The campaign's item draws as rows (topic id, document id, stored propensity, sampling
+    version), shape (n, 4)."""
+    return np.array(
+        list(
+            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM)
+            .order_by("order")
+            .values_list("topic_id", "document_id", "propensity", "sampling_version")
+        ),
+        dtype=float,
+    ).reshape(-1, 4)
+
+
+def counted_item_draws(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The item draws that count (their item judged, no task of it open): topic index, slot,
+    propensity and sampling version of each, in draw order."""
+    draws = item_draws(campaign)
+    topic, slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
+    judged = np.zeros(topic.shape, dtype=bool)
+    inside = topic >= 0
+    judged[inside] = grades[topic[inside], slot[inside]] >= 0
+    open_pairs = _open_pairs(campaign)
+    if open_pairs.size and judged.any():
+        open_topic, open_slot = arrays.locate(open_pairs[:, 0], open_pairs[:, 1])
+        open_flat = set((open_topic * arrays.n_slots + open_slot)[open_topic >= 0].tolist())
+        flat = topic * arrays.n_slots + slot
+        judged &= np.array([value not in open_flat for value in flat.tolist()], dtype=bool)
+    return topic[judged], slot[judged], draws[judged, 2], draws[judged, 3].astype(np.int64)
+
+
+def counted_query_draws(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The query draws that count (their topic fully labelled, no open task): topic indices
+    into the pool arrays and the propensities stored with each draw, in draw order."""
+    draws = np.array(
+        list(
+            Draw.objects.filter(campaign=campaign, kind=Draw.Kind.QUERY)
+            .order_by("order")
+            .values_list("topic_id", "propensity")
+        ),
+        dtype=float,
+    ).reshape(-1, 2)
+    complete = np.all(~arrays.slot_used | (grades >= 0), axis=1)
+    open_pairs = _open_pairs(campaign)
+    if open_pairs.size:
+        topic, _ = arrays.locate(open_pairs[:, 0], open_pairs[:, 1])
+        complete[topic[topic >= 0]] = False
+    topic_index = {int(topic_id): index for index, topic_id in enumerate(arrays.topic_ids)}
+    indices = np.array([topic_index.get(int(t), -1) for t in draws[:, 0]], dtype=np.int64)
+    counted = (indices >= 0) & complete[np.clip(indices, 0, None)] if indices.size else indices.astype(bool)
+    return indices[counted], draws[counted, 1]
+
+
+def _clipped(interval: list[float], bounds: tuple[float, float]) -> list[float]:
+    """An interval cut to where the metric can lie: coverage can only grow, since the true value
+    is inside the bounds (a DCG interval reaching below 0 says nothing the bounds do not)."""
+    return [max(interval[0], bounds[0]), min(interval[1], bounds[1])]
+
+
+def _difference_bounds(metric: Metric) -> tuple[float, float]:
+    low, high = metric.value_bounds()
+    return low - high, high - low
+
+
+def estimate_row(
+    name: str,
+    metric: Metric,
+    estimate: Estimate | None,
+    *,
+    scale: float = 1.0,
+    bounds: tuple[float, float] | None = None,
+    **extra: Any,
+) -> dict:
+    def number(value: float) -> float | None:
+        return None if value is None or not math.isfinite(value) else float(value) * scale
+
+    if estimate is None:
+        return {
+            "name": name,
+            "metric": str(metric),
+            "value": None,
+            "se": None,
+            "low": None,
+            "high": None,
+            "n": 0,
+            **extra,
+        }
+    range_ = bounds or metric.value_bounds()
+    any_low, any_high = number(estimate.any_n_low), number(estimate.any_n_high)
+    if any_low is None or any_high is None:
+        any_low, any_high = range_
+    any_low, any_high = _clipped([any_low, any_high], range_)
+    if estimate.reliable:
+        low, high = number(estimate.low), number(estimate.high)
+    else:
+        # Too few topics for any CLT-type interval: low/high carry the any-n bounds, so a
+        # client that reads only them never gets a narrow interval that cannot be trusted.
+        low, high = any_low, any_high
+    if low is not None and high is not None:
+        low, high = _clipped([low, high], range_)
+    return {
+        "name": name,
+        "metric": str(metric),
+        "value": number(estimate.value),
+        "se": number(estimate.standard_error),
+        "low": low,
+        "high": high,
+        "n": estimate.n_draws,
+        "judged": estimate.n_judged,
+        "interval": estimate.interval if estimate.reliable else "any_n",
+        "reliable": estimate.reliable,
+        "reliable_from": estimate.reliable_from,
+        "any_n_low": any_low,
+        "any_n_high": any_high,
+        **extra,
+    }
+
+
+def difference_row(names: list[str], metric: Metric, estimate: Estimate | None, scale: float = 1.0) -> dict:
+    row = estimate_row(names[0], metric, estimate, scale=scale, bounds=_difference_bounds(metric))
+    row.pop("name")
+    row["systems"] = names
+    se, value = row["se"], row["value"]
+    if value is None or se is None:
+        row["p_order_right"] = None
+    elif se == 0.0:
+        # No spread among the drawn topics: the order is as certain as the sample can tell.
+        row["p_order_right"] = 1.0 if value != 0 else 0.5
+    else:
+        row["p_order_right"] = float(norm.cdf(abs(value) / se))
+    return {"systems": names, **{k: v for k, v in row.items() if k != "systems"}}
+
+
+def query_level_rows(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float, weight_bound: float | None
+) -> tuple[list[dict], dict | None, int]:
+    """Per system and metric rows, the difference row, and the number of draws counted.
+
+    A system's value: the self-normalised estimator with Hall's skew-corrected t interval; a
+    difference: the plain estimator (p is known, uniform over the pooled topics), which has
+    no ratio bias, with the t interval (`estimation.query_level_estimate`). Every interval is
+    cut to the metric's range; below `MIN_RELIABLE_TOPICS` distinct judged topics the rows
+    say so and carry the any-n (Hoeffding) bounds instead.
+    """
+    topics, propensities = counted_query_draws(campaign, arrays, grades)
+    weights = np.full(topics.size, 1.0 / arrays.n_topics)
+    rows: list[dict] = []
+    values_by: dict[tuple[int, str], np.ndarray] = {}
+    for metric in reported_metrics(campaign):
+        for index, name in enumerate(arrays.system_names):
+            values = topic_metric_values(arrays, grades, metric, index)[topics]
+            values_by[(index, str(metric))] = values
+            estimate = (
+                query_level_estimate(
+                    values,
+                    propensities,
+                    weights,
+                    topics=topics,
+                    budget_spent=spent,
+                    value_bounds=metric.value_bounds(),
+                    weight_bound=weight_bound,
+                )
+                if topics.size
+                else None
+            )
+            rows.append(estimate_row(name, metric, estimate))
+    difference = None
+    if campaign.goal == Campaign.Goal.DIFFERENCE:
+        focus = focus_indices(campaign, arrays)
+        if len(focus) == 2:
+            metric = campaign_metric(campaign)
+            delta = values_by[(focus[0], str(metric))] - values_by[(focus[1], str(metric))]
+            estimate = (
+                query_level_estimate(
+                    delta,
+                    propensities,
+                    weights,
+                    self_normalised=False,
+                    topics=topics,
+                    value_bounds=_difference_bounds(metric),
+                    weight_bound=weight_bound,
+                )
+                if topics.size
+                else None
+            )
+            difference = difference_row([arrays.system_names[i] for i in focus], metric, estimate)
+    return rows, difference, int(topics.size)
+
+
+def item_level_rows(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+) -> tuple[list[dict], dict | None, int]:
+    """DCG rows with CLT, Hoeffding and Bernstein intervals; nDCG and ERR as null with a reason."""
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    topic, slot, propensities, _ = counted_item_draws(campaign, arrays, grades)
+    gains = metric.gain_table()
+    top_gain = float(gains.max())
+    labels = gains[grades[topic, slot]] / top_gain if topic.size else np.zeros(0)
+    pool = pool_from_arrays(arrays)
+    state = SamplingState.objects.filter(campaign=campaign).first()
+    bounds = dict(state.weight_bounds) if state is not None else {}
+    n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
+    rows: list[dict] = []
+    weights = {}
+    for index, name in enumerate(arrays.system_names):
+        weights[index] = system_weights(pool, metric, index)
+        if not topic.size:
+            rows.append(estimate_row(name, metric, None, intervals={}))
+            continue
+        target = weights[index][topic, slot]
+        metric_bounds = metric.value_bounds()
+        unit_bounds = (metric_bounds[0] / top_gain, metric_bounds[1] / top_gain)
+        estimate = item_level_estimate(
+            labels, target, propensities, n_judged=n_judged, budget_spent=spent, value_bounds=unit_bounds
+        )
+        intervals: dict[str, list[float] | None] = {
+            "clt": _clipped([estimate.low * top_gain, estimate.high * top_gain], metric_bounds)
+        }
+        bound = bounds.get(name)
+        for kind in ("hoeffding", "bernstein"):
+            try:
+                other = item_level_estimate(
+                    labels, target, propensities, interval=kind, weight_bound=bound, value_bounds=unit_bounds
+                )
+                intervals[kind] = _clipped([other.low * top_gain, other.high * top_gain], metric_bounds)
+            except ValueError:
+                intervals[kind] = None
+        rows.append(estimate_row(name, metric, estimate, scale=top_gain, intervals=intervals))
+    rows += not_linear_rows(campaign, arrays)
+    difference = None
+    if campaign.goal == Campaign.Goal.DIFFERENCE:
+        focus = focus_indices(campaign, arrays)
+        if len(focus) == 2:
+            a, b = focus
+            low, high = _difference_bounds(metric)
+            difference_estimate = (
+                item_level_difference_estimate(
+                    labels,
+                    weights[a][topic, slot],
+                    weights[b][topic, slot],
+                    propensities,
+                    n_judged=n_judged,
+                    value_bounds=(low / top_gain, high / top_gain),
+                )
+                if topic.size
+                else None
+            )
+            difference = difference_row(
+                [arrays.system_names[a], arrays.system_names[b]], metric, difference_estimate, top_gain
+            )
+    return rows, difference, int(topic.size)
+
+
+def not_linear_rows(campaign: Campaign, arrays: PoolArrays) -> list[dict]:
+    """ERR and nDCG rows of an item-level campaign: null, with the reason (naming the campaign's
+    design: single documents, or model labels + human sample)."""
+    design = DESIGN_WORDS.get(campaign.strategy, "item-level sampling (single documents)")
+    rows = []
+    for name_of_metric in ("ERR", "nDCG"):
+        other_metric = campaign_metric(campaign, f"{name_of_metric}@{campaign.metric_cutoff}")
+        reason = NOT_LINEAR.format(design=design, metric=other_metric)
+        rows += [estimate_row(name, other_metric, None, reason=reason) for name in arrays.system_names]
+    return rows
+
+
+def query_level_run_estimate(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    metric: Metric,
+    run: RunLayout,
+    result: dict[str, Any],
+    weight_bound: float | None,
+) -> dict[str, Any]:
+    """Query level: L_new(x) of every counted query draw (module docstring)."""
+    ranked, judged, discount = run.ranked, run.judged, run.discount
+    topics, propensities = counted_query_draws(campaign, arrays, grades)
+    if topics.size == 0:
+        result["warning"] = "no drawn topic is fully judged yet"
+        return result
+    matrix = np.where(ranked & ~judged, 0, run.grades)
+    matrix = np.where(ranked, matrix, EMPTY)
+    ideal = np.where(arrays.slot_used & (grades >= 0), grades, EMPTY) if metric.name == "nDCG" else None
+    values = metric_values(matrix, metric, ideal_grade_matrix=ideal)
+    estimate = query_level_estimate(
+        values[topics],
+        propensities,
+        np.full(topics.size, 1.0 / arrays.n_topics),
+        topics=topics,
+        budget_spent=campaign_spent(campaign)[1],
+        value_bounds=metric.value_bounds(),
+        weight_bound=weight_bound,
+    )
+    drawn = np.zeros(arrays.n_topics, dtype=bool)
+    drawn[topics] = True
+    weights = np.where(ranked & drawn[:, None], discount, 0.0)
+    mass = unreachable_mass(weights, judged | ~ranked)
+    total = float(weights.sum())
+    return _finish(result, estimate, mass, total)
+
+
+def item_level_run_estimate(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    metric: Metric,
+    run: RunLayout,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """Item level: `estimation.reuse_estimate` with the run's weights (module docstring)."""
+    topic, position, in_pool, slot, discount = run.topic, run.position, run.in_pool, run.slot, run.discount
+    m, n = arrays.slot_used.shape
+    cutoff = metric.cutoff
+    # P(x, z; S_new) over the pool's slots, and over the run's own positions (for the mass).
+    weights = np.zeros((m, n))
+    weights[topic[in_pool], slot[in_pool]] = discount[0, position[in_pool]]
+    run_weights = np.zeros((m, cutoff))
+    run_weights[topic, position] = discount[0, position]
+    support = np.zeros((m, n), dtype=bool)
+    rows = np.broadcast_to(np.arange(m)[:, None], arrays.rankings.shape[1:])
+    for ranking in arrays.rankings[:, :, :cutoff]:
+        filled = ranking >= 0
+        support[rows[:, :cutoff][filled], ranking[filled]] = True
+    reachable = np.zeros((m, cutoff), dtype=bool)
+    reachable[topic[in_pool], position[in_pool]] = support[topic[in_pool], slot[in_pool]]
+    draws = item_draws(campaign)
+    draw_topic, draw_slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
+    counted = draw_topic >= 0
+    counted[counted] = grades[draw_topic[counted], draw_slot[counted]] >= 0
+    if not counted.any():
+        result["warning"] = "no drawn item is judged yet"
+        return result
+    gains = metric.gain_table()
+    labels = gains[grades[draw_topic[counted], draw_slot[counted]]] / gains.max()
+    scale = float(gains.max())
+    lowest, highest = metric.value_bounds()
+    reuse = reuse_estimate(
+        labels,
+        weights[draw_topic[counted], draw_slot[counted]],
+        draws[counted, 2],
+        pool_target_weights=run_weights,
+        pool_reachable=reachable,
+        value_bounds=(lowest / scale, highest / scale),
+    )
+    scaled = reuse.estimate.scaled(scale)
+    return _finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
+
+
+def _finish(result: dict[str, Any], estimate: Any, mass: float, total: float) -> dict[str, Any]:
+    def number(value: float) -> float | None:
+        return None if not np.isfinite(value) else float(value)
+
+    share = mass / total if total > 0 else 0.0
+    # The core cut every interval to the metric's range; below the reliability threshold the
+    # any-n bounds replace the CLT-type interval, as on the dashboard.
+    low, high = estimate.low, estimate.high
+    if not estimate.reliable and np.isfinite(estimate.any_n_low) and np.isfinite(estimate.any_n_high):
+        low, high = estimate.any_n_low, estimate.any_n_high
+    result.update(
+        value=number(estimate.value),
+        se=number(estimate.standard_error),
+        low=number(low),
+        high=number(high),
+        reliable=bool(estimate.reliable),
+        reliable_from=int(estimate.reliable_from),
+        any_n_low=number(estimate.any_n_low),
+        any_n_high=number(estimate.any_n_high),
+        n=estimate.n_draws,
+        unreachable_mass=mass,
+        unreachable_share=share,
+    )
+    if share > WARNING_SHARE:
+        result["warning"] = (
+            f"{100 * share:.1f} % of this run's weight falls on documents the stored draws could not reach "
+            "(never judged): the estimate is unbiased only for the rest and may be too low"
+        )
+    return result
