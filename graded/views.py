@@ -40,6 +40,7 @@ from sampling import (
     judge_update,
     judges_dashboard,
     judges_summaries,
+    level_presentations,
 )
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
@@ -108,6 +109,8 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "can_evaluate": can_manage,
         # The history chart starts with these when many runs would overlap.
         "focus": compared_systems(campaign),
+        # How each sampling level's estimate rows are shown (the estimates name their level).
+        "levels": level_presentations(),
     }
     context = {
         "campaign": campaign,

@@ -52,7 +52,7 @@ from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
 from sampling.pool_arrays import pool_depth_of
 from sampling.state import sampling_per_topic, sampling_state_refresh
-from sampling.strategies import STRATEGIES, strategy_for
+from sampling.strategies import STRATEGIES, level_presentations, strategy_for
 
 __all__ = [
     "STRATEGIES",
@@ -90,6 +90,7 @@ __all__ = [
     "judges_json",
     "judges_summaries",
     "leaderboards",
+    "level_presentations",
     "pool_depth_of",
     "queue_target",
     "run_evaluate",

@@ -80,6 +80,19 @@ class Level(ABC):
 
     name: ClassVar[str]  # stored in SamplingState.level and EstimateSnapshot.level
     draw_kind: ClassVar[str]  # Draw.kind of its draws
+    # How the dashboard shows its estimate rows (`presentation`): the main interval's column
+    # header, further intervals of each row's "intervals" as (key, header), and what the
+    # numbers are, in plain words.
+    interval_header: ClassVar[str] = "95 % CI"
+    extra_intervals: ClassVar[tuple[tuple[str, str], ...]] = ()
+    method_note: ClassVar[str]
+
+    def presentation(self) -> dict[str, Any]:
+        return {
+            "interval_header": self.interval_header,
+            "extra_intervals": [list(pair) for pair in self.extra_intervals],
+            "note": self.method_note,
+        }
 
     @abstractmethod
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
@@ -139,6 +152,11 @@ class QueryLevel(Level):
 
     name = "query"
     draw_kind = Draw.Kind.QUERY
+    method_note = (
+        "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of "
+        "its topic is judged; intervals are skewness-corrected t intervals (Hall 1992), cut to the "
+        "metric's range. "
+    )
 
     def estimate_rows(
         self,
@@ -193,6 +211,15 @@ class ItemLevel(Level):
 
     name = "item"
     draw_kind = Draw.Kind.ITEM
+    interval_header = "95 % CI (CLT)"
+    extra_intervals: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("hoeffding", "Hoeffding"),
+        ("bernstein", "Emp. Bernstein"),
+    )
+    method_note = (
+        "Item-level importance sampling (Schnabel et al.): Hoeffding and empirical-Bernstein "
+        "intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
+    )
 
     def estimate_rows(
         self,
@@ -260,6 +287,14 @@ class JudgedLevel(ItemLevel):
     propensities keep that unbiased)."""
 
     name = "judged"
+    interval_header = "95 % CI"
+    extra_intervals = ()
+    method_note = (
+        "Model labels + human sample: each drawn item counts the calibrated judge's value of every "
+        "item plus the importance-weighted human correction of the drawn one, so the estimate is "
+        "unbiased whatever the judge's quality; Student t intervals, cut to the metric's range (see "
+        "Model judges below). "
+    )
 
     def estimate_rows(
         self,
@@ -276,6 +311,11 @@ QUERY_LEVEL = QueryLevel()
 ITEM_LEVEL = ItemLevel()
 JUDGED_LEVEL = JudgedLevel()
 LEVELS: dict[str, Level] = {level.name: level for level in (QUERY_LEVEL, ITEM_LEVEL, JUDGED_LEVEL)}
+
+
+def level_presentations() -> dict[str, dict[str, Any]]:
+    """Per level name, how the dashboard shows its estimate rows (`Level.presentation`)."""
+    return {name: level.presentation() for name, level in LEVELS.items()}
 
 
 def level_named(name: str) -> Level:

@@ -90,7 +90,8 @@
   }
 
   function showEstimates(estimates) {
-    const itemLevel = estimates.level === "item";
+    const presentation = config.levels[estimates.level] || config.levels.query;
+    const extraIntervals = presentation.extra_intervals;
     const estimand = document.getElementById("estimand");
     if (estimand && estimates.estimand) {
       estimand.textContent = "Estimates are " + estimates.estimand.rule + ".";
@@ -101,9 +102,8 @@
     const body = table.tBodies[0];
     clear(head);
     clear(body);
-    // Query level: Hall's skew-corrected t (one system) or Student t; item level: CLT.
-    const columns = ["System", "Estimate", "SE", itemLevel ? "95 % CI (CLT)" : "95 % CI"];
-    if (itemLevel) columns.push("Hoeffding", "Emp. Bernstein");
+    const columns = ["System", "Estimate", "SE", presentation.interval_header];
+    for (const [, header] of extraIntervals) columns.push(header);
     columns.push("Draws", "Interval");
     head.append(el("tr", {}, columns.map((name, i) => el("th", { class: i > 0 && i < columns.length - 1 ? "num" : null, text: name }))));
 
@@ -138,10 +138,8 @@
           el("td", { class: "num", "data-field": "se", text: fixed(row.se, digits) }),
           el("td", { class: row.reliable === false ? "small muted" : "num", "data-field": "clt", text: intervalText(row, digits) }),
         ];
-        if (itemLevel) {
-          const intervals = row.intervals || {};
-          cells.push(el("td", { class: "num", text: fixedInterval(intervals.hoeffding, digits) }));
-          cells.push(el("td", { class: "num", text: fixedInterval(intervals.bernstein, digits) }));
+        for (const [key] of extraIntervals) {
+          cells.push(el("td", { class: "num", text: fixedInterval((row.intervals || {})[key], digits) }));
         }
         cells.push(el("td", { class: "num", text: String(row.n ?? 0) }));
         cells.push(el("td", {}, [intervalBar(row, range)]));
@@ -150,11 +148,7 @@
     }
     const note = document.getElementById("estimates-note");
     note.textContent =
-      (estimates.level === "judged"
-        ? "Model labels + human sample: each drawn item counts the calibrated judge's value of every item plus the importance-weighted human correction of the drawn one, so the estimate is unbiased whatever the judge's quality; Student t intervals, cut to the metric's range (see Model judges below). "
-        : itemLevel
-        ? "Item-level importance sampling (Schnabel et al.): Hoeffding and empirical-Bernstein intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
-        : "Query-level importance sampling (Sawade et al.): a draw counts once every pool document of its topic is judged; intervals are skewness-corrected t intervals (Hall 1992), cut to the metric's range. ") +
+      presentation.note +
       "Draws = draws counted so far (with replacement: an item drawn twice counts twice and is judged once, so draws can outnumber judgments); SE = estimated standard error." +
       (outsideRows
         ? " † The estimate lies outside its interval: the interval is cut to the values the metric can take, and an unbiased estimate from few draws can fall beyond them (it moves inside as draws arrive)."

@@ -100,3 +100,33 @@ def test_the_history_chart_stays_readable(
     cells = page.locator("#estimates-table tr[data-system] td.num").all_inner_texts()
     numbers = re.findall(r"-?\d+\.?\d*", " ".join(cells))
     assert numbers and {len(number.split(".")[1]) for number in numbers if "." in number} == {3}, cells
+
+
+def test_the_table_shows_the_intervals_and_words_of_the_estimates_level(
+    browser_page: Any, live_server: Any, people: dict[str, AbstractBaseUser]
+) -> None:
+    """The level says which intervals its rows carry and what they mean (the page asks it)."""
+    campaign = campaign_create(
+        creator=people["coordinator"], name="Items", metric="DCG@5", grades=["Not", "Relevant", "Highly"],
+        strategy="items", budget=40, budget_unit="judgments",
+    )  # fmt: skip
+    runs = [
+        (f"{name}.run", io.BytesIO("".join(f"{q} Q0 d{q}-{d} {d + 1} {9 - d} {name}\n" for q in (1, 2)
+                                           for d in range(5)).encode()))
+        for name in ("run1", "run2")
+    ]  # fmt: skip
+    runs_import(campaign=campaign, files=runs)
+    campaign = campaign_start(campaign=campaign)
+    row = {**_row("run1", 2.0, 1.0, 3.0), "intervals": {"hoeffding": [0.25, 3.75], "bernstein": [0.5, 3.5]}}
+    EstimateSnapshot.objects.create(
+        campaign=campaign, fingerprint=estimates_fingerprint(campaign), level="item", spent=1, budget=40,
+        judgments=1, draws=1, data={"systems": [row], "difference": None},
+    )  # fmt: skip
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/dashboard/")
+    cells = page.locator("#estimates-table tr[data-system=run1] td")
+    cells.first.wait_for(state="visible", timeout=30_000)
+    headers = page.locator("#estimates-table thead th").all_text_contents()
+    assert headers[3:6] == ["95 % CI (CLT)", "Hoeffding", "Emp. Bernstein"], headers
+    assert "3.75" in cells.nth(4).inner_text() and "3.50" in cells.nth(5).inner_text()
+    assert page.locator("#estimates-note").inner_text().startswith("Item-level importance sampling")
