@@ -235,6 +235,15 @@ class GradedMode(GradedTasksMode):
     def settings_of(self, campaign: Campaign) -> dict[str, Any]:
         return {"k": None}
 
+    def finished(self, campaign: Campaign, progress: Progress) -> bool:
+        """Every pool item judged: none left to draw, no task open."""
+        pool = PoolItem.objects.filter(campaign=campaign)
+        return (
+            progress.open_tasks == 0
+            and pool.exists()
+            and not pool.filter(drawn=False, prejudged=False).exists()
+        )
+
     def describe(self, campaign: Campaign) -> str:
         goal = campaign.get_goal_display().lower()
         if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:

@@ -132,6 +132,12 @@ class JudgingMode:
     def progress(self, campaign: Campaign) -> Progress:
         raise NotImplementedError
 
+    def finished(self, campaign: Campaign, progress: Progress) -> bool:
+        """Whether a running campaign has nothing left to judge, so the worker's refresh marks it
+        done (`progress`: the mode's own counts, just read). Default: never by itself (the
+        coordinator finishes it)."""
+        return False
+
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         """Each assessor's pace (labeling.selectors.throughput_of over the mode's answers)."""
         raise NotImplementedError

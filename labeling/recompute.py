@@ -50,7 +50,7 @@ from django.db import transaction
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
-from labeling.models import Campaign, CampaignProgress, PoolItem, Task
+from labeling.models import Campaign, CampaignProgress
 from labeling.modes import campaign_progress, mode_of
 from labeling.recompute_lock import recompute_lock, recompute_locked
 
@@ -424,21 +424,10 @@ class RecomputeSweep:
         return queued
 
 
-def pool_finished(campaign: Campaign, open_tasks: int) -> bool:
-    """Every pool item of a sampling campaign is judged: none left to draw, none open."""
-    return (
-        open_tasks == 0
-        and mode_of(campaign).uses_sampling
-        and PoolItem.objects.filter(campaign=campaign).exists()
-        and not PoolItem.objects.filter(campaign=campaign, drawn=False, prejudged=False).exists()
-    )
-
-
 @transaction.atomic
 def _progress_record(campaign: Campaign) -> CampaignProgress:
     progress = campaign_progress(campaign)
-    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True).count()
-    if campaign.status == Campaign.Status.RUNNING and pool_finished(campaign, open_tasks):
+    if campaign.status == Campaign.Status.RUNNING and mode_of(campaign).finished(campaign, progress):
         Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DONE)
     record, _ = CampaignProgress.objects.update_or_create(
         campaign_id=campaign.pk,
@@ -447,7 +436,7 @@ def _progress_record(campaign: Campaign) -> CampaignProgress:
             "spent": progress.spent,
             "pool_size": progress.pool_size,
             "drawn": progress.drawn,
-            "open_tasks": open_tasks,
+            "open_tasks": progress.open_tasks,
         },
     )
     return record

@@ -55,3 +55,19 @@ def test_my_judgments_counts_the_comparisons_it_does_not_list(
     assert f"{topk_campaign.name}</a>: 2 comparisons" in other
     chosen = api(assessor).get(f"/my-judgments/?campaign={topk_campaign.pk}").content.decode()
     assert "2 comparisons" in chosen.split('id="other-answers"')[1]
+
+
+def test_the_recorded_progress_counts_the_mode_s_own_open_units(
+    topk_campaign: Campaign, assessor: AbstractBaseUser
+) -> None:
+    # The core counted graded Task rows for every mode: 0 open for a top-k campaign with open heaps.
+    from labeling.modes import campaign_progress
+
+    task = services.pair_next(campaign=topk_campaign, assessor=assessor)
+    services.pair_answer(task=task, assessor=assessor, outcome="left", seconds=2.0)
+    recompute(topk_campaign.pk)
+    record = CampaignProgress.objects.get(campaign=topk_campaign)
+    open_units = campaign_progress(topk_campaign).open_tasks
+    assert open_units > 0
+    assert record.open_tasks == open_units
+    assert Campaign.objects.get(pk=topk_campaign.pk).status == Campaign.Status.RUNNING
