@@ -16,16 +16,15 @@ from itertools import pairwise
 
 from estimation.formats.byte_columns import plain_fields, runs_of_equal
 from estimation.formats.run_blocks import NeedsLineReader, _byte_blocks, open_binary
-from estimation.formats.trec import read_qrels
+from estimation.formats.trec import BOM_BYTES, read_qrels
 
 QRELS_BLOCK_BYTES = 1 << 20
-_BOM = "\ufeff".encode()
 
 
 def _blocks(path: str) -> Iterator[bytes]:
     with open_binary(path, buffer_bytes=QRELS_BLOCK_BYTES) as binary:
         for index, block in enumerate(_byte_blocks(binary, QRELS_BLOCK_BYTES, None)):
-            yield block[len(_BOM) :] if index == 0 and block.startswith(_BOM) else block
+            yield block[len(BOM_BYTES) :] if index == 0 and block.startswith(BOM_BYTES) else block
 
 
 def _qrels_from_blocks(path: str) -> dict[str, dict[str, int]]:

@@ -27,13 +27,12 @@ from typing import BinaryIO
 
 import numpy as np
 
-from estimation.formats.trec import InputFileError
+from estimation.formats.trec import BOM_BYTES, InputFileError
 
 BLOCK_BYTES = 8 << 20
 """How much of the file one block holds (whole lines; the last line is carried over)."""
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_BOM = "\ufeff"
 
 
 class NeedsLineReader(Exception):
@@ -269,8 +268,8 @@ def iter_run_blocks(
         if max_bytes is not None and total > max_bytes:
             raise NeedsLineReader
         count = _check_bytes(block, max_line_bytes)
-        if index == 0 and block.startswith(_BOM.encode()):
-            block = block[len(_BOM.encode()) :]
+        if index == 0 and block.startswith(BOM_BYTES):
+            block = block[len(BOM_BYTES) :]
         plain = None
         if not _NOT_PLAIN[np.frombuffer(block, dtype=np.uint8)].any():
             plain = _parse_plain_block(block, line, limits)

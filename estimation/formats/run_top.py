@@ -35,13 +35,12 @@ from estimation.formats.byte_columns import (
     string_hashes,
 )
 from estimation.formats.run_blocks import NeedsLineReader, _byte_blocks, open_binary, parse_text_block
-from estimation.formats.trec import Run, iter_lines, iter_run, run_from_lines
+from estimation.formats.trec import BOM_BYTES, Run, iter_lines, iter_run, run_from_lines
 
 TOP_BLOCK_BYTES = 1 << 20
 """How much of the file one block holds: large enough for numpy to pay, small enough that a
 block's temporary arrays stay a few megabytes."""
 
-_BOM = "\ufeff".encode()
 _QUERY_MIX = np.uint64(0xD6E8FEB86659FD93)  # odd: distinct queries shift a docno's hash apart
 
 
@@ -87,8 +86,8 @@ def _text_columns(block: bytes) -> _Columns:
 def _blocks(path: str, block_bytes: int) -> Iterator[_Columns]:
     with open_binary(path, buffer_bytes=block_bytes) as binary:
         for index, block in enumerate(_byte_blocks(binary, block_bytes, None)):
-            if index == 0 and block.startswith(_BOM):
-                block = block[len(_BOM) :]
+            if index == 0 and block.startswith(BOM_BYTES):
+                block = block[len(BOM_BYTES) :]
             columns = _plain_columns(block)
             yield _text_columns(block) if columns is None else columns
 

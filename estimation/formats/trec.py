@@ -53,7 +53,9 @@ from typing import BinaryIO
 RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "grade")
 _GZIP_MAGIC = b"\x1f\x8b"
-_BOM = "\ufeff"
+# A byte-order mark some editors put before the first line: dropped, as text and as bytes.
+BOM = "\ufeff"
+BOM_BYTES = BOM.encode()
 LABEL_SUM_TOLERANCE = 1e-4
 """How far a label row may sum from 1 and still be read (then rescaled to sum to 1)."""
 
@@ -193,7 +195,7 @@ def text_lines(
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise InputFileError(filename, number, "not valid UTF-8 text") from None
-            if number == 1 and text.startswith(_BOM):
+            if number == 1 and text.startswith(BOM):
                 text = text[1:]
             yield text
     except (OSError, EOFError) as error:
@@ -231,7 +233,7 @@ def content_texts(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple
                 text = text.decode("utf-8")
             except UnicodeDecodeError:
                 raise InputFileError(filename, number, "not valid UTF-8 text") from None
-        if number == 1 and text.startswith(_BOM):
+        if number == 1 and text.startswith(BOM):
             # Lines that did not come through `text_lines` (an open text file, a list).
             text = text[1:]
         stripped = text.strip()
