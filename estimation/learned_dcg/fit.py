@@ -26,6 +26,7 @@ such intervals (`estimation.learned_dcg.coverage`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -397,6 +398,126 @@ def _grid(axes: list[list[float]], same: bool) -> list[tuple[float, ...]]:
     return [(c, t) for c in axes[0] for t in axes[1]]
 
 
+def _fitter(
+    data: PreferenceData,
+    n_grades: int,
+    method: str,
+    ties: bool,
+    monotone_discounts: bool,
+    much_better_margin: float,
+    qp_axes: list[list[float]],
+) -> tuple[Fitter, np.ndarray, list[list[float]]]:
+    """The method's fitter, which answers it uses, and the axes of its grid (the likelihood has C
+    only; the QP C and C_t, or C alone when C_t = C)."""
+    if method == LIKELIHOOD:
+        likelihood = LikelihoodFitter(data, n_grades, ties=ties, monotone_discounts=monotone_discounts)
+        return likelihood, likelihood.used, qp_axes[:1]
+    qp = QPFitter(
+        data,
+        n_grades,
+        ties=ties,
+        monotone_discounts=monotone_discounts,
+        much_better_margin=much_better_margin,
+    )
+    used = np.zeros(len(data), dtype=bool)
+    used[qp.answer] = True
+    return qp, used, qp_axes
+
+
+def _cross_validated_choice(
+    fitter: Fitter,
+    topics: _Topics,
+    weights: np.ndarray,
+    axes: list[list[float]],
+    same_tie: bool,
+    method: str,
+    budget: TimeBudget | None,
+) -> tuple[list[list[float]], list[tuple[float, ...]], _CrossValidation, int]:
+    """Step 1: cross-validate every grid point and choose; a choice at an edge extends the grid
+    once and chooses again. Returns the axes, the grid, its cross-validation and the choice."""
+    grid = _grid(axes, same_tie)
+    cv = _cross_validate(fitter, topics, weights, grid, details=True, budget=budget)
+    best = _choose(cv.score.sum(axis=1), grid, axes)
+    extended = _extend(axes, grid[best], method)
+    if extended is not None:
+        axes = extended
+        grid = _grid(axes, same_tie)
+        cv = _cross_validate(fitter, topics, weights, grid, details=True, budget=budget)
+        best = _choose(cv.score.sum(axis=1), grid, axes)
+    return axes, grid, cv, best
+
+
+def _bootstrap(
+    fitter: Fitter,
+    topics: _Topics,
+    grid: list[tuple[float, ...]],
+    axes: list[list[float]],
+    cv: _CrossValidation,
+    final: Any,
+    replicates_wanted: int,
+    rng: np.random.Generator,
+    budget: TimeBudget | None,
+) -> tuple[list[np.ndarray], int, bool]:
+    """Step 3: the whole procedure (choice of C included) on topics resampled with replacement.
+    Returns the replicates' summaries, how many failed, and whether the time budget stopped it
+    (the replicate under way is left out)."""
+    replicates, failed = [], 0
+    for _ in range(replicates_wanted):
+        counts = np.bincount(rng.integers(0, topics.count, topics.count), minlength=topics.count).astype(
+            float
+        )
+        try:
+            replicate_cv = _cross_validate(
+                fitter, topics, counts, grid, details=False, starts=cv.models, budget=budget
+            )
+            point = _choose(replicate_cv.score.sum(axis=1), grid, axes)
+            model = fitter.fit(topics.answer_weights(counts), grid[point], final)
+            replicates.append(_summary(rank_one(transformed_weights(fitter.table(model)))))
+        except ValueError:
+            failed += 1
+        except TimeBudgetSpent:
+            return replicates, failed, True
+    return replicates, failed, False
+
+
+def _jackknife(
+    fitter: Fitter, topics: _Topics, chosen: tuple[float, ...], final: Any, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """Leave-one-group-out fits at the chosen values (up to `JACKKNIFE_GROUPS` groups of topics),
+    for the BCa acceleration; a group whose fit fails is left out."""
+    jackknife = []
+    group_of_topic = rng.permutation(topics.count) % min(JACKKNIFE_GROUPS, topics.count)
+    for group in range(int(group_of_topic.max()) + 1):
+        try:
+            model = fitter.fit(topics.answer_weights((group_of_topic != group).astype(float)), chosen, final)
+            jackknife.append(_summary(rank_one(transformed_weights(fitter.table(model)))))
+        except ValueError:
+            continue
+    return jackknife
+
+
+def _accuracies(
+    cv: _CrossValidation,
+    topics: _Topics,
+    grid: list[tuple[float, ...]],
+    best: int,
+    cutoff: int,
+    n_grades: int,
+) -> dict[str, float]:
+    """Held-out accuracies: the learned weights nested (the C of the other folds) and at the best
+    point of the grid (optimistic), and the standard DCGs'."""
+    correct_dcg = cv.correct_dcg if cv.correct_dcg is not None else np.zeros((len(grid), 0))
+    accuracy = {
+        "learned": _nested_accuracy(cv, cv.correct_dcg, topics),
+        "learned_full_w": _nested_accuracy(cv, cv.correct, topics),
+        "learned_best_of_grid": float(correct_dcg[best].mean()) if correct_dcg.shape[1] else float("nan"),
+    }
+    for gain in ("exp", "linear"):
+        w = standard_weights(cutoff, n_grades, gain).reshape(-1)
+        accuracy[gain] = float(_correct(w, topics.scored.d, topics.scored.wanted).mean())
+    return accuracy
+
+
 def learn_dcg(
     data: PreferenceData,
     n_grades: int,
@@ -462,37 +583,22 @@ def learn_dcg(
     else:
         tie_axis = _checked_grid(c_tie_grid, "c_tie_grid")
     rng = np.random.default_rng(seed)
-    fitter: Fitter
-    if method == LIKELIHOOD:
-        fitter = LikelihoodFitter(data, n_grades, ties=ties, monotone_discounts=monotone_discounts)
-        used = fitter.used
-        axes = [c_axis]
-    else:
-        fitter = QPFitter(
-            data,
-            n_grades,
-            ties=ties,
-            monotone_discounts=monotone_discounts,
-            much_better_margin=much_better_margin,
-        )
-        used = np.zeros(len(data), dtype=bool)
-        used[fitter.answer] = True
-        axes = [c_axis] if same_tie else [c_axis, tie_axis]
+    fitter, used, axes = _fitter(
+        data,
+        n_grades,
+        method,
+        ties,
+        monotone_discounts,
+        much_better_margin,
+        [c_axis] if same_tie else [c_axis, tie_axis],
+    )
     identical = data.identical()
     strict = (data.preference != 0) & ~identical
     topics = _topics(data, used, strict, n_grades, folds, rng)
     ones = np.ones(topics.count)
 
     # 1. Cross-validation, the grid extended once at an edge.
-    grid = _grid(axes, same_tie)
-    cv = _cross_validate(fitter, topics, ones, grid, details=True, budget=time_budget)
-    best = _choose(cv.score.sum(axis=1), grid, axes)
-    extended = _extend(axes, grid[best], method)
-    if extended is not None:
-        axes = extended
-        grid = _grid(axes, same_tie)
-        cv = _cross_validate(fitter, topics, ones, grid, details=True, budget=time_budget)
-        best = _choose(cv.score.sum(axis=1), grid, axes)
+    axes, grid, cv, best = _cross_validated_choice(fitter, topics, ones, axes, same_tie, method, time_budget)
     warnings, notes = _edge_messages(axes, grid[best], method, same_tie)
     chosen = grid[best]
 
@@ -503,34 +609,10 @@ def learn_dcg(
     form_one = rank_one(transformed)
 
     # 3. Bootstrap of the whole procedure; jackknife for the acceleration.
-    replicates, failed, stopped = [], 0, False
-    for _ in range(bootstrap):
-        counts = np.bincount(rng.integers(0, topics.count, topics.count), minlength=topics.count).astype(
-            float
-        )
-        try:
-            replicate_cv = _cross_validate(
-                fitter, topics, counts, grid, details=False, starts=cv.models, budget=time_budget
-            )
-            point = _choose(replicate_cv.score.sum(axis=1), grid, axes)
-            model = fitter.fit(topics.answer_weights(counts), grid[point], final)
-            replicates.append(_summary(rank_one(transformed_weights(fitter.table(model)))))
-        except ValueError:
-            failed += 1
-        except TimeBudgetSpent:  # the replicate under way is left out
-            stopped = True
-            break
-    jackknife = []
-    if bootstrap:
-        group_of_topic = rng.permutation(topics.count) % min(JACKKNIFE_GROUPS, topics.count)
-        for group in range(int(group_of_topic.max()) + 1):
-            try:
-                model = fitter.fit(
-                    topics.answer_weights((group_of_topic != group).astype(float)), chosen, final
-                )
-                jackknife.append(_summary(rank_one(transformed_weights(fitter.table(model)))))
-            except ValueError:
-                continue
+    replicates, failed, stopped = _bootstrap(
+        fitter, topics, grid, axes, cv, final, bootstrap, rng, time_budget
+    )
+    jackknife = _jackknife(fitter, topics, chosen, final, rng) if bootstrap else []
     estimate = _summary(form_one)
     width = (n_grades, data.cutoff)
     intervals = bca_intervals(
@@ -540,16 +622,7 @@ def learn_dcg(
     )
     widened = [name for name, flag in zip(_summary_names(*width), intervals.widened, strict=True) if flag]
 
-    # Accuracies: the best of the grid (optimistic) and nested (the C of the other folds).
-    correct_dcg = cv.correct_dcg if cv.correct_dcg is not None else np.zeros((len(grid), 0))
-    accuracy = {
-        "learned": _nested_accuracy(cv, cv.correct_dcg, topics),
-        "learned_full_w": _nested_accuracy(cv, cv.correct, topics),
-        "learned_best_of_grid": float(correct_dcg[best].mean()) if correct_dcg.shape[1] else float("nan"),
-    }
-    for gain in ("exp", "linear"):
-        w = standard_weights(data.cutoff, n_grades, gain).reshape(-1)
-        accuracy[gain] = float(_correct(w, topics.scored.d, topics.scored.wanted).mean())
+    accuracy = _accuracies(cv, topics, grid, best, data.cutoff, n_grades)
 
     test = form_test(ordinal_design(data, n_grades, ties=ties)).to_json() if form else {}
     accuracy_curve = (
