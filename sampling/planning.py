@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from estimation.formats.trec import Run
+from estimation.metrics.spec import Metric
 from estimation.simulation.planner import (
     PlannerRow,
+    Replay,
     applicable_strategies,
     budget_needed,
     plan_budgets,
@@ -138,51 +140,14 @@ def campaign_plan(
     focus = focus_indices(campaign, arrays)
     goal, planned_for = _goal_and_systems(campaign, focus)
     order = focus + [s for s in range(len(arrays.system_names)) if s not in focus]
-    pool, _, _ = campaign_pool(campaign, arrays)
-    qrels = _oracle(judged_grades(campaign, arrays), pool.theta, arrays, campaign.seed % 2**63)
-    labels = {
-        (qid, docno): pool.theta[t, slot].tolist()
-        for t, qid in enumerate(arrays.topic_qids)
-        for slot, docno in enumerate(arrays.docnos[t])
-    }
-    judge = judge_for_sampling(campaign) if metric.is_linear_in_labels else None
-    judge_labels, calibration = None, None
-    if judge is not None:
-        classes = pool_judge_classes(judge, arrays)
-        judge_labels = {
-            (qid, docno): (int(classes[t, slot]) if classes[t, slot] >= 0 else None, None)
-            for t, qid in enumerate(arrays.topic_qids)
-            for slot, docno in enumerate(arrays.docnos[t])
-        }
-        calibration = external_calibration_of(campaign, judge, metric)
-    replay = prepare_replay(
-        qrels,
-        _runs(arrays, order),
-        metric,
-        goal,  # type: ignore[arg-type]  # the goal chosen above is one of the planner's literal goals
-        labels=labels,
-        judge=judge_labels,
-        judge_calibration=calibration,
-    )
+    replay, judged = _campaign_replay(campaign, arrays, metric, goal, order)
     reference = float(campaign.budget) if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS else None
     pooled = int(arrays.slot_used.sum())
     notes: list[str] = []
     if budgets is None:
-        # Beyond the pool every strategy has judged all it can: those budgets plan alike, so the
-        # defaults stop at the pool (and so does the budget the advice refers to).
-        topic = float(replay.topic_cost.mean())
-        anchor = min(reference or 20 * topic, float(pooled))
-        if reference is not None and reference > pooled:
-            notes.append(
-                f"the campaign's budget ({reference:g} judgments) is more than its pool holds "
-                f"({pooled} documents): the plan stops at the pool"
-            )
-            reference = anchor
-        shares = (0.25, 0.5, 1.0, 2.0)
-        budgets = sorted({min(float(pooled), max(1.0, round(anchor * share))) for share in shares})
-        repetitions = min(repetitions, max(2, int(PLAN_MAX_DRAWS // max(budgets))))
+        budgets, reference, repetitions, notes = _default_budgets(replay, reference, pooled, repetitions)
     _check_affordable(budgets, repetitions, pooled)
-    strategies = applicable_strategies(metric, judge=judge is not None)
+    strategies = applicable_strategies(metric, judge=judged)
     share = estimand_share(campaign, arrays)
     rows = plan_budgets(replay, strategies, budgets, repetitions=repetitions, seed=campaign.seed % 2**31)
     # The advice is for the campaign's budget (else the middle one planned), never another.
@@ -229,6 +194,64 @@ def campaign_plan(
             if name != "judged" or name in strategies
         },
     }
+
+
+def _campaign_replay(
+    campaign: Campaign, arrays: PoolArrays, metric: Metric, goal: str, order: list[int]
+) -> tuple[Replay, bool]:
+    """The planner's replay of the campaign: the truth is one labelling drawn from the current
+    label model (judged documents keep their grades), the label model's probabilities are the
+    sampling's labels, and the judge chosen for sampling (DCG only) labels the pool as it does.
+    Returns the replay and whether a judge is in it."""
+    pool, _, _ = campaign_pool(campaign, arrays)
+    qrels = _oracle(judged_grades(campaign, arrays), pool.theta, arrays, campaign.seed % 2**63)
+    pairs = [
+        (t, slot, qid, docno)
+        for t, qid in enumerate(arrays.topic_qids)
+        for slot, docno in enumerate(arrays.docnos[t])
+    ]
+    labels = {(qid, docno): pool.theta[t, slot].tolist() for t, slot, qid, docno in pairs}
+    judge = judge_for_sampling(campaign) if metric.is_linear_in_labels else None
+    judge_labels, calibration = None, None
+    if judge is not None:
+        classes = pool_judge_classes(judge, arrays)
+        judge_labels = {
+            (qid, docno): (int(classes[t, slot]) if classes[t, slot] >= 0 else None, None)
+            for t, slot, qid, docno in pairs
+        }
+        calibration = external_calibration_of(campaign, judge, metric)
+    replay = prepare_replay(
+        qrels,
+        _runs(arrays, order),
+        metric,
+        goal,  # type: ignore[arg-type]  # the goal chosen by _goal_and_systems is one of the planner's
+        labels=labels,
+        judge=judge_labels,
+        judge_calibration=calibration,
+    )
+    return replay, judge is not None
+
+
+def _default_budgets(
+    replay: Replay, reference: float | None, pooled: int, repetitions: int
+) -> tuple[list[float], float | None, int, list[str]]:
+    """Budgets around the campaign's (else 20 mean topics), a quarter to twice it; the budget the
+    advice refers to; the repetitions the draw cap allows; and a note when the pool is smaller.
+
+    Beyond the pool every strategy has judged all it can: those budgets plan alike, so the
+    defaults stop at the pool (and so does the budget the advice refers to)."""
+    notes = []
+    topic = float(replay.topic_cost.mean())
+    anchor = min(reference or 20 * topic, float(pooled))
+    if reference is not None and reference > pooled:
+        notes.append(
+            f"the campaign's budget ({reference:g} judgments) is more than its pool holds "
+            f"({pooled} documents): the plan stops at the pool"
+        )
+        reference = anchor
+    shares = (0.25, 0.5, 1.0, 2.0)
+    budgets = sorted({min(float(pooled), max(1.0, round(anchor * share))) for share in shares})
+    return budgets, reference, min(repetitions, max(2, int(PLAN_MAX_DRAWS // max(budgets)))), notes
 
 
 CURVE_NOISE = 1.1
