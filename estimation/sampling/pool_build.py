@@ -96,44 +96,13 @@ def build_pool(
     named = [_as_named_run(run) for run in runs]
     if not named:
         raise ValueError("build_pool needs at least one run")
-    extra = dict(extra_items or {})
-    if topics is not None:
-        wanted = {str(qid) for qid in topics}
-        named = [
-            (name, {qid: docs for qid, docs in ranking.items() if qid in wanted}) for name, ranking in named
-        ]
-        extra = {qid: docs for qid, docs in extra.items() if qid in wanted}
-        query_ids = _sorted_query_ids(wanted)
-    else:
-        query_ids = _sorted_query_ids({qid for _, ranking in named for qid in ranking} | set(extra))
+    named, extra, query_ids = _restricted_to_topics(named, dict(extra_items or {}), topics)
     query_index = {qid: index for index, qid in enumerate(query_ids)}
     m = len(query_ids)
     if m == 0:
         raise ValueError("the runs hold no queries")
 
-    # One entry per (system, query, rank) in the top K; the extra items form system -1.
-    # Python touches each query once (list.extend); the per-document work runs in C.
-    chunk_system: list[int] = []
-    chunk_query: list[int] = []
-    chunk_length: list[int] = []
-    docs: list[str] = []
-    for system, (_, ranking) in enumerate(named):
-        for qid, docnos in ranking.items():
-            top = docnos[:cutoff]
-            docs.extend(top)
-            chunk_system.append(system)
-            chunk_query.append(query_index[qid])
-            chunk_length.append(len(top))
-    for qid, docnos in extra.items():
-        docs.extend(docnos)
-        chunk_system.append(-1)
-        chunk_query.append(query_index[qid])
-        chunk_length.append(len(docnos))
-    lengths = np.asarray(chunk_length, dtype=np.int64)
-    system_of = np.repeat(np.asarray(chunk_system, dtype=np.int64), lengths)
-    query_of = np.repeat(np.asarray(chunk_query, dtype=np.int64), lengths)
-    chunk_start = np.cumsum(lengths) - lengths
-    rank_of = np.arange(len(docs)) - np.repeat(chunk_start, lengths)
+    docs, system_of, query_of, rank_of = _entries(named, extra, query_index, cutoff)
     # Docnos get integer codes in order of first appearance: dict.fromkeys keeps that order.
     doc_names = list(dict.fromkeys(docs))
     doc_code = dict(zip(doc_names, range(len(doc_names)), strict=True))
@@ -174,6 +143,54 @@ def build_pool(
         item_ids=item_ids,
         system_names=tuple(name for name, _ in named),
     )
+
+
+def _restricted_to_topics(
+    named: list[tuple[str, Mapping[str, Sequence[str]]]],
+    extra: dict[str, Sequence[str]],
+    topics: Sequence[str] | None,
+) -> tuple[list[tuple[str, Mapping[str, Sequence[str]]]], dict[str, Sequence[str]], list[str]]:
+    """The runs and extra items on the estimand's topics (all of theirs when `topics` is None),
+    and the pool's query ids in order."""
+    if topics is None:
+        return named, extra, _sorted_query_ids({qid for _, ranking in named for qid in ranking} | set(extra))
+    wanted = {str(qid) for qid in topics}
+    kept: list[tuple[str, Mapping[str, Sequence[str]]]] = [
+        (name, {qid: docs for qid, docs in ranking.items() if qid in wanted}) for name, ranking in named
+    ]
+    return kept, {qid: docs for qid, docs in extra.items() if qid in wanted}, _sorted_query_ids(wanted)
+
+
+def _entries(
+    named: list[tuple[str, Mapping[str, Sequence[str]]]],
+    extra: dict[str, Sequence[str]],
+    query_index: dict[str, int],
+    cutoff: int,
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """One entry per (system, query, rank) in the top K, the extra items as system -1: the docnos
+    and, per entry, its system, query and 0-based rank. Python touches each query once
+    (list.extend); the per-document work runs in C."""
+    chunk_system: list[int] = []
+    chunk_query: list[int] = []
+    chunk_length: list[int] = []
+    docs: list[str] = []
+    for system, (_, ranking) in enumerate(named):
+        for qid, docnos in ranking.items():
+            top = docnos[:cutoff]
+            docs.extend(top)
+            chunk_system.append(system)
+            chunk_query.append(query_index[qid])
+            chunk_length.append(len(top))
+    for qid, docnos in extra.items():
+        docs.extend(docnos)
+        chunk_system.append(-1)
+        chunk_query.append(query_index[qid])
+        chunk_length.append(len(docnos))
+    lengths = np.asarray(chunk_length, dtype=np.int64)
+    system_of = np.repeat(np.asarray(chunk_system, dtype=np.int64), lengths)
+    query_of = np.repeat(np.asarray(chunk_query, dtype=np.int64), lengths)
+    chunk_start = np.cumsum(lengths) - lengths
+    return docs, system_of, query_of, np.arange(len(docs)) - np.repeat(chunk_start, lengths)
 
 
 def _as_named_run(run: RunInput) -> tuple[str, Mapping[str, Sequence[str]]]:
