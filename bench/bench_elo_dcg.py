@@ -56,8 +56,8 @@ from estimation.formats.letor import LetorPool, concat_pools, drop_last_query, r
 from estimation.training.elo_dcg import expected_loss_documents, expected_loss_queries  # noqa: E402
 from estimation.training.ensembles import BootstrapLightGBM, fit_ranker, predict  # noqa: E402
 from estimation.training.selection import (  # noqa: E402
-    DRAWABLE_STRATEGIES,
-    STRATEGIES,
+    DRAWABLE_RULES,
+    SELECTION_RULES,
     pool_expected_loss,
     pool_mean_dcg,
     select_training,
@@ -69,7 +69,7 @@ CUTOFF = 10
 MEMBERS = 8
 BASE_SHARE, TEST_SHARE = 0.10, 0.35
 REACH_SHARE = 0.95
-VARIANTS = [(s, False) for s in STRATEGIES] + [(s, True) for s in DRAWABLE_STRATEGIES]
+VARIANTS = [(s, False) for s in SELECTION_RULES] + [(s, True) for s in DRAWABLE_RULES]
 
 
 @dataclass(frozen=True)

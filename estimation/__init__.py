@@ -31,6 +31,7 @@ The flat layout's module paths (``estimation.trec``, ``estimation.planner``, ...
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from estimation import _moved
@@ -89,7 +90,7 @@ if TYPE_CHECKING:
         expected_loss_documents,
         expected_loss_queries,
     )
-    from estimation.training.selection import STRATEGIES, Selection, pool_expected_loss, select_training
+    from estimation.training.selection import SELECTION_RULES, Selection, pool_expected_loss, select_training
 
 # The public names, loaded on first use (PEP 562): `import estimation` (and so every
 # ``python -m estimation`` command) then costs numpy at most, not scipy and the whole package;
@@ -155,12 +156,26 @@ _PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
         "expected_loss_documents",
         "expected_loss_queries",
     ),
-    "estimation.training.selection": ("STRATEGIES", "Selection", "pool_expected_loss", "select_training"),
+    "estimation.training.selection": (
+        "SELECTION_RULES",
+        "Selection",
+        "pool_expected_loss",
+        "select_training",
+    ),
 }
 _MODULE_OF = {name: module for module, names in _PUBLIC_MODULES.items() for name in names}
 
 
+# Old public names: they still work, with a DeprecationWarning naming the new one.
+_RENAMED = {"STRATEGIES": "SELECTION_RULES"}  # the training-selection rules (not sampling strategies)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        warnings.warn(
+            f"estimation.{name} is now estimation.{_RENAMED[name]}", DeprecationWarning, stacklevel=2
+        )
+        return __getattr__(_RENAMED[name])
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'estimation' has no attribute {name!r}")
@@ -177,7 +192,7 @@ _moved.install()  # the flat layout's module paths (estimation.trec, ...) keep w
 
 __all__ = [
     "DEFAULT_MIX",
-    "STRATEGIES",
+    "SELECTION_RULES",
     "CostModel",
     "DrawBatch",
     "Estimate",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from estimation.training.selection import DEFAULT_DOCS_PER_QUERY, STRATEGIES
+from estimation.training.selection import DEFAULT_DOCS_PER_QUERY, SELECTION_RULES
 from labeling.models import Campaign, Task
 
 
@@ -14,7 +14,7 @@ class TrainingSettings(models.Model):
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="training_settings")
     strategy = models.CharField(
-        max_length=16, choices=[(name, name) for name in STRATEGIES], default="elo_qd"
+        max_length=16, choices=[(name, name) for name in SELECTION_RULES], default="elo_qd"
     )
     docs_per_query = models.PositiveIntegerField(default=DEFAULT_DOCS_PER_QUERY)
     cutoff = models.PositiveIntegerField(default=10, help_text="K of the DCG the selection targets")

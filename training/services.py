@@ -23,7 +23,7 @@ from django.utils import timezone
 from estimation.formats.letor import LetorPool, LetorRow, apply_labels, iter_letor, letor_from_rows
 from estimation.formats.trec import InputFileError
 from estimation.training.ensembles import BootstrapLightGBM, fit_ranker, predict, read_scores
-from estimation.training.selection import DRAWABLE_STRATEGIES, STRATEGIES, pool_mean_dcg, select_training
+from estimation.training.selection import DRAWABLE_RULES, SELECTION_RULES, pool_mean_dcg, select_training
 from labeling.formats import upload_lines
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS, checked_text
 from labeling.leases import unanswered_claimable
@@ -43,16 +43,16 @@ def training_configure(campaign: Campaign, settings: Mapping[str, Any]) -> Train
     record, _ = TrainingSettings.objects.get_or_create(campaign=campaign)
     for name, value in settings.items():
         setattr(record, name, value)
-    if record.strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {record.strategy!r}")
+    if record.strategy not in SELECTION_RULES:
+        raise ValueError(f"strategy must be one of {', '.join(SELECTION_RULES)}, got {record.strategy!r}")
     for name in ("docs_per_query", "cutoff", "ensemble", "round_size"):
         value = getattr(record, name)
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
             raise ValueError(f"{name} must be an integer from 1 to 100000, got {value!r}")
     if not isinstance(record.drawn, bool):
         raise ValueError(f"drawn must be true or false, got {record.drawn!r}")
-    if record.drawn and record.strategy not in DRAWABLE_STRATEGIES:
-        raise ValueError(f"drawing applies to {', '.join(DRAWABLE_STRATEGIES)}, not {record.strategy}")
+    if record.drawn and record.strategy not in DRAWABLE_RULES:
+        raise ValueError(f"drawing applies to {', '.join(DRAWABLE_RULES)}, not {record.strategy}")
     if campaign.status != Campaign.Status.DRAFT and record.pk and _settings_changed(record):
         raise ValueError("training settings can only change before the campaign starts")
     record.save()

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from estimation.training.selection import STRATEGIES
+from estimation.training.selection import SELECTION_RULES
 from labeling.access import campaign_for_page
 from labeling.models import Campaign
 from labeling.modes import export_links
@@ -48,7 +48,7 @@ UPLOADS = {
 
 
 class TrainingSettingsForm(forms.Form):
-    strategy = forms.ChoiceField(choices=[(name, name) for name in STRATEGIES])
+    strategy = forms.ChoiceField(choices=[(name, name) for name in SELECTION_RULES])
     round_size = forms.IntegerField(min_value=1, max_value=100_000, label="Labels per round")
     docs_per_query = forms.IntegerField(
         min_value=1, max_value=100_000, label="Documents per query (two-stage)"

@@ -19,7 +19,7 @@ from estimation.training.selection import (
     DEFAULT_DOCS_PER_QUERY,
     DEFAULT_EPSILON,
     NEEDS_SCORES,
-    STRATEGIES,
+    SELECTION_RULES,
     Selection,
     select_training,
 )
@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--scores", metavar="SCORES", help="qid docid s_1 ... s_N: your own ensemble's scores"
     )
     parser.add_argument(
-        "--strategy", choices=STRATEGIES, default="elo_qd", help="selection rule (default elo_qd)"
+        "--strategy", choices=SELECTION_RULES, default="elo_qd", help="selection rule (default elo_qd)"
     )
     parser.add_argument("--budget", type=int, required=True, metavar="M", help="number of labels to select")
     parser.add_argument(

@@ -23,7 +23,7 @@ from estimation.simulation.planner import (
     DEFAULT_REPETITIONS,
     DEFAULT_TOPIC_MULTIPLES,
     GOAL_SYSTEMS,
-    STRATEGIES,
+    PLANNED,
     applicable_strategies,
     check_strategy,
     default_budgets,
@@ -107,7 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--strategy",
         dest="strategies",
         action="append",
-        choices=STRATEGIES,
+        choices=tuple(PLANNED),
         help="repeat for several (default: every strategy that applies to the metric)",
     )
     parser.add_argument(

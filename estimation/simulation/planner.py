@@ -541,7 +541,8 @@ def _summarise(
 
 __all__ = [
     "DEFAULT_REPETITIONS",
-    "STRATEGIES",
+    "PLANNED",
+    "PlannedStrategy",
     "BudgetNeed",
     "PlannerRow",
     "Replay",
@@ -580,4 +581,3 @@ PLANNED: dict[str, PlannedStrategy] = {
         PlannedStrategy("judged", _replay_judged, _judged_refusal),
     )
 }
-STRATEGIES: tuple[str, ...] = tuple(PLANNED)

@@ -40,8 +40,8 @@ from estimation.sampling.inclusion import TotalEstimate
 from estimation.training.drawn import DrawnSelection, draw_selection, drawn_total_estimate
 from estimation.training.elo_dcg import ExpectedLoss, discounts, expected_loss
 
-STRATEGIES = ("elo_qd", "elo_q", "elo_d", "random_q", "random_d", "random_qd", "top_k", "variance")
-DRAWABLE_STRATEGIES = ("elo_qd", "elo_q", "elo_d")
+SELECTION_RULES = ("elo_qd", "elo_q", "elo_d", "random_q", "random_d", "random_qd", "top_k", "variance")
+DRAWABLE_RULES = ("elo_qd", "elo_q", "elo_d")
 NEEDS_SCORES = ("elo_qd", "elo_q", "elo_d", "top_k", "variance")
 DEFAULT_DOCS_PER_QUERY = 15
 DEFAULT_EPSILON = 0.1
@@ -100,14 +100,14 @@ class Selection:
 def _validate(
     pool: LetorPool, scores: np.ndarray | None, strategy: str, budget: int, docs_per_query: int, draw: bool
 ) -> None:
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    if strategy not in SELECTION_RULES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(SELECTION_RULES)}")
     if budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
     if docs_per_query < 1:
         raise ValueError(f"docs_per_query must be >= 1, got {docs_per_query}")
-    if draw and strategy not in DRAWABLE_STRATEGIES:
-        raise ValueError(f"draw applies to {', '.join(DRAWABLE_STRATEGIES)}, not {strategy}")
+    if draw and strategy not in DRAWABLE_RULES:
+        raise ValueError(f"draw applies to {', '.join(DRAWABLE_RULES)}, not {strategy}")
     if scores is None:
         if strategy in NEEDS_SCORES:
             raise ValueError(f"strategy {strategy} needs the ensemble's scores")

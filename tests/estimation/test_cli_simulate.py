@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from estimation.__main__ import main
-from estimation.simulation.planner import STRATEGIES
+from estimation.simulation.planner import PLANNED
 
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 1\n3 0 e 1\n"
 RUN_A = "1 Q0 a 1 2.0 A\n1 Q0 b 2 1.0 A\n2 Q0 c 1 2.0 A\n2 Q0 d 2 1.0 A\n"
@@ -53,7 +53,7 @@ def test_it_prints_a_header_and_a_line_per_strategy_and_budget(
     assert status == 0
     header, *body = rows
     assert header == HEADER
-    no_model = [s for s in STRATEGIES if s != "judged"]  # judged needs --judge
+    no_model = [s for s in PLANNED if s != "judged"]  # judged needs --judge
     assert [(row[0], row[1]) for row in body] == [(s, b) for s in no_model for b in ("2", "4")]
     for row in body:
         assert len(row) == len(HEADER)

@@ -96,3 +96,11 @@ def test_old_from_imports_work_in_a_fresh_interpreter() -> None:
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_the_old_name_of_the_selection_rules_still_imports_with_a_warning() -> None:
+    import estimation
+
+    with pytest.warns(DeprecationWarning, match="estimation.STRATEGIES is now estimation.SELECTION_RULES"):
+        old = estimation.STRATEGIES  # type: ignore[attr-defined]
+    assert old == estimation.SELECTION_RULES and "elo_qd" in old

@@ -10,8 +10,8 @@ from estimation.sampling.estimators import query_level_estimate
 from estimation.sampling.inclusion import horvitz_thompson_total, inclusion_probabilities, mixture_weights
 from estimation.training.elo_dcg import discounts
 from estimation.training.selection import (
-    DRAWABLE_STRATEGIES,
-    STRATEGIES,
+    DRAWABLE_RULES,
+    SELECTION_RULES,
     pool_expected_loss,
     select_training,
 )
@@ -40,9 +40,9 @@ def synthetic_pool(
 
 
 def selections(pool: LetorPool, scores: np.ndarray, budget: int, seed: int = 0):
-    for strategy in STRATEGIES:
+    for strategy in SELECTION_RULES:
         yield select_training(pool, scores, strategy=strategy, budget=budget, max_grade=MAX_GRADE, seed=seed)
-    for strategy in DRAWABLE_STRATEGIES:
+    for strategy in DRAWABLE_RULES:
         yield select_training(
             pool, scores, strategy=strategy, budget=budget, max_grade=MAX_GRADE, seed=seed, draw=True
         )
@@ -149,7 +149,7 @@ def test_it_computes_inclusion_probabilities_that_sum_to_the_size() -> None:
 
 def test_drawn_items_carry_probabilities_in_zero_one() -> None:
     pool, scores = synthetic_pool(5)
-    for strategy in DRAWABLE_STRATEGIES:
+    for strategy in DRAWABLE_RULES:
         selection = select_training(
             pool, scores, strategy=strategy, budget=80, max_grade=MAX_GRADE, draw=True
         )
@@ -164,7 +164,7 @@ def test_drawn_items_carry_probabilities_in_zero_one() -> None:
             assert np.all(document_pi > 0) and np.all(document_pi <= 1)
 
 
-@pytest.mark.parametrize("strategy", DRAWABLE_STRATEGIES)
+@pytest.mark.parametrize("strategy", DRAWABLE_RULES)
 def test_drawn_labels_give_an_unbiased_dcg_estimate(strategy: str) -> None:
     # A ranker's DCG@10 summed over the pool's queries is a sum of per-document terms
     # G(y) d(rank); its Horvitz-Thompson estimate from the drawn labels must be unbiased.
