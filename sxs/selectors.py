@@ -13,7 +13,7 @@ import numpy as np
 from django.db.models import Count, Q, Sum
 from scipy.stats import binomtest
 
-from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS
+from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS, PreferenceData
 from estimation.learned_dcg.preferences import Preference
 from labeling.agreement import agreement_of
 from labeling.dashboard import campaigns_to_manage
@@ -105,8 +105,9 @@ def list_grades(
 
 
 @dataclass(frozen=True)
-class PreferenceData:
-    """What `estimation.learned_dcg.fit.learn_dcg` takes, one row per answer.
+class SxsAnswerArrays:
+    """A campaign's side-by-side answers as arrays, one row per answer: what
+    `estimation.learned_dcg.fit.learn_dcg` takes (`core()`), with the answers' ids.
 
     `left` and `right` (n, K) are the grades of system A's and system B's lists (the stored
     order of the pair, not the sides the assessor saw), EMPTY (-1) where a list is shorter than
@@ -126,8 +127,12 @@ class PreferenceData:
     grade_levels: int
     skipped: int
 
+    def core(self) -> PreferenceData:
+        """The numeric core's preference data (grades of both lists, preference, topic groups)."""
+        return PreferenceData(self.left, self.right, self.preference, self.groups)
 
-def preference_data(campaign: Campaign, grades: dict[tuple[int, int], int] | None = None) -> PreferenceData:
+
+def preference_data(campaign: Campaign, grades: dict[tuple[int, int], int] | None = None) -> SxsAnswerArrays:
     """Every SxS answer of the campaign as arrays for the learned-DCG core (`grades`: the
     campaign's `known_grades`, when the caller has them already)."""
     settings = sxs_settings(campaign)
@@ -152,7 +157,7 @@ def preference_data(campaign: Campaign, grades: dict[tuple[int, int], int] | Non
         preference.append(value)
         groups.append(topic_id)
         ids.append(answer_id)
-    return PreferenceData(
+    return SxsAnswerArrays(
         left=np.asarray(left, dtype=np.int64).reshape(-1, k),
         right=np.asarray(right, dtype=np.int64).reshape(-1, k),
         preference=np.asarray(preference, dtype=np.int64),

@@ -27,14 +27,13 @@ from django.db import transaction
 from estimation.learned_dcg.budget import TimeBudget, TimeBudgetSpent, grid_points, refit_fits
 from estimation.learned_dcg.diagnostics import answer_diagnostics, utility_differences
 from estimation.learned_dcg.fit import DEFAULT_BOOTSTRAP, MIN_STRICT_PAIRS, MIN_TOPICS, learn_dcg
-from estimation.learned_dcg.fit import PreferenceData as CorePreferenceData
 from estimation.learned_dcg.leaderboard import Flip, compare_leaderboards, dcg_table, disagreeing_answers
 from estimation.learned_dcg.lists import standard_weights, transformed_weights
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update, custom_dcg_problem
 from sxs.models import SxsFit, SxsSettings
 from sxs.selectors import (
-    PreferenceData,
+    SxsAnswerArrays,
     known_grades,
     latest_fit,
     leaderboard_lists,
@@ -110,7 +109,7 @@ def _limits() -> dict[str, Any]:
     }
 
 
-def _signature(data: PreferenceData, options: dict[str, Any]) -> str:
+def _signature(data: SxsAnswerArrays, options: dict[str, Any]) -> str:
     """What a fit depends on: the answers used, their preferences, the grades of their lists and
     the fit's choices (changing one refits)."""
     digest = hashlib.sha256()
@@ -136,7 +135,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _shortfall(data: PreferenceData) -> tuple[str, int] | None:
+def _shortfall(data: SxsAnswerArrays) -> tuple[str, int] | None:
     """Why these answers cannot be learned from yet, and how many more informative answers are
     needed (at least); None when the core's minimum is met."""
     identical = np.all(data.left == data.right, axis=1)
@@ -177,7 +176,7 @@ def _flips_json(flips: tuple[Flip, ...], name: str) -> list[dict[str, Any]]:
     ]
 
 
-def leaderboard_json(campaign: Campaign, result: dict[str, Any], grades: dict, data: PreferenceData) -> dict:
+def leaderboard_json(campaign: Campaign, result: dict[str, Any], grades: dict, data: SxsAnswerArrays) -> dict:
     """The leaderboards of the campaign's systems, as stored with a fit (`result`: its weights,
     gains and discounts): under learned DCG (the rank-1 gains and discounts exactly as "use in a
     campaign" applies them), under the learned utility (the full T(W), not a DCG) and under
@@ -232,14 +231,14 @@ DIAGNOSED = ("learned_dcg", "exp", "linear", "utility")
 
 
 def diagnostics_json(
-    result: dict[str, Any], data: PreferenceData, heldout: dict[str, np.ndarray] | None = None
+    result: dict[str, Any], data: SxsAnswerArrays, heldout: dict[str, np.ndarray] | None = None
 ) -> dict:
     """Accuracy by |standard DCG difference| and by answer strength (the paper's Figs. 4-5 and
     16) of learned DCG (as applied), the two standard DCGs and the learned utility. With the
     fit's ``heldout`` differences (each answer predicted by the fold that held its topic out)
     the learned metrics are scored held out; without (a record stored by an older version), in
     sample on the answers the fit learned from (optimistic)."""
-    core = CorePreferenceData(data.left, data.right, data.preference, data.groups)
+    core = data.core()
     gains, discounts = applied_gains_discounts(result)
     tables = {
         "learned_dcg": dcg_table(gains, discounts),
@@ -296,7 +295,7 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
             answers=int(data.preference.size),
             result={"status": INSUFFICIENT, "reason": reason, "needed": needed, **counts},
         )
-    core = CorePreferenceData(data.left, data.right, data.preference, data.groups)
+    core = data.core()
     try:
         learned = learn_dcg(
             core,
@@ -329,7 +328,7 @@ def sxs_refit(*, campaign: Campaign) -> SxsFit | None:
     return SxsFit.objects.create(campaign=campaign, answers=int(data.preference.size), result=result)
 
 
-def _refusal(campaign: Campaign, data: PreferenceData, reason: str, counts: dict[str, Any]) -> SxsFit:
+def _refusal(campaign: Campaign, data: SxsAnswerArrays, reason: str, counts: dict[str, Any]) -> SxsFit:
     """A record of a refit the operator's limits stopped (no fit), with the limits it met."""
     return SxsFit.objects.create(
         campaign=campaign,
