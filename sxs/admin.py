@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsSkip, SxsTask
+from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsTask
 
 
 @admin.register(SxsSettings)
@@ -38,12 +38,6 @@ class SxsAnswerAdmin(admin.ModelAdmin):
         "created_at",
     ]
     raw_id_fields = ["campaign", "task", "topic", "system_a", "system_b", "assessor"]
-
-
-@admin.register(SxsSkip)
-class SxsSkipAdmin(admin.ModelAdmin):
-    list_display = ["id", "campaign", "task", "assessor", "reason", "created_at"]
-    raw_id_fields = ["campaign", "task", "assessor"]
 
 
 @admin.register(SxsFit)

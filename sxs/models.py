@@ -194,21 +194,6 @@ class SxsAnswer(models.Model):
         return f"side-by-side answer {self.pk}: {self.shown:+d} as shown"
 
 
-class SxsSkip(models.Model):
-    """An assessor passed a task on (it went back to the pool for someone else), and why."""
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="sxs_skips")
-    task = models.ForeignKey(SxsTask, on_delete=models.CASCADE, related_name="skips")
-    assessor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="sxs_skips"
-    )
-    reason = models.CharField(max_length=500)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return f"skip of task {self.task_id}: {self.reason}"
-
-
 class SxsFit(models.Model):
     """One learned-DCG fit of the campaign's answers: `result` is the core's `LearnedDCG.to_json()`
     (weights, transformed, gains, discounts, sigma_ratio, c, intervals, accuracy, ...)."""

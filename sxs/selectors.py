@@ -17,9 +17,9 @@ from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS, PreferenceD
 from estimation.learned_dcg.preferences import Preference
 from labeling.agreement import agreement_of
 from labeling.dashboard import campaigns_to_manage
-from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Task
+from labeling.models import Campaign, Document, Judgment, RankingEntry, Skip, System, Task
 from labeling.selectors import Progress, Throughput, throughput_of, units_progress
-from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsSkip, SxsTask
+from sxs.models import SxsAnswer, SxsFit, SxsSettings, SxsTask
 
 MODE_NAME = "sxs"
 ITEM_KIND = "sxs"
@@ -518,7 +518,7 @@ def dashboard_data(campaign: Campaign) -> dict[str, Any]:
         "side_bias": side_bias(shown),
         "agreement": sxs_agreement(campaign),
         "grade_tasks": grade_tasks,
-        "skips": SxsSkip.objects.filter(campaign=campaign).count(),
+        "skips": Skip.objects.filter(campaign=campaign, kind=ITEM_KIND).count(),
         "systems": [system.name for system in compared_systems(campaign)],
         "fit": fit,
     }

@@ -36,7 +36,7 @@ from labeling.leases import (
 from labeling.models import Campaign, Judgment, Skip, Task
 from labeling.recompute import recompute_soon
 from labeling.services.skips import skip_checked, skipped_by
-from sxs.models import SxsAnswer, SxsSettings, SxsSkip, SxsTask
+from sxs.models import SxsAnswer, SxsSettings, SxsTask
 from sxs.selectors import GRADE_DRAW_STRATEGY, ITEM_KIND, sxs_settings_get
 from sxs.services.selection import Candidate, choose
 from sxs.services.setup import seed_for, sxs_prepare
@@ -106,9 +106,8 @@ def _grade_task_for(task: SxsTask, assessor: User, now: datetime) -> Task | None
 def _candidates(campaign: Campaign, assessor: User, now: datetime) -> list[Candidate]:
     """Open units the assessor may be given (never one they hold, answered or skipped), each as
     its lowest claimable slot."""
-    mine = SxsTask.objects.filter(campaign=campaign).filter(
-        Q(assessor_id=assessor.pk) | Q(skips__assessor_id=assessor.pk)
-    )
+    skipped = Skip.objects.filter(campaign=campaign, kind=ITEM_KIND, assessor_id=assessor.pk).values("unit")
+    mine = SxsTask.objects.filter(campaign=campaign).filter(Q(assessor_id=assessor.pk) | Q(pk__in=skipped))
     rows = (
         SxsTask.objects.filter(campaign=campaign)
         .filter(unanswered_claimable(now))
@@ -240,20 +239,13 @@ def sxs_skip(
 ) -> Skip:
     """Pass a held task on with a reason (one of `labeling.models.Skip.Reason`) and a note: it goes
     back to the pool for someone else (never to this assessor again). Recorded as the core's
-    `Skip` of kind "sxs" (the skip counts, the skips export) and as the mode's `SxsSkip`."""
+    `Skip` of kind "sxs" (the skip counts, the skips export)."""
     reason, note = skip_checked(reason, note)
     now = now or timezone.now()
     locked = SxsTask.objects.select_for_update().get(pk=task.pk)
     held = locked.assessor_id == assessor.pk and locked.answered_at is None
     if not held or locked.lease_expires_at is None or locked.lease_expires_at < now:
         raise LeaseConflict("you do not hold this task (answered, expired or someone else's)")
-    label = Skip.Reason(reason).label
-    SxsSkip.objects.create(
-        campaign_id=locked.campaign_id,
-        task=locked,
-        assessor=assessor,
-        reason=(f"{label}: {note}" if note else label)[:500],
-    )
     lease_return(SxsTask, locked.pk, selection_rule="", propensity=None, margin=None)
     return Skip.objects.create(
         campaign_id=locked.campaign_id,
