@@ -1,33 +1,29 @@
-"""The dashboard quotes the ELO-DCG benchmark whole: every budget, the same numbers."""
+"""The dashboard quotes the ELO-DCG benchmark whole: every budget, the numbers of its results file."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-
-from training.benchmark import ELO_QD_DIFFERENCES, benchmark_quote
-
-RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "elo_dcg.json"
+from training.benchmark import NOTES, RESULTS, benchmark_quote
 
 
 def test_it_quotes_every_budget_of_the_benchmark_with_its_numbers() -> None:
     report = json.loads(RESULTS.read_text(encoding="utf-8"))
-    assert [data["dataset"] for data in report["datasets"]] == list(ELO_QD_DIFFERENCES)
+    quote = {table["dataset"]: table for table in benchmark_quote()}
+    assert list(quote) == [data["dataset"] for data in report["datasets"]]
     for data in report["datasets"]:
-        quoted = ELO_QD_DIFFERENCES[data["dataset"]]
-        assert quoted["budgets"] == data["budgets"], "no budget left out"
-        measured = {
-            "random_q": (data["strategies"]["elo_qd"], "diff_random_q"),
-            "top_k": (data["strategies"]["elo_qd"], "diff_top_k"),
-            "drawn": (data["strategies"]["elo_qd+draw"], "diff_deterministic"),
-        }
-        for name, (entry, key) in measured.items():
-            pairs = zip(entry[key], entry[f"{key}_se"], strict=True)
-            for (mean, se), (quoted_mean, quoted_se) in zip(pairs, quoted[name], strict=True):
-                assert quoted_mean == pytest.approx(mean, abs=5e-4)
-                assert quoted_se == pytest.approx(se, abs=5e-4)
+        quoted = quote[data["dataset"]]
+        assert quoted["note"] == NOTES[data["dataset"]], "every dataset has its words"
+        assert [row["budget"] for row in quoted["rows"]] == data["budgets"], "no budget left out"
+        elo_qd, drawn = data["strategies"]["elo_qd"], data["strategies"]["elo_qd+draw"]
+        measured = zip(
+            zip(elo_qd["diff_random_q"], elo_qd["diff_random_q_se"], strict=True),
+            zip(elo_qd["diff_top_k"], elo_qd["diff_top_k_se"], strict=True),
+            zip(drawn["diff_deterministic"], drawn["diff_deterministic_se"], strict=True),
+            strict=True,
+        )
+        for row, cells in zip(quoted["rows"], measured, strict=True):
+            assert [(cell["mean"], cell["se"]) for cell in row["cells"]] == list(cells)
 
 
 # Every cell at least two standard errors from zero, worked by hand from the quoted (mean, se);
