@@ -31,6 +31,8 @@ The flat layout's module paths (``estimation.trec``, ``estimation.planner``, ...
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +191,21 @@ def __dir__() -> list[str]:
 
 
 _moved.install()  # the flat layout's module paths (estimation.trec, ...) keep working
+
+
+class _Package(types.ModuleType):
+    """The package's module type: a public name is never replaced by a module. Importing a flat
+    layout's module path that shares a public name (``import estimation.label_features``) makes
+    Python set the package's attribute to that module, which turned ``estimation.label_features``
+    from the function into a module for the rest of the process."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _MODULE_OF and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "DEFAULT_MIX",

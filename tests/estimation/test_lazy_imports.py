@@ -21,6 +21,14 @@ def test_every_public_name_is_the_object_of_its_module() -> None:
     assert set(estimation.__all__) <= set(dir(estimation))
 
 
+def test_an_old_module_path_of_a_public_name_leaves_the_public_name_alone() -> None:
+    # `estimation.label_features` was the flat layout's module and is now a public function: the
+    # old path still imports its module, and the package's name stays the function.
+    old = importlib.import_module("estimation.label_features")
+    assert old is importlib.import_module("estimation.label_models.features")
+    assert estimation.label_features is old.label_features and callable(estimation.label_features)
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         _ = estimation.not_a_name
