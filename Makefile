@@ -55,9 +55,9 @@ system-packages:
 # PostgreSQL server (tests/servers.py starts it, pytest-django makes one test database per
 # process; tests/conftest.py fails this part if it skipped a test or ran too few); then the
 # `alone` tests one at a time (they assert wall-clock bounds over several processes of their own,
-# which a neighbouring test would skew). Two processes for the two cores (three were no faster:
-# 11:35 against 11:24).
-TEST_PROCESSES ?= 2
+# which a neighbouring test would skew). Three processes on the two cores: many tests wait on
+# servers, workers or a browser (the first part took 5:52 over three, 6:34 over two).
+TEST_PROCESSES ?= 3
 # The suite starts many Python processes (servers, workers, children): with bytecode caching off
 # (PYTHONDONTWRITEBYTECODE set, as on some CI images; set empty, it is off) each one compiles the
 # application again and pytest rewrites every test module again. One BLAS thread per process:
