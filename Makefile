@@ -59,9 +59,10 @@ system-packages:
 # servers, workers or a browser (the first part took 5:52 over three, 6:34 over two).
 TEST_PROCESSES ?= 3
 # The suite starts many Python processes (servers, workers, children): with bytecode caching off
-# (PYTHONDONTWRITEBYTECODE set, as on some CI images; set empty, it is off) each one compiles the
-# application again and pytest rewrites every test module again. One BLAS thread per process:
-# two test processes on two cores, where BLAS's own threads only contend (numeric tests: -13 %).
+# (PYTHONDONTWRITEBYTECODE set, as on some CI images; an empty value leaves caching on) each one
+# compiles the application again and pytest rewrites every test module again. One BLAS thread
+# per process: several test processes share two cores, where BLAS's own threads only contend
+# (numeric tests: -13 %).
 test: export PYTHONDONTWRITEBYTECODE =
 test: export OPENBLAS_NUM_THREADS = 1
 test: export OMP_NUM_THREADS = 1

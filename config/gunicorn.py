@@ -27,9 +27,9 @@ control_socket_disable = True
 
 # A request thread gives up the interpreter lock at every database call and must win it back
 # from any thread of its process that computes (an upload being read and checked). CPython lets
-# a computing thread keep the lock 5 ms before it is asked to yield, so a request that waits on
-# the database a few hundred times took 1.5-3.4 s beside a 1,000,000-line upload. Asked to yield
-# after 0.5 ms instead, it waits a tenth of that (bench/bench_upload_lock.py).
+# a computing thread keep the lock 5 ms before it is asked to yield, so requests beside a
+# 1,000,000-line upload took up to 7.4 s (one worker, bench/bench_upload_lock.py's first 40 s);
+# asked to yield after 0.5 ms, none took more than 0.65 s.
 SWITCH_INTERVAL_SECONDS = 0.0005
 
 

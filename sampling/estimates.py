@@ -1,19 +1,8 @@
 """Estimates of every pooled system from the stored draws, and their snapshots.
 
-Query level (Sawade et al. 2013, Sect. 4): a query draw counts once its topic is fully
-labelled (every pool item judged, no open task). ``L_S(x)`` comes from the topic's labels
-(several judgments of one item: the lower median grade, as the qrels export does);
-`estimation.query_level_estimate` with ``p(x)`` uniform over the pool's topics and each draw's
-stored propensity (self-normalised for a system, plain for a difference; see
-`query_level_rows`), for DCG@K, ERR@K and nDCG@K (nDCG's ideal ranking: the topic's judged pool
-items). For a difference goal: ``delta = L_a - L_b`` of the first two focus systems, with
-``p_order_right = Phi(|Delta| / se)``.
-
-Item level (Schnabel et al. 2016): an item draw counts once its item is judged;
-``u = g(y) / g(y_max)``, ``P_S(x, z) = p(x) d(rank of z in S(x))``;
-`estimation.item_level_estimate` with CLT, Hoeffding and empirical-Bernstein intervals
-(the range ``R`` is the largest ``P_S / Q`` over the distributions drawn from so far);
-DCG = ``g(y_max) U``. nDCG and ERR are not linear in the labels: reported as null with a reason.
+`estimates_compute` asks the campaign's strategy for its level, and the level computes the
+rows (`sampling.level_estimates`: query and item level, with the estimators described there;
+`sampling.judged_estimates`: model labels + human sample).
 
 The estimand (`campaign_estimand`, the core's `estimation.sampling.pool_build.ESTIMAND_RULE`): the mean
 over every topic of the campaign. A topic no run ranks counts 0 for every run and needs no

@@ -1,8 +1,8 @@
 """The judged strategy's estimate rows: every draw with the calibration h of its sampling
 version, the control's weight tuned on the draws before it (`estimation.judges.design.tuned_terms`:
 a judge that does not help on the items drawn costs little), next to the judge-only value
-(`sampling.judged` stores the calibrations). The level names this module by string
-(`JudgedLevel.estimates_function`), as the other levels do theirs."""
+(`sampling.judged` stores the calibrations). `JudgedLevel.estimate_rows` calls
+`judged_level_rows`; like `level_estimates`, nothing here asks for the campaign's strategy."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from sampling.focus import focus_indices
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.level_estimates import counted_item_draws, difference_row, estimate_row, not_linear_rows
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
+
+JUDGED_DESIGN = "model labels + human sample"
+"""The judged level's design, as the dashboard names it when it says why a metric is missing."""
 
 
 def judge_only_values(arrays: PoolArrays, classes: np.ndarray, metric: Metric) -> dict[str, float]:
@@ -99,7 +102,7 @@ def judged_level_rows(
         row["judge_only"] = judge_values[name] if judge is not None else None
         row["draws_without_judge"] = worth if topic.size else None
         rows.append(row)
-    rows += not_linear_rows(campaign, arrays)
+    rows += not_linear_rows(campaign, arrays, JUDGED_DESIGN)
     difference = None
     if campaign.goal == Campaign.Goal.DIFFERENCE:
         focus = focus_indices(campaign, arrays)

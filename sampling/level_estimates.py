@@ -65,8 +65,8 @@ class RunLayout:
 
 
 NOT_LINEAR = "{design} estimates DCG only: {metric} is not linear in the item labels"
-DESIGN_WORDS = {"judged": "model labels + human sample"}
-"""The item-level designs, as the dashboard names them when it says why a metric is missing."""
+ITEM_DESIGN = "item-level sampling (single documents)"
+"""The item level's design, as the dashboard names it when it says why a metric is missing."""
 
 
 def reported_metrics(campaign: Campaign) -> list[Metric]:
@@ -327,7 +327,7 @@ def item_level_rows(
             except ValueError:
                 intervals[kind] = None
         rows.append(estimate_row(name, metric, estimate, scale=top_gain, intervals=intervals))
-    rows += not_linear_rows(campaign, arrays)
+    rows += not_linear_rows(campaign, arrays, ITEM_DESIGN)
     difference = None
     if campaign.goal == Campaign.Goal.DIFFERENCE:
         focus = focus_indices(campaign, arrays)
@@ -352,10 +352,9 @@ def item_level_rows(
     return rows, difference, int(topic.size)
 
 
-def not_linear_rows(campaign: Campaign, arrays: PoolArrays) -> list[dict]:
-    """ERR and nDCG rows of an item-level campaign: null, with the reason (naming the campaign's
-    design: single documents, or model labels + human sample)."""
-    design = DESIGN_WORDS.get(campaign.strategy, "item-level sampling (single documents)")
+def not_linear_rows(campaign: Campaign, arrays: PoolArrays, design: str) -> list[dict]:
+    """ERR and nDCG rows of an item-level campaign: null, with the reason naming the level's
+    `design` (single documents, or model labels + human sample)."""
     rows = []
     for name_of_metric in ("ERR", "nDCG"):
         other_metric = campaign_metric(campaign, f"{name_of_metric}@{campaign.metric_cutoff}")

@@ -45,7 +45,15 @@ from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, SamplingState
 from labeling.preflight import Problem
+from sampling.judged import (
+    JudgedDistribution,
+    calibration_store,
+    first_stage_room,
+    judged_design,
+    judged_inputs_problem,
+)
 from sampling.judged_estimates import judged_level_rows
+from sampling.label_model import judged_grades
 from sampling.level_estimates import (
     RunLayout,
     item_level_rows,
@@ -53,7 +61,7 @@ from sampling.level_estimates import (
     query_level_rows,
     query_level_run_estimate,
 )
-from sampling.pool_arrays import PoolArrays
+from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
 # The data the levels work on: a stored sampling state with its arrays decoded, and a new
 # run laid over the pool. They live here, beside the levels, so the services that build them
@@ -85,7 +93,7 @@ class Level(ABC):
     # numbers are, in plain words.
     interval_header: ClassVar[str] = "95 % CI"
     extra_intervals: ClassVar[tuple[tuple[str, str], ...]] = ()
-    method_note: ClassVar[str]
+    method_note: ClassVar[str] = ""
 
     def presentation(self) -> dict[str, Any]:
         return {
@@ -520,28 +528,18 @@ class JudgedStrategy(SamplingStrategy):
     def distribution(
         self, campaign: Campaign, pool: Pool, metric: Metric, focus: Sequence[int]
     ) -> SamplingDistribution:
-        from sampling.judged import judged_design
-        from sampling.label_model import judged_grades
-        from sampling.pool_arrays import pool_arrays_for
-
         arrays = pool_arrays_for(campaign)
         design = judged_design(campaign, arrays, pool, metric, focus, judged_grades(campaign, arrays))
         return replace(design, expected=focus_expected(pool, metric, focus, campaign.goal))
 
     def state_saved(self, campaign: Campaign, version: int, distribution: SamplingDistribution) -> None:
-        from sampling.judged import JudgedDistribution, calibration_store
-
         if isinstance(distribution, JudgedDistribution) and distribution.calibration is not None:
             calibration_store(campaign, version, distribution.calibration, distribution.judge)
 
     def items_drawable(self, campaign: Campaign) -> int | None:
-        from sampling.judged import first_stage_room
-
         return first_stage_room(campaign)
 
     def preflight_problems(self, campaign: Campaign) -> list[Problem]:
-        from sampling.judged import judged_inputs_problem
-
         problem = judged_inputs_problem(campaign)
         return [problem] if problem is not None else []
 

@@ -1,9 +1,10 @@
 """`make test` runs the whole suite on SQLite, then the database-specific tests a second time on
 a throwaway PostgreSQL server: the test modules marked `postgresql`. This test keeps that
 selection honest: every module of the application that issues raw SQL, branches on the
-database vendor or its features, or takes row locks (a no-op on SQLite, whose transactions take
-the write lock) is listed here with the test modules that exercise it, and each of those
-carries the marker. A new such module fails this test until its tests are listed and marked.
+database vendor or its features, takes row locks (a no-op on SQLite, whose transactions take
+the write lock) or writes with ON CONFLICT is listed here with the test modules that exercise
+it, and each of those carries the marker. A new such module fails this test until its tests
+are listed and marked.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from tests.conftest import REPO_ROOT
 APPLICATION_PACKAGES = ("labeling", "graded", "pairwise", "sxs", "training", "sampling")
 
 DATABASE_SPECIFIC = re.compile(
-    r"connection\.vendor|connection\.cursor\(|connection\.features|prepared_cursor\(|select_for_update|RawSQL|\.raw\("
+    r"connection\.vendor|connection\.cursor\(|connection\.features|prepared_cursor\(|select_for_update|RawSQL"
+    r"|\.raw\(|ignore_conflicts|update_conflicts|connections\["
 )
 
 # Application module -> the test modules that exercise its database-specific statements.
@@ -28,6 +30,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
         "labeling/test_leases.py",
         "labeling/test_team.py",
     ),
+    "graded/gold.py": ("labeling/test_gold.py",),
     "labeling/db.py": ("labeling/test_judging_hot_path.py", "labeling/test_import_batches.py"),
     "labeling/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
     "labeling/services/campaign_copies.py": (
@@ -97,6 +100,7 @@ def test_it_finds_each_kind_of_database_specific_statement() -> None:
         "connection.features.has_select_for_update_skip_locked",
         "Task.objects.select_for_update().get(pk=1)",
         "Judgment.objects.raw('SELECT 1')",
+        "Skip.objects.bulk_create(rows, ignore_conflicts=True)",
     ):
         assert DATABASE_SPECIFIC.search(statement), statement
     assert not DATABASE_SPECIFIC.search("Task.objects.filter(pk=1).update(status='open')")

@@ -581,3 +581,13 @@ PLANNED: dict[str, PlannedStrategy] = {
         PlannedStrategy("judged", _replay_judged, _judged_refusal),
     )
 }
+
+
+def __getattr__(name: str) -> object:
+    """The planner's strategies were STRATEGIES (a tuple of names): now PLANNED, by name."""
+    if name == "STRATEGIES":
+        import warnings
+
+        warnings.warn(f"{__name__}.STRATEGIES is now tuple(PLANNED)", DeprecationWarning, stacklevel=2)
+        return tuple(PLANNED)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -270,3 +270,16 @@ def pool_mean_dcg(pool: LetorPool, scores: np.ndarray, cutoff: int | None = 10) 
         gains = np.exp2(np.maximum(pool.grades[a:b][order], 0)) - 1.0
         values.append(float(gains @ discounts(b - a, cutoff)))
     return float(np.mean(values))
+
+
+_RENAMED = {"STRATEGIES": "SELECTION_RULES", "DRAWABLE_STRATEGIES": "DRAWABLE_RULES"}
+
+
+def __getattr__(name: str) -> object:
+    """The old names of the selection rules still import, with a DeprecationWarning."""
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"{__name__}.{name} is now {_RENAMED[name]}", DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,7 @@
 """A side-by-side skip was written twice: as the mode's SxsSkip and as the core's Skip of kind
-"sxs". Every SxsSkip without its Skip (none expected) is copied into Skip, then SxsSkip goes."""
+"sxs" (skips made before the core's Skip existed are in SxsSkip only). Every SxsSkip without its
+Skip is copied into Skip, then SxsSkip goes. Backwards, the table comes back with a row per
+side-by-side Skip, which the older code reads to keep a skipped task from its assessor."""
 
 from django.db import migrations
 
@@ -44,6 +46,23 @@ def copy_legacy_skips(apps, schema_editor):  # type: ignore[no-untyped-def]
         skip.objects.filter(pk=created.pk).update(created_at=old.created_at)
 
 
+def restore_legacy_skips(apps, schema_editor):  # type: ignore[no-untyped-def]
+    legacy = apps.get_model("sxs", "SxsSkip")
+    skip = apps.get_model("labeling", "Skip")
+    task = apps.get_model("sxs", "SxsTask")
+    tasks = set(task.objects.values_list("pk", flat=True))
+    for row in skip.objects.filter(kind="sxs").order_by("id").iterator():
+        if row.unit not in tasks:
+            continue
+        label = REASON_LABELS.get(row.reason, "Other")
+        legacy.objects.create(
+            campaign_id=row.campaign_id,
+            task_id=row.unit,
+            assessor_id=row.assessor_id,
+            reason=(f"{label}: {row.note}" if row.note else label)[:500],
+        )
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("sxs", "0002_fit_settings"),
@@ -51,6 +70,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(copy_legacy_skips, migrations.RunPython.noop),
+        migrations.RunPython(copy_legacy_skips, restore_legacy_skips),
         migrations.DeleteModel(name="SxsSkip"),
     ]

@@ -104,3 +104,15 @@ def test_the_old_name_of_the_selection_rules_still_imports_with_a_warning() -> N
     with pytest.warns(DeprecationWarning, match="estimation.STRATEGIES is now estimation.SELECTION_RULES"):
         old = estimation.STRATEGIES  # type: ignore[attr-defined]
     assert old == estimation.SELECTION_RULES and "elo_qd" in old
+
+
+def test_the_old_names_in_their_modules_still_import_with_a_warning() -> None:
+    from estimation.simulation import planner
+    from estimation.training import selection
+
+    with pytest.warns(DeprecationWarning, match="selection.STRATEGIES is now SELECTION_RULES"):
+        assert selection.STRATEGIES == selection.SELECTION_RULES  # type: ignore[attr-defined]
+    with pytest.warns(DeprecationWarning, match="DRAWABLE_STRATEGIES is now DRAWABLE_RULES"):
+        assert selection.DRAWABLE_STRATEGIES == selection.DRAWABLE_RULES  # type: ignore[attr-defined]
+    with pytest.warns(DeprecationWarning, match="planner.STRATEGIES is now tuple"):
+        assert planner.STRATEGIES == tuple(planner.PLANNED)  # type: ignore[attr-defined]

@@ -17,6 +17,9 @@ from labeling.services.imports import qrels_import
 from sampling.estimates import estimates_compute
 from tests.labeling.conftest import upload
 
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
 QRELS = "".join(f"{q} 0 d{q}-{d} {d % 3}\n" for q in (1, 2, 3) for d in (1, 2))
 
 

@@ -11,6 +11,7 @@ meanwhile. `bench/bench_upload_lock.py` runs the same scenario with a million li
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -74,6 +75,7 @@ class UploadWhileJudging:
     statuses: list[int] = field(default_factory=list)
     answers: int = 0
     upload_started: float = float("inf")
+    upload_running: bool = False  # still under way when the watch ended
     slow: list[tuple[float, float, str]] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
@@ -236,6 +238,7 @@ def upload_while_judging(
         uploader = threading.Thread(target=upload, args=(connection,), daemon=True)
         uploader.start()
         uploader.join(watch_seconds)
+        seen.upload_running = uploader.is_alive()
     finally:
         stop.set()
         for thread in threads:
@@ -245,7 +248,8 @@ def upload_while_judging(
             connection.close()
         # Mid-upload a graceful stop would wait for the upload; killing only the arbiter would
         # leave the worker storing it.
-        os.killpg(server.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it never started: wait_for_port said why
+            os.killpg(server.pid, signal.SIGKILL)
         server.wait(30)
         log.close()
     return seen
@@ -255,7 +259,7 @@ def upload_while_judging(
 def test_it_keeps_every_answer_under_a_second_during_a_large_label_upload(tmp_path: Path) -> None:
     seen = upload_while_judging(tmp_path, TEST_LINES, watch_seconds=WATCH_SECONDS)
     log = (tmp_path / "gunicorn.log").read_text(errors="replace")[-3000:]
-    assert seen.upload_status == 0, seen.upload_body[:2000]  # still storing when the watch ended
+    assert seen.upload_running, (seen.upload_status, seen.upload_body[:2000])  # storing, under load
     assert seen.answers > 100, (seen.summary(), log)
     failed = [status for status in seen.statuses if status >= 500]
     assert not failed, (failed[:5], log)

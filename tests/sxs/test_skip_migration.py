@@ -10,7 +10,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Also in the PostgreSQL part of `make test` (tests/test_database_specific.py): a data migration.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
 
 BEFORE = [("sxs", "0002_fit_settings"), ("labeling", "0022_judge_calls_not_sent")]
 AFTER = [("sxs", "0003_sxsskip_into_skip")]
@@ -25,7 +26,7 @@ def at_sxs_0002() -> Iterator[MigrationExecutor]:
     executor.migrate(executor.loader.graph.leaf_nodes())
 
 
-def test_legacy_skips_move_into_the_core_skip_table_once(at_sxs_0002: MigrationExecutor) -> None:
+def test_legacy_skips_move_into_the_core_skip_table_once_and_back(at_sxs_0002: MigrationExecutor) -> None:
     old = at_sxs_0002.loader.project_state(BEFORE).apps
     user = old.get_model("auth", "User").objects.create(username="alice")
     campaign = old.get_model("labeling", "Campaign").objects.create(name="sxs", judging_mode="sxs")
@@ -63,3 +64,14 @@ def test_legacy_skips_move_into_the_core_skip_table_once(at_sxs_0002: MigrationE
         (tasks[2].pk, "sxs", "other", "", topic.pk),
     ]
     assert "sxs_sxsskip" not in connection.introspection.table_names()
+
+    # Backwards, the older code's table comes back with one row per side-by-side skip.
+    at_sxs_0002.loader.build_graph()
+    at_sxs_0002.migrate(BEFORE)
+    back = at_sxs_0002.loader.project_state(BEFORE).apps
+    restored = back.get_model("sxs", "SxsSkip").objects.order_by("task_id").values_list("task_id", "reason")
+    assert list(restored) == [
+        (tasks[0].pk, "Not sure: both equal"),
+        (tasks[1].pk, "Other: a reason of its own"),
+        (tasks[2].pk, "Other"),
+    ]
