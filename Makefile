@@ -58,6 +58,9 @@ system-packages:
 # which a neighbouring test would skew). Three processes on the two cores: many tests wait on
 # servers, workers or a browser (the first part took 5:52 over three, 6:34 over two).
 TEST_PROCESSES ?= 3
+# The PostgreSQL part is short: a third test database to migrate costs more than it saves
+# (227 tests: 0:46 over two processes, 0:59 over three).
+POSTGRESQL_PROCESSES ?= 2
 # The suite starts many Python processes (servers, workers, children): with bytecode caching off
 # (PYTHONDONTWRITEBYTECODE set, as on some CI images; an empty value leaves caching on) each one
 # compiles the application again and pytest rewrites every test module again. One BLAS thread
@@ -69,7 +72,7 @@ test: export OMP_NUM_THREADS = 1
 test: $(VENV)/.installed-dev system-packages
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
 	TEST_PART=postgresql $(BIN)/python -m tests.servers postgresql -- $(BIN)/python -m pytest \
-		-n $(TEST_PROCESSES) --dist worksteal -m "postgresql and not servers and not slow and not alone" \
+		-n $(POSTGRESQL_PROCESSES) --dist worksteal -m "postgresql and not servers and not slow and not alone" \
 		--durations=10 tests
 	$(BIN)/python -m pytest -m alone
 

@@ -41,10 +41,10 @@ def test_two_web_nodes_and_two_workers_lose_one_of_each_and_lose_nothing(cluster
         # DCG@10 pools each run's top 10 of 20: 12,000 items, more than the run judges.
         topics=600,
         depth=20,
-        judging_seconds=32.0,
-        kill_web_at=6.0,
-        restart_web_at=10.0,
-        kill_worker_at=14.0,
+        judging_seconds=24.0,
+        kill_web_at=5.0,
+        restart_web_at=8.0,
+        kill_worker_at=11.0,
         snapshot_seconds=SNAPSHOT_SECONDS,
     )
     assert not report.assessor_failures, report.assessor_failures[:5]
