@@ -3,6 +3,8 @@ read one judge's coverage and agreement (404 for modes that do not sample)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -24,6 +26,8 @@ from sampling import (
     judge_calibration_import,
     judge_choose_for_sampling,
     judge_create,
+    judge_kind_choices,
+    judge_kinds_help,
     judge_labels_import,
     judge_run_cancel,
     judge_run_start,
@@ -34,12 +38,9 @@ from sampling import (
 
 
 class JudgeInputSerializer(StrictSerializer):
-    kind = serializers.ChoiceField(
-        choices=["upload", "endpoint", "lexical"],
-        default="upload",
-        help_text="upload: labels from files; endpoint: an OpenAI-compatible chat-completions API the "
-        "worker asks; lexical: the built-in BM25 judge (weak, no network)",
-    )
+    # The registered kinds (sampling.judge_kinds), read when the serializer is made: a kind
+    # registered after this module was imported is offered too.
+    kind = serializers.ChoiceField(choices=[], default="upload")
     name = serializers.CharField(max_length=200)
     base_url = serializers.CharField(
         max_length=500,
@@ -77,6 +78,12 @@ class JudgeInputSerializer(StrictSerializer):
         help_text="systems under evaluation built on the judge's model, comma-separated "
         "(circularity warning)",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        kind = self.fields["kind"]
+        kind.choices = [name for name, _ in judge_kind_choices()]  # type: ignore[attr-defined]
+        kind.help_text = judge_kinds_help()
 
 
 class JudgeSerializer(StrictSerializer):

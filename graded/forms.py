@@ -6,8 +6,9 @@ from typing import Any
 
 from django import forms
 
-from labeling.models import Campaign, Judge
+from labeling.models import Campaign
 from labeling.outbound import key_variables
+from sampling import judge_kind, judge_kind_choices, kind_own_fields
 
 
 class GoldForm(forms.Form):
@@ -21,6 +22,10 @@ class GoldForm(forms.Form):
     min_answers = forms.IntegerField(min_value=1, max_value=1000, label="…after this many gold answers")
 
 
+KEPT_BLANK = ("cost_cap", "version_date")
+"""Judge fields whose blank means something (no cap, no date) rather than "keep the default"."""
+
+
 class JudgeForm(forms.Form):
     """A model judge: where its labels come from (files, an OpenAI-compatible endpoint, the
     built-in lexical judge), its name and version (shown wherever its labels are used) and, for
@@ -28,8 +33,7 @@ class JudgeForm(forms.Form):
     environment variable of the worker that holds it."""
 
     kind = forms.ChoiceField(
-        choices=Judge.Kind.choices,
-        initial=Judge.Kind.UPLOAD,
+        initial="upload",
         help_text="files you upload, an LLM the worker asks, or BM25 (weak, no network)",
     )
     name = forms.CharField(max_length=200)
@@ -87,23 +91,19 @@ class JudgeForm(forms.Form):
         super().__init__(*args, **kwargs)
         variables = [("", "no key")] + [(name, name) for name in key_variables()]
         self.fields["api_key_variable"].choices = variables  # type: ignore[attr-defined]
+        self.fields["kind"].choices = judge_kind_choices()  # type: ignore[attr-defined]
 
     def judge_fields(self) -> dict[str, Any]:
-        """The cleaned values as `judge_create` takes them (endpoint settings only for endpoints;
-        blank numbers keep the defaults)."""
+        """The cleaned values as `judge_create` takes them: a kind's own fields only for that kind
+        (`JudgeKind.own_fields`), and blank numbers keep the defaults (a blank cost cap: none)."""
         data = dict(self.cleaned_data)
-        endpoint_only = (
-            *("base_url", "api_key_variable", "with_probabilities", "concurrency", "requests_per_minute"),
-            *("price_in_per_1k", "price_out_per_1k", "cost_cap"),
-        )
-        if data["kind"] != Judge.Kind.ENDPOINT:
-            for name in endpoint_only:
-                data.pop(name)
-        else:
-            for name in ("concurrency", "requests_per_minute", "price_in_per_1k", "price_out_per_1k"):
-                if data.get(name) is None:
-                    data.pop(name)
-        return data
+        chosen = set(judge_kind(data["kind"]).own_fields)
+        others = {name for fields in kind_own_fields().values() for name in fields} - chosen
+        return {
+            name: value
+            for name, value in data.items()
+            if name not in others and (value is not None or name in KEPT_BLANK)
+        }
 
 
 class JudgePromptForm(forms.Form):

@@ -34,12 +34,14 @@ from sampling import (
     judge_calibration_import,
     judge_choose_for_sampling,
     judge_create,
+    judge_kind,
     judge_labels_import,
     judge_run_cancel,
     judge_run_start,
     judge_update,
     judges_dashboard,
     judges_summaries,
+    kind_own_fields,
     level_presentations,
 )
 
@@ -270,9 +272,17 @@ def judges_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
     pool and agreement, with forms to add a judge and upload its labels or a calibration set."""
     # A refused add-judge form comes back with what was typed and its errors beside the fields.
     refused = request.session.pop(_refused_judge_form_key(campaign), None)
+    judges = []
+    for summary in judges_summaries(campaign):
+        kind = judge_kind(summary["kind"])
+        judges.append(
+            {**summary, "about_template": kind.about_template, "manage_template": kind.manage_template}
+        )
     return {
         "template": "graded/_judges.html",
-        "judges": judges_summaries(campaign),
+        "judges": judges,
+        # The add-judge form shows a kind's own fields only while that kind is chosen.
+        "kind_fields": kind_own_fields(),
         "can_manage": request.user.has_perm(MANAGE, campaign),
         "uses_judge": campaign.strategy == Campaign.Strategy.JUDGED,
         "form": JudgeForm(refused, prefix="judge") if refused else JudgeForm(prefix="judge"),
@@ -311,7 +321,7 @@ def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 messages.error(request, f"Judge not added: {form_errors_text(form)}")
             else:
                 judge = judge_create(campaign=campaign, user=request_user(request), **form.judge_fields())
-                following = "upload its labels next" if judge.kind == Judge.Kind.UPLOAD else "run it next"
+                following = judge_kind(judge.kind).following
                 messages.success(request, f"Judge {judge.name} added: {following}.")
                 anchor = f"#judge-{judge.pk}"
         elif action in ("run", "cancel", "version", "sample"):
@@ -368,14 +378,16 @@ def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
             if cancelled
             else f"{judge.name} has no run."
         )
-    if judge.kind == Judge.Kind.LEXICAL:
-        judge = judge_update(judge, user=request_user(request), refit=True)
-        return f"{judge.name} is now version {judge.version}: its thresholds are refitted at its next run."
-    form = JudgePromptForm(request.POST)
-    if not form.is_valid():
-        raise ValueError(f"Not saved: {form_errors_text(form)}")
-    judge = judge_update(judge, user=request_user(request), **form.changes())
-    return f"{judge.name} is version {judge.version}; run it to label the pool with this version."
+    kind = judge_kind(judge.kind)
+    if kind.edit_refits:
+        changes: dict[str, Any] = {"refit": True}
+    else:
+        form = JudgePromptForm(request.POST)
+        if not form.is_valid():
+            raise ValueError(f"Not saved: {form_errors_text(form)}")
+        changes = form.changes()
+    judge = judge_update(judge, user=request_user(request), **changes)
+    return f"{judge.name} is now version {judge.version}: {kind.edited}."
 
 
 def _uploads(request: HttpRequest, field: str) -> list[tuple[str, BinaryIO]]:

@@ -260,6 +260,9 @@ class EstimateSnapshotAdmin(admin.ModelAdmin):
 class JudgeAdmin(admin.ModelAdmin):
     list_display = ["name", "campaign", "kind", "model", "version", "version_date", "simulated", "created_at"]
     list_select_related = ["campaign"]
+    # A judge keeps its kind (its versions, runs and labels were made by it); the kinds are the
+    # engine's registry (sampling.judge_kinds), which the core does not read.
+    readonly_fields = ["kind"]
 
 
 @admin.register(JudgeVersion)

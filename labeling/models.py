@@ -603,19 +603,16 @@ class StagedRunLine(models.Model):
 
 class Judge(models.Model):
     """A model judge of a campaign (an LLM with a prompt, a cross-encoder, an earlier ranker's
-    scores): its name and version, shown wherever its labels are used. `kind` says where its
-    labels come from: uploaded files, an OpenAI-compatible endpoint the worker asks, or the
-    built-in lexical (BM25) judge. An endpoint's API key is never stored: `api_key_variable`
-    names the environment variable that holds it (one settings.JUDGE_API_KEY_HOSTS binds)."""
-
-    class Kind(models.TextChoices):
-        UPLOAD = "upload", "Labels uploaded as files"
-        ENDPOINT = "endpoint", "An OpenAI-compatible endpoint (LLM)"
-        LEXICAL = "lexical", "Built-in lexical judge (BM25, weak)"
+    scores): its name and version, shown wherever its labels are used. `kind` names where its
+    labels come from, a kind registered in `sampling.judge_kinds` (uploaded files, an
+    OpenAI-compatible endpoint the worker asks, the built-in lexical judge): the core keeps
+    the name only, as `Campaign.judging_mode`. An endpoint's API key is never stored:
+    `api_key_variable` names the environment variable that holds it (one
+    settings.JUDGE_API_KEY_HOSTS binds)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=200)
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.UPLOAD)
+    kind = models.CharField(max_length=16, default="upload")
     model = models.CharField(max_length=200, blank=True, help_text="e.g. DeepSeek-V3, gpt-4o-2024-08-06")
     prompt = models.TextField(blank=True, help_text="the prompt text, or its name and hash")
     version_date = models.DateField(null=True, blank=True, help_text="when the labels were made")

@@ -20,10 +20,20 @@ from sampling.exports import (
     sampling_csv,
 )
 from sampling.focus import compared_systems
+from sampling.judge_calls import judge_answer_store, judge_run_done, pending_pairs
+from sampling.judge_editing import judge_create, judge_settings_problems, judge_update
+from sampling.judge_kinds import (
+    JudgeKind,
+    all_judge_kinds,
+    judge_kind,
+    judge_kind_choices,
+    judge_kinds_help,
+    kind_own_fields,
+    register_judge_kind,
+)
 from sampling.judge_labels import (
     judge_calibration_import,
     judge_choose_for_sampling,
-    judge_create,
     judge_labels_import,
 )
 from sampling.judge_reports import (
@@ -45,8 +55,6 @@ from sampling.judge_runs import (
     judge_run_start,
     judge_run_step,
     judge_runs_resume,
-    judge_settings_problems,
-    judge_update,
 )
 from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
@@ -68,13 +76,20 @@ __all__ = [
     "estimates_history_json",
     "evaluation_runs_import",
     "item_cost_units",
+    "JudgeKind",
+    "all_judge_kinds",
+    "judge_answer_store",
     "judge_calibration_import",
     "judge_choose_for_sampling",
     "judge_calls_csv",
     "judge_create",
     "judge_labels_csv",
+    "judge_kind",
+    "judge_kind_choices",
+    "judge_kinds_help",
     "judge_labels_import",
     "judge_run_active",
+    "judge_run_done",
     "judge_run_cancel",
     "judge_run_latest",
     "judge_run_progress",
@@ -84,6 +99,8 @@ __all__ = [
     "judge_runs_resume",
     "judge_settings_problems",
     "judge_update",
+    "kind_own_fields",
+    "register_judge_kind",
     "judge_summary",
     "judged_sample_csv",
     "judges_dashboard",
@@ -91,6 +108,7 @@ __all__ = [
     "judges_summaries",
     "leaderboards",
     "level_presentations",
+    "pending_pairs",
     "pool_depth_of",
     "queue_target",
     "run_evaluate",

@@ -1,6 +1,5 @@
-"""Model judges of a campaign and their labels: create a judge, upload its labels and a
-calibration set (errors name file, line and reason; nothing half-stored), and map its labels
-onto the pool.
+"""Model judges' labels: upload a judge's labels and a calibration set (errors name file, line
+and reason; nothing half-stored), and map its labels onto the pool.
 
 A judge's labels are kept for every (qid, docno) uploaded, in the pool or not; a calibration
 set (human grades + the same judge's labels on other topics) is kept beside them with its human
@@ -14,11 +13,9 @@ import json
 import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
-from datetime import date
 from typing import Any
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Count, Exists, Max, OuterRef
 
@@ -26,67 +23,12 @@ from estimation.formats.judge_labels import JudgeLabelLine, iter_judge_labels
 from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
-from estimation.judges.prompts import default_prompt
 from labeling.db import brief_write
 from labeling.formats import upload_lines
 from labeling.models import Campaign, Judge, JudgeLabel, Topic
 from labeling.recompute import recompute_soon
 from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches, uploads_check
-from sampling.judge_runs import judge_settings_problems, normalised_prompt, version_record
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
-
-LEXICAL_MODEL = "BM25 over the campaign's documents (built-in lexical judge, weak)"
-
-
-@transaction.atomic
-def judge_create(
-    *,
-    campaign: Campaign,
-    name: str,
-    kind: str = Judge.Kind.UPLOAD,
-    model: str = "",
-    prompt: str = "",
-    version_date: date | None = None,
-    notes: str = "",
-    shares_model_with: str = "",
-    simulated: bool = False,
-    user: AbstractBaseUser | None = None,
-    **endpoint: Any,
-) -> Judge:
-    """A new judge of the campaign: uploaded labels, an endpoint (base_url, api_key_variable,
-    with_probabilities, max_tokens, concurrency, requests_per_minute, prices, cost_cap; the
-    default prompt when none is given) or the lexical judge. ValueError naming every problem."""
-    name = name.strip()
-    if not name:
-        raise ValueError("a judge needs a name")
-    if kind not in Judge.Kind.values:
-        raise ValueError(f"unknown judge kind {kind!r}; choose one of {', '.join(Judge.Kind.values)}")
-    if Judge.objects.filter(campaign=campaign, name=name).exists():
-        raise ValueError(f"the campaign already has a judge named {name!r}")
-    prompt = normalised_prompt(prompt)
-    if kind == Judge.Kind.ENDPOINT and not prompt.strip():
-        prompt = default_prompt([grade["name"] for grade in campaign.grades])
-    if kind == Judge.Kind.LEXICAL:
-        model = model.strip() or LEXICAL_MODEL
-    problems = judge_settings_problems(kind, {"model": model, "prompt": prompt, **endpoint})
-    if problems:
-        raise ValueError("; ".join(problems))
-    judge = Judge.objects.create(
-        campaign=campaign,
-        name=name,
-        kind=kind,
-        model=model.strip(),
-        prompt=prompt,
-        version_date=version_date,
-        notes=notes,
-        shares_model_with=shares_model_with.strip(),
-        simulated=simulated,
-        created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]  # the project's user model
-        **{key: value for key, value in endpoint.items() if value is not None or key == "cost_cap"},
-    )
-    version_record(judge, user)
-    return judge
-
 
 STORE_ROWS = 250
 """Labels stored per transaction: about 10 ms of the write lock on SQLite (more under load)."""

@@ -31,8 +31,10 @@ from labeling.models import (
 )
 from sampling.estimates import estimates_current
 from sampling.focus import compared_systems
+from sampling.judge_calls import judge_total_cost
+from sampling.judge_kinds import judge_kind
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
-from sampling.judge_runs import judge_run_latest, judge_run_progress, judge_total_cost
+from sampling.judge_runs import judge_run_latest, judge_run_progress
 from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
@@ -208,11 +210,8 @@ def _summary(judge: Judge, labels: _CampaignLabels, *, per_topic: bool) -> dict[
         )
     if judge.simulated:
         warnings.append(f"{judge.name}'s labels are simulated from human grades (a demonstration judge)")
-    if judge.kind == Judge.Kind.LEXICAL:
-        warnings.append(
-            f"{judge.name} is the built-in lexical judge: BM25 word overlap, a weak judge; it saves human "
-            "labels only where word overlap says something about relevance"
-        )
+    kind = judge_kind(judge.kind)
+    warnings += kind.warnings(judge)
     versions = labels.versions.get(judge.pk, [])
     if len(versions) > 1:
         warnings.append(
@@ -252,7 +251,7 @@ def _summary(judge: Judge, labels: _CampaignLabels, *, per_topic: bool) -> dict[
         "thresholds_shown": ", ".join(f"{float(cut):.2f}" for cut in judge.thresholds["cuts"])
         if judge.thresholds
         else "",
-        "runnable": judge.kind != Judge.Kind.UPLOAD,
+        "runnable": kind.runs,
         "run": judge_run_progress(latest),
     }
 

@@ -47,6 +47,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "pairwise/services/judging.py": ("pairwise/test_races.py", "pairwise/test_services.py"),
     "pairwise/services/setup.py": ("pairwise/test_services.py",),
     "sampling/draws.py": ("labeling/test_sampling.py", "labeling/test_judges.py", "labeling/test_team.py"),
+    "sampling/judge_editing.py": ("labeling/test_judge_runs.py",),
     "sampling/judge_labels.py": ("labeling/test_judges.py",),
     "sampling/judge_runs.py": ("labeling/test_judge_runs.py",),
     "sampling/state.py": ("labeling/test_judges.py", "labeling/test_judge_runs.py"),

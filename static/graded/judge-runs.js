@@ -93,22 +93,20 @@
   });
 })();
 
-// The add-judge form: endpoint settings show only for an endpoint judge (all show without JS).
+// The add-judge form: a kind's own settings show only while that kind is chosen (each kind
+// names its own fields, sampling.judge_kinds; all show without JS).
 (function () {
   "use strict";
   const kind = document.getElementById("id_judge-kind");
-  if (!kind) return;
-  const ENDPOINT_ONLY = [
-    "base_url", "api_key_variable", "with_probabilities", "concurrency",
-    "requests_per_minute", "price_in_per_1k", "price_out_per_1k", "cost_cap",
-  ];
-  const UPLOAD_ONLY = ["version_date"];
+  const declared = document.getElementById("judge-kind-fields");
+  if (!kind || !declared) return;
+  const OWN = JSON.parse(declared.textContent);
+  const ALL = [...new Set(Object.values(OWN).flat())];
   function toggle() {
-    for (const name of ENDPOINT_ONLY.concat(UPLOAD_ONLY)) {
+    const wanted = OWN[kind.value] || [];
+    for (const name of ALL) {
       const input = document.getElementById(`id_judge-${name}`);
-      if (!input) continue;
-      const wanted = ENDPOINT_ONLY.includes(name) ? kind.value === "endpoint" : kind.value === "upload";
-      input.closest("p").hidden = !wanted;
+      if (input) input.closest("p").hidden = !wanted.includes(name);
     }
   }
   kind.addEventListener("change", toggle);

@@ -226,7 +226,7 @@ def test_it_fails_a_run_whose_worker_keeps_dying(draft_campaign: Campaign) -> No
     judge = judge_create(campaign=draft_campaign, name="bm25", kind="lexical")
     run = judge_run_start(judge)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("sampling.judge_runs._lexical_step", _killed)
+        patch.setattr("sampling.judge_kinds.lexical._lexical_step", _killed)
         for _ in range(3):
             with pytest.raises(_WorkerKilled):
                 judge_run_step(run.pk)

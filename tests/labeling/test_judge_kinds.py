@@ -1,0 +1,136 @@
+"""Judge kinds are a registry (sampling.judge_kinds): a kind added by one module and one
+registration is offered by the API and the add-judge form, checked at creation, run by the
+worker's step and shown on the judges panel, with no change anywhere else (the recipe in
+docs/architecture.md, "A model-judge kind")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
+from rest_framework.test import APIClient
+
+import sampling.judge_kinds as registry
+from estimation.judges.endpoint import EndpointAnswer
+from graded.forms import JudgeForm
+from labeling.models import Campaign, Judge, JudgeLabel, JudgeRun
+from sampling import (
+    JudgeKind,
+    all_judge_kinds,
+    judge_answer_store,
+    judge_create,
+    judge_kind,
+    judge_run_done,
+    judge_run_start,
+    judge_run_step,
+    judges_summaries,
+    register_judge_kind,
+)
+from tests.labeling.conftest import PASSWORD
+
+Api = Callable[[AbstractBaseUser | None], APIClient]
+
+
+class TopGradeKind(JudgeKind):
+    """A throwaway kind: grades every pending pair with the campaign's top grade."""
+
+    name = "top-grade"
+    label = "Always the top grade (a test kind)"
+    api_help = "grades everything top"
+    own_fields: ClassVar[tuple[str, ...]] = ("requests_per_minute",)
+    following = "run it, then see every pair graded top"
+
+    def settings_problems(self, fields: Mapping[str, Any]) -> list[str]:
+        return [] if str(fields.get("model") or "").strip() else ["a top-grade judge needs a model name"]
+
+    def step(self, run: JudgeRun, pending: list[tuple[str, str]]) -> str:
+        top = run.judge.campaign.grade_count - 1
+        for pair in pending:
+            judge_answer_store(run, EndpointAnswer(pair, grade=top, text="always top", attempts=0), 0.0)
+        return judge_run_done(run.pk)
+
+    def warnings(self, judge: Judge) -> list[str]:
+        return [f"{judge.name} grades everything top"]
+
+
+@pytest.fixture
+def top_grade_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeKind]:
+    """The throwaway kind, registered for one test (the registry is put back after it)."""
+    monkeypatch.setattr(registry, "_KINDS", dict(registry._KINDS))
+    yield register_judge_kind(TopGradeKind())
+
+
+def test_the_built_in_kinds_are_registered_once_in_order() -> None:
+    assert [kind.name for kind in all_judge_kinds()] == ["upload", "endpoint", "lexical"]
+    assert [kind.runs for kind in all_judge_kinds()] == [False, True, True]
+    with pytest.raises(ValueError, match="two judge kinds are called 'upload'"):
+        register_judge_kind(type("Other", (JudgeKind,), {"name": "upload"})())
+    with pytest.raises(
+        ValueError, match="unknown judge kind 'nope'; choose one of upload, endpoint, lexical"
+    ):
+        judge_kind("nope")
+
+
+def test_a_registered_kind_is_created_checked_run_and_summarised(
+    top_grade_kind: JudgeKind, draft_campaign: Campaign
+) -> None:
+    with pytest.raises(ValueError, match="a top-grade judge needs a model name"):
+        judge_create(campaign=draft_campaign, name="top", kind="top-grade")
+    judge = judge_create(campaign=draft_campaign, name="top", kind="top-grade", model="constant")
+    run = judge_run_start(judge)
+    assert judge_run_step(run.pk) == "done"
+    pool = draft_campaign.pool_items.count()
+    assert JudgeLabel.objects.filter(judge=judge, grade=2, human_grade__isnull=True).count() == pool > 0
+    (summary,) = judges_summaries(draft_campaign)
+    assert summary["kind"] == "top-grade" and summary["runnable"]
+    assert "top grades everything top" in summary["warnings"]
+    assert summary["coverage"]["labelled"] == pool
+
+
+def test_the_api_and_the_form_offer_a_registered_kind(
+    top_grade_kind: JudgeKind, api: Api, coordinator: AbstractBaseUser, draft_campaign: Campaign
+) -> None:
+    created = api(coordinator).post(
+        f"/api/campaigns/{draft_campaign.pk}/judges/",
+        {"name": "top", "kind": "top-grade", "model": "constant"},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["kind"] == "top-grade"
+    refused = api(coordinator).post(
+        f"/api/campaigns/{draft_campaign.pk}/judges/", {"name": "x", "kind": "nope"}, format="json"
+    )
+    assert refused.status_code == 400 and "kind" in refused.json()
+    form = JudgeForm(
+        {
+            "judge-kind": "top-grade",
+            "judge-name": "again",
+            "judge-model": "m",
+            "judge-requests_per_minute": "5",
+            "judge-base_url": "http://elsewhere/v1",
+        },
+        prefix="judge",
+    )
+    assert form.is_valid(), form.errors
+    fields = form.judge_fields()
+    # Its own field kept, another kind's own field dropped.
+    assert fields["requests_per_minute"] == 5 and "base_url" not in fields
+
+
+def test_the_panel_shows_a_registered_kind_and_its_message(
+    top_grade_kind: JudgeKind, coordinator: AbstractBaseUser, draft_campaign: Campaign
+) -> None:
+    client = Client()
+    assert client.login(username=coordinator.get_username(), password=PASSWORD)
+    added = client.post(
+        f"/campaigns/{draft_campaign.pk}/judges/",
+        {"action": "add", "judge-kind": "top-grade", "judge-name": "top", "judge-model": "constant"},
+        follow=True,
+    )
+    page = added.content.decode()
+    assert "Judge top added: run it, then see every pair graded top." in page
+    assert "top grades everything top" in page and "Run top" in page
+    assert '"top-grade": ["requests_per_minute"]' in page  # the form's own-fields map
