@@ -4,7 +4,7 @@ Real data: the MQ2008 runs of two learned rankers (RankBoost, ListNet) on all 47
 pooled at depth 10, the MQ2008 qrels as the oracle (unjudged = 0), DCG@10 with gain 2^y - 1 on
 the 0-2 scale; the budget unit is one judged document. Each simulated campaign goes through the
 app's services exactly as a live one does, minus HTTP: `draws_top_up` draws from the stored q,
-the oracle answers the open tasks, and `sampling_state_refresh` refits the label model (the
+the oracle answers the open tasks, and `sampling_state_recompute` refits the label model (the
 app's rank/score features, no LETOR features) and recomputes q every few rounds, as the worker
 would. Estimates are read with `estimates_compute` after every round; the estimate at budget b
 is the last one whose spending is <= b (all budgets of a campaign share its draws).
@@ -97,7 +97,7 @@ def main() -> None:
         from labeling.services.run_imports import runs_import
         from sampling.draws import draws_top_up
         from sampling.estimates import estimates_compute
-        from sampling.state import sampling_state_refresh
+        from sampling.state import sampling_state_recompute
 
         qrels = read_qrels(DATA / "qrels.txt")
         admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
@@ -175,7 +175,7 @@ def main() -> None:
                     error = abs(result["difference"]["value"] - (truth[RUNS[0]] - truth[RUNS[1]]))
                 trace.append((result["spent"], error))
                 if strategy == "active" and round_number % REFIT_EVERY == 0:
-                    sampling_state_refresh(campaign)
+                    sampling_state_recompute(campaign)
             return trace
 
         errors: dict[tuple[str, str], dict[int, list[float]]] = {

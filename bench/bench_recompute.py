@@ -5,12 +5,12 @@ same 100 documents per topic in different orders; document lengths 50-5,000 word
 with the active strategy (leaderboard of the three systems, DCG@10, pool depth 100), judges a
 few hundred items, then repeats: one assessor judgment through `task_answer`, followed by the
 whole recompute pipeline (`labeling.recompute.recompute`: refit theta and costs, recompute q over the pool,
-top up the draws, store an estimate snapshot). Reports the median of the refreshes and the
+top up the draws, store an estimate snapshot). Reports the median of the recomputes and the
 time of each stage, measured on the same state.
 
 Usage::
 
-    nice .venv/bin/python bench/bench_recompute.py              # 5000 x 100 x 3, 7 refreshes
+    nice .venv/bin/python bench/bench_recompute.py              # 5000 x 100 x 3, 7 recomputes
     .venv/bin/python bench/bench_recompute.py --topics 500      # a quick look
 
 Writes bench/results/recompute.json and recompute.md.
@@ -48,7 +48,7 @@ def _setup_django(folder: Path) -> None:
     call_command("migrate", verbosity=0)
     from config.celery import app
 
-    app.conf.broker_url = "memory://"  # the refresh is timed synchronously here
+    app.conf.broker_url = "memory://"  # the recompute is timed synchronously here
     app.conf.broker_transport_options = {}
 
 
@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=5000)
     parser.add_argument("--documents", type=int, default=100)
     parser.add_argument("--systems", type=int, default=3)
-    parser.add_argument("--judged", type=int, default=300, help="judgments before the timed refreshes")
+    parser.add_argument("--judged", type=int, default=300, help="judgments before the timed recomputes")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--strategy", default="active")
     parser.add_argument("--name", default="recompute")
@@ -110,7 +110,7 @@ def main() -> None:
             label_model_fit,
         )
         from sampling.pool_arrays import pool_arrays_build, pool_arrays_for, pool_arrays_forget
-        from sampling.state import campaign_pool, sampling_state_refresh
+        from sampling.state import campaign_pool, sampling_state_recompute
         from sampling.strategies import strategy_for
 
         admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
@@ -150,12 +150,12 @@ def main() -> None:
             )
         recompute(campaign.pk)
 
-        refreshes = []
+        recomputes = []
         for _ in range(args.repeats):
             task = task_next(campaign=campaign, assessor=admin)
             task_answer(task=task, assessor=admin, grade=int(rng.integers(0, 4)), seconds=20.0)
             _, seconds = _timed(recompute, campaign.pk)
-            refreshes.append(seconds)
+            recomputes.append(seconds)
         _, idle = _timed(recompute, campaign.pk)
 
         # The stages, each timed on the same state (the worker runs them in this order).
@@ -165,7 +165,7 @@ def main() -> None:
         stages: dict[str, float] = {}
         _, stages["pool arrays (cached in memory)"] = _timed(pool_arrays_for, campaign)
         pool_arrays_forget()
-        _, stages["pool arrays from the disk cache (first refresh of a worker)"] = _timed(
+        _, stages["pool arrays from the disk cache (first recompute of a worker)"] = _timed(
             pool_arrays_for, campaign
         )
         _, stages["pool arrays from the database (after an import only)"] = _timed(
@@ -181,7 +181,9 @@ def main() -> None:
         _, stages["sampling distribution q"] = _timed(strategy.distribution, campaign, pool, metric, focus)
         task = task_next(campaign=campaign, assessor=admin)
         task_answer(task=task, assessor=admin, grade=1, seconds=20.0)
-        _, stages["whole sampling state refresh (incl. storing q)"] = _timed(sampling_state_refresh, campaign)
+        _, stages["whole sampling state recompute (incl. storing q)"] = _timed(
+            sampling_state_recompute, campaign
+        )
         _, stages["draws top-up"] = _timed(draws_top_up, campaign_id=campaign.pk)
         _, stages["estimates + snapshot"] = _timed(snapshot_record, campaign)
         judgments = campaign.judgments.count()
@@ -195,9 +197,9 @@ def main() -> None:
         "pool_items": setup["pool_items"],
         "judgments_before": judgments,
         "documents_with_length": lengths_known,
-        "refresh_seconds": refreshes,
-        "refresh_median_seconds": statistics.median(refreshes),
-        "refresh_without_change_seconds": idle,
+        "recompute_seconds": recomputes,
+        "recompute_median_seconds": statistics.median(recomputes),
+        "recompute_without_change_seconds": idle,
         "stages_seconds": stages,
         "setup_seconds": {k: v for k, v in setup.items() if k.endswith("_s")},
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -211,15 +213,15 @@ def main() -> None:
         f"Strategy {args.strategy} (leaderboard of {args.systems}, DCG@10, pool depth {args.documents}); "
         f"{int(setup['pool_items'])} pool items; {judgments} judgments stored; SQLite; {result['machine']}.",
         "",
-        f"**Median refresh after one new judgment: {result['refresh_median_seconds']:.2f} s** "
-        f"(all {len(refreshes)}: {', '.join(f'{s:.2f}' for s in refreshes)} s; target <= 2 s). "
-        f"A refresh with nothing new: {idle:.3f} s (the fingerprints match, nothing is recomputed).",
+        f"**Median recompute after one new judgment: {result['recompute_median_seconds']:.2f} s** "
+        f"(all {len(recomputes)}: {', '.join(f'{s:.2f}' for s in recomputes)} s; target <= 2 s). "
+        f"A recompute with nothing new: {idle:.3f} s (the fingerprints match, nothing is recomputed).",
         "",
         "| stage | seconds |",
         "|---|---:|",
         *[f"| {name} | {seconds:.3f} |" for name, seconds in stages.items()],
         "",
-        f"Setup (not part of a refresh): importing the runs {setup['import_runs_s']:.1f} s, "
+        f"Setup (not part of a recompute): importing the runs {setup['import_runs_s']:.1f} s, "
         f"building the pool arrays once {setup['build_pool_arrays_s']:.1f} s "
         "(then cached on disk and in memory).",
         "",

@@ -1,8 +1,8 @@
 """Scale-out that survives a lost node: two web nodes and two Celery workers on one PostgreSQL and
 one Redis, assessors judging through the REST API, one web node killed and restarted, the worker
-holding a refresh killed for good (the scenario of `tests/cluster.py`).
+holding a recompute killed for good (the scenario of `tests/cluster.py`).
 
-Runs it with the production settings (refreshes at least 10 s apart, a sweep every 5 s), and
+Runs it with the production settings (recomputes at least 10 s apart, a sweep every 5 s), and
 again with the sweep switched off (LABELING_SWEEP_SECONDS far beyond the run: what the product
 did before), and reports for each: judgments, tasks served twice, answers lost or stored twice,
 recomputes and overlapping ones, and how long after the last answer the latest snapshot counted
@@ -77,7 +77,7 @@ def main() -> None:
     lines = [
         f"Two web nodes, two workers, {args.assessors} assessors, {args.seconds:.0f} s; web node "
         f"killed at {args.seconds * 0.2:.0f} s and restarted at {args.seconds * 0.3:.0f} s, the worker "
-        f"holding a refresh killed at {args.seconds * 0.4:.0f} s.",
+        f"holding a recompute killed at {args.seconds * 0.4:.0f} s.",
         "",
         "| variant | judgments | served twice | lost / stored twice | recomputes (overlapping) | "
         "latest snapshot current after the last answer |",

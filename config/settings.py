@@ -14,6 +14,7 @@ import ipaddress
 import math
 import os
 import re
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -54,6 +55,15 @@ def env_int(name: str, default: int) -> int:
         return int(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={value!r} is not an integer") from None
+
+
+def env_renamed(name: str, old_name: str) -> str:
+    """The variable's name to read: `old_name` (with a deprecation line on stderr) while only
+    that one is set, so a deployment keeps working across the rename."""
+    if os.environ.get(name, "").strip() == "" and os.environ.get(old_name, "").strip() != "":
+        print(f"settings: {old_name} is deprecated; set {name} instead", file=sys.stderr)
+        return old_name
+    return name
 
 
 def env_float(name: str, default: float) -> float:
@@ -351,7 +361,7 @@ STORAGES = {
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
-# Without Redis, the cache (refresh markers and counts) and the broker are files under VAR_DIR,
+# Without Redis, the cache (recompute markers and counts) and the broker are files under VAR_DIR,
 # which only the processes of one machine share. Production must say so, or it could start a
 # second node that silently never meets the first.
 SINGLE_NODE = env_bool("SINGLE_NODE", False)
@@ -362,7 +372,7 @@ if PRODUCTION and not REDIS_URL and not SINGLE_NODE:
         "set SINGLE_NODE=1"
     )
 
-# The cache holds the refresh markers (labeling.recompute), which the web processes set and
+# The cache holds the recompute markers (labeling.recompute), which the web processes set and
 # the worker clears, so every process must see the same cache: Redis, or else files under VAR_DIR
 # (a per-process memory cache would keep each web process's marker out of the worker's reach).
 CACHE_TIMEOUT_SECONDS = 0.05
@@ -394,7 +404,7 @@ CELERY_QUEUE_DIR = VAR_DIR / "celery"
 REDIS_TRANSPORT_OPTIONS: dict[str, object] = {
     # A message a worker took and never acknowledged (it died) goes to another worker after this
     # long. It must outlast the longest task (a big campaign's recompute, a judge run's step);
-    # refreshes and judge runs do not wait for it: live workers' sweeps pick them up.
+    # recomputes and judge runs do not wait for it: live workers' sweeps pick them up.
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600),
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
@@ -537,9 +547,12 @@ LABELING_IDLE_LEASE_SECONDS = env_int("LABELING_IDLE_LEASE_SECONDS", 120)
 LABELING_QUEUE_TARGET = env_int("LABELING_QUEUE_TARGET", 50)
 LABELING_QUEUE_PER_ASSESSOR = env_int("LABELING_QUEUE_PER_ASSESSOR", 5)
 LABELING_ACTIVE_MINUTES = env_int("LABELING_ACTIVE_MINUTES", 10)
-# Refreshes (refit, resample, snapshot) of one campaign start at least this many seconds apart.
-LABELING_REFRESH_MIN_SECONDS = env_int("LABELING_REFRESH_MIN_SECONDS", 10)
-# Every live worker checks this often for work a dead worker left (labeling.sweeper): a refresh
+# Recomputes (refit, resample, snapshot) of one campaign start at least this many seconds apart
+# (LABELING_REFRESH_MIN_SECONDS before the rename, still read).
+LABELING_RECOMPUTE_MIN_SECONDS = env_int(
+    env_renamed("LABELING_RECOMPUTE_MIN_SECONDS", "LABELING_REFRESH_MIN_SECONDS"), 10
+)
+# Every live worker checks this often for work a dead worker left (labeling.sweeper): a recompute
 # owed and not coming, a judge run whose lease expired.
 LABELING_SWEEP_SECONDS = env_int("LABELING_SWEEP_SECONDS", 5)
 

@@ -57,7 +57,7 @@ def _demo_campaign() -> tuple[Campaign, bool]:
 
 
 def demo_history(
-    campaign: Campaign, *, judgments: int, refresh_every: int = 8, until_reliable: bool = False
+    campaign: Campaign, *, judgments: int, recompute_every: int = 8, until_reliable: bool = False
 ) -> int:
     """Answer `judgments` tasks with the hidden grades as demo-assessor2 (and, `until_reliable`,
     on until the latest estimates are reliable, or nothing is left), recomputing after every
@@ -73,7 +73,7 @@ def demo_history(
         grade = grades[(task.topic.qid, task.document.docno)]
         task_answer(task=task, assessor=assessor, grade=grade, seconds=float(rng.uniform(4.0, 20.0)))
         answered += 1
-        if answered % refresh_every == 0:
+        if answered % recompute_every == 0:
             recompute(campaign.pk)
     recompute(campaign.pk)
     return answered
@@ -91,7 +91,7 @@ def demo_judged_campaign() -> Campaign:
     the difference of the two bm25 runs with a human sample (created with a history)."""
     campaign, created = _demo_judged_campaign()
     if created:
-        demo_history(campaign, judgments=DEMO_JUDGED_HISTORY, refresh_every=4, until_reliable=True)
+        demo_history(campaign, judgments=DEMO_JUDGED_HISTORY, recompute_every=4, until_reliable=True)
     return campaign
 
 
@@ -103,7 +103,7 @@ def _demo_judged_campaign() -> tuple[Campaign, bool]:
         grades=DEMO_GRADES,
         goal=Campaign.Goal.DIFFERENCE,
         focus_systems=["bm25-tuned", "bm25-default"],
-        strategy=Campaign.Strategy.JUDGED,
+        strategy="judged",
         # About half the pool: what the judge saves shows, and assessors have some left to judge.
         budget=60,
         budget_unit=Campaign.BudgetUnit.JUDGMENTS,

@@ -5,7 +5,7 @@ with one UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING (a write statement
 single write lock from its start), elsewhere with a conditional UPDATE that only one claimant
 can win (``filter(...).update(...) == 1``).
 Expired leases are claimable again. A judgment is unique per task, so a double submit stores
-one. After each judgment commits, the campaign's refresh is requested (`labeling.recompute`):
+one. After each judgment commits, the campaign's recompute is requested (`labeling.recompute`):
 a background thread queues it, so the request never waits on the cache or the broker.
 """
 

@@ -32,8 +32,9 @@ from labeling.token_access import TokenJudge
 from sampling import (
     compared_systems,
     draws_top_up,
-    sampling_state_refresh,
+    sampling_state_recompute,
     snapshot_record,
+    strategy_choices,
     strategy_for,
     tasks_trim_to_budget,
 )
@@ -259,6 +260,9 @@ class GradedMode(GradedTasksMode):
             return f"a {campaign.goal} goal needs at least two pooled systems (runs)"
         return None
 
+    def field_choices(self) -> dict[str, list[tuple[str, str]]]:
+        return {"strategy": strategy_choices()}
+
     def validate(self, campaign: Campaign, metric: Metric) -> None:
         strategy_for(campaign).validate(metric)
 
@@ -267,7 +271,7 @@ class GradedMode(GradedTasksMode):
         at once; a running campaign's queue is topped up."""
         tasks_trim_to_budget(campaign_id=campaign.pk)
         if PLANNING_FIELDS & fields and PoolItem.objects.filter(campaign=campaign).exists():
-            sampling_state_refresh(campaign, force=True)
+            sampling_state_recompute(campaign, force=True)
         if campaign.status == Campaign.Status.RUNNING:
             draws_top_up(campaign_id=campaign.pk)
 
@@ -302,7 +306,7 @@ class GradedMode(GradedTasksMode):
             campaign.focus_systems = compared_systems(campaign)
             Campaign.objects.filter(pk=campaign.pk).update(focus_systems=campaign.focus_systems)
         # What changed in the draft since its last fit (a judge's labels, say) shapes the first draws.
-        sampling_state_refresh(campaign)
+        sampling_state_recompute(campaign)
         draws_top_up(campaign_id=campaign.pk)
 
     def recompute(self, campaign: Campaign) -> None:
@@ -311,7 +315,7 @@ class GradedMode(GradedTasksMode):
         if not PoolItem.objects.filter(campaign=campaign).exists():
             return
         # Fitting runs outside any transaction: a judgment never waits for it.
-        sampling_state_refresh(campaign)
+        sampling_state_recompute(campaign)
         draws_top_up(campaign_id=campaign.pk)
         campaign.refresh_from_db()
         snapshot_record(campaign)

@@ -43,6 +43,7 @@ from sampling import (
     judges_summaries,
     kind_own_fields,
     level_presentations,
+    strategy_for,
 )
 
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
@@ -284,7 +285,7 @@ def judges_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
         # The add-judge form shows a kind's own fields only while that kind is chosen.
         "kind_fields": kind_own_fields(),
         "can_manage": request.user.has_perm(MANAGE, campaign),
-        "uses_judge": campaign.strategy == Campaign.Strategy.JUDGED,
+        "uses_judge": strategy_for(campaign).uses_judge,
         "form": JudgeForm(refused, prefix="judge") if refused else JudgeForm(prefix="judge"),
         "form_refused": bool(refused),
     }

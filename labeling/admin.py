@@ -239,7 +239,7 @@ class JudgmentAdmin(admin.ModelAdmin):
 
 @admin.register(CampaignProgress)
 class CampaignProgressAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "judgments", "spent", "pool_size", "drawn", "open_tasks", "refreshed_at"]
+    list_display = ["campaign", "judgments", "spent", "pool_size", "drawn", "open_tasks", "recomputed_at"]
 
 
 @admin.register(SamplingState)

@@ -57,26 +57,15 @@ def skips_csv(campaign: Campaign) -> Iterator[str]:
 
 def campaign_config(campaign: Campaign) -> dict[str, Any]:
     """The campaign's configuration, systems, assessors and counts, as a JSON-ready dict."""
+    settings = {name: getattr(campaign, name) for name in Campaign.SETTINGS}
+    settings["pool_depth"] = campaign.effective_pool_depth
     return {
         "id": campaign.pk,
         "name": campaign.name,
-        "metric": campaign.metric,
-        "grades": campaign.grades,
-        "judging_mode": campaign.judging_mode,
+        **settings,
         "mode_settings": mode_of(campaign).settings_of(campaign),
-        "goal": campaign.goal,
-        "goal_k": campaign.goal_k,
-        "strategy": campaign.strategy,
-        "budget": campaign.budget,
-        "budget_unit": campaign.budget_unit,
-        "overlap": campaign.overlap,
-        "pool_depth": campaign.effective_pool_depth,
-        "lease_seconds": campaign.lease_seconds,
         "status": campaign.status,
         "seed": campaign.seed,
-        "mix": campaign.mix,
-        "focus_systems": campaign.focus_systems,
-        "prior_strength": campaign.prior_strength,
         "pool_version": campaign.pool_version,
         "created": campaign.created_at.isoformat(),
         "systems": list(

@@ -62,9 +62,9 @@ class CampaignCreateForm(forms.Form):
         required=False,
         help_text="Only for a leaderboard: how many top systems must be ordered.",
     )
+    # Choices from the modes that read it (`JudgingMode.field_choices`: the sampling strategies).
     strategy = forms.ChoiceField(
-        choices=Campaign.Strategy.choices,
-        initial=Campaign.Strategy.PASSIVE,
+        initial="passive",
         help_text="What to judge next. Not sure? Create the campaign, upload the runs and press "
         "“Plan the budget” on its page: it replays campaigns on your runs and recommends one. "
         "Passive and active: Sawade et al. 2013; single documents: Schnabel et al. 2016.",
@@ -105,6 +105,12 @@ class CampaignCreateForm(forms.Form):
             for field in self.fields
             if any(field in mode.form_fields for mode in modes)
         }
+        offered: dict[str, dict[str, str]] = {}
+        for mode in modes:
+            for field, choices in mode.field_choices().items():
+                offered.setdefault(field, {}).update(choices)
+        for field, labels in offered.items():
+            self.fields[field].choices = list(labels.items())  # type: ignore[attr-defined]
 
     def clean_metric(self) -> str:
         text = self.cleaned_data["metric"].strip()

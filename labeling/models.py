@@ -4,6 +4,7 @@ what was sampled (draws), who works on what (members, leased tasks) and the judg
 from __future__ import annotations
 
 import secrets
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -30,21 +31,6 @@ class Campaign(models.Model):
         LEADERBOARD = "leaderboard", "Leaderboard of k systems"
         RELATIVE = "relative", "k systems relative to their mean"
 
-    class Strategy(models.TextChoices):
-        # Plain words here; the papers are named in the form's help and the planner's tooltips.
-        PASSIVE = "passive", "Topics at random (passive)"
-        ACTIVE = "active", "Uncertain topics first (active)"
-        ITEMS = "items", "Single documents where they matter most (items; DCG only)"
-        ACTIVE_UNIFORM_LABELS = (
-            "active_uniform_labels",
-            "Uncertain topics, labels assumed uniform (comparison)",
-        )
-        ACTIVE_UNIFORM_COSTS = (
-            "active_uniform_costs",
-            "Uncertain topics, every topic costing the same (comparison)",
-        )
-        JUDGED = "judged", "Model labels + human sample (a judge labels all; humans certify; DCG only)"
-
     class BudgetUnit(models.TextChoices):
         COST = "cost", "Cost units"
         JUDGMENTS = "judgments", "Judgments"
@@ -55,6 +41,27 @@ class Campaign(models.Model):
         RUNNING = "running", "Running"
         PAUSED = "paused", "Paused"
         DONE = "done", "Done"
+
+    SETTINGS: ClassVar[tuple[str, ...]] = (
+        "metric",
+        "grades",
+        "judging_mode",
+        "custom_dcg",
+        "goal",
+        "goal_k",
+        "strategy",
+        "budget",
+        "budget_unit",
+        "overlap",
+        "pool_depth",
+        "lease_seconds",
+        "mix",
+        "focus_systems",
+        "prior_strength",
+    )
+    """What a coordinator chooses about a campaign beyond its name and guidelines (a mode's own
+    settings live in its tables): a clone copies these, the configuration export and the
+    campaign API show every one (tests/labeling/test_campaign_settings.py)."""
 
     name = models.CharField(max_length=200)
     metric = models.CharField(max_length=32, default="DCG@10", help_text="e.g. DCG@10, nDCG@10, ERR@10")
@@ -75,7 +82,9 @@ class Campaign(models.Model):
     )
     goal = models.CharField(max_length=16, choices=Goal.choices, default=Goal.ONE)
     goal_k = models.PositiveIntegerField(null=True, blank=True, help_text="k for a leaderboard goal")
-    strategy = models.CharField(max_length=32, choices=Strategy.choices, default=Strategy.PASSIVE)
+    # A sampling strategy's name (`sampling.strategies`, registered by the engine above the
+    # models): checked by the campaign's mode (`JudgingMode.validate`), as `judging_mode` is.
+    strategy = models.CharField(max_length=32, default="passive")
     budget = models.FloatField(default=100.0)
     budget_unit = models.CharField(max_length=16, choices=BudgetUnit.choices, default=BudgetUnit.JUDGMENTS)
     overlap = models.PositiveSmallIntegerField(default=1, help_text="judgments per item")
@@ -400,7 +409,7 @@ class Judgment(models.Model):
 
 
 class CampaignProgress(models.Model):
-    """Counts the refresh task records after judgments, for dashboards."""
+    """Counts the recompute task records after judgments, for dashboards."""
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="progress")
     judgments = models.PositiveIntegerField(default=0)
@@ -408,7 +417,7 @@ class CampaignProgress(models.Model):
     pool_size = models.PositiveIntegerField(default=0)
     drawn = models.PositiveIntegerField(default=0)
     open_tasks = models.PositiveIntegerField(default=0)
-    refreshed_at = models.DateTimeField(auto_now=True)
+    recomputed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "campaign progress"
@@ -557,7 +566,7 @@ class SamplingState(models.Model):
 
 
 class EstimateSnapshot(models.Model):
-    """The estimates of every system and metric after a refresh that changed anything."""
+    """The estimates of every system and metric after a recompute that changed anything."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="snapshots")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -80,6 +80,11 @@ class JudgingMode:
     form_fields: ClassVar[tuple[str, ...]] = ()
     exports: ClassVar[tuple[Export, ...]] = ()
 
+    def field_choices(self) -> dict[str, list[tuple[str, str]]]:
+        """The choices of the New campaign form's fields whose values this mode's packages define
+        (graded: the sampling strategies), as (value, label) per field name."""
+        return {}
+
     # -- settings and life cycle ---------------------------------------------------------------
     def configure(self, campaign: Campaign, settings: Mapping[str, Any]) -> None:
         """Create or change the mode's own settings of a saved campaign; ValueError if invalid."""
@@ -133,7 +138,7 @@ class JudgingMode:
         raise NotImplementedError
 
     def finished(self, campaign: Campaign, progress: Progress) -> bool:
-        """Whether a running campaign has nothing left to judge, so the worker's refresh marks it
+        """Whether a running campaign has nothing left to judge, so the worker's recompute marks it
         done (`progress`: the mode's own counts, just read). Default: never by itself (the
         coordinator finishes it)."""
         return False

@@ -30,7 +30,7 @@ lock the database holds and frees when its holder dies). A recompute that finds 
 queues itself again after the spacing instead of waiting in a worker. Every request also counts
 itself (``...-requested``, a counter), and every recompute stores the count it started from
 (``...-covered``): a campaign whose requests outnumber its covered count while no recompute
-holds its lock is owed one. A refresh parked in a worker that died (a countdown, or a message
+holds its lock is owed one. A recompute parked in a worker that died (a countdown, or a message
 that worker held unacknowledged) leaves exactly that state behind, and the sweep of every live
 worker (`RecomputeSweep`, every LABELING_SWEEP_SECONDS) queues it again within seconds.
 """
@@ -56,15 +56,15 @@ from labeling.recompute_lock import recompute_lock, recompute_locked
 
 logger = logging.getLogger(__name__)
 
-# How long a queued refresh suppresses further enqueues for the same campaign (beyond the
-# minimum spacing); a marker whose refresh never runs (a lost message) expires after this.
+# How long a queued recompute suppresses further enqueues for the same campaign (beyond the
+# minimum spacing); a marker whose recompute never runs (a lost message) expires after this.
 RECOMPUTE_COALESCE_SECONDS = 30
 # The failures of a cache or broker that is down, hung or unreachable.
 UNAVAILABLE = (KombuError, OSError, RedisError)
 # Pauses between attempts while the cache or broker is unavailable (seconds).
 RETRY_FIRST_SECONDS = 0.05
 RETRY_MAX_SECONDS = 1.0
-# How long a process that exits waits for its pending refreshes to be queued.
+# How long a process that exits waits for its pending recomputes to be queued.
 EXIT_WAIT_SECONDS = 3.0
 
 
@@ -73,7 +73,7 @@ def _marker_keys(campaign_id: int) -> tuple[str, str]:
 
 
 def _count_keys(campaign_id: int) -> tuple[str, str]:
-    """The counter of refresh requests and the count the last finished recompute started from."""
+    """The counter of recompute requests and the count the last finished recompute started from."""
     return (
         f"labeling:campaign-refresh-requested:{campaign_id}",
         f"labeling:campaign-refresh-covered:{campaign_id}",
@@ -81,7 +81,7 @@ def _count_keys(campaign_id: int) -> tuple[str, str]:
 
 
 def _count_request(campaign_id: int) -> None:
-    """Count one refresh request (after its judgment committed). Redis counts atomically; the
+    """Count one recompute request (after its judgment committed). Redis counts atomically; the
     file cache of one machine reads and writes, where two requests at once may count as one,
     which still leaves the count above what any earlier recompute covered."""
     key = _count_keys(campaign_id)[0]
@@ -96,11 +96,11 @@ def _count_request(campaign_id: int) -> None:
 
 
 def _marker_seconds() -> float:
-    return RECOMPUTE_COALESCE_SECONDS + settings.LABELING_REFRESH_MIN_SECONDS
+    return RECOMPUTE_COALESCE_SECONDS + settings.LABELING_RECOMPUTE_MIN_SECONDS
 
 
 def recompute_countdown(last_started: float | None, now: float, min_seconds: float) -> float:
-    """Seconds to wait before the next refresh: none, unless the last one started less than
+    """Seconds to wait before the next recompute: none, unless the last one started less than
     `min_seconds` ago."""
     if last_started is None:
         return 0.0
@@ -108,17 +108,17 @@ def recompute_countdown(last_started: float | None, now: float, min_seconds: flo
 
 
 def _recompute_queue_once(campaign_id: int, token: str) -> bool:
-    """Mark the campaign and queue its refresh unless one is queued already; True if this call
+    """Mark the campaign and queue its recompute unless one is queued already; True if this call
     queued it. Raises UNAVAILABLE errors (the marker may then be set with `token`)."""
     queued_key, started_key = _marker_keys(campaign_id)
     _count_request(campaign_id)
     if not cache.add(queued_key, token, timeout=_marker_seconds()) and cache.get(queued_key) != token:
-        # A refresh is queued and has not started: it will read this judgment. (If the marker
-        # vanished between the two calls, that refresh has started since, after this commit.)
+        # A recompute is queued and has not started: it will read this judgment. (If the marker
+        # vanished between the two calls, that recompute has started since, after this commit.)
         return False
     from labeling.tasks import campaign_recompute
 
-    min_seconds = settings.LABELING_REFRESH_MIN_SECONDS
+    min_seconds = settings.LABELING_RECOMPUTE_MIN_SECONDS
     countdown = recompute_countdown(cache.get(started_key), time.time(), min_seconds)
     campaign_recompute.apply_async((campaign_id,), countdown=countdown or None)
     return True
@@ -128,8 +128,8 @@ def recompute_queue(campaign_id: int) -> bool:
     """Queue `campaign_recompute` now unless one is already queued; True if this call queued it.
 
     Synchronous, one attempt, never raises: a cache or broker failure is logged and returns False.
-    Judging goes through `recompute_soon` instead, which retries. Refreshes of one campaign
-    start at least LABELING_REFRESH_MIN_SECONDS apart: queued right after one started, the next
+    Judging goes through `recompute_soon` instead, which retries. Recomputes of one campaign
+    start at least LABELING_RECOMPUTE_MIN_SECONDS apart: queued right after one started, the next
     waits out the rest (a countdown), so a busy campaign is refitted every few seconds instead of
     back to back (a worker refitting without pause took 0.4 of the 2 cores the web server needed).
     """
@@ -145,12 +145,12 @@ def recompute_queue(campaign_id: int) -> bool:
 
 
 def recompute_started(campaign_id: int) -> int | None:
-    """A refresh starts (called by the worker before it reads anything): clear the marker, so the
-    next judgment queues another refresh, which waits out the minimum interval from now. Returns
-    the count of requests this refresh covers (None when the cache could not tell).
+    """A recompute starts (called by the worker before it reads anything): clear the marker, so the
+    next judgment queues another recompute, which waits out the minimum interval from now. Returns
+    the count of requests this recompute covers (None when the cache could not tell).
 
-    The marker must be gone before the refresh reads the judgments, or a judgment that saw it
-    would be followed by no refresh. While the cache is unavailable this keeps trying, at most
+    The marker must be gone before the recompute reads the judgments, or a judgment that saw it
+    would be followed by no recompute. While the cache is unavailable this keeps trying, at most
     until the marker has expired by itself; the worker can afford to wait, a request could not.
     """
     queued_key, started_key = _marker_keys(campaign_id)
@@ -162,19 +162,19 @@ def recompute_started(campaign_id: int) -> int | None:
             break
         except UNAVAILABLE:
             if time.monotonic() >= deadline:
-                logger.warning("cache unavailable; campaign %s's refresh marker has expired", campaign_id)
+                logger.warning("cache unavailable; campaign %s's recompute marker has expired", campaign_id)
                 break
             time.sleep(pause)
             pause = min(2 * pause, RETRY_MAX_SECONDS)
-    min_seconds = settings.LABELING_REFRESH_MIN_SECONDS
+    min_seconds = settings.LABELING_RECOMPUTE_MIN_SECONDS
     if min_seconds > 0:
         try:
             cache.set(started_key, time.time(), timeout=min_seconds)
-        except UNAVAILABLE:  # only the spacing of refreshes suffers
-            logger.warning("cache unavailable; the next refresh of campaign %s starts at once", campaign_id)
+        except UNAVAILABLE:  # only the spacing of recomputes suffers
+            logger.warning("cache unavailable; the next recompute of campaign %s starts at once", campaign_id)
     try:
         # Read after the marker is gone and before any judgment: every request counted so far
-        # belongs to a judgment this refresh reads.
+        # belongs to a judgment this recompute reads.
         return int(cache.get(_count_keys(campaign_id)[0]) or 0)
     except UNAVAILABLE:
         return None
@@ -191,7 +191,7 @@ def _covered(campaign_id: int, requests: int | None) -> None:
 
 
 def recompute_owed(campaign_ids: list[int]) -> dict[int, int]:
-    """Campaigns with refresh requests no finished recompute covered: id -> the covered count."""
+    """Campaigns with recompute requests no finished recompute covered: id -> the covered count."""
     keys = {campaign_id: _count_keys(campaign_id) for campaign_id in campaign_ids}
     values = cache.get_many([key for pair in keys.values() for key in pair])
     owed = {}
@@ -203,7 +203,7 @@ def recompute_owed(campaign_ids: list[int]) -> dict[int, int]:
 
 
 class RecomputeQueue:
-    """Campaign ids whose refresh is to be queued, and the daemon thread that queues them."""
+    """Campaign ids whose recompute is to be queued, and the daemon thread that queues them."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
@@ -214,16 +214,16 @@ class RecomputeQueue:
         self._thread: threading.Thread | None = None
 
     def put(self, campaign_id: int) -> None:
-        """Queue a refresh of the campaign soon (returns at once)."""
+        """Queue a recompute of the campaign soon (returns at once)."""
         with self._changed:
             self._pending.setdefault(campaign_id, uuid.uuid4().hex)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="refresh-queue", daemon=True)
+                self._thread = threading.Thread(target=self._run, name="recompute-queue", daemon=True)
                 self._thread.start()
             self._changed.notify_all()
 
     def wait(self, timeout: float) -> bool:
-        """Wait until every requested refresh is queued (or found queued); False on timeout."""
+        """Wait until every requested recompute is queued (or found queued); False on timeout."""
         deadline = time.monotonic() + timeout
         with self._changed:
             while self._pending or self._working:
@@ -240,7 +240,7 @@ class RecomputeQueue:
                 while not self._pending:
                     self._changed.wait()
                 # Ids put from now on get fresh tokens and another attempt: their judgments may
-                # have committed after this round's markers were set and its refreshes started.
+                # have committed after this round's markers were set and its recomputes started.
                 batch, self._pending, self._working = self._pending, {}, True
             failed = {key: token for key, token in batch.items() if not self._queue(key, token)}
             with self._changed:
@@ -293,13 +293,13 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def recompute_soon(campaign_id: int) -> None:
-    """After a judgment commits: have the campaign refreshed soon. Returns at once; the refresh is
+    """After a judgment commits: have the campaign recomputed soon. Returns at once; the recompute is
     queued by this process's background thread, retried while the cache or broker is down."""
     _recompute_queue().put(campaign_id)
 
 
 def recompute_soon_wait(timeout: float = 10.0) -> bool:
-    """Wait until this process has queued every refresh requested so far; False on timeout."""
+    """Wait until this process has queued every recompute requested so far; False on timeout."""
     queue = _queue
     if queue is None or _queue_pid != os.getpid():
         return True
@@ -311,7 +311,7 @@ def _queue_before_exit() -> None:
     # A process that exits normally (a gunicorn worker recycled after max_requests) first hands
     # on what it still holds; the daemon thread would otherwise die with it.
     if not recompute_soon_wait(EXIT_WAIT_SECONDS):
-        logger.error("exiting with refreshes not yet queued; the worker catches up when it restarts")
+        logger.error("exiting with recomputes not yet queued; the worker catches up when it restarts")
 
 
 # -- the worker's job -------------------------------------------------------------------------------
@@ -366,24 +366,24 @@ def _recompute_locked(campaign_id: int) -> CampaignProgress | None:
 
 
 def recompute_queue_later(campaign_id: int) -> None:
-    """Queue the campaign's refresh again after the spacing (its lock was taken): the marker stays,
-    so judgments meanwhile still count on this refresh."""
+    """Queue the campaign's recompute again after the spacing (its lock was taken): the marker stays,
+    so judgments meanwhile still count on this recompute."""
     from labeling.tasks import campaign_recompute
 
-    campaign_recompute.apply_async((campaign_id,), countdown=max(1, settings.LABELING_REFRESH_MIN_SECONDS))
+    campaign_recompute.apply_async((campaign_id,), countdown=max(1, settings.LABELING_RECOMPUTE_MIN_SECONDS))
 
 
 def recompute_sweep_grace() -> float:
-    """How long a refresh may be owed with no recompute running before a sweep queues one: the
+    """How long a recompute may be owed with no recompute running before a sweep queues one: the
     spacing (a countdown a live worker holds) and two sweep periods."""
-    return settings.LABELING_REFRESH_MIN_SECONDS + 2 * settings.LABELING_SWEEP_SECONDS
+    return settings.LABELING_RECOMPUTE_MIN_SECONDS + 2 * settings.LABELING_SWEEP_SECONDS
 
 
 class RecomputeSweep:
-    """A live worker's check for refreshes owed and not coming: a campaign owed a recompute
+    """A live worker's check for recomputes owed and not coming: a campaign owed a recompute
     (`recompute_owed`) that no process has held the lock of for `grace` seconds gets one queued.
     The grace outlasts the spacing (a countdown in a live worker) and a margin, so the sweep only
-    speaks when a refresh was lost: parked in a worker that died, or dropped with its message."""
+    speaks when a recompute was lost: parked in a worker that died, or dropped with its message."""
 
     def __init__(self, grace: float) -> None:
         self.grace = grace
@@ -391,7 +391,7 @@ class RecomputeSweep:
         self._owed_since: dict[int, tuple[int, float]] = {}
 
     def __call__(self, now: float | None = None) -> list[int]:
-        """One sweep; returns the campaigns it queued a refresh of."""
+        """One sweep; returns the campaigns it queued a recompute of."""
         from labeling.tasks import campaign_recompute
 
         now = time.monotonic() if now is None else now
@@ -403,7 +403,7 @@ class RecomputeSweep:
         try:
             owed = recompute_owed(active)
         except UNAVAILABLE as error:  # a slow or absent cache: the next round looks again
-            logger.warning("cache unavailable; the refresh sweep waits for its next round: %r", error)
+            logger.warning("cache unavailable; the recompute sweep waits for its next round: %r", error)
             return []
         queued = []
         for campaign_id in list(self._owed_since):
@@ -417,7 +417,7 @@ class RecomputeSweep:
             if seen is None or seen[0] != covered:
                 self._owed_since[campaign_id] = (covered, now)
             elif now - seen[1] >= self.grace:
-                logger.warning("campaign %s is owed a refresh that has not come; queueing one", campaign_id)
+                logger.warning("campaign %s is owed a recompute that has not come; queueing one", campaign_id)
                 campaign_recompute.apply_async((campaign_id,), kwargs={"only_if_owed": True})
                 self._owed_since[campaign_id] = (covered, now)
                 queued.append(campaign_id)

@@ -40,8 +40,8 @@ def campaign_recompute(campaign_id: int, only_if_owed: bool = False) -> str:
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def campaigns_catch_up() -> int:
-    """Queue a refresh of every running or paused campaign (when a worker starts), coalesced with
-    any refresh already queued: two workers starting together queue one per campaign, not two.
+    """Queue a recompute of every running or paused campaign (when a worker starts), coalesced with
+    any recompute already queued: two workers starting together queue one per campaign, not two.
     Returns how many this call queued."""
     from labeling.models import Campaign
     from labeling.recompute import recompute_queue

@@ -59,8 +59,14 @@ from sampling.judge_runs import (
 from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
 from sampling.pool_arrays import pool_depth_of
-from sampling.state import sampling_per_topic, sampling_state_refresh
-from sampling.strategies import STRATEGIES, level_presentations, strategy_for
+from sampling.state import sampling_per_topic, sampling_state_recompute
+from sampling.strategies import (
+    STRATEGIES,
+    level_presentations,
+    register_strategy,
+    strategy_choices,
+    strategy_for,
+)
 
 __all__ = [
     "STRATEGIES",
@@ -114,8 +120,10 @@ __all__ = [
     "run_evaluate",
     "sampling_csv",
     "sampling_per_topic",
-    "sampling_state_refresh",
+    "sampling_state_recompute",
     "snapshot_record",
+    "register_strategy",
+    "strategy_choices",
     "strategy_for",
     "tasks_trim_to_budget",
     "tasks_unleased_count",

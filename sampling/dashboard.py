@@ -16,10 +16,11 @@ def campaign_model_summary(campaign: Campaign) -> dict[str, Any]:
     """What the dashboard shows about the sampler: strategy, level, and the label and cost
     models of the last refit (None before the first one)."""
     record = SamplingState.objects.filter(campaign=campaign).first()
+    strategy = strategy_for(campaign)
     summary: dict[str, Any] = {
         "strategy": campaign.strategy,
-        "strategy_label": campaign.get_strategy_display(),
-        "level": strategy_for(campaign).level.name,
+        "strategy_label": strategy.label,
+        "level": strategy.level.name,
         "goal": campaign.goal,
         "goal_label": campaign.get_goal_display(),
         "focus_systems": list(campaign.focus_systems or []),

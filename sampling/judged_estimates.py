@@ -35,7 +35,7 @@ def judge_only_values(arrays: PoolArrays, classes: np.ndarray, metric: Metric) -
 
 
 def judged_level_rows(
-    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float, weight_bound: float | None
 ) -> tuple[list[dict], dict | None, int]:
     """DCG rows from the certified estimator (every draw with the h of its sampling version),
     each with the judge-only value beside it; nDCG and ERR as null with a reason."""

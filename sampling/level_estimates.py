@@ -289,9 +289,11 @@ def query_level_rows(
 
 
 def item_level_rows(
-    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float, weight_bound: float | None
 ) -> tuple[list[dict], dict | None, int]:
-    """DCG rows with CLT, Hoeffding and Bernstein intervals; nDCG and ERR as null with a reason."""
+    """DCG rows with CLT, Hoeffding and Bernstein intervals; nDCG and ERR as null with a reason.
+    The bounds on p / q come from the stored distributions (`Level.weight_bounds`), not from the
+    strategy's `weight_bound`, which every level's rows take."""
     metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
     topic, slot, propensities, _ = counted_item_draws(campaign, arrays, grades)
     gains = metric.gain_table()
@@ -406,8 +408,10 @@ def item_level_run_estimate(
     metric: Metric,
     run: RunLayout,
     result: dict[str, Any],
+    weight_bound: float | None,
 ) -> dict[str, Any]:
-    """Item level: `estimation.reuse_estimate` with the run's weights (module docstring)."""
+    """Item level: `estimation.reuse_estimate` with the run's weights (module docstring); its
+    bounds on p / q come from the stored distributions, as in `item_level_rows`."""
     topic, position, in_pool, slot, discount = run.topic, run.position, run.in_pool, run.slot, run.discount
     m, n = arrays.slot_used.shape
     cutoff = metric.cutoff

@@ -341,6 +341,7 @@ def _recommendation(
     smallest error at the budget the coordinator has (savings interpolate the error curves between
     budgets, where curves that cross can rank strategies the other way round); the judged
     strategy's saving is also said against single documents, its realistic baseline."""
+    planned = planned_strategies()
     error_at = {row.strategy: row.rmse for row in rows if row.budget == budget and np.isfinite(row.rmse)}
     worth = {
         strategy: value
@@ -360,9 +361,9 @@ def _recommendation(
         return {
             "strategy": "passive",
             "text": f"At {budget:g} judgments {reason}.",
-            "paper": planned_strategies()["passive"].paper,
+            "paper": planned["passive"].paper,
         }
-    label, how = planned_strategies()[best].plan_words
+    label, how = planned[best].plan_words
     against_items = (savings_against_items or {}).get(best)
     if best == "judged":
         items_words = (
@@ -378,5 +379,5 @@ def _recommendation(
         "text": f"{label}: {how}. Of the strategies planned it has the smallest typical error at "
         f"{budget:g} judgments, and for the same error it needs about {100 * worth[best]:.0f} % less "
         f"budget than topics at random{items_words}.",
-        "paper": planned_strategies()[best].paper,
+        "paper": planned[best].paper,
     }

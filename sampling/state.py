@@ -1,7 +1,7 @@
 """The stored sampling state: refit theta and costs, recompute q, store it (versioned).
 
-`sampling_state_refresh` is idempotent: the state carries a fingerprint of everything it was
-computed from (pool version, strategy settings, the judgments), and a refresh that finds the
+`sampling_state_recompute` is idempotent: the state carries a fingerprint of everything it was
+computed from (pool version, strategy settings, the judgments), and a recompute that finds the
 same fingerprint returns the stored state without recomputing.
 """
 
@@ -90,7 +90,7 @@ def campaign_pool(campaign: Campaign, arrays: PoolArrays) -> tuple[Pool, dict[st
     return pool, label_parameters, cost_parameters
 
 
-def sampling_state_refresh(campaign: Campaign, *, force: bool = False) -> LoadedState | None:
+def sampling_state_recompute(campaign: Campaign, *, force: bool = False) -> LoadedState | None:
     """Refit theta and costs and recompute q when anything changed; None when the pool is empty."""
     arrays = pool_arrays_for(campaign)
     if arrays.n_topics == 0 or not arrays.system_names:
@@ -139,7 +139,7 @@ def sampling_state_current(campaign: Campaign) -> LoadedState | None:
     level = strategy_for(campaign).level
     if stored is not None and stored.pool_version == campaign.pool_version and stored.level == level.name:
         return state_load(stored)
-    return sampling_state_refresh(campaign)
+    return sampling_state_recompute(campaign)
 
 
 def sampling_per_topic(campaign: Campaign) -> list[dict[str, object]]:

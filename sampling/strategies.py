@@ -18,9 +18,9 @@ Item level (one unit = a (topic, document) pair), with replacement (Schnabel et 
 A strategy computes the distribution; its `Level` says what a draw is (a topic or an item)
 and how the draws become estimates, new-run evaluations and exports. Callers ask
 `strategy_for(campaign)` and call methods: no other module switches on the level's name. A new
-strategy is one class here, registered in `STRATEGIES` (and a `Campaign.Strategy` choice); the
-class also says how the campaign planner names, explains and replays it (`planned_as`,
-`plan_words`, `paper`).
+strategy is one class here, registered in `STRATEGIES` (`register_strategy`); the class also
+says how the New campaign form names it (`label`, `strategy_choices`) and how the campaign
+planner names, explains and replays it (`planned_as`, `plan_words`, `paper`).
 `sampling.draws.draws_top_up` draws.
 """
 
@@ -120,6 +120,8 @@ class Level(ABC):
         """The stored per-system weight bounds after a new q (unchanged unless the level uses them)."""
         return bounds
 
+    # `estimate_rows` and `run_estimate` are functions of `sampling/level_estimates.py` (or of a
+    # module of the level's own below this one), set as static methods with these signatures.
     @abstractmethod
     def estimate_rows(
         self,
@@ -166,27 +168,8 @@ class QueryLevel(Level):
         "metric's range. "
     )
 
-    def estimate_rows(
-        self,
-        campaign: Campaign,
-        arrays: PoolArrays,
-        grades: np.ndarray,
-        spent: float,
-        weight_bound: float | None,
-    ) -> tuple[list[dict], dict | None, int]:
-        return query_level_rows(campaign, arrays, grades, spent, weight_bound)
-
-    def run_estimate(
-        self,
-        campaign: Campaign,
-        arrays: PoolArrays,
-        grades: np.ndarray,
-        metric: Metric,
-        run: RunLayout,
-        result: dict[str, Any],
-        weight_bound: float | None,
-    ) -> dict[str, Any]:
-        return query_level_run_estimate(campaign, arrays, grades, metric, run, result, weight_bound)
+    estimate_rows = staticmethod(query_level_rows)
+    run_estimate = staticmethod(query_level_run_estimate)
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return topic_unit_items(unit, slot_used)
@@ -229,28 +212,8 @@ class ItemLevel(Level):
         "intervals hold for any sample size; the CLT interval is tighter but asymptotic. "
     )
 
-    def estimate_rows(
-        self,
-        campaign: Campaign,
-        arrays: PoolArrays,
-        grades: np.ndarray,
-        spent: float,
-        weight_bound: float | None,
-    ) -> tuple[list[dict], dict | None, int]:
-        # Item-level bounds come from the stored distributions (`weight_bounds`), not the strategy.
-        return item_level_rows(campaign, arrays, grades, spent)
-
-    def run_estimate(
-        self,
-        campaign: Campaign,
-        arrays: PoolArrays,
-        grades: np.ndarray,
-        metric: Metric,
-        run: RunLayout,
-        result: dict[str, Any],
-        weight_bound: float | None,
-    ) -> dict[str, Any]:
-        return item_level_run_estimate(campaign, arrays, grades, metric, run, result)
+    estimate_rows = staticmethod(item_level_rows)
+    run_estimate = staticmethod(item_level_run_estimate)
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return pair_unit_items(unit, slot_used)
@@ -304,15 +267,7 @@ class JudgedLevel(ItemLevel):
         "Model judges below). "
     )
 
-    def estimate_rows(
-        self,
-        campaign: Campaign,
-        arrays: PoolArrays,
-        grades: np.ndarray,
-        spent: float,
-        weight_bound: float | None,
-    ) -> tuple[list[dict], dict | None, int]:
-        return judged_level_rows(campaign, arrays, grades, spent)
+    estimate_rows = staticmethod(judged_level_rows)
 
 
 QUERY_LEVEL = QueryLevel()
@@ -337,8 +292,11 @@ def level_named(name: str) -> Level:
 class SamplingStrategy(ABC):
     """Computes a campaign's sampling distribution over topics (query level) or pairs (item level)."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # stored in Campaign.strategy
+    label: ClassVar[str]  # the New campaign form's choice, in plain words (papers: in its help)
     level: ClassVar[Level]
+    # Whether it samples with a model judge's labels (the judges panel then offers to choose one).
+    uses_judge: ClassVar[bool] = False
     # The campaign planner (sampling.planning): the numeric core's replay of this strategy
     # (estimation.simulation.planner.PLANNED; None: the planner does not replay it), its name and
     # what it does in plain words, and the paper it comes from.
@@ -432,6 +390,7 @@ class PassiveStrategy(QueryStrategy):
     """Topics uniformly at random with replacement: q = p (Sawade et al.'s passive baseline)."""
 
     name = "passive"
+    label = "Topics at random (passive)"
     planned_as = "passive"
     plan_words = ("Topics at random", "every document of a randomly drawn topic is judged")
     paper = "Sawade et al. 2013, the passive baseline"
@@ -454,6 +413,7 @@ class PassiveStrategy(QueryStrategy):
 
 class ActiveStrategy(QueryStrategy):
     name = "active"
+    label = "Uncertain topics first (active)"
     planned_as = "active"
     plan_words = (
         "Uncertain topics first",
@@ -464,11 +424,13 @@ class ActiveStrategy(QueryStrategy):
 
 class ActiveUniformLabelsStrategy(QueryStrategy):
     name = "active_uniform_labels"
+    label = "Uncertain topics, labels assumed uniform (comparison)"
     uniform_labels = True
 
 
 class ActiveUniformCostsStrategy(QueryStrategy):
     name = "active_uniform_costs"
+    label = "Uncertain topics, every topic costing the same (comparison)"
     unit_costs = True
 
 
@@ -476,6 +438,7 @@ class ItemStrategy(SamplingStrategy):
     """Item-level importance sampling of (topic, document) pairs for DCG (Schnabel et al.)."""
 
     name = "items"
+    label = "Single documents where they matter most (items; DCG only)"
     level = ITEM_LEVEL
     planned_as = "items"
     plan_words = (
@@ -513,6 +476,8 @@ class JudgedStrategy(SamplingStrategy):
     judge is least sure and the item matters most (`estimation.judges`). DCG only."""
 
     name = "judged"
+    label = "Model labels + human sample (a judge labels all; humans certify; DCG only)"
+    uses_judge = True
     level = JUDGED_LEVEL
     planned_as = "judged"
     plan_words = (
@@ -544,17 +509,33 @@ class JudgedStrategy(SamplingStrategy):
         return [problem] if problem is not None else []
 
 
-STRATEGIES: dict[str, SamplingStrategy] = {
-    strategy.name: strategy
-    for strategy in (
-        PassiveStrategy(),
-        ActiveStrategy(),
-        ActiveUniformLabelsStrategy(),
-        ActiveUniformCostsStrategy(),
-        ItemStrategy(),
-        JudgedStrategy(),
-    )
-}
+STRATEGIES: dict[str, SamplingStrategy] = {}
+
+
+def register_strategy(strategy: SamplingStrategy) -> SamplingStrategy:
+    """Make a strategy available to campaigns; a name registers once."""
+    existing = STRATEGIES.get(strategy.name)
+    if existing is not None and type(existing) is not type(strategy):
+        raise ValueError(f"two sampling strategies are called {strategy.name!r}")
+    STRATEGIES[strategy.name] = strategy
+    return strategy
+
+
+# In the order the New campaign form lists them.
+for _builtin in (
+    PassiveStrategy(),
+    ActiveStrategy(),
+    ItemStrategy(),
+    ActiveUniformLabelsStrategy(),
+    ActiveUniformCostsStrategy(),
+    JudgedStrategy(),
+):
+    register_strategy(_builtin)
+
+
+def strategy_choices() -> list[tuple[str, str]]:
+    """(name, label) of every strategy, for the New campaign form."""
+    return [(strategy.name, strategy.label) for strategy in STRATEGIES.values()]
 
 
 def planned_strategies() -> dict[str, SamplingStrategy]:

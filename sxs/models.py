@@ -49,7 +49,7 @@ class SxsSettings(models.Model):
     )
     prepared_at = models.DateTimeField(null=True, blank=True, help_text="when the tasks were made")
     # How learned DCG is fitted (`estimation.learned_dcg.fit.learn_dcg`). Unlike the settings
-    # above, these may change after answers came in: the next refresh refits with them.
+    # above, these may change after answers came in: the next recompute refits with them.
     fit_method = models.CharField(
         max_length=12,
         choices=FitMethod.choices,

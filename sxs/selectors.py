@@ -319,7 +319,7 @@ def learned_dcg_summary(campaign: Campaign) -> dict[str, Any]:
 def stored_leaderboard(board: dict[str, Any]) -> dict[str, Any]:
     """A stored leaderboard in today's keys. Fits stored before learned DCG had its own column
     ranked by the full T(W) under the name "learned": that was the learned utility, so their
-    numbers move there and the learned DCG stays empty until the next refresh stores it."""
+    numbers move there and the learned DCG stays empty until the next recompute stores it."""
     if not board or "kendall_tau_utility" in board:
         return board
     rows = [

@@ -158,7 +158,7 @@ class LeaderboardRowSerializer(StrictSerializer):
     learned_dcg = serializers.FloatField(
         allow_null=True,
         help_text="mean learned DCG over the topics: the rank-1 gains x discounts a campaign applies "
-        "(null for a fit stored before this column, until the next refresh)",
+        "(null for a fit stored before this column, until the next recompute)",
     )
     rank_learned_dcg = serializers.IntegerField(allow_null=True)
     standard = serializers.FloatField(help_text="mean DCG@K, gain 2^y - 1, discount 1/log2(1+k)")

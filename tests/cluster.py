@@ -3,7 +3,7 @@
 
 Two web nodes (gunicorn) and two Celery workers with their own node names on one PostgreSQL and
 one Redis; assessors split across the web nodes judge through the REST API. Mid-run one web node
-is killed (SIGKILL to its process group) and restarted, and the worker holding a refresh is
+is killed (SIGKILL to its process group) and restarted, and the worker holding a recompute is
 killed for good. Every process has its own VAR_DIR: nothing node-local may carry coordination.
 `run_scenario` returns what happened (`ScaleOutReport`); the callers judge it.
 """
@@ -233,8 +233,8 @@ class Seen:
             self.last_answer = time.monotonic()
 
 
-def _holding_a_refresh(log: Path) -> bool:
-    """Whether the worker has taken a refresh message it has not finished: one it runs, or one it
+def _holding_a_recompute(log: Path) -> bool:
+    """Whether the worker has taken a recompute message it has not finished: one it runs, or one it
     holds until its countdown (the case that froze estimates when its holder died)."""
     text = log.read_text(errors="replace") if log.exists() else ""
     received = set(re.findall(r"campaign_refresh\[([0-9a-f-]+)\] received", text))
@@ -248,8 +248,8 @@ def _recompute_spans(log: Path, campaign: int) -> list[tuple[float, float]]:
     return [(float(start), float(end)) for start, end in re.findall(pattern, text)]
 
 
-def _holding_a_refresh(log: Path) -> bool:
-    """Whether the worker has taken a refresh message it has not finished: one it runs, or one it
+def _holding_a_recompute(log: Path) -> bool:
+    """Whether the worker has taken a recompute message it has not finished: one it runs, or one it
     holds until its countdown (the case that froze estimates when its holder died)."""
     text = log.read_text(errors="replace") if log.exists() else ""
     received = set(re.findall(r"campaign_refresh\[([0-9a-f-]+)\] received", text))
@@ -330,13 +330,13 @@ def run_scenario(
     time.sleep(max(0.0, started + restart_web_at - time.monotonic()))
     cluster.start_web("web-a")
     time.sleep(max(0.0, started + kill_worker_at - time.monotonic()))
-    # Kill a worker while it holds a refresh (not restarted): the refresh must not die with it.
+    # Kill a worker while it holds a recompute (not restarted): the recompute must not die with it.
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not any(
-        _holding_a_refresh(cluster.log(name)) for name in ("worker-1", "worker-2")
+        _holding_a_recompute(cluster.log(name)) for name in ("worker-1", "worker-2")
     ):
         time.sleep(0.05)
-    victim = "worker-2" if _holding_a_refresh(cluster.log("worker-2")) else "worker-1"
+    victim = "worker-2" if _holding_a_recompute(cluster.log("worker-2")) else "worker-1"
     survivor = "worker-1" if victim == "worker-2" else "worker-2"
     cluster.kill(cluster.workers[victim])
     for thread in threads:

@@ -96,8 +96,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(autouse=True)
 def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
-    """Each test gets its own file cache (the embedded default), so no refresh marker outlives
-    its test; refreshes a test requested are queued before the next test starts."""
+    """Each test gets its own file cache (the embedded default), so no recompute marker outlives
+    its test; recomputes a test requested are queued before the next test starts."""
     from labeling.recompute import recompute_soon_wait
 
     settings.CACHES = {  # type: ignore[attr-defined]

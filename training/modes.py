@@ -1,6 +1,6 @@
 """The `training` judging mode: assessors grade the items each round selects (the graded page
 and answer flow unchanged); the mode uploads the feature pool, selects rounds in the worker's
-refresh, and has its own dashboard and exports."""
+recompute, and has its own dashboard and exports."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ class TrainingMode(GradedTasksMode):
         return None
 
     def started(self, campaign: Campaign) -> None:
-        # The first round is selected by the worker's refresh (fitting takes seconds to
+        # The first round is selected by the worker's recompute (fitting takes seconds to
         # minutes): the start transaction only asks for it.
         from django.db import transaction
 
@@ -140,7 +140,7 @@ class TrainingMode(GradedTasksMode):
             and not services.round_waiting(campaign)
         ):
             # Nothing to claim: the last items of the round are held (no answer asked for the
-            # refresh since). Ask for it now, so the next round is selected without waiting on
+            # recompute since). Ask for it now, so the next round is selected without waiting on
             # them; the request is coalesced, however many assessors ask.
             from labeling.recompute import recompute_soon
 

@@ -387,7 +387,7 @@ def round_select(*, campaign: Campaign) -> TrainingRound | None:
             )
             _queue(campaign, training_round, selection)
     except IntegrityError:
-        return None  # another refresh stored this round first
+        return None  # another recompute stored this round first
     return training_round
 
 
@@ -419,7 +419,7 @@ def _final_point(campaign: Campaign, record: TrainingPool, pool: LetorPool, numb
                 versions=_versions(),
             )
     except IntegrityError:
-        pass  # another refresh stored it first
+        pass  # another recompute stored it first
 
 
 def _number(value: float) -> float | None:
@@ -506,7 +506,7 @@ def round_waiting(campaign: Campaign) -> bool:
 
 
 def rounds_advance(*, campaign: Campaign) -> TrainingRound | None:
-    """The refresh: once no item of the latest round is left to claim, select the next while
+    """The recompute: once no item of the latest round is left to claim, select the next while
     budget remains."""
     campaign.refresh_from_db(fields=["status", "budget"])
     if campaign.status != Campaign.Status.RUNNING or round_waiting(campaign):

@@ -95,7 +95,7 @@ def query_level_estimate(
       per-topic DCG and ERR are right-skewed, and
       the symmetric intervals then miss the truth mostly on one side. Chosen over a
       studentised bootstrap because it is closed-form: deterministic (the dashboard shows
-      the same interval on every refresh without storing a seed), vectorisable, and cheap.
+      the same interval on every recompute without storing a seed), vectorisable, and cheap.
     - ``t`` (default for the plain estimator): ``R_hat ± t_{alpha/2, k-1} sqrt(Var_hat)``. The
       plain estimator serves differences, whose per-topic values are heavy-tailed but not
       consistently skewed: there the skewness estimate from 10-20 topics is mostly noise and

@@ -31,25 +31,8 @@ from labeling.modes import mode_of
 from labeling.services.campaigns import campaign_pause
 from labeling.services.imports import pool_rebuild
 
-# What a clone takes over from its source; status, seed, pool version, blocking and dates start
-# afresh (a new seed: the clone's draws are independent of the source's).
-SETTINGS_COPIED = (
-    "metric",
-    "grades",
-    "judging_mode",
-    "custom_dcg",
-    "goal",
-    "goal_k",
-    "strategy",
-    "budget",
-    "budget_unit",
-    "overlap",
-    "pool_depth",
-    "lease_seconds",
-    "mix",
-    "focus_systems",
-    "prior_strength",
-)
+# A clone takes over its source's settings (`Campaign.SETTINGS`); status, seed, pool version,
+# blocking and dates start afresh (a new seed: the clone's draws are independent of the source's).
 
 
 def table_name(model: type[Model]) -> str:
@@ -139,7 +122,7 @@ def campaign_clone(*, campaign: Campaign, creator: User, name: str | None = None
     clone = Campaign.objects.create(
         name=(name or f"{campaign.name} (copy)")[:200],
         created_by=creator,
-        **{field: getattr(campaign, field) for field in SETTINGS_COPIED},
+        **{field: getattr(campaign, field) for field in Campaign.SETTINGS},
     )
     CampaignProgress.objects.create(campaign=clone)
     CampaignMember.objects.bulk_create(

@@ -495,7 +495,7 @@ def pool_mark_prejudged(*, campaign: Campaign) -> int:
 @transaction.atomic
 def pool_rebuild(*, campaign: Campaign) -> int:
     """Pool the top-d documents of every run and topic (trec_eval order: score descending,
-    docno descending); add new items and refresh best ranks. Returns the pool size.
+    docno descending); add new items and recompute best ranks. Returns the pool size.
 
     The positions are read first, outside any write (a reader blocks no one, on SQLite in WAL
     mode as on PostgreSQL); the pool rows are then written in one short transaction (a savepoint

@@ -26,7 +26,7 @@ def judgment_regrade(*, judgment: Judgment, assessor: User, grade: int) -> Judgm
     """Give one of the assessor's own judgments a new grade, keeping the old one in its history.
 
     The judgment keeps its task, draw and propensity: the estimators see the same draw with the
-    latest grade, and the refresh (requested after commit) refits with it.
+    latest grade, and the recompute (requested after commit) refits with it.
     """
     judgment = Judgment.objects.select_for_update().select_related("campaign").get(pk=judgment.pk)
     campaign = judgment.campaign

@@ -370,7 +370,7 @@ def pair_answer(
 
 
 def _progress_refresh_after_commit(campaign_id: int) -> None:
-    # The coalesced worker refresh records the campaign's progress (the campaign list reads it).
+    # The coalesced worker recompute records the campaign's progress (the campaign list reads it).
     transaction.on_commit(lambda: recompute_soon(campaign_id))
 
 

@@ -1,8 +1,8 @@
-"""Writes: refit learned DCG from the answers (the worker's refresh), and hand the learned gains
+"""Writes: refit learned DCG from the answers (the worker's recompute), and hand the learned gains
 and discounts to another campaign as its DCG.
 
 `sxs_refit` runs in `labeling.recompute.recompute` (through `SxsMode.recompute`), which the
-refresh pipeline coalesces: a burst of answers costs one refit. It fits, with the campaign's
+recompute pipeline coalesces: a burst of answers costs one refit. It fits, with the campaign's
 fit settings (`fit_options`), only when the informative answers or those settings changed since
 the last stored record (same answers, same grades of their lists, same choices: same fit);
 otherwise it only brings the stored leaderboard up to date with grades given

@@ -21,7 +21,7 @@ from sxs.validators import grid_text, grid_values
 
 # What the tasks are made from: fixed once an answer exists (the answers are about those lists).
 TASK_FIELDS = ("k", "unjudged", "selection", "random_start")
-# How learned DCG is fitted: may change at any time; a change refits at the next refresh.
+# How learned DCG is fitted: may change at any time; a change refits at the next recompute.
 FIT_FIELDS = (
     "fit_method",
     "c_grid",
@@ -99,7 +99,7 @@ def _fit_checked(settings: SxsSettings) -> None:
 def sxs_configure(*, campaign: Campaign, **fields: Any) -> SxsSettings:
     """Create or change the campaign's SxS settings. The lists' settings (`TASK_FIELDS`) are
     refused once an answer was given (the tasks would no longer show what the answers were
-    about); the fit's (`FIT_FIELDS`) may change at any time, and a change asks for the refresh
+    about); the fit's (`FIT_FIELDS`) may change at any time, and a change asks for the recompute
     that refits learned DCG with them."""
     if campaign.judging_mode != MODE_NAME:
         raise ValueError(f"a {campaign.judging_mode} campaign does not judge side by side")

@@ -17,7 +17,7 @@ from config.celery import app as celery_app
 from labeling.services.campaigns import user_create
 from tests.e2e.helpers import PASSWORD
 
-# Judgments enqueue a campaign refresh; here it goes to an in-memory transport (the Celery
+# Judgments enqueue a campaign recompute; here it goes to an in-memory transport (the Celery
 # integration tests run a real worker on real Redis).
 celery_app.conf.broker_url = "memory://"
 celery_app.conf.broker_transport_options = {}

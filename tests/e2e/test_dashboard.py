@@ -111,8 +111,8 @@ def judge_through_the_api(campaign: Campaign, assessor: AbstractBaseUser, count:
     return answered
 
 
-def judge_and_refresh(campaign: Campaign, assessor: AbstractBaseUser, batches: int) -> None:
-    """Judge in batches of six, each followed by the worker's refresh (one snapshot each)."""
+def judge_and_recompute(campaign: Campaign, assessor: AbstractBaseUser, batches: int) -> None:
+    """Judge in batches of six, each followed by the worker's recompute (one snapshot each)."""
     for _ in range(batches):
         assert judge_through_the_api(campaign, assessor, 6) > 0
         recompute(campaign.pk)
@@ -135,7 +135,7 @@ def test_it_shows_live_estimates_that_change_after_judging(
     screenshot_dir: Path,
 ) -> None:
     campaign = active_campaign
-    judge_and_refresh(campaign, people["assessor"], 3)
+    judge_and_recompute(campaign, people["assessor"], 3)
     assert EstimateSnapshot.objects.filter(campaign=campaign).exists()
 
     page = browser_page
@@ -157,11 +157,11 @@ def test_it_shows_live_estimates_that_change_after_judging(
     assert float(page.locator("#gauge").get_attribute("data-fraction") or 0) > 0
     history_points = int(page.locator("#history-chart").get_attribute("data-points") or 0)
 
-    # More judgments arrive; the worker's refresh runs (called directly here: the broker is a
+    # More judgments arrive; the worker's recompute runs (called directly here: the broker is a
     # stub in browser tests). The next poll shows new numbers without reloading.
-    judge_and_refresh(campaign, people["assessor"], 3)
+    judge_and_recompute(campaign, people["assessor"], 3)
     # The poll that shows the new judgments (an earlier one may still bring the first batch's
-    # late refresh, which changes the numbers too).
+    # late recompute, which changes the numbers too).
     expect(page.locator("#stat-judgments")).to_have_text(str(campaign.judgments.count()))
     page.wait_for_function(
         """before => [...document.querySelectorAll('#estimates-table tr[data-system]')].some(tr =>
@@ -209,7 +209,7 @@ def test_it_shows_finite_sample_intervals_for_item_level_sampling(
     people: dict[str, AbstractBaseUser],
     screenshot_dir: Path,
 ) -> None:
-    judge_and_refresh(item_campaign, people["assessor"], 2)
+    judge_and_recompute(item_campaign, people["assessor"], 2)
     page = browser_page
     log_in(page, live_server.url, "carl", f"/campaigns/{item_campaign.pk}/dashboard/")
     page.wait_for_function("Number(document.body.dataset.polls || 0) >= 1")
@@ -246,7 +246,7 @@ def test_it_says_when_too_few_topics_are_judged_and_what_the_mean_is_over(
 ) -> None:
     """One or two topics judged: no interval is printed as if it could be trusted, the any-n
     bounds are; a topic no run ranks is named in the line that says what the mean is over."""
-    judge_and_refresh(active_campaign, people["assessor"], 1)
+    judge_and_recompute(active_campaign, people["assessor"], 1)
     topics_import(
         campaign=active_campaign,
         files=[("extra.jsonl", _jsonl([{"id": "99", "title": "nobody ranks this"}]))],

@@ -147,7 +147,7 @@ def test_it_shows_a_top_k_campaign_live_on_its_dashboard(
     page.wait_for_function("document.getElementById('stat-done').textContent === '2'", timeout=15_000)
     assert page.locator("#progress").get_attribute("data-state") == "done"
     assert page.locator('#kappa tr[data-system="naive"] td').nth(3).text_content() == "2"
-    assert page.evaluate("window.stillTheSamePage") == 42, "refreshed without a reload"
+    assert page.evaluate("window.stillTheSamePage") == 42, "recomputed without a reload"
 
     page.get_by_role("link", name="Settings").click()
     page.wait_for_load_state()
@@ -197,7 +197,7 @@ def test_it_shows_the_campaign_progress_on_the_pairwise_judging_page(
     for _ in range(2):
         page.wait_for_function("!document.querySelector('#answers button[data-outcome=\"tie\"]').disabled")
         page.keyboard.press("ArrowDown")
-    # /progress/ is asked at most every 10 s: the second answer's refresh trails.
+    # /progress/ is asked at most every 10 s: the second answer's recompute trails.
     page.wait_for_function(
         "document.getElementById('campaign-progress-text').textContent.startsWith('2 comparisons')",
         timeout=15_000,

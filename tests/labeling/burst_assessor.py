@@ -1,8 +1,8 @@
-"""One assessor as a process of its own (own Django cache, own refresh thread), for the burst tests.
+"""One assessor as a process of its own (own Django cache, own recompute thread), for the burst tests.
 
 ``python -m tests.labeling.burst_assessor CAMPAIGN USERNAME COUNT REPORT`` judges COUNT items of
 the campaign as fast as it can with the services a web request calls, then, like a web server
-that lives on, waits until its refresh requests are queued, and writes a JSON report: for every
+that lives on, waits until its recompute requests are queued, and writes a JSON report: for every
 answer its start (epoch seconds) and its duration, then how the wait ended. It runs with the
 environment of `tests.labeling.workers.CeleryWorker.env` (database, VAR_DIR, REDIS_URL or none).
 """
@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-# How long the process waits for its refresh requests to be queued (a hung Redis included).
+# How long the process waits for its recompute requests to be queued (a hung Redis included).
 FLUSH_SECONDS = 60.0
 
 

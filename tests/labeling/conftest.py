@@ -23,7 +23,7 @@ from labeling.services.run_imports import runs_import
 from tests.labeling.workers import celery_worker, worker  # noqa: F401  (fixtures)
 from tests.servers import postgres_url, redis_url  # noqa: F401  (fixtures)
 
-# Unit tests never talk to a broker: enqueued refreshes go to an in-memory transport. The
+# Unit tests never talk to a broker: enqueued recomputes go to an in-memory transport. The
 # integration tests in test_celery.py point a real worker at a real Redis instead.
 celery_app.conf.broker_url = "memory://"
 celery_app.conf.broker_transport_options = {}

@@ -1,4 +1,4 @@
-"""Strategies, the label and cost models, the refresh pipeline, new-run evaluation, the REST
+"""Strategies, the label and cost models, the recompute pipeline, new-run evaluation, the REST
 additions and the offline bundle."""
 
 from __future__ import annotations

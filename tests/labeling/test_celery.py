@@ -1,4 +1,4 @@
-"""The refresh task in a real Celery worker process over a real Redis, and judging with the broker down."""
+"""The recompute task in a real Celery worker process over a real Redis, and judging with the broker down."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_it_keeps_judging_when_the_broker_is_down_and_queues_the_refresh_once_it
             elapsed = time.monotonic() - started
             assert created and judgment.pk
             assert elapsed < 0.2  # the broker is the background thread's business
-            # The refresh is held, not dropped: still pending while the broker stays down.
+            # The recompute is held, not dropped: still pending while the broker stays down.
             assert recompute_soon_wait(timeout=1.0) is False
             assert "will retry" in caplog.text
         assert task_next(campaign=campaign, assessor=assessor) is not None
@@ -82,8 +82,8 @@ def test_it_keeps_judging_when_the_broker_is_down_and_queues_the_refresh_once_it
 def test_it_spaces_refreshes_out_and_still_follows_every_judgment(
     worker: Path, campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    # The fixture spaces refreshes 2 s apart: the first judgment is refreshed at once, the four
-    # that follow within a second share one refresh that waits out the rest of the 2 s.
+    # The fixture spaces recomputes 2 s apart: the first judgment is recomputed at once, the four
+    # that follow within a second share one recompute that waits out the rest of the 2 s.
     first = task_next(campaign=campaign, assessor=assessor)
     task_answer(task=first, assessor=assessor, grade=1, seconds=2.0)
     _wait_for(lambda: CampaignProgress.objects.get(campaign=campaign).judgments == 1, 60, worker)

@@ -64,7 +64,7 @@ def test_it_loads_the_demo_once_and_prints_working_logins() -> None:
     # The judge-assisted demo: the built-in lexical judge labelled the pool (no network), named
     # as weak, and the assessors' history certifies its DCG.
     judged = campaigns[1]
-    assert judged.name == DEMO_JUDGED_CAMPAIGN and judged.strategy == Campaign.Strategy.JUDGED
+    assert judged.name == DEMO_JUDGED_CAMPAIGN and judged.strategy == "judged"
     (judge,) = judged.judges.all()
     assert judge.kind == "lexical" and "weak" in judge.model and not judge.simulated
     assert judge.labels.count() == judged.pool_items.count()

@@ -328,7 +328,7 @@ def test_a_live_workers_sweep_resumes_a_run_whose_worker_died(draft_campaign: Ca
     from django.utils import timezone
 
     from sampling import StaleJudgeRunSweep
-    from tests.labeling.test_refresh import _queued_messages
+    from tests.labeling.test_recompute import _queued_messages
 
     texts_import(draft_campaign)
     judge = judge_create(campaign=draft_campaign, name="bm25", kind="lexical")

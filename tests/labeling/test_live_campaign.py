@@ -1,5 +1,5 @@
 """A whole campaign on real MQ2008 runs and qrels: an oracle assessor judges through the REST API
-while a real Celery worker over a real Redis refreshes the campaign, and is killed midway."""
+while a real Celery worker over a real Redis recomputes the campaign, and is killed midway."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_it_runs_a_live_campaign_on_real_data_and_survives_a_killed_worker(
         assert response.status_code == 201
         answered += 1
         if answered in (1, 46):
-            # The worker (started, or restarted) is up and refreshes after judgments.
+            # The worker (started, or restarted) is up and recomputes after judgments.
             _wait(
                 lambda count=answered: CampaignProgress.objects.get(campaign=campaign).judgments >= count,
                 60,

@@ -66,6 +66,15 @@ def test_it_refuses_to_start_in_production_with_debug_or_a_weak_key() -> None:
     assert fine.returncode == 0, fine.stderr
 
 
+def test_a_renamed_setting_is_still_read_under_its_old_name_with_a_deprecation_line() -> None:
+    code = "import config.settings as s; print(s.LABELING_RECOMPUTE_MIN_SECONDS)"
+    old = _start(code, LABELING_REFRESH_MIN_SECONDS="7")
+    assert old.returncode == 0 and old.stdout.strip() == "7", old.stderr
+    assert "LABELING_REFRESH_MIN_SECONDS is deprecated; set LABELING_RECOMPUTE_MIN_SECONDS" in old.stderr
+    both = _start(code, LABELING_REFRESH_MIN_SECONDS="7", LABELING_RECOMPUTE_MIN_SECONDS="3")
+    assert both.stdout.strip() == "3" and "deprecated" not in both.stderr
+
+
 def test_production_without_redis_refuses_to_start_unless_it_is_declared_a_single_node() -> None:
     """Without REDIS_URL every node would keep its own file cache and file broker: a second node
     would silently never meet the first."""

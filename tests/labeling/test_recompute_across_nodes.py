@@ -1,6 +1,6 @@
 """The recompute pipeline's guards for several workers and nodes: one recompute of a campaign at a
 time (a lock the database frees when its holder dies), the counts that tell a live worker's
-sweep a refresh was lost, catch-ups coalesced, and a finished pool ending the campaign.
+sweep a recompute was lost, catch-ups coalesced, and a finished pool ending the campaign.
 
 These run on SQLite and, through `test_postgresql.py`, on PostgreSQL (advisory locks)."""
 
@@ -22,7 +22,7 @@ from labeling.models import Campaign
 from labeling.recompute_lock import recompute_lock, recompute_locked
 from labeling.tasks import campaign_recompute, campaigns_catch_up
 from tests.conftest import REPO_ROOT
-from tests.labeling.test_refresh import _queued_refreshes
+from tests.labeling.test_recompute import _queued_recomputes
 from tests.labeling.workers import _database_url
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
@@ -114,7 +114,7 @@ def test_requests_are_counted_and_a_recompute_covers_what_it_started_from(campai
     assert requests == 2
     pipeline.recompute_queue(campaign.pk)
     assert pipeline.recompute_owed([campaign.pk]) == {campaign.pk: 2}
-    _queued_refreshes()
+    _queued_recomputes()
 
 
 def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: Campaign) -> None:
@@ -122,7 +122,7 @@ def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: C
     sweep = pipeline.RecomputeSweep(grace=10.0)
     assert sweep(now=0.0) == []  # nothing requested
     pipeline.recompute_queue(campaign.pk)  # the message then dies with its worker
-    _queued_refreshes()
+    _queued_recomputes()
     assert sweep(now=100.0) == []  # first seen owed
     assert sweep(now=105.0) == []  # within the grace: the countdown of a live worker
     assert sweep(now=111.0) == [campaign.pk]
@@ -131,7 +131,7 @@ def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: C
     assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.Outcome.DONE
     assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.Outcome.CURRENT
     assert sweep(now=200.0) == [] and sweep(now=300.0) == []
-    _queued_refreshes()
+    _queued_recomputes()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -145,16 +145,16 @@ def test_the_sweep_leaves_a_campaign_alone_while_its_recompute_runs(
     holder_process.kill()
     holder_process.wait()
     assert sweep(now=60.0) == [] and sweep(now=62.0) == [campaign.pk]
-    _queued_refreshes()
+    _queued_recomputes()
 
 
-def test_two_catch_ups_at_once_queue_one_refresh(campaign: Campaign) -> None:
+def test_two_catch_ups_at_once_queue_one_recompute(campaign: Campaign) -> None:
     cache.clear()
     assert campaigns_catch_up() == 1
     assert campaigns_catch_up() == 0  # the second worker to start finds it queued
-    pipeline.recompute_started(campaign.pk)  # the refresh starts: the next catch-up queues again
+    pipeline.recompute_started(campaign.pk)  # the recompute starts: the next catch-up queues again
     assert campaigns_catch_up() == 1
-    _queued_refreshes()
+    _queued_recomputes()
 
 
 def test_a_finished_pool_ends_the_campaign(campaign: Campaign, assessor: AbstractBaseUser) -> None:
@@ -169,7 +169,7 @@ def test_a_finished_pool_ends_the_campaign(campaign: Campaign, assessor: Abstrac
     pipeline.recompute(campaign.pk)
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.DONE
-    _queued_refreshes()
+    _queued_recomputes()
 
 
 def test_a_pool_with_work_left_keeps_running(campaign: Campaign, assessor: AbstractBaseUser) -> None:
@@ -179,7 +179,7 @@ def test_a_pool_with_work_left_keeps_running(campaign: Campaign, assessor: Abstr
     pipeline.recompute(campaign.pk)
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.RUNNING
-    _queued_refreshes()
+    _queued_recomputes()
 
 
 def test_a_sweep_round_runs_every_check_and_survives_a_failing_one() -> None:
@@ -215,4 +215,4 @@ def test_the_sweep_waits_for_its_next_round_when_the_cache_times_out(
     sweep = pipeline.RecomputeSweep(grace=0.0)
     with caplog.at_level("WARNING", logger="labeling.recompute"):
         assert sweep(now=0.0) == [] and sweep(now=10.0) == []
-    assert "refresh sweep waits for its next round" in caplog.text
+    assert "recompute sweep waits for its next round" in caplog.text

@@ -8,12 +8,12 @@ import pytest
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update
-from sampling import sampling_per_topic, sampling_state_refresh
+from sampling import sampling_per_topic, sampling_state_recompute
 
 
 def _expected(campaign: Campaign, strategy: str) -> dict[str, float]:
     campaign_update(campaign=campaign, strategy=strategy)
-    sampling_state_refresh(Campaign.objects.get(pk=campaign.pk), force=True)
+    sampling_state_recompute(Campaign.objects.get(pk=campaign.pk), force=True)
     return {str(row["topic"]): float(row["expected"]) for row in sampling_per_topic(campaign)}  # type: ignore[arg-type]
 
 

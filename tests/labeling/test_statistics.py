@@ -4,7 +4,7 @@ What the app adds to the numeric core is bookkeeping: it draws from its stored q
 draw's propensity, refits the sampling state every few rounds (as the worker does) and computes
 the dashboard's estimate from what it stored. Here a handful of seeded campaigns per strategy run
 through the service layer on one small synthetic pool (16 topics, two systems, DCG@3 on grades
-0-2): `draws_top_up` draws, an oracle assessor answers the open tasks, `sampling_state_refresh`
+0-2): `draws_top_up` draws, an oracle assessor answers the open tasks, `sampling_state_recompute`
 refits. The estimate `estimates_compute` reports for system A is then recomputed here from the
 Draw rows and the oracle's grades alone, with the core's estimator and the stored calibration
 (the item level's weight bound), and must agree to the last digits.
@@ -32,7 +32,7 @@ from labeling.services.campaigns import campaign_assessors_assign, campaign_crea
 from labeling.services.run_imports import runs_import
 from sampling.draws import draws_top_up
 from sampling.estimates import estimates_compute
-from sampling.state import sampling_state_refresh
+from sampling.state import sampling_state_recompute
 from tests.labeling.conftest import upload
 
 N_TOPICS = 16
@@ -139,7 +139,7 @@ def simulate(campaign: Campaign, assessor: AbstractBaseUser, grades: dict, seed:
         if _answer_open_tasks(campaign, assessor, grades) == 0:
             break
         if refit_every and round_number % refit_every == 0:
-            sampling_state_refresh(campaign)
+            sampling_state_recompute(campaign)
     return estimates_compute(campaign)
 
 

@@ -8,19 +8,33 @@ import numpy as np
 import pytest
 
 from estimation.metrics.spec import Metric
+from labeling.forms import CampaignCreateForm
 from labeling.models import Campaign, Draw
 from sampling.strategies import (
     ITEM_LEVEL,
     LEVELS,
     QUERY_LEVEL,
     STRATEGIES,
+    PassiveStrategy,
     level_named,
+    register_strategy,
     strategy_for,
 )
 
 
-def test_it_registers_every_campaign_strategy_choice_with_a_known_level() -> None:
-    assert set(STRATEGIES) == set(Campaign.Strategy.values)
+def test_it_registers_every_strategy_once_with_a_known_level_and_the_form_offers_them() -> None:
+    assert list(STRATEGIES) == [
+        "passive",
+        "active",
+        "items",
+        "active_uniform_labels",
+        "active_uniform_costs",
+        "judged",
+    ]
+    offered = CampaignCreateForm().fields["strategy"].choices
+    assert offered == [(name, strategy.label) for name, strategy in STRATEGIES.items()]
+    with pytest.raises(ValueError, match="two sampling strategies are called 'passive'"):
+        register_strategy(type("Other", (PassiveStrategy,), {})())
     for strategy in STRATEGIES.values():
         assert level_named(strategy.level.name) is strategy.level
     assert STRATEGIES["items"].level is ITEM_LEVEL

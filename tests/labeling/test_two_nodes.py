@@ -1,11 +1,11 @@
 """How a team outgrows one machine, and loses part of it (the scenario: `tests/cluster.py`): two
 web nodes and two named Celery workers on one PostgreSQL and one Redis, 40 assessors split across
-the web nodes; mid-run one web node is killed and restarted, and the worker holding a refresh is
+the web nodes; mid-run one web node is killed and restarted, and the worker holding a recompute is
 killed for good.
 
 What must hold: no task leased to two assessors, every acknowledged answer stored exactly once
 and nothing else stored, the latest snapshot counts every judgment within 15 s of the last one
-(the dead worker's refreshes are taken over by the live one), snapshots never count fewer
+(the dead worker's recomputes are taken over by the live one), snapshots never count fewer
 judgments than the one before, no two recomputes of the campaign overlap, a finished pool ends
 the campaign, and no error logged.
 """
@@ -24,9 +24,9 @@ SNAPSHOT_SECONDS = 15.0
 
 @pytest.fixture
 def cluster(postgres_url: str, redis_url: str, tmp_path: Path) -> Iterator[Cluster]:
-    # Refreshes 2 s apart and a sweep every second: the test waits seconds, not tens.
+    # Recomputes 2 s apart and a sweep every second: the test waits seconds, not tens.
     with cluster_on(
-        postgres_url, redis_url, tmp_path, LABELING_REFRESH_MIN_SECONDS="2", LABELING_SWEEP_SECONDS="1"
+        postgres_url, redis_url, tmp_path, LABELING_RECOMPUTE_MIN_SECONDS="2", LABELING_SWEEP_SECONDS="1"
     ) as handle:
         yield handle
 

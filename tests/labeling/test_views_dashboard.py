@@ -125,7 +125,7 @@ def test_it_reports_the_label_model_after_each_refit(
     assert second["cost_model"]["kind"]
 
 
-def test_it_says_no_model_is_fitted_before_the_first_refresh(
+def test_it_says_no_model_is_fitted_before_the_first_recompute(
     coordinator: AbstractBaseUser, draft_campaign: Campaign
 ) -> None:
     summary = client_for(coordinator).get(reverse("graded:dashboard_model", args=[draft_campaign.pk])).json()

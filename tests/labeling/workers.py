@@ -62,8 +62,8 @@ class CeleryWorker:
             "DATABASE_URL": _database_url(),
             "VAR_DIR": str(self.folder / "var"),
             "PYTHONPATH": str(REPO_ROOT),
-            # The worker spaces refreshes as this process expects (see the fixture).
-            "LABELING_REFRESH_MIN_SECONDS": str(settings.LABELING_REFRESH_MIN_SECONDS),
+            # The worker spaces recomputes as this process expects (see the fixture).
+            "LABELING_RECOMPUTE_MIN_SECONDS": str(settings.LABELING_RECOMPUTE_MIN_SECONDS),
         }
         env.pop("CELERY_BROKER_URL", None)
         if self.redis_url is None:
@@ -83,7 +83,7 @@ class CeleryWorker:
             )
 
     def wait_caught_up(self, seconds: float = 60.0) -> None:
-        """Wait until the worker has run its start-up catch-up (which queues a refresh of every
+        """Wait until the worker has run its start-up catch-up (which queues a recompute of every
         running campaign), so a test starts from a worker that is ready and idle."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
@@ -113,9 +113,9 @@ class CeleryWorker:
 
 @contextmanager
 def running_worker(redis_url: str | None, folder: Path, settings: object) -> Iterator[CeleryWorker]:
-    """A started worker that has caught up (refreshes spaced 2 s apart, as the tests expect);
+    """A started worker that has caught up (recomputes spaced 2 s apart, as the tests expect);
     stopped on exit."""
-    settings.LABELING_REFRESH_MIN_SECONDS = 2  # type: ignore[attr-defined]  # short waits in tests
+    settings.LABELING_RECOMPUTE_MIN_SECONDS = 2  # type: ignore[attr-defined]  # short waits in tests
     handle = CeleryWorker(redis_url, folder)
     handle.start()
     try:
@@ -128,7 +128,7 @@ def running_worker(redis_url: str | None, folder: Path, settings: object) -> Ite
 @pytest.fixture
 def celery_worker(redis_url: str, tmp_path: Path, settings: object) -> Iterator[CeleryWorker]:
     """A started worker (see `CeleryWorker`); this process publishes to the same Redis and
-    shares its cache, as the web server does in production (refresh coalescing keys)."""
+    shares its cache, as the web server does in production (recompute coalescing keys)."""
     timeout = settings.CACHE_TIMEOUT_SECONDS  # type: ignore[attr-defined]
     settings.CACHES = {  # type: ignore[attr-defined]
         "default": {

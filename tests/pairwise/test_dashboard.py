@@ -115,7 +115,7 @@ def test_it_shows_progress_and_comparisons_of_a_pairwise_campaign(
     assert "Merged order" in html
 
 
-def test_it_answers_the_body_alone_for_the_page_to_refresh(
+def test_it_answers_the_body_alone_for_the_page_to_recompute(
     topk_campaign: Campaign, coordinator: AbstractBaseUser
 ) -> None:
     fragment = dashboard_html(topk_campaign, coordinator, "?fragment=1")

@@ -1,5 +1,5 @@
 """The learned-DCG refit in a real Celery worker process over a real Redis: answers given through
-the services are refitted by the coalesced campaign refresh, without anyone calling the refit."""
+the services are refitted by the coalesced campaign recompute, without anyone calling the refit."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_it_refits_learned_dcg_in_a_real_worker_as_answers_arrive(
     assessor: AbstractBaseUser,
 ) -> None:
     campaign = make_learning_campaign(coordinator, ["alice"])
-    answer_by_oracle(campaign, assessor, 25)  # each answer requests the refresh on commit
+    answer_by_oracle(campaign, assessor, 25)  # each answer requests the recompute on commit
 
     def fitted() -> SxsFit | None:
         latest = SxsFit.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()

@@ -207,7 +207,7 @@ def test_the_service_default_is_the_core_s_bootstrap() -> None:
     assert fresh.BOOTSTRAP == DEFAULT_BOOTSTRAP
 
 
-def test_changing_a_fit_setting_after_answers_refits_and_asks_for_the_refresh(
+def test_changing_a_fit_setting_after_answers_refits_and_asks_for_the_recompute(
     coordinator: AbstractBaseUser,
     assessor: AbstractBaseUser,
     monkeypatch: pytest.MonkeyPatch,
@@ -347,7 +347,7 @@ def test_a_fit_stored_before_the_fit_choices_still_reads_everywhere(
     assert json.loads(api(coordinator).get(base + "learned_dcg.json").content)["form_test"] is None
     text = api(coordinator).get(base + "learned_dcg_gains.txt").content.decode()
     assert "gain per grade" in text and "fitted by" not in text
-    # The next refresh refits: the stored signature did not cover the fit's choices.
+    # The next recompute refits: the stored signature did not cover the fit's choices.
     assert services.sxs_refit(campaign=campaign).result["method"] == "likelihood"
 
 

@@ -1,5 +1,5 @@
 """Learned DCG in an SxS campaign: the refit (when it fits, what it stores, why it does not), the
-refresh it is requested through, and handing the gains and discounts to another campaign."""
+recompute it is requested through, and handing the gains and discounts to another campaign."""
 
 from __future__ import annotations
 

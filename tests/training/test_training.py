@@ -66,7 +66,7 @@ def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> 
         campaign_assessors_assign(campaign=campaign, usernames=["alice"])
         if start:
             campaign = campaign_start(campaign=campaign)
-            services.rounds_advance(campaign=campaign)  # what the worker's refresh does
+            services.rounds_advance(campaign=campaign)  # what the worker's recompute does
         return campaign
 
     return make
@@ -142,7 +142,7 @@ def test_a_judged_round_leads_to_the_next_with_the_new_labels_until_the_budget(
             break
         assert made is not None and made.number == expected_round and made.selected == size
         assert made.labels_before == 36 + 10 * (expected_round - 1)
-        assert services.rounds_advance(campaign=campaign) is None, "refreshing twice makes one round"
+        assert services.rounds_advance(campaign=campaign) is None, "recomputing twice makes one round"
     rows = list(TrainingSelection.objects.filter(round__campaign=campaign).values_list("row", flat=True))
     assert len(rows) == len(set(rows)) == 25, "never the same item twice"
     assert Judgment.objects.filter(campaign=campaign).count() == 25
@@ -372,7 +372,7 @@ def test_a_held_item_does_not_hold_up_the_next_round(
         grade = hidden_grade(task.document.docno, pool_text)
         task_answer(task=task, assessor=second_assessor, grade=grade, seconds=2.0)
     # Nothing is left for bob to claim: he is told the next round is coming, and his empty
-    # /next/ asks for the refresh that selects it (no answer has asked since alice's lease).
+    # /next/ asks for the recompute that selects it (no answer has asked since alice's lease).
     assert training_progress(campaign).state == "next_round"
     recompute_soon_wait(timeout=5)
     cache.delete(_marker_keys(campaign.pk)[0])

@@ -1,7 +1,7 @@
-"""Refresh coalescing under bursts: every burst of judgments ends with a refresh that counts them.
+"""Recompute coalescing under bursts: every burst of judgments ends with a recompute that counts them.
 
 Two assessor processes (`tests.labeling.burst_assessor`, each with its own Django cache and
-refresh thread) judge 200 items as fast as they can while a real Celery worker refreshes the
+recompute thread) judge 200 items as fast as they can while a real Celery worker recomputes the
 campaign: in the embedded default (SQLite, filesystem broker, file cache, no Redis), over a real
 Redis, and over a Redis that hangs (SIGSTOP) for 10 s from early in the burst to past its end.
 """
@@ -149,32 +149,32 @@ def _queued_messages() -> list[tuple[str, list[object]]]:
     return found
 
 
-def _queued_refreshes() -> list[list[int]]:
+def _queued_recomputes() -> list[list[int]]:
     """The arguments of the campaign_refresh messages on the in-memory broker (every message is
     taken off it; other tasks an earlier test queued, e.g. a judge run's step, are dropped)."""
     return [args for task, args in _queued_messages() if task == "labeling.tasks.campaign_refresh"]
 
 
 def test_it_takes_a_marker_its_own_unseen_earlier_attempt_set_for_its_own(campaign: Campaign) -> None:
-    _queued_refreshes()
+    _queued_recomputes()
     queued_key = f"labeling:campaign-refresh:{campaign.pk}"
     # An earlier attempt's add reached the cache but its reply timed out: the marker holds its token.
     assert cache.add(queued_key, "first-attempt")
     assert pipeline._recompute_queue_once(campaign.pk, "first-attempt") is True  # so it queues now
     assert pipeline._recompute_queue_once(campaign.pk, "someone-else") is False  # theirs is queued
-    assert _queued_refreshes() == [[campaign.pk]]
+    assert _queued_recomputes() == [[campaign.pk]]
 
 
 def test_it_queues_in_the_background_and_coalesces_until_a_refresh_starts(campaign: Campaign) -> None:
-    _queued_refreshes()
+    _queued_recomputes()
     for _ in range(3):
         pipeline.recompute_soon(campaign.pk)
     assert pipeline.recompute_soon_wait(timeout=10) is True
-    assert _queued_refreshes() == [[campaign.pk]]  # one queued refresh covers all three
+    assert _queued_recomputes() == [[campaign.pk]]  # one queued recompute covers all three
     pipeline.recompute_started(campaign.pk)
     pipeline.recompute_soon(campaign.pk)
     assert pipeline.recompute_soon_wait(timeout=10) is True
-    assert _queued_refreshes() == [[campaign.pk]]
+    assert _queued_recomputes() == [[campaign.pk]]
 
 
 def test_it_gives_a_forked_child_a_queue_of_its_own(campaign: Campaign) -> None:
@@ -256,7 +256,7 @@ def test_it_keeps_judging_while_redis_hangs_and_refreshes_once_it_is_back(
     assert len(durations) >= 50, len(durations)
     p95 = float(np.percentile(durations, 95))
     assert p95 < 0.25, p95
-    # The burst ended while Redis hung: the refresh waited for it instead of being lost.
+    # The burst ended while Redis hung: the recompute waited for it instead of being lost.
     assert last < resumed
     print(
         f"hung redis: {len(durations)} answers during the hang, p95 {1000 * p95:.1f} ms, "
