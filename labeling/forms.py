@@ -11,7 +11,7 @@ from django import forms
 from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
-from labeling.modes import mode_choices, mode_named, mode_of
+from labeling.modes import field_choices, mode_choices, mode_named, mode_of
 from labeling.shortcuts import ACTIONS, Action, ShortcutsInvalid, grade_key_normalize, key_display
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
@@ -105,12 +105,8 @@ class CampaignCreateForm(forms.Form):
             for field in self.fields
             if any(field in mode.form_fields for mode in modes)
         }
-        offered: dict[str, dict[str, str]] = {}
-        for mode in modes:
-            for field, choices in mode.field_choices().items():
-                offered.setdefault(field, {}).update(choices)
-        for field, labels in offered.items():
-            self.fields[field].choices = list(labels.items())  # type: ignore[attr-defined]
+        for field, choices in field_choices().items():
+            self.fields[field].choices = choices  # type: ignore[attr-defined]
 
     def clean_metric(self) -> str:
         text = self.cleaned_data["metric"].strip()

@@ -280,6 +280,16 @@ def mode_choices() -> list[tuple[str, str]]:
     return [(mode.name, mode.label) for mode in _MODES.values()]
 
 
+def field_choices() -> dict[str, list[tuple[str, str]]]:
+    """Per New-campaign field whose values the modes' packages define (the sampling strategy),
+    the (value, label) choices every mode offers, in registration order."""
+    offered: dict[str, dict[str, str]] = {}
+    for mode in _MODES.values():
+        for field, choices in mode.field_choices().items():
+            offered.setdefault(field, {}).update(choices)
+    return {field: list(labels.items()) for field, labels in offered.items()}
+
+
 def modes_of_kind(kind: str) -> list[JudgingMode]:
     """The modes whose items are of `kind`, in registration order."""
     return [mode for mode in _MODES.values() if mode.task_kind == kind]

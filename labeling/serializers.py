@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
+from labeling.modes import field_choices
 from labeling.permissions import ROLES
 from labeling.selectors import Progress
 from labeling.strict_json import StrictModelSerializer, StrictSerializer
@@ -95,7 +96,32 @@ class CampaignUpdateSerializer(CampaignInputSerializer):
         super().__init__(*args, **kwargs)
 
 
+class ModeDefinedChoiceField(serializers.ChoiceField):
+    """A choice among values the judging modes' packages define (`labeling.modes.field_choices`:
+    the sampling strategies), read when the field is used: serializers are made when their
+    modules load, before the modes register."""
+
+    def __init__(self, field: str, **kwargs: Any) -> None:
+        self.defined_by_modes = field
+        super().__init__(choices=[], **kwargs)
+
+    def _get_choices(self) -> dict[Any, Any]:
+        return dict(field_choices().get(self.defined_by_modes, []))
+
+    def _set_choices(self, choices: Any) -> None:
+        """Nothing to keep: the modes say (`_get_choices`)."""
+
+    choices = property(_get_choices, _set_choices)
+    grouped_choices = property(_get_choices, _set_choices)
+
+    def _choice_strings_to_values(self) -> dict[str, Any]:
+        return {str(value): value for value in self.choices}
+
+    choice_strings_to_values = property(_choice_strings_to_values, _set_choices)
+
+
 class CampaignOutputSerializer(StrictModelSerializer):
+    strategy = ModeDefinedChoiceField("strategy", required=False)
     grades = serializers.SerializerMethodField()
     grade_scale = serializers.JSONField(source="grades")
     mode = serializers.CharField(source="judging_mode", read_only=True)

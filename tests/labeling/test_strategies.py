@@ -10,6 +10,7 @@ import pytest
 from estimation.metrics.spec import Metric
 from labeling.forms import CampaignCreateForm
 from labeling.models import Campaign, Draw
+from labeling.serializers import CampaignOutputSerializer
 from sampling.strategies import (
     ITEM_LEVEL,
     LEVELS,
@@ -33,6 +34,8 @@ def test_it_registers_every_strategy_once_with_a_known_level_and_the_form_offers
     ]
     offered = CampaignCreateForm().fields["strategy"].choices
     assert offered == [(name, strategy.label) for name, strategy in STRATEGIES.items()]
+    # The API's schema lists them too (its field was made before the modes registered).
+    assert list(CampaignOutputSerializer().fields["strategy"].choices) == list(STRATEGIES)
     with pytest.raises(ValueError, match="two sampling strategies are called 'passive'"):
         register_strategy(type("Other", (PassiveStrategy,), {})())
     for strategy in STRATEGIES.values():
