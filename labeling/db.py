@@ -68,9 +68,9 @@ def _prepare_once(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -
 @contextmanager
 def brief_write() -> Iterator[None]:
     """One short transaction of a long upload, then, on SQLite, the write lock left free twice
-    as long as it was held (at most 0.2 s): a writer waiting on SQLite's lock polls with sleeps
-    of up to 100 ms, so an assessor's answer gets in on its next poll or so rather than after
-    many batches that happened to free the lock between two polls."""
+    as long as it was held (at most 0.2 s): writers waiting for the lock poll for it every few
+    milliseconds (`labeling.sqlite_backend`), so an assessor's answer gets in within the pause
+    rather than after many batches."""
     started = time.monotonic()
     with transaction.atomic():
         yield
