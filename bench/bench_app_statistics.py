@@ -1,6 +1,6 @@
 """Unbiased means and honest intervals through the app's services, over many seeded campaigns.
 
-The simulation of tests/labeling/test_statistics.py (synthetic 16-topic pool, two systems, DCG@3
+The simulation of tests/sampling/test_statistics.py (synthetic 16-topic pool, two systems, DCG@3
 on grades 0-2; `draws_top_up` draws from the stored q, an oracle assessor answers, the sampling
 state is refitted every few rounds), repeated over many seeds per strategy: the mean of system A's
 estimates must lie within 3 standard errors of the truth and the 95 % interval must cover it in
@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 def run(strategy: str, campaigns: int) -> dict:
     from labeling.services.campaigns import user_create
-    from tests.labeling.test_statistics import CUTOFF, simulate, simulated_campaign, synthetic_pool, truth
+    from tests.sampling.test_statistics import CUTOFF, simulate, simulated_campaign, synthetic_pool, truth
 
     coordinator = user_create(
         creator=None, username=f"coordinator-{strategy}", password="x-bench-42", role="coordinator"

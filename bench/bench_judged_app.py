@@ -80,7 +80,8 @@ def run(campaigns: int, budget: int) -> dict:
     from estimation.formats.trec import iter_run, run_from_lines
     from estimation.metrics.spec import Metric
     from estimation.metrics.values import summarize_run
-    from graded.judging import task_answer, task_next
+    from graded.claims import task_next
+    from graded.judging import task_answer
     from labeling.demo import DEMO_GRADES, DEMO_USERS, _demo_user, demo_collection, demo_fill_and_start
     from labeling.models import Campaign
     from labeling.recompute import recompute

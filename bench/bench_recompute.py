@@ -89,7 +89,8 @@ def main() -> None:
         _setup_django(folder)
         from django.db import connection
 
-        from graded.judging import task_answer, task_next
+        from graded.claims import task_next
+        from graded.judging import task_answer
         from labeling.metric import campaign_metric
         from labeling.models import Campaign, Document
         from labeling.recompute import recompute

@@ -13,8 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from graded import selectors as graded_selectors
+from graded.claims import task_next
 from graded.gold import GoldPaused, gold_answer
-from graded.judging import judgment_undo, task_answer, task_next
+from graded.judging import judgment_undo, task_answer
 from graded.serializers import AnswerInputSerializer, JudgmentOutputSerializer, TaskOutputSerializer
 from labeling import selectors, token_access
 from labeling.access import request_user

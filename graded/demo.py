@@ -7,7 +7,8 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.demo import (
     DEMO_CAMPAIGN,
     DEMO_GRADES,

@@ -9,7 +9,19 @@ app_name = "graded"
 
 urlpatterns = [
     path("campaigns/<id:campaign_id>/gold/", views.campaign_gold, name="campaign_gold"),
-    path("campaigns/<id:campaign_id>/judges/", views.campaign_judges, name="campaign_judges"),
+    # The judges panel: one route per action (the REST API has the same under /api/).
+    path("campaigns/<id:campaign_id>/judges/", views.judge_add, name="judge_add"),
+    *(
+        path(f"campaigns/<id:campaign_id>/judges/<id:judge_id>/{action}/", view, name=f"judge_{action}")
+        for action, view in (
+            ("run", views.judge_run),
+            ("cancel", views.judge_cancel),
+            ("sample", views.judge_sample),
+            ("version", views.judge_version),
+            ("labels", views.judge_labels),
+            ("calibration", views.judge_calibration),
+        )
+    ),
     path("campaigns/<id:campaign_id>/compared/", views.campaign_compared, name="campaign_compared"),
     path("campaigns/<id:campaign_id>/dashboard/model.json", views.dashboard_model, name="dashboard_model"),
 ]

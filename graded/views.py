@@ -4,6 +4,7 @@ core's page views, through the mode seam) has checked who may see what."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, BinaryIO, cast
 
 from django.conf import settings
@@ -25,7 +26,7 @@ from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
 from labeling.selectors import judge_page_shortcuts
 from labeling.services.campaigns import campaign_update
-from labeling.services.imports import ImportFailed
+from labeling.services.imports import ImportFailed, ImportReport
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
 from labeling.shortcuts import GRADED
 from sampling import (
@@ -302,83 +303,78 @@ def _keep_refused_judge_form(request: HttpRequest, campaign: Campaign) -> None:
     request.session[_refused_judge_form_key(campaign)] = typed
 
 
-@login_required
-@require_POST
-def campaign_judges(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Add a judge, or upload a judge's labels or calibration set (by the button pressed); a bad
-    file is refused whole, each error naming file, line and reason."""
+def _judges_campaign(request: HttpRequest, campaign_id: int) -> Campaign:
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     if not mode_of(campaign).uses_sampling:
         raise Http404("This campaign's judging mode takes no judges.")
-    action = request.POST.get("action", "")
-    # After a judge's action the page opens at that judge (its bar, its figures), focus there;
-    # after a refusal at the top, where the message says why.
-    anchor = ""
-    try:
-        if action == "add":
-            form = JudgeForm(request.POST, prefix="judge")
-            if not form.is_valid():
-                _keep_refused_judge_form(request, campaign)
-                messages.error(request, f"Judge not added: {form_errors_text(form)}")
-            else:
-                judge = judge_create(campaign=campaign, user=request_user(request), **form.judge_fields())
-                following = judge_kind(judge.kind).following
-                messages.success(request, f"Judge {judge.name} added: {following}.")
-                anchor = f"#judge-{judge.pk}"
-        elif action in ("run", "cancel", "version", "sample"):
-            judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
-            messages.success(request, _judge_action(request, judge, action))
-            anchor = f"#judge-{judge.pk}"
-        elif action in ("labels", "calibration"):
-            judge = get_object_or_404(Judge, pk=request.POST.get("judge", ""), campaign=campaign)
-            if action == "labels":
-                files = _uploads(request, "file")
-                if not files:
-                    raise ValueError("choose the judge's label file(s)")
-                report = judge_labels_import(judge=judge, files=files)
-            else:
-                humans = _uploads(request, "human_qrels")
-                labels = _uploads(request, "judge_labels")
-                if not humans or not labels:
-                    raise ValueError(
-                        "choose both the human qrels and the judge's labels of the calibration set"
-                    )
-                report = judge_calibration_import(judge=judge, human_qrels=humans, judge_labels=labels)
-            notes = "".join(f" {note}." for note in report.notes)
-            counts = f"{report.lines} lines read, {report.created} new, {report.updated} replaced"
-            messages.success(request, f"{judge.name}: {counts}.{notes}")
-            anchor = f"#judge-{judge.pk}"
-        else:
-            raise Http404("Unknown action.")
-    except ImportFailed as failure:
-        anchor = ""
-        for error in failure.errors:
-            messages.error(request, f"Refused, nothing stored: {error}")
-    except ValueError as error:
-        anchor = ""
-        if action == "add":
-            _keep_refused_judge_form(request, campaign)
-        messages.error(request, str(error))
+    return campaign
+
+
+def _campaign_page(campaign: Campaign, anchor: str = "") -> HttpResponse:
     return redirect(reverse("labeling:campaign_detail", kwargs={"campaign_id": campaign.pk}) + anchor)
 
 
-def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
-    """Run, cancel or re-version a judge; the message to show (ValueError for a refusal)."""
-    if action == "run":
-        run = judge_run_start(judge, user=request_user(request))
-        return f"{judge.name} (version {run.version}) is running over the pool; progress shows below."
-    if action == "sample":
-        judge_choose_for_sampling(judge)
-        return (
-            f"The strategy samples with {judge.name} from its next refit (a running campaign refits at once)."
-        )
-    if action == "cancel":
-        cancelled = judge_run_cancel(judge)
-        return (
-            f"{judge.name}'s run stops after the requests in flight."
-            if cancelled
-            else f"{judge.name} has no run."
-        )
+@login_required
+@require_POST
+def judge_add(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Add a judge; a refused form comes back filled in, its errors beside the fields."""
+    campaign = _judges_campaign(request, campaign_id)
+    form = JudgeForm(request.POST, prefix="judge")
+    try:
+        if not form.is_valid():
+            raise ValueError(f"Judge not added: {form_errors_text(form)}")
+        judge = judge_create(campaign=campaign, user=request_user(request), **form.judge_fields())
+    except ValueError as error:
+        _keep_refused_judge_form(request, campaign)
+        messages.error(request, str(error))
+        return _campaign_page(campaign)
+    messages.success(request, f"Judge {judge.name} added: {judge_kind(judge.kind).following}.")
+    return _campaign_page(campaign, f"#judge-{judge.pk}")
+
+
+JudgeAction = Callable[[HttpRequest, Judge], str]
+"""What one button of a judge does: the message to show, or ValueError / ImportFailed."""
+
+
+def _on_judge(request: HttpRequest, campaign_id: int, judge_id: int, act: JudgeAction) -> HttpResponse:
+    """One action on a judge of the campaign: its message, and the page opened at the judge (its
+    bar, its figures; focus there), or at the top with the refusal (a bad file refused whole,
+    each error naming file, line and reason)."""
+    campaign = _judges_campaign(request, campaign_id)
+    judge = get_object_or_404(Judge, pk=judge_id, campaign=campaign)
+    try:
+        messages.success(request, act(request, judge))
+    except ImportFailed as failure:
+        for error in failure.errors:
+            messages.error(request, f"Refused, nothing stored: {error}")
+        return _campaign_page(campaign)
+    except ValueError as error:
+        messages.error(request, str(error))
+        return _campaign_page(campaign)
+    return _campaign_page(campaign, f"#judge-{judge.pk}")
+
+
+def _run(request: HttpRequest, judge: Judge) -> str:
+    run = judge_run_start(judge, user=request_user(request))
+    return f"{judge.name} (version {run.version}) is running over the pool; progress shows below."
+
+
+def _cancel(request: HttpRequest, judge: Judge) -> str:
+    cancelled = judge_run_cancel(judge)
+    return (
+        f"{judge.name}'s run stops after the requests in flight."
+        if cancelled
+        else f"{judge.name} has no run."
+    )
+
+
+def _sample_with(request: HttpRequest, judge: Judge) -> str:
+    judge_choose_for_sampling(judge)
+    return f"The strategy samples with {judge.name} from its next refit (a running campaign refits at once)."
+
+
+def _new_version(request: HttpRequest, judge: Judge) -> str:
+    """Edit: a new model or prompt (and settings), or a refit for the kinds that refit."""
     kind = judge_kind(judge.kind)
     if kind.edit_refits:
         changes: dict[str, Any] = {"refit": True}
@@ -389,6 +385,45 @@ def _judge_action(request: HttpRequest, judge: Judge, action: str) -> str:
         changes = form.changes()
     judge = judge_update(judge, user=request_user(request), **changes)
     return f"{judge.name} is now version {judge.version}: {kind.edited}."
+
+
+def _labels(request: HttpRequest, judge: Judge) -> str:
+    files = _uploads(request, "file")
+    if not files:
+        raise ValueError("choose the judge's label file(s)")
+    return _upload_words(judge, judge_labels_import(judge=judge, files=files))
+
+
+def _calibration(request: HttpRequest, judge: Judge) -> str:
+    humans, labels = _uploads(request, "human_qrels"), _uploads(request, "judge_labels")
+    if not humans or not labels:
+        raise ValueError("choose both the human qrels and the judge's labels of the calibration set")
+    return _upload_words(
+        judge, judge_calibration_import(judge=judge, human_qrels=humans, judge_labels=labels)
+    )
+
+
+def _upload_words(judge: Judge, report: ImportReport) -> str:
+    notes = "".join(f" {note}." for note in report.notes)
+    return f"{judge.name}: {report.lines} lines read, {report.created} new, {report.updated} replaced.{notes}"
+
+
+def _judge_view(act: JudgeAction) -> Callable[[HttpRequest, int, int], HttpResponse]:
+    @login_required
+    @require_POST
+    def view(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
+        return _on_judge(request, campaign_id, judge_id, act)
+
+    view.__doc__ = act.__doc__
+    return view
+
+
+judge_run = _judge_view(_run)
+judge_cancel = _judge_view(_cancel)
+judge_sample = _judge_view(_sample_with)
+judge_version = _judge_view(_new_version)
+judge_labels = _judge_view(_labels)
+judge_calibration = _judge_view(_calibration)
 
 
 def _uploads(request: HttpRequest, field: str) -> list[tuple[str, BinaryIO]]:

@@ -4,7 +4,7 @@ A lease is the triple (assessor, leased_at, lease_expires_at) on a row. It is cl
 conditional UPDATE that only one claimant can win (``filter(pk, condition).update(...) == 1``),
 renewed by its holder, returned to the pool, and expires by time: an expired lease is
 claimable again where the unit's own condition says so (a heap with answers stays its
-assessor's). Graded tasks (``graded.judging``) are claimed with one hand-written
+assessor's). Graded tasks (``graded.claims``) are claimed with one hand-written
 statement under the same rules: on PostgreSQL with SKIP LOCKED, on SQLite as a single
 UPDATE ... RETURNING that takes the write lock itself.
 """

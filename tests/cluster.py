@@ -243,21 +243,6 @@ def _holding_a_recompute(log: Path) -> bool:
 
 
 def _recompute_spans(log: Path, campaign: int) -> list[tuple[float, float]]:
-    text = log.read_text(errors="replace")
-    pattern = rf"campaign {campaign} recomputed: from ([0-9.]+) to ([0-9.]+)"
-    return [(float(start), float(end)) for start, end in re.findall(pattern, text)]
-
-
-def _holding_a_recompute(log: Path) -> bool:
-    """Whether the worker has taken a recompute message it has not finished: one it runs, or one it
-    holds until its countdown (the case that froze estimates when its holder died)."""
-    text = log.read_text(errors="replace") if log.exists() else ""
-    received = set(re.findall(r"campaign_refresh\[([0-9a-f-]+)\] received", text))
-    finished = set(re.findall(r"campaign_refresh\[([0-9a-f-]+)\] (?:succeeded|failed|retry)", text))
-    return bool(received - finished)
-
-
-def _recompute_spans(log: Path, campaign: int) -> list[tuple[float, float]]:
     text = log.read_text(errors="replace") if log.exists() else ""
     pattern = rf"campaign {campaign} recomputed: from ([0-9.]+) to ([0-9.]+)"
     return [(float(start), float(end)) for start, end in re.findall(pattern, text)]

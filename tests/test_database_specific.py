@@ -24,14 +24,15 @@ DATABASE_SPECIFIC = re.compile(
 
 # Application module -> the test modules that exercise its database-specific statements.
 EXERCISED_BY: dict[str, tuple[str, ...]] = {
-    "graded/judging.py": (
-        "labeling/test_judging.py",
-        "labeling/test_judging_hot_path.py",
+    "graded/claims.py": (
+        "graded/test_judging.py",
+        "graded/test_judging_hot_path.py",
         "labeling/test_leases.py",
         "labeling/test_team.py",
     ),
-    "graded/gold.py": ("labeling/test_gold.py",),
-    "labeling/db.py": ("labeling/test_judging_hot_path.py", "labeling/test_import_batches.py"),
+    "graded/judging.py": ("graded/test_judging.py", "graded/test_judging_hot_path.py"),
+    "graded/gold.py": ("graded/test_gold.py",),
+    "labeling/db.py": ("graded/test_judging_hot_path.py", "labeling/test_import_batches.py"),
     "labeling/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
     "labeling/services/campaign_copies.py": (
         "labeling/test_campaign_list.py",
@@ -46,11 +47,11 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "labeling/services/run_imports.py": ("labeling/test_imports.py", "labeling/test_run_import_writes.py"),
     "pairwise/services/judging.py": ("pairwise/test_races.py", "pairwise/test_services.py"),
     "pairwise/services/setup.py": ("pairwise/test_services.py",),
-    "sampling/draws.py": ("labeling/test_sampling.py", "labeling/test_judges.py", "labeling/test_team.py"),
-    "sampling/judge_editing.py": ("labeling/test_judge_runs.py",),
-    "sampling/judge_labels.py": ("labeling/test_judges.py",),
-    "sampling/judge_runs.py": ("labeling/test_judge_runs.py",),
-    "sampling/state.py": ("labeling/test_judges.py", "labeling/test_judge_runs.py"),
+    "sampling/draws.py": ("sampling/test_sampling.py", "sampling/test_judges.py", "labeling/test_team.py"),
+    "sampling/judge_editing.py": ("sampling/test_judge_runs.py",),
+    "sampling/judge_labels.py": ("sampling/test_judges.py",),
+    "sampling/judge_runs.py": ("sampling/test_judge_runs.py",),
+    "sampling/state.py": ("sampling/test_judges.py", "sampling/test_judge_runs.py"),
     "sxs/services/judging.py": ("sxs/test_services.py", "sxs/test_api.py"),
     "sxs/services/setup.py": ("sxs/test_services.py",),
     "labeling/token_access.py": ("labeling/test_token_access.py",),

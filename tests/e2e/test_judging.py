@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -14,94 +12,12 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign, Judgment, System
 from labeling.services.campaigns import (
-    campaign_assessors_assign,
-    campaign_create,
-    campaign_start,
     campaign_update,
 )
-from labeling.services.imports import documents_import, topics_import
-from labeling.services.run_imports import runs_import
+from tests.e2e.conftest import DOCUMENTS, run_file
 from tests.e2e.helpers import log_in
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-TOPICS = [
-    {
-        "id": "301",
-        "title": "wind turbine noise",
-        "description": "Do wind turbines cause noise that harms people living nearby?",
-        "narrative": "Relevant documents report measurements or health effects of turbine noise. "
-        "Documents about turbine efficiency only are not relevant.",
-    },
-    {
-        "id": "302",
-        "title": "coral reef bleaching",
-        "description": "What causes coral reefs to bleach, and can they recover?",
-        "narrative": "Relevant documents discuss causes of bleaching or recovery of reefs.",
-    },
-]
-
-DOCUMENTS = [
-    (
-        "WT-1",
-        "Living next to a wind farm",
-        "Residents near the turbines reported low-frequency noise at night.\n\n"
-        "A survey of 400 households found sleep complaints rose with turbine noise levels above 40 dB.",
-    ),
-    (
-        "WT-2",
-        "Turbine blade efficiency",
-        "New blade shapes raise the efficiency of wind turbines by 4 percent.",
-    ),
-    ("WT-3", "Noise limits for wind farms", "Regulators set noise limits of 35 dB at the nearest dwelling."),
-    (
-        "CR-1",
-        "Heat waves bleach reefs",
-        "Marine heat waves are the main cause of mass coral bleaching.\n\n"
-        "Reefs can recover within a decade if the water stays cool.",
-    ),
-    ("CR-2", "Reef tourism", "Tourism around coral reefs brings income to coastal towns."),
-    ("CR-3", "Recovery after bleaching", "Some corals recovered after the 2016 bleaching event."),
-]
-
-
-def _jsonl(records: list[dict[str, Any]]) -> io.BytesIO:
-    return io.BytesIO("".join(json.dumps(record) + "\n" for record in records).encode())
-
-
-def _run(tag: str, order: list[str]) -> io.BytesIO:
-    lines = []
-    for qid, prefix in (("301", "WT"), ("302", "CR")):
-        docs = [docno for docno in order if docno.startswith(prefix)]
-        lines += [
-            f"{qid} Q0 {docno} {rank} {10 - rank}.5 {tag}\n" for rank, docno in enumerate(docs, start=1)
-        ]
-    return io.BytesIO("".join(lines).encode())
-
-
-@pytest.fixture
-def running_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
-    """Two topics with text, six documents, two runs; alice assigned; running."""
-    campaign = campaign_create(
-        creator=people["coordinator"],
-        name="Energy and oceans",
-        metric="DCG@5",
-        grades=["Not relevant", "Relevant", "Highly relevant"],
-        budget=50,
-        budget_unit="judgments",
-    )
-    topics_import(campaign=campaign, files=[("topics.jsonl", _jsonl(TOPICS))])
-    documents = [
-        {"docno": d, "title": t, "text": x, "url": "", "length": len(x.split())} for d, t, x in DOCUMENTS
-    ]
-    documents_import(campaign=campaign, files=[("docs.jsonl", _jsonl(documents))])
-    docnos = [docno for docno, _, _ in DOCUMENTS]
-    runs_import(
-        campaign=campaign,
-        files=[("good.run", _run("good", docnos)), ("poor.run", _run("poor", docnos[::-1]))],
-    )
-    campaign_assessors_assign(campaign=campaign, usernames=["alice"])
-    return campaign_start(campaign=campaign)
 
 
 def shown_item(page: Any) -> str:
@@ -288,9 +204,9 @@ def test_it_lets_a_coordinator_create_a_campaign_and_upload_runs(
     assert not System.objects.filter(campaign=campaign).exists(), "nothing is half-imported"
 
     good = tmp_path / "good.run"
-    good.write_text(_run("good", [d for d, _, _ in DOCUMENTS]).getvalue().decode())
+    good.write_text(run_file("good", [d for d, _, _ in DOCUMENTS]).getvalue().decode())
     poor = tmp_path / "poor.run"
-    poor.write_text(_run("poor", [d for d, _, _ in DOCUMENTS][::-1]).getvalue().decode())
+    poor.write_text(run_file("poor", [d for d, _, _ in DOCUMENTS][::-1]).getvalue().decode())
     page.set_input_files("#upload-runs", [str(good), str(poor)])
     # Keep the first submit from leaving the page: meanwhile the form says what it is doing and
     # cannot be sent twice. Then send it for real.

@@ -17,7 +17,6 @@ from labeling.models import Campaign, Judgment, Task
 from labeling.services.preferences import shortcuts_update
 from tests.e2e.conftest import TIMEOUT_MS
 from tests.e2e.helpers import log_in
-from tests.e2e.test_judging import running_campaign  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -65,7 +64,7 @@ def test_a_remapped_key_answers_and_switched_off_keys_do_nothing(
     browser_page: Any,
     live_server: Any,
     people: dict[str, AbstractBaseUser],
-    running_campaign: Campaign,  # noqa: F811
+    running_campaign: Campaign,
 ) -> None:
     page, alice = browser_page, people["assessor"]
     shortcuts_update(user=alice, keys={"grade_1": "j"})

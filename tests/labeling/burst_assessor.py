@@ -4,7 +4,7 @@
 the campaign as fast as it can with the services a web request calls, then, like a web server
 that lives on, waits until its recompute requests are queued, and writes a JSON report: for every
 answer its start (epoch seconds) and its duration, then how the wait ended. It runs with the
-environment of `tests.labeling.workers.CeleryWorker.env` (database, VAR_DIR, REDIS_URL or none).
+environment of `tests.workers.CeleryWorker.env` (database, VAR_DIR, REDIS_URL or none).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def main(argv: list[str]) -> int:
     django.setup()
     from django.contrib.auth import get_user_model
 
-    from graded.judging import task_answer, task_next
+    from graded.claims import task_next
+    from graded.judging import task_answer
     from labeling.models import Campaign
     from labeling.recompute import recompute_soon_wait
 

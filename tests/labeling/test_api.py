@@ -12,9 +12,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, Judgment, System, Task
-from tests.labeling.conftest import PASSWORD, RUN_A, RUN_B
+from tests.conftest import PASSWORD, RUN_A, RUN_B
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 

@@ -11,13 +11,14 @@ from django.test import Client
 from django.urls import reverse
 
 from graded import gold as gold_questions
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling import dashboard
 from labeling.models import Campaign, GoldAnswer, GoldItem, GoldSettings, Judgment, PoolItem, RankingEntry
 from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_create, campaign_update
 from labeling.services.imports import qrels_import, topics_import
-from tests.labeling.conftest import PASSWORD, upload
+from tests.conftest import PASSWORD, upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

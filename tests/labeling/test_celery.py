@@ -11,11 +11,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 
 from config.celery import app as celery_app
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, SamplingState, Task
 from labeling.recompute import recompute_queue, recompute_soon_wait
-from tests.labeling.workers import use_broker
 from tests.servers import free_port
+from tests.workers import use_broker
 
 pytestmark = [pytest.mark.servers, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
 

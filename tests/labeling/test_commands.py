@@ -100,7 +100,8 @@ def test_it_generates_runs_whose_quality_follows_their_noise() -> None:
 def test_it_registers_every_model_in_the_admin_with_working_pages(
     admin: AbstractBaseUser, campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    from graded.judging import task_answer, task_next
+    from graded.claims import task_next
+    from graded.judging import task_answer
 
     task = task_next(campaign=campaign, assessor=assessor)
     task_answer(task=task, assessor=assessor, grade=1, seconds=1.0)

@@ -6,11 +6,12 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.services.corrections import judgment_discard
 from labeling.services.imports import qrels_import
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

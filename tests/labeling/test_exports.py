@@ -13,13 +13,14 @@ from django.utils import timezone
 
 from estimation.formats.trec import iter_qrels
 from graded import exports
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.exports import campaign_config_json
 from labeling.models import Campaign, Draw, Judgment
 from labeling.services.campaigns import campaign_create
 from labeling.services.imports import qrels_import
 from labeling.services.run_imports import runs_import
-from tests.labeling.conftest import RUN_A, RUN_B, upload
+from tests.conftest import RUN_A, RUN_B, upload
 
 
 def _judge_everything(campaign: Campaign, assessor: AbstractBaseUser) -> dict[tuple[str, str], int]:

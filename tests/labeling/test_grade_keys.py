@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from labeling.models import Campaign
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 

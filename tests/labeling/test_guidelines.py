@@ -10,11 +10,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from graded.judging import task_next
+from graded.claims import task_next
 from labeling.markdown import render_markdown
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 
 HOSTILE = (
     "# Relevance\n<script>alert(1)</script>\n[click](javascript:alert(2)) and ![x](https://evil.test/p.png)\n"

@@ -2,7 +2,7 @@
 file is read with no transaction open, then stored in short transactions; a failure while
 storing takes back what the upload stored.
 
-Toy campaign (tests/labeling/conftest.py): topics 1-3 and documents d1-1 .. d3-7 are stubs the
+Toy campaign (tests/conftest.py): topics 1-3 and documents d1-1 .. d3-7 are stubs the
 runs alpha and beta made; grades 0-2. The imports store `STORE_ROWS` rows per transaction,
 set to 2 here so that a seven-line file takes four.
 """

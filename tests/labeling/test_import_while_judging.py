@@ -67,7 +67,7 @@ JUDGE = """
 import json, os, sys, time, traceback, django
 django.setup()
 from django.contrib.auth import get_user_model
-from graded import judging
+from graded import claims, judging
 from labeling.models import Campaign
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))
 user = get_user_model().objects.get(username=sys.argv[2])
@@ -76,7 +76,7 @@ durations, errors, index = [], [], 0
 while not os.path.exists(stop):
     try:
         clock = time.perf_counter()
-        task = judging.task_next(campaign=campaign, assessor=user)
+        task = claims.task_next(campaign=campaign, assessor=user)
         durations.append(time.perf_counter() - clock)
         if task is None:
             time.sleep(0.05)

@@ -22,7 +22,7 @@ from labeling.models import (
 from labeling.services.campaigns import campaign_create
 from labeling.services.imports import ImportFailed, documents_import, qrels_import, topics_import
 from labeling.services.run_imports import runs_import
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -18,7 +18,7 @@ from labeling.models import Campaign, Document, Judgment, RankingEntry, System, 
 from labeling.services.campaigns import campaign_create
 from labeling.services.imports import ImportFailed
 from labeling.services.run_imports import runs_import
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 LONG = "x" * 201
 

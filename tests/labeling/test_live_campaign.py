@@ -23,8 +23,8 @@ from labeling.services.campaigns import (
     campaign_update,
 )
 from labeling.services.run_imports import runs_import
-from tests.labeling.conftest import upload
-from tests.labeling.workers import CeleryWorker
+from tests.conftest import upload
+from tests.workers import CeleryWorker
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 
 
 @pytest.fixture(autouse=True)

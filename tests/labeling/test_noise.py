@@ -9,8 +9,7 @@ import sys
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
-from tests.conftest import REPO_ROOT
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD, REPO_ROOT
 
 LOG_EVENTS = """
 import logging, django

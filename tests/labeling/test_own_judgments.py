@@ -10,7 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling import recompute as pipeline
 from labeling import selectors
 from labeling.models import Campaign, Judgment, JudgmentChange
@@ -18,7 +19,7 @@ from labeling.services.campaign_copies import campaign_archive
 from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
 from sampling.estimates import estimates_compute
 from sampling.state import judgments_fingerprint
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 from tests.labeling.test_recompute import _queued_recomputes
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).

@@ -16,7 +16,7 @@ from labeling.modes import campaign_preflight
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_update
 from labeling.services.imports import qrels_import, topics_import
 from labeling.services.run_imports import runs_import
-from tests.labeling.conftest import PASSWORD, upload
+from tests.conftest import PASSWORD, upload
 
 TOPICS = ("601", "602", "603")
 

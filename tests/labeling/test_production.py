@@ -18,8 +18,7 @@ from django.test import Client
 from config.settings import DEV_SECRET_KEY, refuse_weak_secret_key
 from labeling.checks import static_manifest_check
 from labeling.services.campaigns import campaign_create
-from tests.conftest import REPO_ROOT
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD, REPO_ROOT
 
 STRONG_KEY = "k7Qz-2vX_9pLm4Rt8sWy1bNc6dHf0gJe3aUo5iKq7ZxCvBnM2lPw"
 

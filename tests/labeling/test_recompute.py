@@ -28,10 +28,9 @@ from labeling import recompute as pipeline
 from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, Judgment
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.run_imports import runs_import
-from tests.conftest import REPO_ROOT
-from tests.labeling.conftest import upload
-from tests.labeling.workers import CeleryWorker, running_worker
+from tests.conftest import REPO_ROOT, upload
 from tests.servers import redis_server
+from tests.workers import CeleryWorker, running_worker
 
 TOPICS, DOCUMENTS = 12, 25  # a pool of 300 items, one topic drawn at a time
 PER_ASSESSOR = 100

@@ -16,14 +16,15 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling import recompute as pipeline
 from labeling.models import Campaign
 from labeling.recompute_lock import recompute_lock, recompute_locked
 from labeling.tasks import campaign_recompute, campaigns_catch_up
 from tests.conftest import REPO_ROOT
 from tests.labeling.test_recompute import _queued_recomputes
-from tests.labeling.workers import _database_url
+from tests.workers import _database_url
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

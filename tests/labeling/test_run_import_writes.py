@@ -25,8 +25,7 @@ from labeling.models import (
 from labeling.services import run_import_writes, run_imports
 from labeling.services.imports import ImportFailed
 from labeling.services.run_imports import runs_import
-from tests.conftest import REPO_ROOT
-from tests.labeling.conftest import upload
+from tests.conftest import REPO_ROOT, upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from labeling.models import AssessorPreferences
 from labeling.services.preferences import shortcuts_update
 from labeling.shortcuts import ACTIONS, GRADED, PAIR, ShortcutsInvalid, judge_shortcuts, keys_validate
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

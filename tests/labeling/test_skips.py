@@ -11,7 +11,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from graded import exports
-from graded.judging import task_answer, task_next, task_skip
+from graded.claims import task_next
+from graded.judging import task_answer, task_skip
 from labeling.leases import LeaseConflict
 from labeling.models import Campaign, Judgment, Skip, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
@@ -112,7 +113,7 @@ def test_the_campaign_page_counts_skips_by_reason(
 ) -> None:
     from django.test import Client
 
-    from tests.labeling.conftest import PASSWORD
+    from tests.conftest import PASSWORD
 
     for reason in ("broken", "broken", "other"):
         task = task_next(campaign=campaign, assessor=assessor)
@@ -128,7 +129,7 @@ def test_the_dashboard_shows_the_latest_notes_and_skips(
 ) -> None:
     from django.test import Client
 
-    from tests.labeling.conftest import PASSWORD
+    from tests.conftest import PASSWORD
 
     task = task_next(campaign=campaign, assessor=assessor)
     task_skip(task=task, assessor=assessor, reason="not_sure", note="ambiguous query")

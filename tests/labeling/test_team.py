@@ -22,7 +22,7 @@ from labeling.services.campaigns import (
 )
 from labeling.services.run_imports import runs_import
 from sampling.draws import assessors_active_forget, queue_target
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from graded.judging import task_next
+from graded.claims import task_next
 from labeling import token_access
 from labeling.models import Campaign, Judgment, Task
 from labeling.permissions import JUDGE, ROLE_ADMIN, role_group

@@ -3,7 +3,7 @@
 open and stored whole or not at all, and a LETOR pool naming a far feature index is refused
 before its dense matrix takes the memory.
 
-Toy campaign (tests/labeling/conftest.py): three topics, runs alpha and beta, grades 0-2.
+Toy campaign (tests/conftest.py): three topics, runs alpha and beta, grades 0-2.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from labeling.services.campaigns import campaign_create
 from labeling.services.imports import ImportFailed
 from sampling import judge_calibration_import, judge_create, judge_labels_import
 from sampling import judge_labels as judge_labels_module
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 from training import services as training_services
 from training.models import TrainingPool
 

@@ -11,9 +11,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, System
-from tests.labeling.conftest import PASSWORD, RUN_A
+from tests.conftest import PASSWORD, RUN_A
 
 
 def client_for(user: AbstractBaseUser | None) -> Client:

@@ -12,17 +12,6 @@ from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.run_imports import runs_import
 from pairwise.services import pairwise_configure
-from tests.labeling.conftest import (  # noqa: F401  (fixtures)
-    admin,
-    api,
-    assessor,
-    campaign,
-    coordinator,
-    draft_campaign,
-    make_user,
-    outsider,
-    second_assessor,
-)
 
 TOPICS = ("401", "402")
 DOCUMENTS_PER_TOPIC = 8
@@ -54,9 +43,9 @@ POOR = list(range(1, DOCUMENTS_PER_TOPIC + 1))
 
 @pytest.fixture
 def make_campaign(
-    coordinator: AbstractBaseUser,  # noqa: F811  (the imported fixtures, requested by name)
-    assessor: AbstractBaseUser,  # noqa: F811
-    second_assessor: AbstractBaseUser,  # noqa: F811
+    coordinator: AbstractBaseUser,
+    assessor: AbstractBaseUser,
+    second_assessor: AbstractBaseUser,
 ) -> Callable[..., Campaign]:
     def make(*, overlap: int = 1, start: bool = True, **pairwise: object) -> Campaign:
         made = campaign_create(

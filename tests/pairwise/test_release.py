@@ -11,7 +11,7 @@ from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, user_create
 from pairwise import services
 from pairwise.models import Comparison, TopKHeap
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 from tests.pairwise.conftest import true_relevance
 from tests.pairwise.test_services import answer_pending
 

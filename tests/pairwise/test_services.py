@@ -20,7 +20,7 @@ from labeling.services.campaigns import (
 from labeling.services.run_imports import runs_import
 from pairwise import services
 from pairwise.models import Comparison, PairTask, TopKHeap
-from tests.labeling.conftest import PASSWORD, upload
+from tests.conftest import PASSWORD, upload
 from tests.pairwise.conftest import true_relevance
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).

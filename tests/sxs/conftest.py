@@ -13,15 +13,6 @@ from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.imports import documents_import, qrels_import, topics_import
 from labeling.services.run_imports import runs_import
-from tests.labeling.conftest import (  # noqa: F401  (fixtures)
-    admin,
-    api,
-    assessor,
-    coordinator,
-    make_user,
-    outsider,
-    second_assessor,
-)
 
 TOPICS = ("301", "302")
 # Each run ranks five documents per topic; with K = 3 the lists are its first three.
@@ -59,9 +50,9 @@ def fast_bootstrap(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def make_sxs(
-    coordinator: AbstractBaseUser,  # noqa: F811  (the imported fixtures, requested by name)
-    assessor: AbstractBaseUser,  # noqa: F811
-    second_assessor: AbstractBaseUser,  # noqa: F811
+    coordinator: AbstractBaseUser,
+    assessor: AbstractBaseUser,
+    second_assessor: AbstractBaseUser,
 ) -> Callable[..., Campaign]:
     def make(*, overlap: int = 1, start: bool = True, qrels: bool = True, **settings: object) -> Campaign:
         made = campaign_create(

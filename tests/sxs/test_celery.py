@@ -10,15 +10,13 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from sxs.models import SxsFit
-from tests.labeling.workers import celery_worker, worker  # noqa: F401  (fixtures)
-from tests.servers import redis_url  # noqa: F401  (fixture)
 from tests.sxs.oracle import answer_by_oracle, make_learning_campaign
 
 pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
 
 
 def test_it_refits_learned_dcg_in_a_real_worker_as_answers_arrive(
-    worker: Path,  # noqa: F811
+    worker: Path,
     coordinator: AbstractBaseUser,
     assessor: AbstractBaseUser,
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.services.campaigns import campaign_create
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 from training import services
 from training.models import TrainingPool
 
@@ -28,7 +28,7 @@ def test_it_refuses_a_grade_of_hundreds_of_digits_with_the_line(
     coordinator: AbstractBaseUser,
     api: Callable,
     labels: str,
-    shown: str,  # noqa: F811
+    shown: str,
 ) -> None:
     campaign = campaign_create(
         creator=coordinator, name="ltr", grades=["Bad", "Good"], budget=5, judging_mode="training"

@@ -13,12 +13,13 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
-from graded.judging import task_answer, task_next, task_skip
+from graded.claims import task_next
+from graded.judging import task_answer, task_skip
 from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.imports import ImportFailed, topics_import
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 from training import exports, services
 from training.models import TrainingPool, TrainingRound, TrainingSelection
 from training.selectors import training_progress, training_summary
@@ -52,7 +53,7 @@ def hidden_grade(docid: str, text: str) -> int:
 
 
 @pytest.fixture
-def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> Callable[..., Campaign]:  # noqa: F811
+def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> Callable[..., Campaign]:
     def make(*, budget: int = 30, round_size: int = 10, start: bool = True, **settings: object) -> Campaign:
         campaign = campaign_create(
             creator=coordinator,
@@ -72,7 +73,7 @@ def make_training(coordinator: AbstractBaseUser, assessor: AbstractBaseUser) -> 
     return make
 
 
-def test_a_bad_pool_is_refused_whole_with_file_and_line(coordinator: AbstractBaseUser) -> None:  # noqa: F811
+def test_a_bad_pool_is_refused_whole_with_file_and_line(coordinator: AbstractBaseUser) -> None:
     campaign = campaign_create(
         creator=coordinator, name="ltr", grades=["Bad", "Good"], budget=5, judging_mode="training"
     )
@@ -127,7 +128,7 @@ def test_the_same_seed_gives_the_same_selection(make_training: Callable[..., Cam
 
 def test_a_judged_round_leads_to_the_next_with_the_new_labels_until_the_budget(
     make_training: Callable[..., Campaign],
-    assessor: AbstractBaseUser,  # noqa: F811
+    assessor: AbstractBaseUser,
 ) -> None:
     campaign = make_training(budget=25)
     pool_text = letor_text()
@@ -163,7 +164,7 @@ def test_uploaded_scores_replace_the_model(make_training: Callable[..., Campaign
 
 def test_test_queries_give_a_learning_curve_and_the_summary_says_the_mode(
     make_training: Callable[..., Campaign],
-    assessor: AbstractBaseUser,  # noqa: F811
+    assessor: AbstractBaseUser,
 ) -> None:
     campaign = make_training(start=False)
     services.test_upload(
@@ -180,7 +181,7 @@ def test_test_queries_give_a_learning_curve_and_the_summary_says_the_mode(
 
 def test_the_learning_curve_ends_with_every_judged_label_once_the_budget_is_spent(
     make_training: Callable[..., Campaign],
-    assessor: AbstractBaseUser,  # noqa: F811
+    assessor: AbstractBaseUser,
 ) -> None:
     campaign = make_training(budget=20, start=False)
     services.test_upload(
@@ -207,7 +208,7 @@ def test_the_learning_curve_ends_with_every_judged_label_once_the_budget_is_spen
 
 def test_the_progress_says_when_the_next_round_is_being_selected(
     make_training: Callable[..., Campaign],
-    assessor: AbstractBaseUser,  # noqa: F811
+    assessor: AbstractBaseUser,
 ) -> None:
     campaign = make_training(budget=12, start=False)
     campaign = campaign_start(campaign=campaign)
@@ -256,7 +257,7 @@ def test_personas_and_exports(
     make_training: Callable[..., Campaign],
     api: Callable,
     assessor: AbstractBaseUser,
-    coordinator: AbstractBaseUser,  # noqa: F811
+    coordinator: AbstractBaseUser,
 ) -> None:
     campaign = make_training()
     url = f"/api/campaigns/{campaign.pk}/training/features/"
@@ -280,7 +281,7 @@ def test_personas_and_exports(
 
 def test_a_clone_takes_the_pool_and_settings_but_no_round(
     make_training: Callable[..., Campaign],
-    coordinator: AbstractBaseUser,  # noqa: F811
+    coordinator: AbstractBaseUser,
 ) -> None:
     campaign = make_training(round_size=7)
     clone = campaign_clone(campaign=campaign, creator=coordinator)
@@ -303,7 +304,7 @@ def test_preflight_says_the_pool_has_no_text_yet(make_training: Callable[..., Ca
 
 def test_the_settings_button_leads_to_the_form_which_is_fixed_once_started(
     make_training: Callable[..., Campaign],
-    coordinator: AbstractBaseUser,  # noqa: F811
+    coordinator: AbstractBaseUser,
     api: Callable,
 ) -> None:
     from labeling.modes import mode_of
@@ -337,7 +338,7 @@ def test_a_pool_follows_the_rule_of_every_upload(
     coordinator: AbstractBaseUser,
     api: Callable,
     row: str,
-    reason: str,  # noqa: F811
+    reason: str,
 ) -> None:
     campaign = campaign_create(
         creator=coordinator, name="ltr", grades=["Bad", "Good"], budget=5, judging_mode="training"
@@ -355,9 +356,9 @@ def test_a_pool_follows_the_rule_of_every_upload(
 
 def test_a_held_item_does_not_hold_up_the_next_round(
     make_training: Callable[..., Campaign],
-    assessor: AbstractBaseUser,  # noqa: F811
-    second_assessor: AbstractBaseUser,  # noqa: F811
-    api: Callable,  # noqa: F811
+    assessor: AbstractBaseUser,
+    second_assessor: AbstractBaseUser,
+    api: Callable,
 ) -> None:
     from django.core.cache import cache
 
@@ -388,7 +389,7 @@ def test_a_held_item_does_not_hold_up_the_next_round(
 
 def test_a_skipped_item_does_not_stall_the_round_of_a_single_assessor(
     make_training: Callable[..., Campaign],
-    assessor: AbstractBaseUser,  # noqa: F811
+    assessor: AbstractBaseUser,
 ) -> None:
     campaign = make_training(budget=25, round_size=5)
     pool_text = letor_text()
@@ -430,7 +431,7 @@ def test_a_round_names_a_topic_without_text_by_its_id_as_every_mode_does(
 
 def test_the_dashboard_quotes_the_benchmark_at_every_budget(
     make_training: Callable[..., Campaign],
-    coordinator: AbstractBaseUser,  # noqa: F811
+    coordinator: AbstractBaseUser,
     client: Client,
 ) -> None:
     campaign = make_training()

@@ -127,7 +127,7 @@ RUN_C = "".join(f"{q} Q0 d{q}-{d} {d} {30 - d}.0 gamma\n" for q in (1, 2, 3) for
 @pytest.fixture
 def three_run_draft(coordinator: AbstractBaseUser) -> Campaign:
     """A graded draft with three runs and no qrels: the label model knows nothing yet."""
-    from tests.labeling.conftest import RUN_A, RUN_B, upload
+    from tests.conftest import RUN_A, RUN_B, upload
 
     draft = campaign_create(
         creator=coordinator, name="three", metric="DCG@5", grades=["a", "b", "c"], budget=100

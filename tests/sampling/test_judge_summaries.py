@@ -14,7 +14,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from labeling.models import Campaign, Judge, JudgeLabel
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 
 
 def judges_with_labels(campaign: Campaign, count: int) -> None:

@@ -2,7 +2,7 @@
 calibration set, and a judged campaign end to end through the services: draws with q > 0,
 a calibration per sampling version, certified rows next to the judge-only values.
 
-Toy campaign (tests/labeling/conftest.py): three topics, runs alpha and beta, grades 0-2, DCG@5.
+Toy campaign (tests/conftest.py): three topics, runs alpha and beta, grades 0-2, DCG@5.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.judges.calibration import Calibration, no_calibration
 from estimation.judges.design import judged_estimate, judged_parts, tuned_terms
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, Draw, JudgeCalibration, JudgeLabel
 from labeling.recompute import recompute
 from labeling.services.campaigns import (
@@ -33,7 +34,7 @@ from sampling import (
     leaderboards,
 )
 from sampling.estimates import estimates_compute
-from tests.labeling.conftest import RUN_A, RUN_B, upload
+from tests.conftest import RUN_A, RUN_B, upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

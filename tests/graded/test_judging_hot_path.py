@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from graded.judging import task_next
+from graded.claims import task_next
 from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
-from tests.labeling.test_judging import _claim_at_once
+from tests.graded.test_judging import _claim_at_once
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -16,8 +16,8 @@ import redis
 from labeling.models import Campaign, JudgeCall, JudgeLabel, JudgeRun
 from sampling import judge_create, judge_run_start
 from tests.chat_server import ChatServerState, chat_server, grade_of
-from tests.labeling.test_judge_runs import SECRET, TEMPLATE, texts_import
-from tests.labeling.workers import CeleryWorker
+from tests.sampling.test_judge_runs import SECRET, TEMPLATE, texts_import
+from tests.workers import CeleryWorker
 
 pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
 

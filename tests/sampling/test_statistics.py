@@ -33,7 +33,7 @@ from labeling.services.run_imports import runs_import
 from sampling.draws import draws_top_up
 from sampling.estimates import estimates_compute
 from sampling.state import sampling_state_recompute
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 N_TOPICS = 16
 CUTOFF = 3

@@ -3,7 +3,7 @@ a step that ends by its deadline whatever the endpoint or the rate limiter do, a
 after failures in a row across steps, a step that crashes failing its run visibly, finite
 costs, the cost cap required with the operator's key, and a refused PATCH that changes nothing.
 
-Toy campaign (tests/labeling/conftest.py) with texts (`texts_import`): 21 pooled pairs.
+Toy campaign (tests/conftest.py) with texts (`texts_import`): 21 pooled pairs.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from sampling import (
     judges_json,
 )
 from tests.chat_server import ChatServerState, chat_server
-from tests.labeling.test_judge_runs import TEMPLATE, texts_import
+from tests.sampling.test_judge_runs import TEMPLATE, texts_import
 
 FAST = {"JUDGE_REQUEST_TIMEOUT_SECONDS": 5, "JUDGE_RETRY_BACKOFF_SECONDS": 0.01}
 

@@ -29,7 +29,7 @@ from sampling import (
     judges_summaries,
     register_judge_kind,
 )
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 
@@ -127,7 +127,7 @@ def test_the_panel_shows_a_registered_kind_and_its_message(
     assert client.login(username=coordinator.get_username(), password=PASSWORD)
     added = client.post(
         f"/campaigns/{draft_campaign.pk}/judges/",
-        {"action": "add", "judge-kind": "top-grade", "judge-name": "top", "judge-model": "constant"},
+        {"judge-kind": "top-grade", "judge-name": "top", "judge-model": "constant"},
         follow=True,
     )
     page = added.content.decode()

@@ -7,7 +7,7 @@ from labeling.models import Campaign, JudgeRun
 from labeling.modes import campaign_preflight
 from labeling.services.campaigns import campaign_update
 from sampling import judge_create, judge_labels_import
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 
 def _problems(campaign: Campaign) -> dict[str, object]:

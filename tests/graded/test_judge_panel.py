@@ -10,14 +10,15 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign
 from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
 from sampling import judge_create, judge_labels_import, judges_dashboard
 from sampling.judge_reports import _against_interval, _judged_difference
-from tests.labeling.conftest import upload
-from tests.labeling.test_judges import human_grade, judge_grade
+from tests.conftest import upload
+from tests.sampling.test_judges import human_grade, judge_grade
 
 
 @pytest.mark.parametrize(

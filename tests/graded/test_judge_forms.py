@@ -24,8 +24,8 @@ def test_a_refused_add_judge_form_keeps_what_was_typed(
 ) -> None:
     prompt = "My careful prompt for [{qid}]: {query} / {nope}"
     response = _client(coordinator).post(
-        reverse("graded:campaign_judges", args=[draft_campaign.pk]),
-        {"action": "add", "judge-kind": "endpoint", "judge-name": "my-llm", "judge-model": "llama3.1:8b",
+        reverse("graded:judge_add", args=[draft_campaign.pk]),
+        {"judge-kind": "endpoint", "judge-name": "my-llm", "judge-model": "llama3.1:8b",
          "judge-base_url": "http://127.0.0.1:9/v1", "judge-prompt": prompt, "judge-concurrency": "4",
          "judge-max_tokens": "64"},
         follow=True,
@@ -48,9 +48,8 @@ def test_a_calibration_upload_reports_pairs_matched_and_agreement(
     humans = "9 0 x 0\n9 0 y 1\n9 0 z 2\n9 0 w 2\n"
     labels = "9 0 x 0\n9 0 y 2\n9 0 z 2\n9 0 v 1\n"  # three pairs in both; one judge label has no human
     response = _client(coordinator).post(
-        reverse("graded:campaign_judges", args=[draft_campaign.pk]),
-        {"action": "calibration", "judge": judge.pk,
-         "human_qrels": SimpleUploadedFile("humans.qrels", humans.encode()),
+        reverse("graded:judge_calibration", args=[draft_campaign.pk, judge.pk]),
+        {"human_qrels": SimpleUploadedFile("humans.qrels", humans.encode()),
          "judge_labels": SimpleUploadedFile("judge.qrels", labels.encode())},
         follow=True,
     )  # fmt: skip

@@ -10,11 +10,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, Judgment, SamplingState
 from labeling.recompute import recompute
 from sampling import dashboard
-from tests.labeling.conftest import PASSWORD
+from tests.conftest import PASSWORD
 
 
 def client_for(user: AbstractBaseUser | None) -> Client:

@@ -10,12 +10,13 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from graded import gold
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, Draw, GoldAnswer, GoldItem, Judgment, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
 from labeling.services.imports import qrels_import
 from sampling.estimates import estimates_compute
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
@@ -90,7 +91,7 @@ def test_wrong_answers_pause_the_assessor_until_the_coordinator_resumes(
     assert quality[0]["assessor"] == "alice" and quality[0]["accuracy"] == 0 and quality[0]["paused"]
     from django.test import Client
 
-    from tests.labeling.conftest import PASSWORD
+    from tests.conftest import PASSWORD
 
     page = Client()
     assert page.login(username=coordinator.get_username(), password=PASSWORD)

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update
 from sampling import judge_create, judge_labels_import
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 
 def test_the_readme_names_every_file_including_the_judges(

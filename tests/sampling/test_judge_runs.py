@@ -2,9 +2,9 @@
 local chat-completions server (`tests.chat_server`): versions, the cache (a second run asks
 nothing), refusals counted and never guessed, retries, the cost cap, cancel, a fatal answer,
 the key never stored or exported, and the lexical judge. The steps run in this process here;
-tests/labeling/test_judge_worker.py runs them in a real worker and kills it mid-run.
+tests/sampling/test_judge_worker.py runs them in a real worker and kills it mid-run.
 
-Toy campaign (tests/labeling/conftest.py): three topics, runs alpha and beta, grades 0-2, DCG@5,
+Toy campaign (tests/conftest.py): three topics, runs alpha and beta, grades 0-2, DCG@5,
 21 pooled pairs.
 """
 

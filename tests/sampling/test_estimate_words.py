@@ -8,7 +8,7 @@ import pytest
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update
 from sampling import estimates_compute, judge_create, judge_labels_import
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,8 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from graded.judging import judgment_undo, task_answer, task_next
+from graded.claims import task_next
+from graded.judging import judgment_undo, task_answer
 from labeling.leases import LeaseConflict, UndoNotAllowed
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.modes import campaign_progress
@@ -27,8 +28,8 @@ from labeling.services.campaigns import (
 from labeling.services.imports import qrels_import
 from labeling.services.run_imports import runs_import
 from tests.concurrency import at_once
+from tests.conftest import RUN_A, upload
 from tests.faults import inserts_refused
-from tests.labeling.conftest import RUN_A, upload
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -17,7 +17,8 @@ from rest_framework.test import APIClient
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import dcg
 from estimation.sampling.estimators import query_level_estimate
-from graded.judging import task_answer, task_next
+from graded.claims import task_next
+from graded.judging import task_answer
 from labeling.models import Campaign, Document, Draw, EstimateSnapshot, Judgment, SamplingState, Task
 from labeling.modes import campaign_progress
 from labeling.recompute import recompute
@@ -34,7 +35,7 @@ from sampling.estimates import estimates_current
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from sampling.pool_arrays import pool_arrays_for
 from sampling.state import state_load
-from tests.labeling.conftest import RUN_A, RUN_B, upload
+from tests.conftest import RUN_A, RUN_B, upload
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 

@@ -4,7 +4,7 @@ OUTBOUND_ALLOWED_HOSTS and its key variable bound to that host by JUDGE_API_KEY_
 a run's error never repeats a remote page. Only loopback is contacted; other addresses are
 either refused before any connection or documentation addresses (192.0.2.0/24) that none has.
 
-Toy campaign (tests/labeling/conftest.py) with texts (`texts_import`): 21 pooled pairs.
+Toy campaign (tests/conftest.py) with texts (`texts_import`): 21 pooled pairs.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 from labeling.models import Campaign, Judge, JudgeCall, JudgeRun
 from sampling import judge_create, judge_run_start, judge_run_step
 from tests.chat_server import HTML_PAGE_MARKER, ChatServerState, chat_server
-from tests.labeling.test_judge_runs import SECRET, TEMPLATE, texts_import
+from tests.sampling.test_judge_runs import SECRET, TEMPLATE, texts_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 FAST = {"JUDGE_REQUEST_TIMEOUT_SECONDS": 5, "JUDGE_RETRY_BACKOFF_SECONDS": 0.01}
@@ -129,7 +129,6 @@ def test_the_page_form_refuses_a_host_outside_the_list(
     answer = page.post(
         f"/campaigns/{campaign.pk}/judges/",
         {
-            "action": "add",
             "judge-kind": "endpoint",
             "judge-name": "llm",
             "judge-model": "m",

@@ -19,7 +19,7 @@ from labeling.models import Campaign, PoolItem, System
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
 from labeling.services.imports import topics_import
 from sampling.evaluation import run_evaluate
-from tests.labeling.conftest import upload
+from tests.conftest import upload
 from tests.labeling.test_exports import _judge_everything
 
 pytestmark = pytest.mark.django_db

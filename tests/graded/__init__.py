@@ -1,0 +1,1 @@
+"""The graded mode: its tasks, gold, pages, judges panel and forms."""

@@ -1,0 +1,1 @@
+"""The sampling engine: strategies, estimates, planning, model judges and their runs."""
