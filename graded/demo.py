@@ -9,14 +9,7 @@ from django.db import transaction
 
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.demo import (
-    DEMO_CAMPAIGN,
-    DEMO_GRADES,
-    DEMO_JUDGED_CAMPAIGN,
-    demo_campaign_draft,
-    demo_collection,
-    demo_fill_and_start,
-)
+from labeling.demo import DEMO_GRADES, demo_campaign_draft, demo_collection, demo_fill_and_start
 from labeling.models import Campaign, EstimateSnapshot
 from labeling.recompute import recompute
 from sampling import judge_create, judge_run_start, judge_run_step
@@ -29,6 +22,8 @@ DEMO_JUDGED_HISTORY = 30
 # The judge-assisted demo's judge: the built-in lexical one, so the demo needs no network and no
 # model, and shows honestly what a weak judge is worth.
 DEMO_JUDGE = "bm25"
+DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
+DEMO_JUDGED_CAMPAIGN = "Demo: sustainable cities, model judge + human sample (DCG@10)"
 
 
 def demo_graded_campaign() -> Campaign:

@@ -8,7 +8,7 @@ from django import forms
 
 from labeling.models import Campaign
 from labeling.outbound import key_variables
-from sampling import judge_kind, judge_kind_choices, kind_own_fields
+from sampling import judge_kind, judge_kind_choices, judge_kind_own_fields
 
 
 class GoldForm(forms.Form):
@@ -98,7 +98,7 @@ class JudgeForm(forms.Form):
         (`JudgeKind.own_fields`), and blank numbers keep the defaults (a blank cost cap: none)."""
         data = dict(self.cleaned_data)
         chosen = set(judge_kind(data["kind"]).own_fields)
-        others = {name for fields in kind_own_fields().values() for name in fields} - chosen
+        others = {name for fields in judge_kind_own_fields().values() for name in fields} - chosen
         return {
             name: value
             for name, value in data.items()

@@ -36,13 +36,13 @@ from sampling import (
     judge_choose_for_sampling,
     judge_create,
     judge_kind,
+    judge_kind_own_fields,
     judge_labels_import,
     judge_run_cancel,
     judge_run_start,
     judge_update,
     judges_dashboard,
     judges_summaries,
-    kind_own_fields,
     level_presentations,
     strategy_for,
 )
@@ -284,7 +284,7 @@ def judges_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any]:
         "template": "graded/_judges.html",
         "judges": judges,
         # The add-judge form shows a kind's own fields only while that kind is chosen.
-        "kind_fields": kind_own_fields(),
+        "kind_fields": judge_kind_own_fields(),
         "can_manage": request.user.has_perm(MANAGE, campaign),
         "uses_judge": strategy_for(campaign).uses_judge,
         "form": JudgeForm(refused, prefix="judge") if refused else JudgeForm(prefix="judge"),

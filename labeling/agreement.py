@@ -17,6 +17,7 @@ from estimation.learned_dcg.preferences import (
     preferences_from_grades,
 )
 from labeling.models import Campaign, Judgment
+from labeling.modes import mode_of
 
 
 def _finite(value: float) -> float | None:
@@ -65,3 +66,12 @@ def grade_agreement(campaign: Campaign) -> dict[str, Any] | None:
         ).values_list("topic__qid", "document__docno", "grade", "assessor__username")
     )
     return agreement_of(preferences_from_grades(graded)) if graded else None
+
+
+def campaign_agreement(campaign: Campaign) -> dict[str, Any]:
+    """Agreement on the preferences the campaign's answers state (pair modes) and on those
+    inferred from its grades: the agreement export every campaign offers."""
+    return {
+        "preferences": agreement_of(mode_of(campaign).answer_preferences(campaign)),
+        "inferred_from_grades": grade_agreement(campaign),
+    }

@@ -43,3 +43,17 @@ class LabelingConfig(AppConfig):
                 note="who passed which item on, the reason and the note",
             )
         )
+        # Every campaign reports agreement: on its answers' preferences (pair modes,
+        # `JudgingMode.answer_preferences`) and on preferences inferred from grades. Its path
+        # keeps the one it had when the pairwise app registered it.
+        register_export(
+            Export(
+                "api-pairwise-export-agreement",
+                "pairwise/export/agreement.json",
+                "-agreement.json",
+                "Assessor agreement (JSON)",
+                "application/json",
+                exports.campaign_agreement_json,
+                stream=False,
+            )
+        )

@@ -25,13 +25,6 @@ from labeling.services.campaigns import (
 from labeling.services.imports import documents_import, topics_import
 from labeling.services.run_imports import runs_import
 
-DEMO_CAMPAIGN = "Demo: sustainable cities (DCG@10)"
-# The same collection judged in pairs: each assessor finds the ordered top 5 of a topic's best 12.
-DEMO_TOPK_CAMPAIGN = "Demo: sustainable cities, top-5 by pairwise preferences"
-DEMO_SXS_CAMPAIGN = "Demo: sustainable cities, top-5 lists side by side"
-DEMO_JUDGED_CAMPAIGN = "Demo: sustainable cities, model judge + human sample (DCG@10)"
-# The side-by-side demo compares the three runs on the first few topics only.
-DEMO_SXS_TOPICS = 4
 DEMO_PASSWORD = "labeling-demo"
 DEMO_USERS = (
     ("demo-admin", ROLE_ADMIN),

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
+from labeling.agreement import campaign_agreement
 from labeling.csv_cells import CsvDictWriter
 from labeling.models import (
     Campaign,
@@ -23,6 +24,7 @@ from labeling.models import (
 )
 from labeling.modes import mode_of
 from labeling.selectors import campaign_assessors, campaign_counts
+from labeling.serializers import AgreementSerializer
 
 CHUNK_ROWS = 2000
 
@@ -120,3 +122,8 @@ def run_trec(system: System, depth: int | None = None) -> Iterator[str]:
             yield "".join(lines)
             lines.clear()
     yield "".join(lines)
+
+
+def campaign_agreement_json(campaign: Campaign) -> bytes:
+    """`labeling.agreement.campaign_agreement` as JSON, in the API's shape."""
+    return json.dumps(AgreementSerializer(campaign_agreement(campaign)).data).encode()

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rest_framework.request import Request
     from rest_framework.serializers import Serializer
 
+    from estimation.learned_dcg.preferences import Preference
     from estimation.metrics.spec import Metric
     from labeling.models import Campaign
     from labeling.preflight import Problem
@@ -79,6 +80,12 @@ class JudgingMode:
     # mode takes (name, budget, overlap): the form shows only these once the mode is chosen.
     form_fields: ClassVar[tuple[str, ...]] = ()
     exports: ClassVar[tuple[Export, ...]] = ()
+
+    def answer_preferences(self, campaign: Campaign) -> list[Preference]:
+        """The preferences the mode's answers state (pair modes: every comparison), for the
+        assessor agreement every campaign reports (`labeling.agreement.campaign_agreement`);
+        grades' inferred preferences are the core's own."""
+        return []
 
     def field_choices(self) -> dict[str, list[tuple[str, str]]]:
         """The choices of the New campaign form's fields whose values this mode's packages define

@@ -319,7 +319,7 @@ def _queue_before_exit() -> None:
 LOCK_WAIT_SECONDS = 120.0
 
 
-class Outcome:
+class RecomputeResult:
     """What `recompute_if_free` did."""
 
     DONE = "done"
@@ -344,11 +344,11 @@ def recompute_if_free(campaign_id: int, *, only_if_owed: bool = False) -> str:
     with `only_if_owed` (a sweep's message) only if requests are still uncovered."""
     with recompute_lock(campaign_id) as acquired:
         if not acquired:
-            return Outcome.BUSY
+            return RecomputeResult.BUSY
         if only_if_owed and campaign_id not in recompute_owed([campaign_id]):
-            return Outcome.CURRENT
+            return RecomputeResult.CURRENT
         _recompute_locked(campaign_id)
-        return Outcome.DONE
+        return RecomputeResult.DONE
 
 
 def _recompute_locked(campaign_id: int) -> CampaignProgress | None:

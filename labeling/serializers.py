@@ -275,3 +275,32 @@ class ProgressSerializer(StrictSerializer):
     @staticmethod
     def of(progress: Progress) -> dict[str, Any]:
         return ProgressSerializer(progress).data
+
+
+# Assessor agreement (labeling.agreement): every campaign's agreement export, the pair modes' API.
+class AgreementTableSerializer(StrictSerializer):
+    labels = serializers.ListField(child=serializers.CharField())
+    counts = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    row_normalised = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField(allow_null=True))
+    )
+    overall = serializers.FloatField(allow_null=True)
+    ignoring_ties = serializers.FloatField(allow_null=True)
+    kappa = serializers.FloatField(allow_null=True)
+    kappa_kind = serializers.CharField()
+    n_pairs = serializers.IntegerField()
+
+
+class AgreementBetweenSerializer(AgreementTableSerializer):
+    first = serializers.CharField()
+    second = serializers.CharField()
+
+
+class AgreementSetSerializer(StrictSerializer):
+    pooled = AgreementTableSerializer()
+    between = AgreementBetweenSerializer(many=True)
+
+
+class AgreementSerializer(StrictSerializer):
+    preferences = AgreementSetSerializer(allow_null=True)
+    inferred_from_grades = AgreementSetSerializer(allow_null=True)

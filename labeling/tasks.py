@@ -30,10 +30,10 @@ logger = logging.getLogger(__name__)
 def campaign_recompute(campaign_id: int, only_if_owed: bool = False) -> str:
     """The campaign's recompute after answers (`labeling.recompute.recompute_if_free`); queued
     again after the spacing when another worker is recomputing the campaign."""
-    from labeling.recompute import Outcome, recompute_if_free, recompute_queue_later
+    from labeling.recompute import RecomputeResult, recompute_if_free, recompute_queue_later
 
     outcome = recompute_if_free(campaign_id, only_if_owed=only_if_owed)
-    if outcome == Outcome.BUSY and not only_if_owed:
+    if outcome == RecomputeResult.BUSY and not only_if_owed:
         recompute_queue_later(campaign_id)
     return outcome
 

@@ -13,10 +13,10 @@ from labeling.access import campaign_for, request_user
 from labeling.api.common import bad_request, conflict
 from labeling.models import Campaign
 from labeling.permissions import JUDGE, MANAGE, VIEW_RESULTS
+from labeling.serializers import AgreementSerializer
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
 from pairwise.serializers import (
-    AgreementSerializer,
     ComparisonOutputSerializer,
     PairAnswerInputSerializer,
     PairOutputSerializer,
@@ -57,7 +57,7 @@ class PairwiseSettingsApi(APIView):
         return Response(PairwiseSettingsSerializer(pairwise).data)
 
 
-def pair_next_response(request: Request, campaign: Campaign) -> Response:
+def next_response(request: Request, campaign: Campaign) -> Response:
     """200 with the user's pending pair, 204 when nothing is left (also serves labeling's /next/)."""
     pairwise = _settings_for(campaign)
     task = services.pair_next(campaign=campaign, assessor=request_user(request))
@@ -66,7 +66,7 @@ def pair_next_response(request: Request, campaign: Campaign) -> Response:
     return Response(PairOutputSerializer.of(task, pairwise))
 
 
-def pair_answer_response(request: Request, task_id: int, campaign_id: int | None = None) -> Response:
+def answer_response(request: Request, task_id: int, campaign_id: int | None = None) -> Response:
     """Store the user's answer to a pair task (also serves labeling's /tasks/{task}/answer/)."""
     task = selectors.pair_task_get(task_id)
     if task is None or (campaign_id is not None and task.campaign_id != campaign_id):
@@ -88,7 +88,7 @@ def pair_answer_response(request: Request, task_id: int, campaign_id: int | None
     return Response(ComparisonOutputSerializer(comparison).data, status=status.HTTP_201_CREATED)
 
 
-def pair_undo_response(request: Request, campaign: Campaign) -> Response:
+def undo_response(request: Request, campaign: Campaign) -> Response:
     """Undo the user's last answer; 200 with its pair again (also serves labeling's /undo/)."""
     pairwise = _settings_for(campaign)
     try:
@@ -103,7 +103,7 @@ class PairNextApi(APIView):
 
     @extend_schema(responses={200: PairOutputSerializer, 204: None})
     def get(self, request: Request, campaign_id: int) -> Response:
-        return pair_next_response(request, campaign_for(request, campaign_id, JUDGE))
+        return next_response(request, campaign_for(request, campaign_id, JUDGE))
 
 
 class PairAnswerApi(APIView):
@@ -120,7 +120,7 @@ class PairAnswerApi(APIView):
     )
     def post(self, request: Request, campaign_id: int, task_id: int) -> Response:
         campaign = campaign_for(request, campaign_id, JUDGE)
-        return pair_answer_response(request, task_id, campaign.pk)
+        return answer_response(request, task_id, campaign.pk)
 
 
 class PairUndoApi(APIView):
@@ -131,7 +131,7 @@ class PairUndoApi(APIView):
         responses={200: PairOutputSerializer, 409: OpenApiResponse(description="nothing to undo")},
     )
     def post(self, request: Request, campaign_id: int) -> Response:
-        return pair_undo_response(request, campaign_for(request, campaign_id, JUDGE))
+        return undo_response(request, campaign_for(request, campaign_id, JUDGE))
 
 
 class TopKApi(APIView):

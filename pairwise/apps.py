@@ -9,11 +9,10 @@ class PairwiseConfig(AppConfig):
     def ready(self) -> None:
         # The pair judging modes plug into the core's mode seam (labeling.modes).
         from labeling.demo import register_demo
-        from labeling.modes import register, register_export
+        from labeling.modes import register
         from pairwise.demo import demo_topk_campaign
-        from pairwise.modes import AGREEMENT_EXPORT, PairwiseMode, TopKMode
+        from pairwise.modes import PairwiseMode, TopKMode
 
         register(PairwiseMode())
         register(TopKMode())
-        register_export(AGREEMENT_EXPORT)
         register_demo(demo_topk_campaign)

@@ -8,11 +8,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from labeling.agreement import campaign_agreement
 from labeling.models import Campaign
 from pairwise.models import PairwiseSettings
 from pairwise.selectors import (
     HeapResult,
-    campaign_agreement,
     comparison_counts,
     comparison_throughput,
     is_topk,

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from labeling.demo import DEMO_TOPK_CAMPAIGN, demo_campaign_draft, demo_fill_and_start
+from labeling.demo import demo_campaign_draft, demo_fill_and_start
 from labeling.models import Campaign
+
+# The generated collection judged in pairs: each assessor finds the ordered top 5 of a topic's
+# best 12.
+DEMO_TOPK_CAMPAIGN = "Demo: sustainable cities, top-5 by pairwise preferences"
 
 
 @transaction.atomic

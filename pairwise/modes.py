@@ -6,7 +6,6 @@ top-k exports."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,33 +15,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
+from estimation.learned_dcg.preferences import Preference
 from labeling.models import Campaign, PoolItem
 from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
 from pairwise import api, dashboard, exports, selectors, services, views
 from pairwise.models import Comparison, PairTask
-from pairwise.serializers import AgreementSerializer, PairAnswerInputSerializer, PairOutputSerializer
-
-
-def _agreement_json(campaign: Campaign) -> bytes:
-    return json.dumps(AgreementSerializer(selectors.campaign_agreement(campaign)).data).encode()
+from pairwise.serializers import PairAnswerInputSerializer, PairOutputSerializer
 
 
 def _topk_qrels(campaign: Campaign) -> Any:
     return exports.topk_qrels(campaign, selectors.pairwise_settings(campaign).k)
 
 
-# Agreement is reported for every campaign: on preferences inferred from grades in graded ones.
-AGREEMENT_EXPORT = Export(
-    "api-pairwise-export-agreement",
-    "pairwise/export/agreement.json",
-    "-agreement.json",
-    "Assessor agreement (JSON)",
-    "application/json",
-    _agreement_json,
-    stream=False,
-)
 PREFERENCE_EXPORTS = (
     Export(
         "api-pairwise-export-preferences-csv",
@@ -108,6 +94,9 @@ class PairMode(JudgingMode):
     def progress(self, campaign: Campaign) -> Progress:
         return selectors.pair_progress(campaign)
 
+    def answer_preferences(self, campaign: Campaign) -> list[Preference]:
+        return selectors.campaign_preferences(campaign)
+
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         return selectors.comparison_throughput(campaign)["assessors"]
 
@@ -115,13 +104,13 @@ class PairMode(JudgingMode):
         return Comparison.objects.filter(campaign=campaign, assessor_id=user_id).count()
 
     def next_response(self, request: Request, campaign: Campaign) -> Response:
-        return api.pair_next_response(request, campaign)
+        return api.next_response(request, campaign)
 
     def answer_response(self, request: Request, task_id: int) -> Response:
-        return api.pair_answer_response(request, task_id)
+        return api.answer_response(request, task_id)
 
     def undo_response(self, request: Request, campaign: Campaign) -> Response:
-        return api.pair_undo_response(request, campaign)
+        return api.undo_response(request, campaign)
 
     def unit_campaign(self, unit_id: int) -> tuple[int, str] | None:
         units = PairTask.objects.filter(pk=unit_id)

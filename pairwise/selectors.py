@@ -19,7 +19,7 @@ from estimation.learned_dcg.preferences import Preference
 from estimation.topk.bradley_terry import merge_preferences
 from estimation.topk.kappa import position_labels, summarize_run_kappa
 from estimation.topk.state import TopKState, fused_prior_order, result
-from labeling.agreement import agreement_of, grade_agreement
+from labeling.agreement import campaign_agreement
 from labeling.models import Campaign, RankingEntry, System
 from labeling.selectors import Progress, throughput_of, units_progress
 from pairwise.models import Comparison, PairTask, PairwiseSettings, TopKHeap
@@ -186,14 +186,6 @@ def topic_documents(campaign: Campaign) -> dict[str, list[str]]:
     for qid, state in TopKHeap.objects.filter(campaign=campaign, slot=0).values_list("topic__qid", "state"):
         documents[qid] = list(state["documents"])
     return documents
-
-
-def campaign_agreement(campaign: Campaign) -> dict[str, Any]:
-    """Agreement on preferences (pair judging) and on preferences inferred from grades."""
-    return {
-        "preferences": agreement_of(campaign_preferences(campaign)),
-        "inferred_from_grades": grade_agreement(campaign),
-    }
 
 
 def kappa_metrics(campaign: Campaign, k: int) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
+from labeling.serializers import AgreementSerializer, DocumentOutputSerializer, TopicOutputSerializer
 from labeling.strict_json import StrictModelSerializer, StrictSerializer
 from pairwise.models import Comparison, PairTask, PairwiseSettings
 from pairwise.services import OUTCOMES
@@ -84,34 +84,6 @@ class TopKOrderSerializer(StrictSerializer):
     done = serializers.BooleanField()
     n_documents = serializers.IntegerField()
     updated_at = serializers.DateTimeField(help_text="the last answer, claim or release")
-
-
-class AgreementTableSerializer(StrictSerializer):
-    labels = serializers.ListField(child=serializers.CharField())
-    counts = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
-    row_normalised = serializers.ListField(
-        child=serializers.ListField(child=serializers.FloatField(allow_null=True))
-    )
-    overall = serializers.FloatField(allow_null=True)
-    ignoring_ties = serializers.FloatField(allow_null=True)
-    kappa = serializers.FloatField(allow_null=True)
-    kappa_kind = serializers.CharField()
-    n_pairs = serializers.IntegerField()
-
-
-class AgreementBetweenSerializer(AgreementTableSerializer):
-    first = serializers.CharField()
-    second = serializers.CharField()
-
-
-class AgreementSetSerializer(StrictSerializer):
-    pooled = AgreementTableSerializer()
-    between = AgreementBetweenSerializer(many=True)
-
-
-class AgreementSerializer(StrictSerializer):
-    preferences = AgreementSetSerializer(allow_null=True)
-    inferred_from_grades = AgreementSetSerializer(allow_null=True)
 
 
 class KappaRunSerializer(StrictSerializer):

@@ -27,8 +27,8 @@ from sampling.judge_kinds import (
     all_judge_kinds,
     judge_kind,
     judge_kind_choices,
+    judge_kind_own_fields,
     judge_kinds_help,
-    kind_own_fields,
     register_judge_kind,
 )
 from sampling.judge_labels import (
@@ -105,7 +105,7 @@ __all__ = [
     "judge_runs_resume",
     "judge_settings_problems",
     "judge_update",
-    "kind_own_fields",
+    "judge_kind_own_fields",
     "register_judge_kind",
     "judge_summary",
     "judged_sample_csv",

@@ -27,6 +27,8 @@ BATCH_PAIRS = 2000
 
 
 def lease_seconds() -> float:
+    """How long a step's lease on its run lasts: longer than any step (its chunk, its requests'
+    timeouts, the step's own ceiling), so only a dead worker's lease runs out."""
     return max(
         3 * settings.JUDGE_RUN_CHUNK_SECONDS + 2 * settings.JUDGE_REQUEST_TIMEOUT_SECONDS,
         settings.JUDGE_STEP_MAX_SECONDS + settings.JUDGE_RUN_CHUNK_SECONDS,

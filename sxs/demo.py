@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from labeling.demo import DEMO_SXS_CAMPAIGN, DEMO_SXS_TOPICS, demo_campaign_draft, demo_fill_and_start
+from labeling.demo import demo_campaign_draft, demo_fill_and_start
 from labeling.models import Campaign
+
+DEMO_SXS_CAMPAIGN = "Demo: sustainable cities, top-5 lists side by side"
+# The side-by-side demo compares the three runs on the first few topics only.
+DEMO_SXS_TOPICS = 4
 
 
 @transaction.atomic

@@ -10,20 +10,18 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from django.contrib.auth.models import AbstractBaseUser
-from rest_framework.test import APIClient
 
-from config.celery import app as celery_app
-from labeling.models import Campaign
-from labeling.services.campaigns import (
-    campaign_assessors_assign,
-    campaign_create,
-    campaign_start,
-    user_create,
-)
-from labeling.services.run_imports import runs_import
+if TYPE_CHECKING:
+    # The application is imported inside the fixtures: scripts import this module for REPO_ROOT
+    # and the toy campaign's files (the benchmarks, the subprocesses of the cluster tests) without
+    # Django being set up.
+    from django.contrib.auth.models import AbstractBaseUser
+    from rest_framework.test import APIClient
+
+    from labeling.models import Campaign
 
 # A real worker (`worker`, `celery_worker`) and throwaway PostgreSQL and Redis servers
 # (`postgres_url`, `redis_url`) for the tests that ask for them.
@@ -139,10 +137,14 @@ def active_assessors_forgotten() -> None:
     assessors_active_forget()
 
 
-# Unit tests never talk to a broker: enqueued recomputes go to an in-memory transport. The
-# integration tests in test_celery.py point a real worker at a real Redis instead.
-celery_app.conf.broker_url = "memory://"
-celery_app.conf.broker_transport_options = {}
+def pytest_configure(config: pytest.Config) -> None:
+    """Unit tests never talk to a broker: enqueued recomputes go to an in-memory transport. The
+    integration tests (test_celery.py) point a real worker at a real Redis instead."""
+    from config.celery import app as celery_app
+
+    celery_app.conf.broker_url = "memory://"
+    celery_app.conf.broker_transport_options = {}
+
 
 PASSWORD = "correct-horse-battery-42"
 
@@ -158,10 +160,12 @@ def upload(name: str, text: str | bytes) -> tuple[str, io.BytesIO]:
 
 @pytest.fixture
 def make_user(db: None) -> Callable[..., AbstractBaseUser]:
+    from django.contrib.auth import get_user_model
+
+    from labeling.services.campaigns import user_create
+
     def make(username: str, role: str | None) -> AbstractBaseUser:
         if role is None:
-            from django.contrib.auth import get_user_model
-
             return get_user_model().objects.create_user(username=username, password=PASSWORD)
         return user_create(creator=None, username=username, password=PASSWORD, role=role)
 
@@ -196,6 +200,9 @@ def outsider(make_user: Callable[..., AbstractBaseUser]) -> AbstractBaseUser:
 @pytest.fixture
 def draft_campaign(coordinator: AbstractBaseUser) -> Campaign:
     """A campaign with two runs imported, not started."""
+    from labeling.services.campaigns import campaign_create
+    from labeling.services.run_imports import runs_import
+
     campaign = campaign_create(
         creator=coordinator,
         name="toy",
@@ -213,12 +220,16 @@ def campaign(
     draft_campaign: Campaign, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
 ) -> Campaign:
     """The toy campaign, running, with both assessors assigned."""
+    from labeling.services.campaigns import campaign_assessors_assign, campaign_start
+
     campaign_assessors_assign(campaign=draft_campaign, usernames=["alice", "bob"])
     return campaign_start(campaign=draft_campaign)
 
 
 @pytest.fixture
 def api() -> Callable[[AbstractBaseUser | None], APIClient]:
+    from rest_framework.test import APIClient
+
     def client_for(user: AbstractBaseUser | None) -> APIClient:
         client = APIClient()
         if user is not None:
@@ -245,10 +256,14 @@ def remove_sqlite_journal_files() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def pool_array_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
-    """Each test's pool-array cache files live in its own temporary folder."""
+def pool_array_cache_in_tmp(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test's pool-array cache files live in its own temporary folder (tests that use the
+    database: the numeric core's thousand tests need none)."""
+    if not _uses_the_test_database(request.node):
+        yield
+        return
     from sampling.pool_arrays import pool_arrays_forget
 
-    settings.VAR_DIR = tmp_path  # type: ignore[attr-defined]
+    request.getfixturevalue("settings").VAR_DIR = request.getfixturevalue("tmp_path")
     yield
     pool_arrays_forget()

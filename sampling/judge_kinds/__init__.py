@@ -51,7 +51,7 @@ def judge_kinds_help() -> str:
     return "; ".join(f"{kind.name}: {kind.api_help}" for kind in _KINDS.values())
 
 
-def kind_own_fields() -> dict[str, list[str]]:
+def judge_kind_own_fields() -> dict[str, list[str]]:
     """Each kind's own fields (the add-judge form shows a field only for the kinds naming it)."""
     return {kind.name: list(kind.own_fields) for kind in _KINDS.values()}
 

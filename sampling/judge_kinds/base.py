@@ -13,7 +13,7 @@ class JudgeKind:
     """What a kind of model judge provides; subclasses override what they do differently."""
 
     name: ClassVar[str]
-    # The choice's label (forms, the admin), and the words after "name:" in the API's help.
+    # The add-judge form's choice, and the words after "name:" in the API's help.
     label: ClassVar[str]
     api_help: ClassVar[str]
     # Whether the worker runs it over the pool (else its labels come as files).

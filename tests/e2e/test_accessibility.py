@@ -10,17 +10,11 @@ from typing import Any
 
 import pytest
 
-from labeling.demo import (
-    DEMO_CAMPAIGN,
-    DEMO_JUDGED_CAMPAIGN,
-    DEMO_PASSWORD,
-    DEMO_SXS_CAMPAIGN,
-    DEMO_TOPK_CAMPAIGN,
-    demo_campaign_draft,
-    demo_fill_and_start,
-    demo_load,
-)
+from graded.demo import DEMO_CAMPAIGN, DEMO_JUDGED_CAMPAIGN
+from labeling.demo import DEMO_PASSWORD, demo_campaign_draft, demo_fill_and_start, demo_load
 from labeling.models import Campaign
+from pairwise.demo import DEMO_TOPK_CAMPAIGN
+from sxs.demo import DEMO_SXS_CAMPAIGN
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 SIZES = {"phone": (390, 844), "desktop": (1400, 900)}

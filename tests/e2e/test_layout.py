@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
-from labeling.demo import DEMO_CAMPAIGN, DEMO_PASSWORD, DEMO_SXS_CAMPAIGN, DEMO_TOPK_CAMPAIGN, demo_load
+from graded.demo import DEMO_CAMPAIGN
+from labeling.demo import DEMO_PASSWORD, demo_load
 from labeling.models import Campaign
+from pairwise.demo import DEMO_TOPK_CAMPAIGN
+from sxs.demo import DEMO_SXS_CAMPAIGN
 
 SIZES = {"phone": (390, 844), "desktop": (1400, 900)}
 # The first answer control of each judging mode's page.

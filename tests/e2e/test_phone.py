@@ -11,9 +11,12 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling.demo import DEMO_CAMPAIGN, DEMO_SXS_CAMPAIGN, DEMO_TOPK_CAMPAIGN, demo_load
+from graded.demo import DEMO_CAMPAIGN
+from labeling.demo import demo_load
 from labeling.models import Campaign, Judgment, Skip
+from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs import services as sxs_services
+from sxs.demo import DEMO_SXS_CAMPAIGN
 from sxs.selectors import learned_dcg_summary
 from tests.e2e.helpers import log_in
 from tests.e2e.test_layout import _log_in

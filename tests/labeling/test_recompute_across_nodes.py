@@ -64,13 +64,14 @@ def test_a_recompute_waits_for_another_process_and_takes_over_when_it_dies(
     campaign: Campaign, holder_process: subprocess.Popen[str]
 ) -> None:
     assert recompute_locked(campaign.pk)
-    assert pipeline.recompute_if_free(campaign.pk) == pipeline.Outcome.BUSY
-    assert campaign_recompute(campaign.pk) == pipeline.Outcome.BUSY  # and queued again after the spacing
+    assert pipeline.recompute_if_free(campaign.pk) == pipeline.RecomputeResult.BUSY
+    # Busy, and queued again after the spacing.
+    assert campaign_recompute(campaign.pk) == pipeline.RecomputeResult.BUSY
     holder_process.kill()  # a worker killed mid-recompute: no shutdown, no unlock
     holder_process.wait()
     with recompute_lock(campaign.pk, wait_seconds=10) as acquired:
         assert acquired
-    assert pipeline.recompute_if_free(campaign.pk) == pipeline.Outcome.DONE
+    assert pipeline.recompute_if_free(campaign.pk) == pipeline.RecomputeResult.DONE
 
 
 @pytest.mark.django_db(transaction=True)
@@ -129,8 +130,8 @@ def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: C
     assert sweep(now=111.0) == [campaign.pk]
     assert sweep(now=115.0) == []  # not again within the grace
     assert sweep(now=122.0) == [campaign.pk]  # still owed: once more
-    assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.Outcome.DONE
-    assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.Outcome.CURRENT
+    assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.RecomputeResult.DONE
+    assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.RecomputeResult.CURRENT
     assert sweep(now=200.0) == [] and sweep(now=300.0) == []
     _queued_recomputes()
 

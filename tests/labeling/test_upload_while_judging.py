@@ -1,6 +1,7 @@
 """A large judge label upload while assessors answer through the API of a real server: no
 answer fails and none waits a second (the upload never holds the write lock while it parses,
-and the threads of the upload's own process get the interpreter lock back within 0.5 ms).
+a writer waiting for SQLite's lock polls for it every few milliseconds, and the threads of the
+upload's own process get the interpreter lock back within 0.5 ms).
 
 The server is gunicorn with the production settings on the embedded default (SQLite, IMMEDIATE
 transactions), one worker process: every assessor shares the process that reads and checks the
