@@ -20,7 +20,7 @@ from sampling.exports import (
     sampling_csv,
 )
 from sampling.focus import compared_systems
-from sampling.judge_calls import judge_answer_store, judge_run_done, pending_pairs
+from sampling.judge_calls import judge_answer_store, judge_run_done
 from sampling.judge_editing import judge_create, judge_settings_problems, judge_update
 from sampling.judge_kinds import (
     JudgeKind,
@@ -114,7 +114,6 @@ __all__ = [
     "judges_summaries",
     "leaderboards",
     "level_presentations",
-    "pending_pairs",
     "pool_depth_of",
     "queue_target",
     "run_evaluate",
