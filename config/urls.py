@@ -4,12 +4,15 @@ from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
 from django.templatetags.static import static
 from django.urls import include, path, register_converter
+from django.urls.converters import get_converters
 from django.views.generic import RedirectView
 
 from config.converters import IdConverter
 
-# Before the includes below: every app's routes take ids as <id:...>.
-register_converter(IdConverter, "id")
+# Before the includes below: every app's routes take ids as <id:...> (once: a test rebuilding the
+# URL table for a mode it registers loads this module again).
+if "id" not in get_converters():
+    register_converter(IdConverter, "id")
 
 
 class FaviconRedirect(RedirectView):

@@ -28,6 +28,7 @@ from labeling.models import Campaign, PoolItem, System, Task
 from labeling.modes import Export, JudgingMode
 from labeling.preflight import Problem
 from labeling.selectors import Progress, Throughput
+from labeling.shortcuts import EVERY, GRADES, NOTE
 from labeling.token_access import TokenJudge
 from sampling import (
     compared_systems,
@@ -175,6 +176,7 @@ class GradedTasksMode(JudgingMode):
 
     task_kind = "grade"
     answer_field = "grade"
+    shortcut_pages = {views.GRADED_PAGE: (EVERY, NOTE, GRADES)}
 
     def throughput(self, campaign: Campaign) -> list[Throughput]:
         return graded_throughput(campaign)[1]

@@ -28,7 +28,6 @@ from labeling.selectors import judge_page_shortcuts
 from labeling.services.campaigns import campaign_update
 from labeling.services.imports import ImportFailed, ImportReport
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
-from labeling.shortcuts import GRADED
 from sampling import (
     campaign_model_summary,
     compared_systems,
@@ -50,6 +49,9 @@ from sampling import (
 # How often the dashboard polls the API: often enough to feel live, rare enough to stay cheap.
 DASHBOARD_POLL_SECONDS = 5
 
+# The judge page's name for its keyboard actions (labeling.shortcuts; GradedTasksMode.shortcut_pages).
+GRADED_PAGE = "graded"
+
 
 def grade_scale(campaign: Campaign) -> list[dict[str, Any]]:
     """The campaign's grades with their values and keys, lowest first."""
@@ -69,7 +71,7 @@ def judge_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     from and go to the REST API without reloads."""
     grades = grade_scale(campaign)
     undo_seconds = settings.LABELING_UNDO_SECONDS
-    shortcuts = judge_page_shortcuts(request.user, {GRADED}, [grade["key"] for grade in grades])
+    shortcuts = judge_page_shortcuts(request.user, {GRADED_PAGE}, [grade["key"] for grade in grades])
     config = {
         "campaign": campaign.pk,
         "grades": grades,

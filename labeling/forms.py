@@ -12,7 +12,7 @@ from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
 from labeling.modes import field_choices, mode_choices, mode_named, mode_of
-from labeling.shortcuts import ACTIONS, Action, ShortcutsInvalid, grade_key_normalize, key_display
+from labeling.shortcuts import Action, ShortcutsInvalid, actions, grade_key_normalize, key_display
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
 _GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
@@ -91,12 +91,15 @@ class CampaignCreateForm(forms.Form):
         help_text="Graded items with sampled estimates; pairs of documents (pairwise preferences or "
         "a top-k per topic); two result lists side by side; or training data for a ranker.",
     )
-    topk_k = forms.IntegerField(
-        label="k (top-k)", min_value=1, required=False, help_text="Only for top-k judging: default 10."
-    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The modes' own settings (e.g. top-k's k): form field name -> (setting name, field).
+        self.setting_fields: dict[str, str] = {}
+        for name, _ in mode_choices():
+            for field, (setting, form_field) in mode_named(name).setting_form_fields().items():
+                self.fields[field] = form_field
+                self.setting_fields[field] = setting
         # Which modes each mode-specific field means something to ("graded sxs"): the page shows
         # a field only while one of them is chosen (all of them without JavaScript).
         modes = [mode_named(name) for name, _ in mode_choices()]
@@ -124,20 +127,28 @@ class CampaignCreateForm(forms.Form):
         if data.get("goal") == Campaign.Goal.LEADERBOARD and not data.get("goal_k"):
             self.add_error("goal_k", "a leaderboard needs k")
         data["judging_mode"] = data.get("judging_mode") or "graded"
-        # k is a setting of the top-k mode (labeling.modes), not a campaign field.
-        k = data.pop("topk_k", None)
+        # The modes' own settings (labeling.modes) are stored by the mode, not on the campaign.
+        given = {field: data.pop(field) for field in self.setting_fields if data.get(field) not in (None, "")}
         data["mode_settings"] = {}
-        if k:
+        if given:
             try:
                 mode = mode_named(data["judging_mode"])
             except ValueError as error:
                 self.add_error("judging_mode", str(error))
                 return data
-            if "k" in mode.setting_names:
-                data["mode_settings"] = {"k": k}
-            else:
-                self.add_error("topk_k", f"{mode.label} take no k; leave it empty.")
+            for field, value in given.items():
+                if field in mode.setting_form_fields():
+                    data["mode_settings"][self.setting_fields[field]] = value
+                else:
+                    setting = self.setting_fields[field]
+                    self.add_error(field, f"{mode.label} take no {setting}; leave it empty.")
+        for field in self.setting_fields:
+            data.pop(field, None)
         return data
+
+    def mode_setting_fields(self) -> list[tuple[forms.BoundField, str]]:
+        """The modes' own setting fields with the modes they show for, for the template."""
+        return [(self[field], self.field_modes.get(field, "")) for field in self.setting_fields]
 
 
 class GuidelinesForm(forms.Form):
@@ -227,7 +238,7 @@ class UploadForm(forms.Form):
 
 class ShortcutsForm(forms.Form):
     """An assessor's keyboard settings: the master switch and one key per action
-    (labeling.shortcuts.ACTIONS); a blank key is the default (for a grade: the campaign's own)."""
+    (labeling.shortcuts.actions); a blank key is the default (for a grade: the campaign's own)."""
 
     shortcuts_enabled = forms.BooleanField(
         required=False,
@@ -240,7 +251,7 @@ class ShortcutsForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["shortcuts_enabled"].initial = enabled
         self.fields["shortcuts_enabled"].widget.attrs["aria-describedby"] = "id_shortcuts_enabled_helptext"
-        for action in ACTIONS:
+        for action in actions():
             grade = action.name.startswith("grade_")
             default = "the campaign's key" if grade else key_display(action.default)
             self.fields[f"key_{action.name}"] = forms.CharField(
@@ -264,13 +275,13 @@ class ShortcutsForm(forms.Form):
     def groups(self) -> list[tuple[str, list[tuple[Action, forms.BoundField]]]]:
         """The key fields by section of the page, in the registry's order."""
         sections: dict[str, list[tuple[Action, forms.BoundField]]] = {}
-        for action in ACTIONS:
+        for action in actions():
             sections.setdefault(action.group, []).append((action, self[f"key_{action.name}"]))
         return list(sections.items())
 
     def keys(self) -> dict[str, str]:
         """The typed keys by action name ("" for the default)."""
-        return {action.name: self.cleaned_data.get(f"key_{action.name}") or "" for action in ACTIONS}
+        return {action.name: self.cleaned_data.get(f"key_{action.name}") or "" for action in actions()}
 
     def refused(self, error: ShortcutsInvalid) -> None:
         """Put the service's refusals next to their fields, joined to them for screen readers."""

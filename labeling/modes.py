@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from django import forms
     from django.http import HttpRequest, HttpResponse
     from django.http.response import HttpResponseBase
     from rest_framework.request import Request
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from labeling.models import Campaign
     from labeling.preflight import Problem
     from labeling.selectors import Progress, Throughput
+    from labeling.shortcuts import Action
     from labeling.token_access import TokenJudge
 
 
@@ -80,12 +82,22 @@ class JudgingMode:
     # mode takes (name, budget, overlap): the form shows only these once the mode is chosen.
     form_fields: ClassVar[tuple[str, ...]] = ()
     exports: ClassVar[tuple[Export, ...]] = ()
+    # The mode's judge pages, each with what it offers of the core's keyboard actions
+    # (`labeling.shortcuts`: EVERY, NOTE, GRADES), and the mode's own actions.
+    shortcut_pages: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    shortcut_actions: ClassVar[tuple[Action, ...]] = ()
 
     def answer_preferences(self, campaign: Campaign) -> list[Preference]:
         """The preferences the mode's answers state (pair modes: every comparison), for the
         assessor agreement every campaign reports (`labeling.agreement.campaign_agreement`);
         grades' inferred preferences are the core's own."""
         return []
+
+    def setting_form_fields(self) -> dict[str, tuple[str, forms.Field]]:
+        """The New campaign form's fields that set this mode's own settings, as form field name
+        -> (setting name, field); the form adds them and shows each only while its mode is
+        chosen (list the field name in `form_fields` too)."""
+        return {}
 
     def field_choices(self) -> dict[str, list[tuple[str, str]]]:
         """The choices of the New campaign form's fields whose values this mode's packages define

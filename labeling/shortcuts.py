@@ -11,13 +11,15 @@ stored as the browser's `KeyboardEvent.key` names: a single character in lower c
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-# The judge pages, by what is on screen: a graded document (graded and training campaigns), a
-# pair of documents (pairwise and top-k), two result lists of side by side, and the single
-# document side by side shows to grade first. Two actions of one page may not share a key.
-GRADED, PAIR, SXS, SXS_GRADE = "graded", "pair", "sxs", "sxs-grade"
-EVERY_PAGE = frozenset({GRADED, PAIR, SXS, SXS_GRADE})
+from labeling.modes import all_modes
+
+# The core's judge actions act on pages by what the page offers: every judge page pauses, undoes,
+# skips and shows help; pages with a text box take a note; pages that grade take the grade keys.
+# A mode names its pages and what each offers (`JudgingMode.shortcut_pages`) and declares its own
+# actions (`JudgingMode.shortcut_actions`). Two actions of one page may not share a key.
+EVERY, NOTE, GRADES = "every", "note", "grades"
 GRADE_COUNT = 10  # a scale has at most ten grades (labeling.services.campaigns)
 
 
@@ -30,53 +32,49 @@ class Action:
     group: str  # the settings page's section
 
 
-def _grade(value: int) -> Action:
-    return Action(
-        f"grade_{value}",
-        f"Grade {value} (counting from the lowest, 0)",
-        str(value),
-        frozenset({GRADED, SXS_GRADE}),
-        "Grades",
-    )
+def _core(
+    name: str, label: str, default: str, offer: str, group: str = "Every judge page"
+) -> tuple[Action, str]:
+    return Action(name, label, default, frozenset(), group), offer
 
 
-def _each(name: str, label: str, default: str, pages: frozenset[str] = EVERY_PAGE) -> Action:
-    return Action(name, label, default, pages, "Every judge page")
-
-
-def _pair(name: str, label: str, default: str) -> Action:
-    return Action(name, label, default, frozenset({PAIR}), "Pairs and top-k")
-
-
-def _sxs(name: str, label: str, default: str, pages: frozenset[str] = frozenset({SXS})) -> Action:
-    return Action(name, label, default, pages, "Side by side")
-
-
-# The defaults are the keys the pages always had.
-ACTIONS: tuple[Action, ...] = (
-    _each("pause", "Pause or resume the timer", "p"),
-    _each("undo", "Undo the last answer", "u"),
-    _each("skip", "Skip: open the skip box", "s"),
-    _each("help", "Show or hide the shortcuts help", "?"),
-    _each("note", "Write a note (or a comment)", "n", frozenset({GRADED, SXS, SXS_GRADE})),
-    *(_grade(value) for value in range(GRADE_COUNT)),
-    _pair("pair_left", "The left document is more relevant", "ArrowLeft"),
-    _pair("pair_right", "The right document is more relevant", "ArrowRight"),
-    _pair("pair_tie", "Both are equally relevant", "ArrowDown"),
-    _pair("pair_tie_letter", "Both are equally relevant (second key)", "t"),
-    _pair("pair_left_bad", "The left document is clearly irrelevant", "q"),
-    _pair("pair_right_bad", "The right document is clearly irrelevant", "w"),
-    _sxs("sxs_left_much", "The left list is much better", "1"),
-    _sxs("sxs_left", "The left list is better", "2"),
-    _sxs("sxs_same", "Both lists are about the same", "3"),
-    _sxs("sxs_right", "The right list is better", "4"),
-    _sxs("sxs_right_much", "The right list is much better", "5"),
-    _sxs("sxs_left_arrow", "The left list is better (second key)", "ArrowLeft"),
-    _sxs("sxs_same_arrow", "Both lists are about the same (second key)", "ArrowDown"),
-    _sxs("sxs_right_arrow", "The right list is better (second key)", "ArrowRight"),
-    _sxs("comment", "Write a comment on a comparison", "c", frozenset({SXS, SXS_GRADE})),
+# The defaults are the keys the pages always had; each with the offer that gives it its pages.
+_CORE_ACTIONS: tuple[tuple[Action, str], ...] = (
+    _core("pause", "Pause or resume the timer", "p", EVERY),
+    _core("undo", "Undo the last answer", "u", EVERY),
+    _core("skip", "Skip: open the skip box", "s", EVERY),
+    _core("help", "Show or hide the shortcuts help", "?", EVERY),
+    _core("note", "Write a note (or a comment)", "n", NOTE),
+    *(
+        _core(f"grade_{value}", f"Grade {value} (counting from the lowest, 0)", str(value), GRADES, "Grades")
+        for value in range(GRADE_COUNT)
+    ),
 )
-ACTION_BY_NAME: dict[str, Action] = {action.name: action for action in ACTIONS}
+
+
+def actions() -> tuple[Action, ...]:
+    """Every judge action of the registered modes, in the settings page's order: the core's
+    (with the pages that offer them), then each mode's own (once where two modes share them)."""
+    modes = all_modes()
+    pages_offering: dict[str, set[str]] = {EVERY: set(), NOTE: set(), GRADES: set()}
+    for mode in modes:
+        for page, offers in mode.shortcut_pages.items():
+            for offer in offers:
+                pages_offering[offer].add(page)
+    found: dict[str, Action] = {
+        action.name: replace(action, pages=frozenset(pages_offering[offer]))
+        for action, offer in _CORE_ACTIONS
+    }
+    for mode in modes:
+        for action in mode.shortcut_actions:
+            found.setdefault(action.name, action)
+    return tuple(found.values())
+
+
+def action_named(name: str) -> Action | None:
+    """The action called `name`, or None."""
+    return next((action for action in actions() if action.name == name), None)
+
 
 # Named keys an action may take, with how the pages show them.
 NAMED_KEYS: dict[str, str] = {
@@ -163,11 +161,13 @@ def keys_validate(overrides: Mapping[str, object]) -> dict[str, str]:
     action of a page it shares."""
     errors: dict[str, str] = {}
     normalized: dict[str, str] = {}
+    every_action = actions()
     if not isinstance(overrides, Mapping):
         raise ShortcutsInvalid({"keys": "must be an object of action name to key"})
     for name, key in overrides.items():
-        if name not in ACTION_BY_NAME:
-            errors[str(name)] = f"no such action (known: {', '.join(ACTION_BY_NAME)})"
+        if action_named(str(name)) is None:
+            known = ", ".join(action.name for action in every_action)
+            errors[str(name)] = f"no such action (known: {known})"
             continue
         if not isinstance(key, str):
             errors[name] = 'the key must be text, such as "p" or "ArrowLeft"'
@@ -178,11 +178,11 @@ def keys_validate(overrides: Mapping[str, object]) -> dict[str, str]:
             errors[name] = str(error)
     if errors:
         raise ShortcutsInvalid(errors)
-    effective = {action.name: normalized.get(action.name, action.default) for action in ACTIONS}
-    for action in ACTIONS:
+    effective = {action.name: normalized.get(action.name, action.default) for action in every_action}
+    for action in every_action:
         if action.name not in normalized:
             continue
-        for other in clashes(action, effective):
+        for other in clashes(action, effective, every_action):
             errors[action.name] = (
                 f"{key_display(effective[action.name])} is already the key of "
                 f"“{other.label}” on the same page; choose another key or change that one too"
@@ -190,15 +190,16 @@ def keys_validate(overrides: Mapping[str, object]) -> dict[str, str]:
             break
     if errors:
         raise ShortcutsInvalid(errors)
-    return {name: key for name, key in normalized.items() if key != ACTION_BY_NAME[name].default}
+    defaults = {action.name: action.default for action in every_action}
+    return {name: key for name, key in normalized.items() if key != defaults[name]}
 
 
-def clashes(action: Action, keys: Mapping[str, str]) -> list[Action]:
-    """The other actions sharing a page and a key with `action` under `keys`."""
+def clashes(action: Action, keys: Mapping[str, str], every_action: Sequence[Action]) -> list[Action]:
+    """The other actions of `every_action` sharing a page and a key with `action` under `keys`."""
     key = keys.get(action.name)
     return [
         other
-        for other in ACTIONS
+        for other in every_action
         if other is not action and key and keys.get(other.name) == key and other.pages & action.pages
     ]
 
@@ -230,7 +231,8 @@ def judge_shortcuts(
     the default digits; the assessor's overrides win over both. A default key that another action
     now takes on the same page is dropped (that action has no key here) rather than acting twice."""
     pages = frozenset(pages)
-    acting = [action for action in ACTIONS if action.pages & pages]
+    acting = [action for action in actions() if action.pages & pages]
+    by_name = {action.name: action for action in acting}
     chosen = {action.name: overrides[action.name] for action in acting if action.name in overrides}
     defaults: dict[str, str] = {}
     for action in acting:
@@ -249,7 +251,7 @@ def judge_shortcuts(
     keys: dict[str, str] = {}
     for name in order:
         key = chosen.get(name) or defaults[name]
-        action = ACTION_BY_NAME[name]
+        action = by_name[name]
         if any(keys.get(other.name) == key for other in acting if other.pages & action.pages):
             keys[name] = ""
         else:

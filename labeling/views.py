@@ -35,7 +35,7 @@ from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
 from labeling.services.preferences import shortcuts_update
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
-from labeling.shortcuts import ACTION_BY_NAME, ShortcutsInvalid
+from labeling.shortcuts import ShortcutsInvalid, action_named, actions
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
 UPLOADS: dict[str, dict[str, Any]] = {
@@ -261,10 +261,10 @@ def keyboard_settings(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         # The reset buttons belong to their own form (so Enter in a key field saves, never resets).
         reset = request.POST.get("reset", "")
-        if reset == "all" or reset in ACTION_BY_NAME:
-            names = tuple(ACTION_BY_NAME) if reset == "all" else (reset,)
+        action = action_named(reset)
+        if reset == "all" or action is not None:
+            names = tuple(each.name for each in actions()) if action is None else (reset,)
             shortcuts_update(user=user, reset=names)
-            action = ACTION_BY_NAME.get(reset)
             messages.success(
                 request,
                 "Every key is back to its default."

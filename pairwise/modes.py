@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from rest_framework.request import Request
@@ -20,7 +21,7 @@ from labeling.models import Campaign, PoolItem
 from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
-from pairwise import api, dashboard, exports, selectors, services, views
+from pairwise import api, dashboard, exports, selectors, services, shortcuts, views
 from pairwise.models import Comparison, PairTask
 from pairwise.serializers import PairAnswerInputSerializer, PairOutputSerializer
 
@@ -74,6 +75,8 @@ class PairMode(JudgingMode):
 
     task_kind = "pair"
     answer_field = "outcome"
+    shortcut_pages = shortcuts.PAGES
+    shortcut_actions = shortcuts.ACTIONS
     setting_names = tuple(services.SETTING_FIELDS)
     units_word = "pairs"
     judgments_word = "comparisons"
@@ -171,6 +174,12 @@ class TopKMode(PairMode):
     exports = PREFERENCE_EXPORTS + TOPK_EXPORTS
     form_fields = ("topk_k",)
     units_word = "top-k lists"
+
+    def setting_form_fields(self) -> dict[str, tuple[str, forms.Field]]:
+        k = forms.IntegerField(
+            label="k (top-k)", min_value=1, required=False, help_text="Only for top-k judging: default 10."
+        )
+        return {"topk_k": ("k", k)}
 
     def describe(self, campaign: Campaign) -> str:
         pairwise = selectors.pairwise_settings(campaign)

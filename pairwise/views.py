@@ -21,11 +21,11 @@ from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
 from labeling.selectors import judge_page_shortcuts
-from labeling.shortcuts import PAIR
 from pairwise import dashboard as pair_dashboard
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap
 from pairwise.selectors import is_topk
+from pairwise.shortcuts import PAIR
 
 # How often the dashboard reloads its body: as often as labeling's dashboard polls its API.
 DASHBOARD_POLL_SECONDS = 5

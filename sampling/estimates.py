@@ -88,8 +88,9 @@ def campaign_estimand(campaign: Campaign) -> dict[str, Any]:
     }
 
 
-def estimates_compute(campaign: Campaign) -> dict[str, Any]:
-    """The current estimates: {level, systems, difference, spent, budget, judgments, draws, fingerprint}."""
+def estimates_compute(campaign: Campaign, fingerprint: str | None = None) -> dict[str, Any]:
+    """The current estimates: {level, systems, difference, spent, budget, judgments, draws, fingerprint};
+    `fingerprint` is the caller's `estimates_fingerprint` when it has just read it."""
     judgments, spent = campaign_spent(campaign)
     strategy = strategy_for(campaign)
     level = strategy.level
@@ -102,7 +103,7 @@ def estimates_compute(campaign: Campaign) -> dict[str, Any]:
         "budget_unit": campaign.budget_unit,
         "judgments": judgments,
         "draws": 0,
-        "fingerprint": estimates_fingerprint(campaign),
+        "fingerprint": fingerprint or estimates_fingerprint(campaign),
     }
     arrays = pool_arrays_for(campaign)
     if arrays.n_topics == 0 or not arrays.system_names:
@@ -123,7 +124,7 @@ def snapshot_record(campaign: Campaign) -> EstimateSnapshot | None:
     last = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
     if last is not None and last.fingerprint == fingerprint:
         return None
-    result = estimates_compute(campaign)
+    result = estimates_compute(campaign, fingerprint)
     return EstimateSnapshot.objects.create(
         campaign=campaign,
         fingerprint=result["fingerprint"],
@@ -156,4 +157,4 @@ def estimates_current(campaign: Campaign) -> dict[str, Any]:
         }
     # The estimand is what the API shows beside the numbers; snapshots (the worker's
     # estimates_compute) do not store it.
-    return {**estimates_compute(campaign), "estimand": campaign_estimand(campaign)}
+    return {**estimates_compute(campaign, fingerprint), "estimand": campaign_estimand(campaign)}

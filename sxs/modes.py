@@ -18,7 +18,7 @@ from labeling.models import Campaign
 from labeling.modes import Export, JudgingMode
 from labeling.permissions import MANAGE
 from labeling.selectors import Progress, Throughput
-from sxs import api, exports, selectors, services, views
+from sxs import api, exports, selectors, services, shortcuts, views
 from sxs.models import SxsAnswer, SxsTask
 from sxs.serializers import SxsAnswerInputSerializer, SxsItemSerializer
 
@@ -68,6 +68,8 @@ class SxsMode(JudgingMode):
     label = "Side-by-side result lists"
     task_kind = selectors.ITEM_KIND
     answer_field = "preference"
+    shortcut_pages = shortcuts.PAGES
+    shortcut_actions = shortcuts.ACTIONS
     uploads = ("topics", "documents", "runs", "qrels")
     setting_names = tuple(services.SETTING_FIELDS)
     form_fields = (

@@ -20,9 +20,10 @@ from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE
 from labeling.selectors import judge_page_shortcuts
-from labeling.shortcuts import SXS, SXS_GRADE, PageShortcuts
+from labeling.shortcuts import PageShortcuts
 from sxs import selectors, services
 from sxs.models import SxsSettings
+from sxs.shortcuts import SXS, SXS_GRADE
 
 # How often the dashboard's learned-DCG section asks the API for the latest fit.
 LEARNED_POLL_SECONDS = 5

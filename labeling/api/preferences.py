@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from labeling import selectors
 from labeling.access import request_user
 from labeling.services.preferences import shortcuts_update
-from labeling.shortcuts import ACTIONS, ShortcutsInvalid
+from labeling.shortcuts import ShortcutsInvalid, actions
 from labeling.strict_json import StrictSerializer
 
 
@@ -42,7 +42,7 @@ class ShortcutsInputSerializer(StrictSerializer):
 
 def _body(request: Request) -> dict[str, object]:
     preferences = selectors.shortcut_preferences(request_user(request))
-    actions = [
+    listed = [
         {
             "name": action.name,
             "label": action.label,
@@ -50,9 +50,9 @@ def _body(request: Request) -> dict[str, object]:
             "key": preferences.keys.get(action.name, action.default),
             "pages": sorted(action.pages),
         }
-        for action in ACTIONS
+        for action in actions()
     ]
-    body = {"enabled": preferences.enabled, "keys": preferences.keys, "actions": actions}
+    body = {"enabled": preferences.enabled, "keys": preferences.keys, "actions": listed}
     return ShortcutsSerializer(body).data
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from labeling.models import AssessorPreferences
-from labeling.shortcuts import ACTION_BY_NAME, ShortcutsInvalid, keys_validate
+from labeling.shortcuts import ShortcutsInvalid, action_named, keys_validate
 
 
 @transaction.atomic
@@ -28,7 +28,7 @@ def shortcuts_update(
     that is not one character or named key, Tab/Enter/Escape/Space, or two actions of one
     page on the same key; nothing is stored then.
     """
-    unknown = {name: "no such action" for name in reset if name not in ACTION_BY_NAME}
+    unknown = {name: "no such action" for name in reset if action_named(name) is None}
     if unknown:
         raise ShortcutsInvalid(unknown)
     preferences, _ = AssessorPreferences.objects.select_for_update().get_or_create(user=user)
@@ -36,7 +36,7 @@ def shortcuts_update(
     for name, key in (keys or {}).items():
         if key in ("", None):
             merged.pop(name, None)
-            if name not in ACTION_BY_NAME:
+            if action_named(str(name)) is None:
                 raise ShortcutsInvalid({str(name): "no such action"})
         else:
             merged[name] = key

@@ -9,9 +9,11 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from graded.views import GRADED_PAGE as GRADED
 from labeling.models import AssessorPreferences
 from labeling.services.preferences import shortcuts_update
-from labeling.shortcuts import ACTIONS, GRADED, PAIR, ShortcutsInvalid, judge_shortcuts, keys_validate
+from labeling.shortcuts import ShortcutsInvalid, actions, judge_shortcuts, keys_validate
+from pairwise.shortcuts import PAIR
 from tests.conftest import PASSWORD
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.postgresql
 
 
 def test_it_keeps_todays_keys_as_defaults() -> None:
-    defaults = {action.name: action.default for action in ACTIONS}
+    defaults = {action.name: action.default for action in actions()}
     assert {name: defaults[name] for name in ("pause", "undo", "skip", "help", "note")} == {
         "pause": "p",
         "undo": "u",
@@ -153,7 +155,7 @@ def test_the_settings_page_renders_saves_resets_and_shows_errors_by_their_fields
     assert 'aria-describedby="id_key_pause_helptext"' in page
     assert 'name="shortcuts_enabled"' in page and "checked" in page
 
-    form = {f"key_{action.name}": "" for action in ACTIONS} | {"key_pause": "p", "key_grade_1": "j"}
+    form = {f"key_{action.name}": "" for action in actions()} | {"key_pause": "p", "key_grade_1": "j"}
     saved = client.post(url, form)  # the switch unticked: shortcuts off
     assert saved.status_code == 302
     stored = AssessorPreferences.objects.get(user=assessor)
