@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         ndcg,
         summarize_run,
     )
+    from estimation.sampling.arrivals import stratified_estimate, stratum_shares, topup_distribution
     from estimation.sampling.costs import CostModel, fit_cost_model, item_costs_from_lengths, query_costs
     from estimation.sampling.draws import (
         DrawBatch,
@@ -127,6 +128,7 @@ _PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
         "ndcg",
         "summarize_run",
     ),
+    "estimation.sampling.arrivals": ("stratified_estimate", "stratum_shares", "topup_distribution"),
     "estimation.sampling.costs": ("CostModel", "fit_cost_model", "item_costs_from_lengths", "query_costs"),
     "estimation.sampling.draws": (
         "DrawBatch",
@@ -279,9 +281,12 @@ __all__ = [
     "simulate_item_level_batch",
     "simulate_query_level",
     "simulate_query_level_batch",
+    "stratified_estimate",
+    "stratum_shares",
     "summarize_run",
     "system_weights",
     "systematic_draw",
     "topic_unit_items",
+    "topup_distribution",
     "unreachable_mass",
 ]

@@ -4,6 +4,11 @@ Output (stdout, tab-separated, a header then one line per strategy and budget)::
 
     strategy  budget  truth  mean  bias_se  rmse  coverage  mean_width  topics_judged
 
+With ``--arrival NEW_RUN``, one line per strategy, budget, top-up and answer (reuse, fresh,
+topup; `estimation.simulation.arrivals`)::
+
+    strategy  budget  topup  arrival  truth  mean  bias_se  rmse  coverage  mean_width
+
 A summary (pool, label model, seeds) goes to stderr so that stdout stays machine-readable.
 The numbers come from `estimation.simulation.planner.plan_budgets`.
 """
@@ -19,6 +24,13 @@ from estimation.formats.judge_labels import read_judge_labels
 from estimation.formats.trec import read_costs, read_labels, read_qrels, read_run
 from estimation.judges.files import external_calibration
 from estimation.metrics.spec import Metric
+from estimation.simulation.arrivals import (
+    ARRIVAL_GOALS,
+    ARRIVAL_KINDS,
+    ARRIVAL_STRATEGIES,
+    prepare_arrival_replay,
+    replay_arrival,
+)
 from estimation.simulation.planner import (
     DEFAULT_REPETITIONS,
     DEFAULT_TOPIC_MULTIPLES,
@@ -41,6 +53,18 @@ COLUMNS = (
     "coverage",
     "mean_width",
     "topics_judged",
+)
+ARRIVAL_COLUMNS = (
+    "strategy",
+    "budget",
+    "topup",
+    "arrival",
+    "truth",
+    "mean",
+    "bias_se",
+    "rmse",
+    "coverage",
+    "mean_width",
 )
 
 DESCRIPTION = f"""\
@@ -72,6 +96,17 @@ Columns:
   mean_width     mean interval width
   topics_judged  mean number of distinct topics with a judged document
 
+A run that arrives (--arrival NEW_RUN --reference REF_RUN --topup N ...): first --budget human
+labels are spent on the pooled runs (every RUN) with the strategy's design for --goal (one,
+difference, or leaderboard: every pooled run), then NEW_RUN arrives and each top-up of N labels
+is spent where its difference with REF_RUN is uncertain. Strategies items and judged (item
+level; DCG@K). One row per strategy, budget, top-up and answer:
+  reuse   the stored draws only, as "Evaluate a new run" did before (NEW_RUN's documents that no
+          pooled run retrieved are missing from it)
+  fresh   a new difference campaign over the grown pool spending only the top-up
+  topup   the stored draws plus the top-up, with the stratified estimator
+  truth   DCG@K(NEW_RUN) - DCG@K(REF_RUN) over the qrels topics
+
 items, active and passive never see the judge (they are the no-model baselines; a judge can
 reach them only as a label model through --labels). Judge label files: TREC qrels, JSONL
 ({"qid", "docid", "grade"} or "probs"), or BEIR/Hugging Face qrels (query-id corpus-id score).
@@ -86,6 +121,8 @@ examples:
   python -m estimation simulate qrels.txt runA runB --metric DCG@10 --goal difference \
       --strategy items --strategy judged --budget 25 --budget 50 --judge llm.txt \
       --judge-calibration other_topics_qrels.txt other_topics_llm.txt
+  python -m estimation simulate qrels.txt runA runB runC --metric DCG@10 --goal leaderboard \
+      --strategy items --budget 100 --arrival runD --reference runA --topup 10 --topup 25
 """
 
 
@@ -101,7 +138,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_qrels_and_runs(parser)
     parser.add_argument("--metric", "-m", required=True, metavar="M", help="DCG@K, ERR@K or nDCG@K")
     parser.add_argument(
-        "--goal", required=True, choices=tuple(GOAL_SYSTEMS), help="what the campaign estimates"
+        "--goal",
+        required=True,
+        choices=tuple(ARRIVAL_GOALS),
+        help="what the campaign estimates (leaderboard: only with --arrival)",
     )
     parser.add_argument(
         "--strategy",
@@ -155,6 +195,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="external calibration: human qrels and the same judge's labels on other topics "
         "(default: the internal two-stage calibration)",
     )
+    parser.add_argument("--arrival", metavar="NEW_RUN", help="a run that arrives after --budget is spent")
+    parser.add_argument(
+        "--reference",
+        metavar="REF_RUN",
+        help="the pooled run (its path or tag) the arrival is compared with (default: the first RUN)",
+    )
+    parser.add_argument(
+        "--topup",
+        dest="topups",
+        action="append",
+        type=int,
+        metavar="N",
+        help="human labels spent once the run arrives; repeat for several (default 10, 25, 50)",
+    )
     parser.set_defaults(handler=simulate_command)
 
 
@@ -163,7 +217,11 @@ def simulate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     Metric.parse(args.metric)  # fail on a typo before reading any file
-    needed = GOAL_SYSTEMS[args.goal]
+    if args.arrival is None and (args.reference or args.topups):
+        raise ValueError("--reference and --topup describe an arrival: give --arrival NEW_RUN")
+    if args.arrival is None and args.goal not in GOAL_SYSTEMS:
+        raise ValueError(f"--goal {args.goal} is replayed only for an arrival (--arrival NEW_RUN)")
+    needed = ARRIVAL_GOALS[args.goal] if args.arrival else GOAL_SYSTEMS[args.goal]
     if len(args.runs) < needed:
         raise ValueError(f"--goal {args.goal} needs at least {needed} run(s), got {len(args.runs)}")
     if args.repetitions < 2:
@@ -193,6 +251,8 @@ def simulate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
     for strategy in strategies:
         check_strategy(strategy, metric, judge=judge is not None)
     runs = [read_run(path) for path in args.runs]
+    if args.arrival is not None:
+        return _arrival_command(args, qrels, runs, metric, labels, judge, calibration, out, err)
     costs = read_costs(args.costs) if args.costs else None
     if costs is not None:
         _check_costs_cover_runs(costs, runs, qrels, metric.cutoff, args.costs)
@@ -237,6 +297,84 @@ def simulate_command(args: argparse.Namespace, out: TextIO | None = None, err: T
             f"{row.n_repetitions} campaigns could not afford their first draw (no estimate)\n"
         )
     return 0
+
+
+def _arrival_command(
+    args: argparse.Namespace,
+    qrels: dict,
+    runs: list,
+    metric: Metric,
+    labels: dict | None,
+    judge: dict | None,
+    calibration: object,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """The arrival replay: rows of `ARRIVAL_COLUMNS`."""
+    if not metric.is_linear_in_labels:
+        raise ValueError(f"--arrival is replayed at item level, which needs DCG@K, not {metric}")
+    if args.costs:
+        raise ValueError("--arrival charges one label per document: --costs is not replayed for it")
+    default = ("items", "judged") if judge else ("items",)
+    strategies = tuple(dict.fromkeys(args.strategies or default))
+    for strategy in strategies:
+        if strategy not in ARRIVAL_STRATEGIES:
+            raise ValueError(
+                f"--arrival replays the strategies {', '.join(ARRIVAL_STRATEGIES)}, not {strategy}"
+            )
+        if strategy == "judged" and judge is None:
+            raise ValueError("strategy judged needs --judge (the judge's labels of the grown pool)")
+    topups = args.topups or [10, 25, 50]
+    budgets = args.budgets or [100.0]
+    for value in [*topups, *budgets]:
+        if value < 2 or int(value) != value:
+            raise ValueError(f"--budget and --topup count human labels: whole numbers >= 2, got {value:g}")
+    arrival = read_run(args.arrival)
+    reference = _reference_index(args, runs)
+    replay = prepare_arrival_replay(
+        qrels,
+        runs,
+        arrival,
+        reference,
+        metric,
+        args.goal,
+        labels=labels,
+        judge=None if judge is None else {pair: (line.grade, line.probs) for pair, line in judge.items()},
+        judge_calibration=calibration,  # type: ignore[arg-type]
+    )
+    out.write("\t".join(ARRIVAL_COLUMNS) + "\n")
+    for strategy in strategies:
+        for budget in budgets:
+            for row in replay_arrival(replay, strategy, int(budget), topups, args.repetitions, args.seed):
+                numbers = (row.truth, row.mean, row.bias_se, row.rmse, row.coverage, row.mean_width)
+                fields = [
+                    row.strategy,
+                    f"{row.budget:g}",
+                    str(row.topup),
+                    row.arrival,
+                    *(f"{v:.8g}" for v in numbers),
+                ]
+                out.write("\t".join(fields) + "\n")
+    err.write(
+        f"simulate: {metric} (y_max {metric.y_max}, gain {metric.gain}); {len(runs)} run(s) pooled, goal "
+        f"{args.goal}; {arrival.tag} arrives with {int(replay.new.sum())} new (topic, document) pairs of "
+        f"{int((replay.weights[0] > 0).sum())} in its top {metric.cutoff}; reference {runs[reference].tag}; "
+        f"{replay.replay.pool.n_queries} of {len(qrels)} qrels topics ranked; "
+        f"{args.repetitions} repetitions, seed {args.seed}; answers {', '.join(ARRIVAL_KINDS)}\n"
+    )
+    return 0
+
+
+def _reference_index(args: argparse.Namespace, runs: list) -> int:
+    """The pooled run --reference names (by path, else tag); the first run by default."""
+    if args.reference is None:
+        return 0
+    if args.reference in args.runs:
+        return list(args.runs).index(args.reference)
+    tags = [run.tag for run in runs]
+    if args.reference in tags:
+        return tags.index(args.reference)
+    raise ValueError(f"--reference {args.reference} is not one of the pooled runs (give its path or tag)")
 
 
 def _top_grade(args: argparse.Namespace, labels: dict | None, largest_grade: int) -> int:

@@ -73,6 +73,7 @@ def item_sampling_distribution(
     *,
     prior: Prior = "model",
     mix: float = DEFAULT_MIX,
+    floor_systems: Sequence[int] | None = None,
 ) -> SamplingDistribution:
     """Variance-optimal distribution over (query, slot) pairs for estimating DCG.
 
@@ -108,6 +109,9 @@ def item_sampling_distribution(
         Where ``u~`` comes from: the pool's label model ``theta``, or 1 everywhere.
     mix : float
         Weight of the uniform component, in [0, 1]. Default 0.1.
+    floor_systems : sequence of int, optional
+        The systems whose pairs the uniform component covers (default every system of the
+        pool): a campaign's pool before a run arrived, replayed on the grown pool.
 
     Returns
     -------
@@ -141,7 +145,8 @@ def item_sampling_distribution(
     else:
         spread = np.sqrt(((weights - weights.mean(axis=0)) ** 2).sum(axis=0))
 
-    support = (all_weights > 0).any(axis=0)
+    covered = check_systems(pool.n_systems, floor_systems)
+    support = (all_weights[list(covered)] > 0).any(axis=0)
     if not support.any():
         raise ValueError("no system ranks any item of a query with p(x) > 0: nothing to sample")
     floor = support / support.sum()

@@ -107,7 +107,7 @@ def replay_external(
         for r in range(repetitions):
             rng = np.random.default_rng([seed, r])
             labelled = np.zeros(q.size, dtype=bool)
-            draws = _draw_until(q, labels, labelled, rng)
+            draws = draw_until(q, labels, labelled, rng)
             plain, controls = judged_parts(
                 offset, replay.target[draws], replay.human_gain[draws], control[draws], q[draws]
             )
@@ -143,7 +143,7 @@ def replay_internal(
         for r in range(repetitions):
             rng = np.random.default_rng([seed, r])
             labelled = np.zeros(first_q.size, dtype=bool)
-            first = _draw_until(first_q, min(first_budget, labels), labelled, rng)
+            first = draw_until(first_q, min(first_budget, labels), labelled, rng)
             first_plain, first_control = judged_parts(
                 0.0, replay.target[first], replay.human_gain[first], np.zeros(first.size), first_q[first]
             )
@@ -153,7 +153,7 @@ def replay_internal(
             )
             control = calibration.h(replay.classes)
             q = replay.design(calibration, safety_share)
-            second = _draw_until(q, labels - int(labelled.sum()), labelled, rng)
+            second = draw_until(q, labels - int(labelled.sum()), labelled, rng)
             offset = float(replay.target @ control)
             second_plain, second_control = judged_parts(
                 offset, replay.target[second], replay.human_gain[second], control[second], q[second]
@@ -168,7 +168,7 @@ def replay_internal(
     return [(estimates[b], lows[b], highs[b], topics[b], spent[b]) for b in range(len(budgets))]
 
 
-def _draw_until(q: np.ndarray, new_labels: int, labelled: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def draw_until(q: np.ndarray, new_labels: int, labelled: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Draws from q until the next one would need a label beyond ``new_labels`` new ones, or every
     drawable unit is labelled; ``labelled`` is updated in place. Repeats of labelled units are free."""
     drawable = q > 0
@@ -199,4 +199,4 @@ def _draw_until(q: np.ndarray, new_labels: int, labelled: np.ndarray, rng: np.ra
     return np.concatenate(draws) if draws else np.zeros(0, dtype=np.int64)
 
 
-__all__ = ["FIRST_STAGE_SHARE", "JudgedReplay", "replay_external", "replay_internal"]
+__all__ = ["FIRST_STAGE_SHARE", "JudgedReplay", "draw_until", "replay_external", "replay_internal"]

@@ -511,6 +511,33 @@ def _item_topics_judged(q: np.ndarray, n_draws: np.ndarray, seed: int, repetitio
     return np.array([np.unique(topic_of[:n]).size for n in n_draws], dtype=float)
 
 
+@dataclass(frozen=True)
+class Accuracy:
+    """How seeded estimates did against the truth (the columns of `PlannerRow` of the same names)."""
+
+    mean: float
+    bias_se: float
+    rmse: float
+    coverage: float
+    mean_width: float
+    n_without_estimate: int
+
+
+def accuracy(estimates: np.ndarray, lows: np.ndarray, highs: np.ndarray, truth: float) -> Accuracy:
+    """Mean, Monte-Carlo standard error of the mean, RMSE (over the estimates that are not nan),
+    coverage and mean width of the intervals (over every repetition) about `truth`."""
+    known = estimates[~np.isnan(estimates)]
+    count = known.size
+    return Accuracy(
+        mean=float(known.mean()) if count else float("nan"),
+        bias_se=float(known.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan"),
+        rmse=float(np.sqrt(np.mean((known - truth) ** 2))) if count else float("nan"),
+        coverage=float(np.mean((lows <= truth) & (truth <= highs))),
+        mean_width=float(np.mean(highs - lows)),
+        n_without_estimate=int(estimates.size - count),
+    )
+
+
 def _summarise(
     strategy: str,
     budget: float,
@@ -521,31 +548,32 @@ def _summarise(
     topics: np.ndarray,
     spent: np.ndarray,
 ) -> PlannerRow:
-    known = estimates[~np.isnan(estimates)]
-    count = known.size
+    summary = accuracy(estimates, lows, highs, truth)
     return PlannerRow(
         strategy=strategy,
         budget=float(budget),
         truth=truth,
-        mean=float(known.mean()) if count else float("nan"),
-        bias_se=float(known.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan"),
-        rmse=float(np.sqrt(np.mean((known - truth) ** 2))) if count else float("nan"),
-        coverage=float(np.mean((lows <= truth) & (truth <= highs))),
-        mean_width=float(np.mean(highs - lows)),
+        mean=summary.mean,
+        bias_se=summary.bias_se,
+        rmse=summary.rmse,
+        coverage=summary.coverage,
+        mean_width=summary.mean_width,
         topics_judged=float(topics.mean()),
         spent=float(spent.mean()),
         n_repetitions=estimates.size,
-        n_without_estimate=int(estimates.size - count),
+        n_without_estimate=summary.n_without_estimate,
     )
 
 
 __all__ = [
     "DEFAULT_REPETITIONS",
+    "Accuracy",
     "PLANNED",
     "PlannedStrategy",
     "BudgetNeed",
     "PlannerRow",
     "Replay",
+    "accuracy",
     "applicable_strategies",
     "budget_needed",
     "check_strategy",

@@ -185,3 +185,80 @@ def test_it_gives_the_truth_evaluate_gives_for_each_run(
         argv = [str(shared_data / qrels), *paths, *options, "--goal", "difference", "--strategy", "passive"]
         status, rows, _ = _simulate([*argv, "--repetitions", "2"], capsys)
         assert float(rows[1][2]) == pytest.approx(truths[0] - truths[1], abs=2e-6)
+
+
+ARRIVAL_HEADER = [
+    "strategy",
+    "budget",
+    "topup",
+    "arrival",
+    "truth",
+    "mean",
+    "bias_se",
+    "rmse",
+    "coverage",
+    "mean_width",
+]
+
+
+def test_an_arrival_prints_reuse_fresh_and_topup_per_topup(
+    files: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arrival = tmp_path / "c.txt"
+    arrival.write_text("1 Q0 a 1 2.0 C\n1 Q0 e 2 1.0 C\n2 Q0 f 1 2.0 C\n2 Q0 c 2 1.0 C\n")  # e, f are new
+    argv = [
+        files["qrels"],
+        files["a"],
+        files["b"],
+        "--metric",
+        "DCG@2",
+        "--goal",
+        "leaderboard",
+        "--budget",
+        "3",
+    ]
+    status, rows, err = _simulate(
+        [
+            *argv,
+            "--arrival",
+            str(arrival),
+            "--reference",
+            "B",
+            "--topup",
+            "2",
+            "--topup",
+            "4",
+            "--repetitions",
+            "20",
+        ],
+        capsys,
+    )
+    assert status == 0
+    header, *body = rows
+    assert header == ARRIVAL_HEADER
+    assert [(row[0], row[2], row[3]) for row in body] == [
+        ("items", topup, kind) for topup in ("2", "4") for kind in ("reuse", "fresh", "topup")
+    ]
+    assert "C arrives with 2 new (topic, document) pairs" in err and "reference B" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--goal", "difference", "--topup", "5"], "give --arrival"),
+        (["--goal", "leaderboard"], "only for an arrival"),
+        (["--goal", "one", "--arrival", "A_RUN", "--reference", "Z"], "not one of the pooled runs"),
+        (["--goal", "one", "--arrival", "A_RUN", "--topup", "1"], "whole numbers >= 2"),
+        (
+            ["--goal", "one", "--arrival", "A_RUN", "--strategy", "passive"],
+            "replays the strategies items, judged",
+        ),
+    ],
+)
+def test_arrival_options_are_checked(
+    files: dict[str, str], capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    argv = [files["qrels"], files["a"], files["b"], "--metric", "DCG@2"]
+    status = main(["simulate", *argv, *[files["a"] if part == "A_RUN" else part for part in extra]])
+    assert status == 2
+    assert message in capsys.readouterr().err

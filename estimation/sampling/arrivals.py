@@ -1,0 +1,160 @@
+"""Runs that arrive in a campaign with stored human labels: the stratified top-up estimator and
+the top-up design.
+
+A campaign's draws were made item by item from distributions over the pool of the runs it
+had; a run that arrives later ranks items that no earlier distribution could draw. Its items
+therefore form strata by the phase from which on they were drawable: stratum 0 is the first
+pool, stratum j the items the j-th arrival added. Draws of phase j reach strata 0..j.
+
+Stratum j's part of the estimand, theta_j = sum_{i in j} a_i G(y_i), is estimated by every draw
+made once its items were drawable (the last n_j draws, n_0 >= n_1 >= ...):
+
+    T^j_k = sum_{i in j} a_i h_k(f_i) + 1[x_k in j] a_x (G(y_x) - h_k(f_x)) / q_k(x_k)
+
+(h = 0 without a model judge), and theta_hat = sum_j mean_k T^j_k. Each T^j_k has conditional
+expectation theta_j given the draws before it when q_k > 0 on stratum j and q_k, h_k were fixed
+before draw k, so theta_hat is unbiased whatever the designs were. Its variance is estimated
+from psi_k = sum_j 1[k among stratum j's draws] (T^j_k - mean_j) / n_j as
+V = n / (n - 1) sum_k psi_k^2, which keeps the covariance of one draw's terms in two strata;
+the interval is Student's t with (smallest n_j) - 1 degrees of freedom, conservative since the
+newest stratum is the short one.
+
+The top-up design minimises the variance a top-up of n_t draws adds: a draw lowers stratum j's
+variance with weight (n_t / n_j)^2, n_j counting the top-up's own draws, so
+
+    q(i) proportional to |a_i| s_i / sqrt(c_i) x n_t / n_{j(i)}
+
+(1 for the new items), mixed with the defensive floor eps w / Z' over every item some run
+ranks, so the top-up's draws stay usable for the runs that arrive after it. Method notes:
+docs/statistics.md ("A run that arrives").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_distribution
+from estimation.sampling.intervals import check_confidence, t_interval
+from estimation.sampling.results import Estimate, SamplingDistribution
+
+
+def stratum_shares(unit_stratum: np.ndarray, stratum_draws: Sequence[int], topup_draws: int) -> np.ndarray:
+    """n_t / n_j per unit: the weight of a top-up draw in the variance of the unit's stratum.
+
+    Parameters
+    ----------
+    unit_stratum : ndarray of int
+        Each unit's stratum: 0 for the first pool, j for the items the j-th arrival added; the
+        arriving run's new items are stratum ``len(stratum_draws)``; negative for units no run
+        ranks (share 0).
+    stratum_draws : sequence of int
+        For each existing stratum, the draws made since its items became drawable (non-increasing).
+    topup_draws : int
+        n_t > 0, the top-up's planned draws.
+    """
+    unit_stratum = np.asarray(unit_stratum)
+    if topup_draws <= 0:
+        raise ValueError(f"the top-up needs at least one draw, got {topup_draws}")
+    counts = np.asarray(list(stratum_draws) + [0], dtype=float) + topup_draws
+    if np.any(np.diff(counts) > 0):
+        raise ValueError("stratum_draws must not increase: a later stratum was drawable for fewer draws")
+    if unit_stratum.size and unit_stratum.max() >= counts.size:
+        raise ValueError(f"unit strata run from 0 to {counts.size - 1}, got {int(unit_stratum.max())}")
+    return np.where(unit_stratum >= 0, topup_draws / counts[np.clip(unit_stratum, 0, None)], 0.0)
+
+
+def topup_distribution(
+    importance: np.ndarray,
+    sigma: np.ndarray,
+    no_model_weight: np.ndarray,
+    stratum_share: np.ndarray,
+    *,
+    cost: np.ndarray | None = None,
+    safety_share: float = DEFAULT_SAFETY_SHARE,
+) -> SamplingDistribution:
+    """q = (1 - eps) |a| s share / sqrt(c) / Z + eps w / Z' over the grown pool (module docstring).
+
+    Parameters
+    ----------
+    importance : ndarray
+        |a_i| of the target (an arrival minus its reference, or the arrival alone).
+    sigma : ndarray
+        s_i = sigma(f_i) under the judge's calibration; 1 without a judge.
+    no_model_weight : ndarray
+        w_i, positive on every unit some run of the grown pool ranks (the summed |a_i(S)| of
+        every run), so the floor keeps later arrivals' estimates unbiased.
+    stratum_share : ndarray
+        `stratum_shares` of the units.
+    cost, safety_share
+        As `estimation.judges.design.judged_distribution`.
+    """
+    importance = np.asarray(importance, dtype=float)
+    share = np.asarray(stratum_share, dtype=float)
+    if share.shape != importance.shape or np.any(share < 0) or np.any(share > 1):
+        raise ValueError("stratum_share must have the shape of importance and lie in [0, 1]")
+    return judged_distribution(
+        importance * share, sigma, no_model_weight, safety_share=safety_share, cost=cost
+    )
+
+
+def stratified_estimate(
+    stratum_terms: Sequence[np.ndarray],
+    *,
+    confidence: float = 0.95,
+    n_judged: int | None = None,
+    budget_spent: float = float("nan"),
+) -> Estimate:
+    """theta_hat = sum_j mean(T^j) with its variance and Student interval (module docstring).
+
+    Parameters
+    ----------
+    stratum_terms : sequence of ndarray
+        Stratum j's terms T^j_k over the draws made once its items were drawable, in draw order:
+        the last ``len(stratum_terms[j])`` draws of the campaign, so the lengths do not increase
+        and the first covers every draw.
+    n_judged : int, optional
+        Distinct items labelled (default: the number of draws).
+
+    Returns
+    -------
+    Estimate
+        ``interval="t"`` with (shortest stratum) - 1 degrees of freedom; the interval is
+        (-inf, inf) while some stratum has fewer than two draws, and the value nan while some
+        stratum has none.
+    """
+    confidence = check_confidence(confidence)
+    terms = [np.asarray(each, dtype=float) for each in stratum_terms]
+    if not terms or any(each.ndim != 1 for each in terms):
+        raise ValueError("give one 1-D array of terms per stratum")
+    sizes = [each.size for each in terms]
+    if any(later > earlier for earlier, later in zip(sizes, sizes[1:], strict=False)):
+        raise ValueError(f"a later stratum cannot have more draws than an earlier one, got sizes {sizes}")
+    n = sizes[0]
+    shortest = sizes[-1]
+    nan = float("nan")
+    if shortest == 0:
+        value = nan
+        error = nan
+    else:
+        value = float(sum(each.mean() for each in terms))
+        psi = np.zeros(n)
+        for each in terms:
+            psi[n - each.size :] += (each - each.mean()) / each.size
+        error = float(np.sqrt(n / (n - 1) * np.sum(psi**2))) if shortest >= 2 else nan
+    low, high = t_interval(value, error, shortest - 1, confidence)  # (-inf, inf) for a nan error
+    return Estimate(
+        value=value,
+        standard_error=error,
+        low=float(low),
+        high=float(high),
+        confidence=confidence,
+        interval="t",
+        n_draws=n,
+        n_judged=n if n_judged is None else int(n_judged),
+        budget_spent=budget_spent,
+    )
+
+
+__all__ = ["stratified_estimate", "stratum_shares", "topup_distribution"]
