@@ -4,6 +4,7 @@ distribution, throughput, a new run's evaluation and the budget planner (404 for
 from django.contrib.auth.decorators import login_not_required
 from django.urls import path
 
+from graded.api_arrivals import ArrivalApi, ArrivalsApi
 from graded.api_estimates import EstimatesApi, EstimatesHistoryApi, EvaluateRunApi, SamplingApi, ThroughputApi
 from graded.api_judges import (
     JudgeApi,
@@ -29,6 +30,8 @@ urlpatterns = [
     path(PREFIX + "throughput/", login_not_required(ThroughputApi.as_view()), name="api-throughput"),
     path(PREFIX + "evaluate/", login_not_required(EvaluateRunApi.as_view()), name="api-evaluate"),
     path(PREFIX + "plan/", login_not_required(CampaignPlanApi.as_view()), name="api-plan"),
+    path(PREFIX + "arrivals/", login_not_required(ArrivalsApi.as_view()), name="api-arrivals"),
+    path(PREFIX + "arrivals/<id:arrival_id>/", login_not_required(ArrivalApi.as_view()), name="api-arrival"),
     path(PREFIX + "judges/", login_not_required(JudgesApi.as_view()), name="api-judges"),
     path(PREFIX + "judges/<id:judge_id>/", login_not_required(JudgeApi.as_view()), name="api-judge"),
     path(

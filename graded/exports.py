@@ -21,6 +21,7 @@ from sampling import (
     judge_labels_csv,
     judged_sample_csv,
     judges_json,
+    pool_csv,
     pool_depth_of,
     sampling_csv,
 )
@@ -144,6 +145,9 @@ config.json          campaign settings (metric, grades, strategy, goal, focus sy
 draws.csv            every draw: kind (query/item), topic, docno, propensity in force, cost
 judgments.csv        every judgment (assessor and imported qrels) with seconds and draw order
 qrels.txt            one grade per judged (topic, document): the lower median of its judgments
+pool.csv             every pool item with the order of the last draw made before it joined the
+                     pool (drawable_after; 0 for the first pool): a run pooled after draws were
+                     made is estimated by strata of it (estimation.sampling.arrivals)
 runs/<system>.run    each pooled system's ranking (pool depth, trec_eval order);
                      runs/eval-only/ holds runs uploaded for evaluation only
 documents.tsv        docno and length (the cost model's input)
@@ -181,6 +185,7 @@ def offline_bundle(campaign: Campaign) -> bytes:
         archive.writestr("draws.csv", "".join(draws_csv(campaign)))
         archive.writestr("judgments.csv", "".join(judgments_csv(campaign)))
         archive.writestr("qrels.txt", "".join(qrels_trec(campaign)))
+        archive.writestr("pool.csv", "".join(pool_csv(campaign)))
         depth = pool_depth_of(campaign)
         for system in campaign.systems.order_by("id"):
             folder = "runs/eval-only" if system.evaluation_only else "runs"

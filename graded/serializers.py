@@ -167,3 +167,52 @@ class RunEvaluationSerializer(StrictSerializer):
     unreachable_mass = serializers.FloatField(allow_null=True)
     unreachable_share = serializers.FloatField(allow_null=True)
     warning = serializers.CharField(allow_null=True)
+
+
+class ArrivalInputSerializer(StrictSerializer):
+    """A run that arrives: multipart form fields."""
+
+    file = serializers.FileField(help_text="the arriving run (TREC run format, plain or gzip)")
+    budget = serializers.FloatField(
+        min_value=0.0,
+        help_text="human judgments (the campaign's budget unit) the top-up spends on the arriving run",
+    )
+    reference = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="the pooled run it is compared with (default: the best current estimate)",
+    )
+    target_width = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        help_text="not taken yet: give budget (planning a top-up for an interval width is to come)",
+    )
+
+
+class ArrivalNumbersSerializer(StrictSerializer):
+    value = serializers.FloatField(allow_null=True)
+    se = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+
+
+class ArrivalSerializer(StrictSerializer):
+    id = serializers.IntegerField()
+    system = serializers.CharField()
+    reference = serializers.CharField(allow_null=True)
+    created = serializers.CharField()
+    status = serializers.ChoiceField(
+        ("judging", "done"), help_text="judging while the top-up is spent; done after (or once paused)"
+    )
+    estimate = ArrivalNumbersSerializer(help_text="the arriving run's metric, 95 % interval")
+    difference = ArrivalNumbersSerializer(help_text="arriving run minus the reference, 95 % interval")
+    order_right = serializers.FloatField(
+        allow_null=True, help_text="probability that the estimated order of the two runs is the true one"
+    )
+    new_items = serializers.IntegerField(help_text="its top-K documents no pooled run had retrieved")
+    topup_budget = serializers.FloatField()
+    topup_judged = serializers.IntegerField(help_text="assessor judgments of items drawn since it arrived")
+    unreachable_share = serializers.FloatField(
+        allow_null=True,
+        help_text="share of its metric's weight on documents not drawn since they joined (0 once topped up)",
+    )

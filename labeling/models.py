@@ -285,6 +285,12 @@ class PoolItem(models.Model):
     prior = models.JSONField(
         null=True, blank=True, help_text="imported prior probabilities of grades 0..y_max"
     )
+    # A run pooled after draws were made brings items no earlier draw could pick: their share of
+    # any system's metric is estimated from the later draws only (estimation.sampling.arrivals).
+    drawable_after = models.PositiveIntegerField(
+        default=0,
+        help_text="the order of the last draw made before the item joined the pool (0: none)",
+    )
 
     class Meta:
         constraints = [
@@ -327,6 +333,28 @@ class Draw(models.Model):
 
     def __str__(self) -> str:
         return f"draw {self.order} of campaign {self.campaign_id}"
+
+
+class Arrival(models.Model):
+    """A run pooled into a campaign that had already drawn, with a human top-up to estimate it:
+    its items new to the pool are drawable only after `drawable_after` (their share is estimated
+    from the later draws; `estimation.sampling.arrivals`), and while the top-up is not spent the
+    sampling aims at its difference with the reference (`sampling.arrivals`)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="arrivals")
+    system = models.OneToOneField(System, on_delete=models.CASCADE, related_name="arrival")
+    reference = models.ForeignKey(
+        System, null=True, on_delete=models.SET_NULL, related_name="+", help_text="what it is compared with"
+    )
+    topup_budget = models.FloatField(help_text="human judgments the top-up spends on it")
+    drawable_after = models.PositiveIntegerField(help_text="the order of the last draw before it was pooled")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+
+    def __str__(self) -> str:
+        return f"{self.system_id} in {self.campaign_id}"
 
 
 class Task(models.Model):

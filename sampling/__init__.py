@@ -8,6 +8,7 @@ sample (graded) use it through the names below; its modules are its own business
 test holds every other package to this surface).
 """
 
+from sampling.arrivals import arrival_add, arrival_summary
 from sampling.dashboard import campaign_model_summary
 from sampling.draws import draws_top_up, queue_target, tasks_trim_to_budget, tasks_unleased_count
 from sampling.estimates import estimates_compute, estimates_current, snapshot_record
@@ -17,6 +18,7 @@ from sampling.exports import (
     estimates_history,
     estimates_history_csv,
     estimates_history_json,
+    pool_csv,
     sampling_csv,
 )
 from sampling.focus import compared_systems
@@ -69,11 +71,14 @@ from sampling.strategies import (
 )
 
 __all__ = [
+    "arrival_add",
+    "arrival_summary",
     "STRATEGIES",
     "campaign_model_summary",
     "compared_systems",
     "campaign_plan",
     "draws_csv",
+    "pool_csv",
     "draws_top_up",
     "estimates_compute",
     "estimates_current",

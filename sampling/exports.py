@@ -10,7 +10,7 @@ from typing import Any
 
 from labeling.csv_cells import CsvWriter
 from labeling.exports import CHUNK_ROWS, csv_text
-from labeling.models import Campaign, Draw, EstimateSnapshot, SamplingState
+from labeling.models import Campaign, Draw, EstimateSnapshot, PoolItem, SamplingState
 from sampling.pool_arrays import pool_arrays_for
 from sampling.state import state_load
 from sampling.strategies import level_named
@@ -26,6 +26,9 @@ DRAW_FIELDS = (
     "sampling_version",
     "created",
 )
+
+
+POOL_FIELDS = ("topic", "docno", "best_rank", "drawable_after")
 
 
 HISTORY_FIELDS = (
@@ -81,6 +84,21 @@ def draws_csv(campaign: Campaign) -> Iterator[str]:
     """Every draw in order: kind (query or item), topic, document (item draws), the propensity in
     force when it was drawn, its predicted cost and the sampling state version it came from."""
     return csv_text(DRAW_FIELDS, _draw_rows(campaign))
+
+
+def pool_csv(campaign: Campaign) -> Iterator[str]:
+    """Every pool item: its topic and document, the best position a pooled run gives it, and the
+    order of the last draw made before it joined the pool (0: it was there for the first draw;
+    only later draws could pick it, so its share of a metric is estimated from those)."""
+    rows = (
+        PoolItem.objects.filter(campaign=campaign)
+        .order_by("topic__qid", "document__docno")
+        .values_list("topic__qid", "document__docno", "best_rank", "drawable_after")
+    )
+    return csv_text(
+        POOL_FIELDS,
+        (dict(zip(POOL_FIELDS, row, strict=True)) for row in rows.iterator(chunk_size=CHUNK_ROWS)),
+    )
 
 
 def estimates_history(campaign: Campaign, after: int | None = None) -> list[dict[str, Any]]:

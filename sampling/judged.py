@@ -31,6 +31,7 @@ from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
 from labeling.models import Campaign, Judge, JudgeCalibration, JudgeLabel, JudgeRun, Judgment, Task
 from labeling.preflight import Problem
+from sampling.arrival_design import arrival_topup_design
 from sampling.judge_labels import calibration_set_pairs, judge_for_sampling, pool_judge_classes
 from sampling.pool_arrays import PoolArrays
 
@@ -165,13 +166,16 @@ def judged_design(
         importance = np.abs(weights[focus[0]] - weights[focus[1]])
     else:
         importance = np.abs(weights[list(focus)]).sum(axis=0)
+    sigma = np.where(pool.slot_used, calibration.sigma(classes), 0.0)
     design = judged_distribution(
         importance,
-        np.where(pool.slot_used, calibration.sigma(classes), 0.0),
+        sigma,
         np.abs(weights).sum(axis=0),
         safety_share=max(campaign.mix, 0.2),
         cost=np.where(pool.slot_used, np.maximum(pool.item_cost, 1e-9), 1.0),
     )
+    # A run that arrived with a top-up not yet spent: draw where its difference is uncertain.
+    design = arrival_topup_design(campaign, arrays, pool, metric, sigma) or design
     return JudgedDistribution(
         q=design.q,
         optimal=design.optimal,

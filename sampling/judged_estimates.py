@@ -6,17 +6,27 @@ a judge that does not help on the items drawn costs little), next to the judge-o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from estimation.judges.calibration import Calibration, no_calibration
 from estimation.judges.design import judged_estimate, judged_parts, tuned_terms
 from estimation.metrics.spec import Metric
+from estimation.sampling.arrivals import stratified_estimate
 from estimation.sampling.items import system_weights
+from estimation.sampling.results import Estimate
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, JudgeCalibration
 from sampling.focus import focus_indices
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
-from sampling.level_estimates import counted_item_draws, difference_row, estimate_row, not_linear_rows
+from sampling.level_estimates import (
+    CountedDraws,
+    counted_item_draws,
+    difference_row,
+    estimate_row,
+    not_linear_rows,
+)
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
 
 JUDGED_DESIGN = "model labels + human sample"
@@ -34,15 +44,51 @@ def judge_only_values(arrays: PoolArrays, classes: np.ndarray, metric: Metric) -
     }
 
 
-def judged_level_rows(
-    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float, weight_bound: float | None
-) -> tuple[list[dict], dict | None, int]:
-    """DCG rows from the certified estimator (every draw with the h of its sampling version),
-    each with the judge-only value beside it; nDCG and ERR as null with a reason."""
-    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
-    topic, slot, propensities, versions = counted_item_draws(campaign, arrays, grades)
-    gains = metric.gain_table()
-    pool = pool_from_arrays(arrays)
+@dataclass(frozen=True)
+class _JudgedDraws:
+    """The counted draws with what the certified estimator needs of each: the judge's class of
+    every pool slot, the calibration of each sampling version, h and the human gain per draw."""
+
+    draws: CountedDraws
+    classes: np.ndarray
+    tables: dict[int, Calibration]
+    none: Calibration
+    control: np.ndarray
+    human: np.ndarray
+    n_judged: int
+
+    def parts(self, weights: np.ndarray, selected: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(Y, X) of `tuned_terms` for the target `weights` over the selected draws (default all):
+        each draw's offset is the target's sum of h under the calibration of its sampling version."""
+        draws = self.draws
+        chosen = np.ones(draws.size, dtype=bool) if selected is None else selected
+        versions = draws.version[chosen]
+        offsets = {
+            v: float((weights * self.tables.get(v, self.none).h(self.classes)).sum())
+            for v in set(versions.tolist())
+        }
+        return judged_parts(
+            np.array([offsets[int(v)] for v in versions]),
+            weights[draws.topic[chosen], draws.slot[chosen]],
+            self.human[chosen],
+            self.control[chosen],
+            draws.propensity[chosen],
+        )
+
+    def estimate(self, arrays: PoolArrays, weights: np.ndarray, spent: float) -> tuple[Estimate, bool]:
+        """The certified estimate of the target `weights`, and whether it was made by strata (a
+        run pooled after draws were made: each stratum from the draws that could pick it)."""
+        strata = self.draws.strata(arrays, weights)
+        if strata is None:
+            terms = tuned_terms(*self.parts(weights))
+            return judged_estimate(terms, n_judged=self.n_judged, budget_spent=spent), False
+        strata_terms = [tuned_terms(*self.parts(weights * mask, later)) for mask, later in strata]
+        return stratified_estimate(strata_terms, n_judged=self.n_judged, budget_spent=spent), True
+
+
+def _judged_draws(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, metric: Metric) -> _JudgedDraws:
+    draws = counted_item_draws(campaign, arrays, grades)
+    topic, slot = draws.topic, draws.slot
     judge = judge_for_sampling(campaign)
     classes = pool_judge_classes(judge, arrays)
     tables = {
@@ -56,43 +102,41 @@ def judged_level_rows(
     # (before a switch) carry h = 0: their terms are plain importance sampling, still unbiased.
     drawn_classes = classes[topic, slot]
     control = np.zeros(drawn_classes.shape)
-    for version in np.unique(versions):
-        drawn_with = versions == version
+    for version in np.unique(draws.version):
+        drawn_with = draws.version == version
         control[drawn_with] = tables.get(int(version), none).h(drawn_classes[drawn_with])
-    human = gains[grades[topic, slot]] if topic.size else np.zeros(0)
+    human = metric.gain_table()[grades[topic, slot]] if topic.size else np.zeros(0)
     n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
-    judge_values = judge_only_values(arrays, classes, metric)
-    terms_of: dict[int, np.ndarray] = {}
-    parts_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    return _JudgedDraws(draws, classes, tables, none, control, human, n_judged)
+
+
+def judged_level_rows(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, spent: float, weight_bound: float | None
+) -> tuple[list[dict], dict | None, int]:
+    """DCG rows from the certified estimator (every draw with the h of its sampling version),
+    each with the judge-only value beside it; nDCG and ERR as null with a reason."""
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    judged = _judged_draws(campaign, arrays, grades, metric)
+    draws, human = judged.draws, judged.human
+    pool = pool_from_arrays(arrays)
+    judge = judge_for_sampling(campaign)
+    judge_values = judge_only_values(arrays, judged.classes, metric)
     rows: list[dict] = []
     bounds = metric.value_bounds()
     for index, name in enumerate(arrays.system_names):
         weights = system_weights(pool, metric, index)
-        if not topic.size:
+        worth = None
+        if not draws.size:
             row = estimate_row(name, metric, None, intervals={})
         else:
-            offsets = {
-                v: float((weights * tables.get(v, none).h(classes)).sum()) for v in set(versions.tolist())
-            }
-            plain, controls = judged_parts(
-                np.array([offsets[int(v)] for v in versions]),
-                weights[topic, slot],
-                human,
-                control,
-                propensities,
-            )
-            parts_of[index] = (plain, controls)
-            terms = tuned_terms(plain, controls)
-            terms_of[index] = terms
-            estimate = judged_estimate(terms, n_judged=n_judged, budget_spent=spent)
+            estimate, by_strata = judged.estimate(arrays, weights, spent)
             # What the judge was worth: the draws the same design would need without the judge's
-            # control variate (h = 0) for this interval's width (an effective sample size).
-            plain = weights[topic, slot] * human / propensities
-            worth = (
-                float(terms.size * plain.var(ddof=1) / terms.var(ddof=1))
-                if terms.size > 1 and terms.var(ddof=1) > 0
-                else None
-            )
+            # control variate (h = 0) for this interval's width (an effective sample size; for a
+            # plain estimate only).
+            terms = tuned_terms(*judged.parts(weights)) if not by_strata else None
+            plain = weights[draws.topic, draws.slot] * human / draws.propensity
+            if terms is not None and terms.size > 1 and terms.var(ddof=1) > 0:
+                worth = float(terms.size * plain.var(ddof=1) / terms.var(ddof=1))
             row = estimate_row(
                 name,
                 metric,
@@ -100,23 +144,31 @@ def judged_level_rows(
                 intervals={"clt": [max(estimate.low, bounds[0]), min(estimate.high, bounds[1])]},
             )
         row["judge_only"] = judge_values[name] if judge is not None else None
-        row["draws_without_judge"] = worth if topic.size else None
+        row["draws_without_judge"] = worth
         rows.append(row)
     rows += not_linear_rows(campaign, arrays, JUDGED_DESIGN)
     difference = None
     if campaign.goal == Campaign.Goal.DIFFERENCE:
         focus = focus_indices(campaign, arrays)
         if len(focus) == 2:
-            a, b = focus
-            # The difference's own control weight: tuned on the differences of the two parts.
-            gap = (
-                judged_estimate(
-                    tuned_terms(parts_of[a][0] - parts_of[b][0], parts_of[a][1] - parts_of[b][1]),
-                    n_judged=n_judged,
-                    budget_spent=spent,
-                )
-                if topic.size
-                else None
-            )
-            difference = difference_row([arrays.system_names[a], arrays.system_names[b]], metric, gap)
-    return rows, difference, int(topic.size)
+            difference = _judged_difference(campaign, arrays, judged, focus[0], focus[1], spent)
+    return rows, difference, int(draws.size)
+
+
+def judged_difference_estimate(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int, spent: float = float("nan")
+) -> dict:
+    """The certified row of pooled system a minus pooled system b; the control's weight is tuned
+    on the difference's own parts (linear in the weights)."""
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    return _judged_difference(campaign, arrays, _judged_draws(campaign, arrays, grades, metric), a, b, spent)
+
+
+def _judged_difference(
+    campaign: Campaign, arrays: PoolArrays, judged: _JudgedDraws, a: int, b: int, spent: float
+) -> dict:
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    pool = pool_from_arrays(arrays)
+    gap_weights = system_weights(pool, metric, a) - system_weights(pool, metric, b)
+    gap = judged.estimate(arrays, gap_weights, spent)[0] if judged.draws.size else None
+    return difference_row([arrays.system_names[a], arrays.system_names[b]], metric, gap)

@@ -32,6 +32,7 @@ from scipy.stats import norm
 
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import metric_values
+from estimation.sampling.arrivals import stratified_estimate, target_strata
 from estimation.sampling.estimators import query_level_estimate, unreachable_mass
 from estimation.sampling.item_estimators import (
     item_level_difference_estimate,
@@ -98,22 +99,44 @@ def _open_pairs(campaign: Campaign) -> np.ndarray:
 
 def item_draws(campaign: Campaign) -> np.ndarray:
     """The campaign's item draws as rows (topic id, document id, stored propensity, sampling
-    version), shape (n, 4)."""
+    version, order), shape (n, 5)."""
     return np.array(
         list(
             Draw.objects.filter(campaign=campaign, kind=Draw.Kind.ITEM)
             .order_by("order")
-            .values_list("topic_id", "document_id", "propensity", "sampling_version")
+            .values_list("topic_id", "document_id", "propensity", "sampling_version", "order")
         ),
         dtype=float,
-    ).reshape(-1, 4)
+    ).reshape(-1, 5)
 
 
-def counted_item_draws(
-    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The item draws that count (their item judged, no task of it open): topic index, slot,
-    propensity and sampling version of each, in draw order."""
+@dataclass(frozen=True)
+class CountedDraws:
+    """The item draws that count, in draw order: pool position, stored propensity, sampling
+    version and the campaign's draw order of each."""
+
+    topic: np.ndarray
+    slot: np.ndarray
+    propensity: np.ndarray
+    version: np.ndarray
+    order: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.topic.size)
+
+    def strata(self, arrays: PoolArrays, target: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """Per stratum of `target` (`estimation.sampling.arrivals.target_strata`), its units' mask
+        and the draws that estimate it; None when every unit it weighs was drawable from the first
+        draw (the plain estimators apply: no run joined the pool after draws were made)."""
+        strata = target_strata(arrays.drawable_after, target)
+        if all(boundary == 0 for boundary, _ in strata):
+            return None
+        return [(mask, self.order > boundary) for boundary, mask in strata]
+
+
+def counted_item_draws(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray) -> CountedDraws:
+    """The item draws that count (their item judged, no task of it open), in draw order."""
     draws = item_draws(campaign)
     topic, slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
     judged = np.zeros(topic.shape, dtype=bool)
@@ -125,7 +148,13 @@ def counted_item_draws(
         open_flat = set((open_topic * arrays.n_slots + open_slot)[open_topic >= 0].tolist())
         flat = topic * arrays.n_slots + slot
         judged &= np.array([value not in open_flat for value in flat.tolist()], dtype=bool)
-    return topic[judged], slot[judged], draws[judged, 2], draws[judged, 3].astype(np.int64)
+    return CountedDraws(
+        topic=topic[judged],
+        slot=slot[judged],
+        propensity=draws[judged, 2],
+        version=draws[judged, 3].astype(np.int64),
+        order=draws[judged, 4].astype(np.int64),
+    )
 
 
 def counted_query_draws(
@@ -293,9 +322,11 @@ def item_level_rows(
 ) -> tuple[list[dict], dict | None, int]:
     """DCG rows with CLT, Hoeffding and Bernstein intervals; nDCG and ERR as null with a reason.
     The bounds on p / q come from the stored distributions (`Level.weight_bounds`), not from the
-    strategy's `weight_bound`, which every level's rows take."""
+    strategy's `weight_bound`, which every level's rows take. A run pooled after draws were made
+    is estimated by strata (`stratified_item_estimate`), with its Student interval only."""
     metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
-    topic, slot, propensities, _ = counted_item_draws(campaign, arrays, grades)
+    draws = counted_item_draws(campaign, arrays, grades)
+    topic, slot, propensities = draws.topic, draws.slot, draws.propensity
     gains = metric.gain_table()
     top_gain = float(gains.max())
     labels = gains[grades[topic, slot]] / top_gain if topic.size else np.zeros(0)
@@ -303,22 +334,26 @@ def item_level_rows(
     state = SamplingState.objects.filter(campaign=campaign).first()
     bounds = dict(state.weight_bounds) if state is not None else {}
     n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
+    metric_bounds = metric.value_bounds()
+    unit_bounds = (metric_bounds[0] / top_gain, metric_bounds[1] / top_gain)
     rows: list[dict] = []
-    weights = {}
     for index, name in enumerate(arrays.system_names):
-        weights[index] = system_weights(pool, metric, index)
+        weights = system_weights(pool, metric, index)
         if not topic.size:
             rows.append(estimate_row(name, metric, None, intervals={}))
             continue
-        target = weights[index][topic, slot]
-        metric_bounds = metric.value_bounds()
-        unit_bounds = (metric_bounds[0] / top_gain, metric_bounds[1] / top_gain)
+        strata = draws.strata(arrays, weights)
+        if strata is not None:
+            estimate = stratified_item_estimate(draws, labels, weights, strata, n_judged, spent)
+            interval = _clipped([estimate.low * top_gain, estimate.high * top_gain], metric_bounds)
+            intervals: dict[str, list[float] | None] = {"clt": interval, "hoeffding": None, "bernstein": None}
+            rows.append(estimate_row(name, metric, estimate, scale=top_gain, intervals=intervals))
+            continue
+        target = weights[topic, slot]
         estimate = item_level_estimate(
             labels, target, propensities, n_judged=n_judged, budget_spent=spent, value_bounds=unit_bounds
         )
-        intervals: dict[str, list[float] | None] = {
-            "clt": _clipped([estimate.low * top_gain, estimate.high * top_gain], metric_bounds)
-        }
+        intervals = {"clt": _clipped([estimate.low * top_gain, estimate.high * top_gain], metric_bounds)}
         bound = bounds.get(name)
         for kind in ("hoeffding", "bernstein"):
             try:
@@ -334,24 +369,71 @@ def item_level_rows(
     if campaign.goal == Campaign.Goal.DIFFERENCE:
         focus = focus_indices(campaign, arrays)
         if len(focus) == 2:
-            a, b = focus
-            low, high = _difference_bounds(metric)
-            difference_estimate = (
-                item_level_difference_estimate(
-                    labels,
-                    weights[a][topic, slot],
-                    weights[b][topic, slot],
-                    propensities,
-                    n_judged=n_judged,
-                    value_bounds=(low / top_gain, high / top_gain),
-                )
-                if topic.size
-                else None
-            )
-            difference = difference_row(
-                [arrays.system_names[a], arrays.system_names[b]], metric, difference_estimate, top_gain
-            )
-    return rows, difference, int(topic.size)
+            difference = _item_difference(campaign, arrays, grades, draws, focus[0], focus[1], spent)
+    return rows, difference, int(draws.size)
+
+
+def item_difference_estimate(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int, spent: float = float("nan")
+) -> dict:
+    """The row of pooled system a minus pooled system b from the item draws (by strata once a run
+    joined the pool after draws were made)."""
+    return _item_difference(
+        campaign, arrays, grades, counted_item_draws(campaign, arrays, grades), a, b, spent
+    )
+
+
+def _item_difference(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    draws: CountedDraws,
+    a: int,
+    b: int,
+    spent: float,
+) -> dict:
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    topic, slot = draws.topic, draws.slot
+    gains = metric.gain_table()
+    top_gain = float(gains.max())
+    labels = gains[grades[topic, slot]] / top_gain if topic.size else np.zeros(0)
+    pool = pool_from_arrays(arrays)
+    first, second = system_weights(pool, metric, a), system_weights(pool, metric, b)
+    gap = first - second
+    strata = draws.strata(arrays, gap) if topic.size else None
+    n_judged = int(np.unique(topic * arrays.n_slots + slot).size) if topic.size else 0
+    low, high = _difference_bounds(metric)
+    if not topic.size:
+        estimate = None
+    elif strata is not None:
+        estimate = stratified_item_estimate(draws, labels, gap, strata, n_judged, spent)
+    else:
+        estimate = item_level_difference_estimate(
+            labels,
+            first[topic, slot],
+            second[topic, slot],
+            draws.propensity,
+            n_judged=n_judged,
+            value_bounds=(low / top_gain, high / top_gain),
+        )
+    return difference_row([arrays.system_names[a], arrays.system_names[b]], metric, estimate, top_gain)
+
+
+def stratified_item_estimate(
+    draws: CountedDraws,
+    labels: np.ndarray,
+    target: np.ndarray,
+    strata: list[tuple[np.ndarray, np.ndarray]],
+    n_judged: int,
+    spent: float,
+) -> Estimate:
+    """The target's estimate by strata: each stratum's plain importance-sampling terms over the
+    draws that could pick its units (`estimation.sampling.arrivals.stratified_estimate`)."""
+    terms = [
+        (target * mask)[draws.topic[later], draws.slot[later]] * labels[later] / draws.propensity[later]
+        for mask, later in strata
+    ]
+    return stratified_estimate(terms, n_judged=n_judged, budget_spent=spent)
 
 
 def not_linear_rows(campaign: Campaign, arrays: PoolArrays, design: str) -> list[dict]:

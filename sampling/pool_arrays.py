@@ -52,6 +52,9 @@ class PoolArrays:
     system_names: tuple[str, ...]
     keys: np.ndarray  # sorted topic_id << 32 | document_id of every used slot
     key_positions: np.ndarray  # flat index (t * n + slot) of each key
+    # (m, n) PoolItem.drawable_after: only draws of a later order could pick the slot (0 on the
+    # pool the first draw saw, and on unused slots)
+    drawable_after: np.ndarray
 
     @property
     def n_topics(self) -> int:
@@ -147,7 +150,14 @@ def pool_arrays_build(campaign: Campaign) -> PoolArrays:
         PoolItem.objects.filter(campaign=campaign)
         .order_by("topic__qid", "document__docno")
         .values_list(
-            "id", "topic_id", "topic__qid", "document_id", "document__docno", "document__length", "prior"
+            "id",
+            "topic_id",
+            "topic__qid",
+            "document_id",
+            "document__docno",
+            "document__length",
+            "prior",
+            "drawable_after",
         )
     )
     topic_ids: list[int] = []
@@ -164,14 +174,16 @@ def pool_arrays_build(campaign: Campaign) -> PoolArrays:
     item_ids = np.full((m, n), EMPTY, dtype=np.int64)
     document_ids = np.full((m, n), EMPTY, dtype=np.int64)
     lengths = np.full((m, n), np.nan)
+    drawable_after = np.zeros((m, n), dtype=np.int64)
     priors = np.full((m, n, grade_count), np.nan)
     any_prior = False
     docnos: list[tuple[str, ...]] = []
     for t, items in enumerate(per_topic):
         docnos.append(tuple(item[4] for item in items))
-        for slot, (item_id, _, _, document_id, _, length, prior) in enumerate(items):
+        for slot, (item_id, _, _, document_id, _, length, prior, after) in enumerate(items):
             item_ids[t, slot] = item_id
             document_ids[t, slot] = document_id
+            drawable_after[t, slot] = after
             if length is not None:
                 lengths[t, slot] = float(length)
             if prior is not None and len(prior) == grade_count:
@@ -222,6 +234,7 @@ def pool_arrays_build(campaign: Campaign) -> PoolArrays:
         system_names=tuple(system.name for system in systems),
         keys=keys,
         key_positions=key_positions,
+        drawable_after=drawable_after,
     )
 
 
@@ -236,6 +249,7 @@ _ARRAY_FIELDS = (
     "system_ids",
     "keys",
     "key_positions",
+    "drawable_after",
 )
 
 

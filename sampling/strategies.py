@@ -45,6 +45,7 @@ from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, SamplingState
 from labeling.preflight import Problem
+from sampling.arrival_design import arrival_topup_design
 from sampling.judged import (
     JudgedDistribution,
     calibration_store,
@@ -52,10 +53,11 @@ from sampling.judged import (
     judged_design,
     judged_inputs_problem,
 )
-from sampling.judged_estimates import judged_level_rows
+from sampling.judged_estimates import judged_difference_estimate, judged_level_rows
 from sampling.label_model import judged_grades
 from sampling.level_estimates import (
     RunLayout,
+    item_difference_estimate,
     item_level_rows,
     item_level_run_estimate,
     query_level_rows,
@@ -214,6 +216,8 @@ class ItemLevel(Level):
 
     estimate_rows = staticmethod(item_level_rows)
     run_estimate = staticmethod(item_level_run_estimate)
+    # The row of pooled system a minus b (campaign, arrays, grades, a, b): what an arrival reports.
+    difference_estimate = staticmethod(item_difference_estimate)
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return pair_unit_items(unit, slot_used)
@@ -268,6 +272,7 @@ class JudgedLevel(ItemLevel):
     )
 
     estimate_rows = staticmethod(judged_level_rows)
+    difference_estimate = staticmethod(judged_difference_estimate)
 
 
 QUERY_LEVEL = QueryLevel()
@@ -462,6 +467,8 @@ class ItemStrategy(SamplingStrategy):
         elif goal == "relative" and len(systems) < 2:
             goal = "absolute"
         result = item_sampling_distribution(pool, metric, goal, systems, prior="model", mix=campaign.mix)  # type: ignore[arg-type]  # the campaign's goal field holds one of the literal goals
+        # A run that arrived with a top-up not yet spent: draw where its difference is uncertain.
+        result = arrival_topup_design(campaign, pool_arrays_for(campaign), pool, metric) or result
         return SamplingDistribution(
             q=result.q,
             optimal=result.optimal,

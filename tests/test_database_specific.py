@@ -40,7 +40,12 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     ),
     "labeling/services/campaigns.py": ("labeling/test_campaign_list.py", "labeling/test_team.py"),
     "labeling/services/corrections.py": ("labeling/test_corrections.py",),
-    "labeling/services/imports.py": ("labeling/test_imports.py", "labeling/test_import_batches.py"),
+    "sampling/arrivals.py": ("graded/test_arrivals_api.py",),
+    "labeling/services/imports.py": (
+        "labeling/test_imports.py",
+        "labeling/test_import_batches.py",
+        "sampling/test_arrival_strata.py",
+    ),
     "labeling/services/own_judgments.py": ("labeling/test_own_judgments.py",),
     "labeling/services/preferences.py": ("labeling/test_shortcuts.py",),
     "labeling/services/run_import_writes.py": ("labeling/test_run_import_writes.py",),

@@ -40,6 +40,25 @@ from estimation.sampling.intervals import check_confidence, t_interval
 from estimation.sampling.results import Estimate, SamplingDistribution
 
 
+def target_strata(drawable_after: np.ndarray, target: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The strata a target's units fall in, oldest first: (the order of the last draw made before
+    they became drawable, their mask). Stratum (b, mask) is estimated by the draws of order > b.
+
+    Parameters
+    ----------
+    drawable_after : ndarray of int
+        Per unit, the order of the campaign's last draw when the unit joined the pool (0: before
+        the first draw).
+    target : ndarray, same shape
+        a_i; units with a_i = 0 belong to no stratum.
+    """
+    drawable_after = np.asarray(drawable_after)
+    touched = np.asarray(target) != 0
+    if drawable_after.shape != touched.shape:
+        raise ValueError("drawable_after and target must have one shape")
+    return [(int(b), touched & (drawable_after == b)) for b in np.unique(drawable_after[touched])]
+
+
 def stratum_shares(unit_stratum: np.ndarray, stratum_draws: Sequence[int], topup_draws: int) -> np.ndarray:
     """n_t / n_j per unit: the weight of a top-up draw in the variance of the unit's stratum.
 
@@ -157,4 +176,4 @@ def stratified_estimate(
     )
 
 
-__all__ = ["stratified_estimate", "stratum_shares", "topup_distribution"]
+__all__ = ["stratified_estimate", "stratum_shares", "target_strata", "topup_distribution"]

@@ -29,7 +29,7 @@ from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import DocumentRecord, iter_documents_jsonl
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
 from labeling.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
-from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, Topic
+from labeling.models import Campaign, Document, Draw, Judgment, PoolItem, RankingEntry, Topic
 from labeling.selectors import ranking_positions
 
 BATCH_SIZE = 2000
@@ -510,11 +510,22 @@ def pool_rebuild(*, campaign: Campaign) -> int:
         key = (topic_id, document_id)
         if position < best.get(key, depth + 1):
             best[key] = position
-    items = [
-        PoolItem(campaign=campaign, topic_id=topic_id, document_id=document_id, best_rank=rank)
-        for (topic_id, document_id), rank in best.items()
-    ]
     with transaction.atomic():
+        # The cached pool arrays and the sampling state are keyed by this version. Bumped first:
+        # the row lock it takes waits for a draw in progress (`tasks_top_up` locks the row), so
+        # the last draw's order read next is the last one that could not pick a new item.
+        Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
+        last_draw = Draw.objects.filter(campaign=campaign).aggregate(last=Max("order"))["last"] or 0
+        items = [
+            PoolItem(
+                campaign=campaign,
+                topic_id=topic_id,
+                document_id=document_id,
+                best_rank=rank,
+                drawable_after=last_draw,
+            )
+            for (topic_id, document_id), rank in best.items()
+        ]
         PoolItem.objects.bulk_create(
             items,
             batch_size=BATCH_SIZE,
@@ -523,8 +534,6 @@ def pool_rebuild(*, campaign: Campaign) -> int:
             update_fields=["best_rank"],
         )
         pool_mark_prejudged(campaign=campaign)
-        # The cached pool arrays and the sampling state are keyed by this version.
-        Campaign.objects.filter(pk=campaign.pk).update(pool_version=F("pool_version") + 1)
     campaign.refresh_from_db(fields=["pool_version"])
     return PoolItem.objects.filter(campaign=campaign).count()
 

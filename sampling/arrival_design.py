@@ -1,0 +1,72 @@
+"""The top-up design of a run that arrived (`sampling.arrivals`): while its top-up is not spent,
+the item-level strategies draw from it instead of their own design. Below the strategies, which
+ask it, and above the models and the numeric core only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimation.metrics.spec import Metric
+from estimation.sampling.arrivals import stratum_shares, topup_distribution
+from estimation.sampling.items import system_weights
+from estimation.sampling.pool import Pool
+from estimation.sampling.results import SamplingDistribution
+from labeling.models import Arrival, Campaign, Draw, Judgment
+from sampling.pool_arrays import PoolArrays
+
+
+def topup_judged(arrival: Arrival) -> int:
+    """Assessor judgments of items drawn since the run arrived."""
+    return (
+        Judgment.objects.filter(
+            campaign_id=arrival.campaign_id,
+            source=Judgment.Source.ASSESSOR,
+            task__draw__order__gt=arrival.drawable_after,
+        )
+        .values("task_id")
+        .count()
+    )
+
+
+def arrival_open(campaign: Campaign) -> Arrival | None:
+    """The newest arrival whose top-up is not spent yet, if any."""
+    for arrival in campaign.arrivals.select_related("system", "reference").order_by("-id"):
+        if topup_judged(arrival) < arrival.topup_budget:
+            return arrival
+    return None
+
+
+def arrival_topup_design(
+    campaign: Campaign, arrays: PoolArrays, pool: Pool, metric: Metric, sigma: np.ndarray | None = None
+) -> SamplingDistribution | None:
+    """The top-up design of the open arrival (None when none is open), over the grown pool:
+    importance |a_R - a_B|, `sigma` (the judge's calibration; 1 without a judge), each stratum
+    scaled by the top-up's share of the draws that estimate it, floor over every pooled run."""
+    arrival = arrival_open(campaign)
+    if arrival is None or arrival.reference is None:
+        return None
+    names = list(arrays.system_names)
+    if arrival.system.name not in names or arrival.reference.name not in names:
+        return None
+    weights = np.stack([system_weights(pool, metric, index) for index in range(len(names))])
+    target = weights[names.index(arrival.system.name)] - weights[names.index(arrival.reference.name)]
+    boundaries = sorted(set(np.unique(arrays.drawable_after[arrays.slot_used]).tolist()))
+    stratum = np.where(arrays.slot_used, np.searchsorted(boundaries, arrays.drawable_after), -1)
+    orders = np.asarray(
+        Draw.objects.filter(campaign=campaign).values_list("order", flat=True), dtype=np.int64
+    )
+    draws_since = [int((orders > boundary).sum()) for boundary in boundaries]
+    topup = max(1, int(round(arrival.topup_budget)))
+    # The newest stratum is taken as the top-up's own (share 1, however far its draws went), so
+    # the design stays one distribution over the whole top-up.
+    shares = stratum_shares(stratum, draws_since[:-1], topup)
+    return topup_distribution(
+        np.abs(target),
+        np.ones(target.shape) if sigma is None else sigma,
+        np.abs(weights).sum(axis=0),
+        shares,
+        cost=np.where(pool.slot_used, np.maximum(pool.item_cost, 1e-9), 1.0),
+    )
+
+
+__all__ = ["arrival_open", "arrival_topup_design", "topup_judged"]

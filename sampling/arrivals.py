@@ -1,0 +1,165 @@
+"""Runs that arrive in a living campaign: pooled after draws were made, estimated by strata, and
+given a human top-up where their difference with a reference is uncertain.
+
+`arrival_add` pools the run (its new items keep the order of the last draw before them,
+`PoolItem.drawable_after`), records the arrival with its reference and top-up budget, raises the
+campaign's budget by the top-up and reopens a finished campaign. While the top-up is not spent,
+the item-level strategies draw from the top-up design (`arrival_topup_design`,
+`estimation.sampling.arrivals.topup_distribution`): |a_R - a_B| s, the old strata scaled by
+the top-up's share of their draws, the defensive floor over every pooled run. The estimates of
+every run stay unbiased: the strata keep each item's share estimated from the draws that could
+pick it (`sampling.level_estimates.CountedDraws.strata`). Method notes: docs/statistics.md, "A run
+that arrives". Query-level campaigns (whole topics) do not take arrivals yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Max
+from scipy.stats import norm
+
+from estimation.sampling.items import system_weights
+from labeling.models import Arrival, Campaign, Draw, System
+from labeling.services.imports import UploadedFile
+from labeling.services.run_imports import runs_import
+from sampling.arrival_design import topup_judged
+from sampling.estimates import estimates_current
+from sampling.label_model import judged_grades
+from sampling.level_estimates import counted_item_draws
+from sampling.pool_arrays import pool_arrays_for, pool_from_arrays, pooled_systems
+from sampling.strategies import strategy_for
+
+QUERY_LEVEL_REFUSAL = (
+    "this campaign draws whole topics: a run cannot arrive with a top-up here yet; evaluate it on "
+    "the stored judgments (Evaluate a new run) or use a single-documents strategy"
+)
+
+
+def arrival_add(
+    *, campaign: Campaign, files: Sequence[UploadedFile], budget: float, reference: str | None = None
+) -> Arrival:
+    """Pool one run into a campaign that has drawn, with a top-up of `budget` (the campaign's
+    budget unit) aimed at its difference with `reference` (a pooled run's name; default the run
+    with the best current estimate). ValueError with the reason, before anything is stored, for
+    a query-level campaign, no draw yet, a bad budget or reference, or more than one file;
+    `ImportFailed` for a malformed run (nothing stored)."""
+    if strategy_for(campaign).level.name == "query":
+        raise ValueError(QUERY_LEVEL_REFUSAL)
+    if len(files) != 1:
+        raise ValueError(f"one run arrives at a time, got {len(files)} files")
+    if not budget or not np.isfinite(budget) or budget <= 0:
+        raise ValueError("the top-up budget must be a positive number")
+    last_draw = Draw.objects.filter(campaign=campaign).aggregate(last=Max("order"))["last"]
+    if last_draw is None:
+        raise ValueError("nothing was drawn yet: upload the run with the others (Runs) instead")
+    pooled = [system.name for system in pooled_systems(campaign)]
+    chosen = reference or _best_current(campaign, pooled)
+    if chosen not in pooled:
+        raise ValueError(
+            f"the reference {chosen!r} is not a pooled run of this campaign ({', '.join(pooled)})"
+        )
+    report = runs_import(campaign=campaign, files=files)
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+        system = System.objects.get(campaign=campaign, name=report.systems[0])
+        arrival = Arrival.objects.create(
+            campaign=campaign,
+            system=system,
+            reference=System.objects.get(campaign=campaign, name=chosen),
+            topup_budget=float(budget),
+            drawable_after=last_draw,
+        )
+        campaign.budget += float(budget)
+        campaign.blocked = ""
+        if campaign.status == Campaign.Status.DONE:
+            campaign.status = Campaign.Status.RUNNING
+        campaign.save(update_fields=["budget", "blocked", "status", "updated_at"])
+    return arrival
+
+
+def _best_current(campaign: Campaign, pooled: list[str]) -> str:
+    """The pooled run with the highest current estimate of the campaign's metric (the first
+    pooled run while none has a value)."""
+    rows = [row for row in estimates_current(campaign)["systems"] if row["value"] is not None]
+    metric = str(campaign.metric)
+    valued = {row["name"]: row["value"] for row in rows if row["metric"] == metric} or {
+        row["name"]: row["value"] for row in rows if row["metric"].startswith("DCG")
+    }
+    known = [name for name in pooled if name in valued]
+    return max(known, key=valued.__getitem__) if known else pooled[0]
+
+
+def arrival_summary(arrival: Arrival) -> dict[str, Any]:
+    """What the arrival's page and API show: status, its estimate, the difference with the
+    reference and the probability that their order is right, the new items, the top-up."""
+    campaign = arrival.campaign
+    arrays = pool_arrays_for(campaign)
+    names = list(arrays.system_names)
+    estimates = estimates_current(campaign)
+    own = next(
+        (
+            row
+            for row in estimates["systems"]
+            if row["name"] == arrival.system.name and row["value"] is not None
+        ),
+        None,
+    )
+    reference = arrival.reference.name if arrival.reference is not None else None
+    difference = None
+    unreachable = None
+    new_items = 0
+    if arrival.system.name in names:
+        index = names.index(arrival.system.name)
+        pool = pool_from_arrays(arrays)
+        strategy = strategy_for(campaign)
+        metric = strategy.level.evaluation_metric(campaign)
+        weights = system_weights(pool, metric, index)
+        newer = arrays.drawable_after >= arrival.drawable_after  # what it brought (draws since may add)
+        new_items = int(((weights > 0) & newer).sum())
+        grades = judged_grades(campaign, arrays)
+        draws = counted_item_draws(campaign, arrays, grades)
+        reached = np.zeros(arrays.slot_used.shape, dtype=bool)
+        for boundary in np.unique(arrays.drawable_after[weights > 0]):
+            if (draws.order > boundary).any():
+                reached |= arrays.drawable_after == boundary
+        total = float(weights.sum())
+        unreachable = float(weights[~reached].sum() / total) if total > 0 else 0.0
+        if reference in names:
+            difference = strategy.level.difference_estimate(  # type: ignore[attr-defined]  # item levels only
+                campaign, arrays, grades, index, names.index(reference)
+            )
+    judged = topup_judged(arrival)
+    spent = judged >= arrival.topup_budget
+    return {
+        "id": arrival.pk,
+        "system": arrival.system.name,
+        "reference": reference,
+        "created": arrival.created_at.isoformat(),
+        "status": "done" if spent or campaign.status != Campaign.Status.RUNNING else "judging",
+        "estimate": _numbers(own),
+        "difference": _numbers(difference),
+        "order_right": _order_right(difference),
+        "new_items": new_items,
+        "topup_budget": arrival.topup_budget,
+        "topup_judged": judged,
+        "unreachable_share": unreachable,
+    }
+
+
+def _numbers(row: dict[str, Any] | None) -> dict[str, float | None]:
+    keys = ("value", "se", "low", "high")
+    return {key: (None if row is None else row.get(key)) for key in keys}
+
+
+def _order_right(row: dict[str, Any] | None) -> float | None:
+    """P(the sign of the estimated difference is the true one) under the normal approximation."""
+    if row is None or row.get("value") is None or not row.get("se"):
+        return None
+    return float(norm.cdf(abs(row["value"]) / row["se"]))
+
+
+__all__ = ["QUERY_LEVEL_REFUSAL", "arrival_add", "arrival_summary"]

@@ -1,0 +1,142 @@
+"""A run that arrives in a campaign that has drawn (POST /api/campaigns/{id}/arrivals/): it joins
+the pool, the campaign's budget grows by the top-up, the top-up is drawn where its difference with
+the reference is uncertain, and GET .../arrivals/{a}/ reports its estimate, the difference with an
+interval and how much of its weight no draw could reach yet. Bad input is refused with its reason
+and stores nothing."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.test import APIClient
+
+from estimation import Metric
+from graded.claims import task_next
+from graded.judging import task_answer
+from labeling.models import Arrival, Campaign, Draw, System
+from labeling.recompute import recompute
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start
+from labeling.services.run_imports import runs_import
+from sampling.arrival_design import arrival_topup_design
+from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
+from tests.conftest import RUN_A, RUN_B, upload
+from tests.sampling.test_arrival_strata import RUN_C, _grade
+
+Api = Callable[[AbstractBaseUser | None], APIClient]
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
+
+
+def _running(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, strategy: str, start: bool = True
+) -> Campaign:
+    created = api(coordinator).post(
+        "/api/campaigns/",
+        {"name": "living", "metric": "DCG@5", "grades": ["0", "1", "2"], "strategy": strategy, "budget": 12},
+        format="json",
+    )
+    campaign = Campaign.objects.get(pk=created.json()["id"])
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    return campaign_start(campaign=campaign) if start else campaign
+
+
+def _judge_all(campaign: Campaign, assessor: AbstractBaseUser) -> int:
+    answered = 0
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+        answered += 1
+        recompute(campaign.pk)
+    return answered
+
+
+def _arrive(api: Api, user: AbstractBaseUser, campaign: Campaign, text: str = RUN_C, **fields: object):  # noqa: ANN202
+    body = {"file": io.BytesIO(text.encode()), **fields}
+    body["file"].name = "c.run"  # type: ignore[attr-defined]
+    return api(user).post(f"/api/campaigns/{campaign.pk}/arrivals/", body, format="multipart")
+
+
+def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    assert _judge_all(campaign, assessor) == 12
+    created = _arrive(api, coordinator, campaign, budget="10", reference="beta")
+    assert created.status_code == 201, created.content
+    body = created.json()
+    assert (body["system"], body["reference"], body["status"]) == ("gamma", "beta", "judging")
+    assert body["new_items"] == 6 and body["topup_budget"] == 10 and body["topup_judged"] == 0
+    assert body["unreachable_share"] > 0, "its new documents have no draw yet"
+    assert body["difference"]["value"] is None, "no value rather than a low one"
+    campaign.refresh_from_db()
+    assert campaign.budget == 22 and campaign.status == Campaign.Status.RUNNING
+
+    # The top-up is drawn from the top-up design, which puts most of its mass on the new documents
+    # (6 of the pool's items) and keeps every pooled one drawable.
+    arrays = pool_arrays_for(campaign)
+    metric = Metric.parse("DCG@5", y_max=2)
+    design = arrival_topup_design(campaign, arrays, pool_from_arrays(arrays), metric)
+    assert design is not None and np.all(design.q[arrays.slot_used] > 0)
+    new_slots = arrays.slot_used & (arrays.drawable_after > 0)
+    assert new_slots.sum() == 6 and design.q[new_slots].sum() > 0.5
+    boundary = Arrival.objects.get(pk=body["id"]).drawable_after
+    assert _judge_all(campaign, assessor) >= 1
+    first = Draw.objects.filter(campaign=campaign, order__gt=boundary).order_by("order").first()
+    assert first is not None
+    topic, slot = arrays.locate(np.array([first.topic_id]), np.array([first.document_id]))
+    assert first.propensity == pytest.approx(design.q[topic[0], slot[0]])
+
+    url = f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/"
+    after = api(coordinator).get(url).json()
+    assert after["status"] == "done" and after["topup_judged"] >= 10
+    assert after["unreachable_share"] == 0
+    difference = after["difference"]
+    assert difference["low"] <= difference["value"] <= difference["high"] and difference["se"] > 0
+    assert 0.5 <= after["order_right"] <= 1
+    assert after["estimate"]["value"] is not None
+    listed = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/").json()
+    assert [row["id"] for row in listed] == [body["id"]]
+    assert (
+        api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id'] + 99}/").status_code == 404
+    )
+
+
+def test_the_reference_defaults_to_the_best_current_estimate(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    rows = api(coordinator).get(f"/api/campaigns/{campaign.pk}/estimates/").json()["systems"]
+    best = max((row for row in rows if row["metric"] == "DCG@5"), key=lambda row: row["value"])["name"]
+    created = _arrive(api, coordinator, campaign, budget="4")
+    assert created.status_code == 201 and created.json()["reference"] == best
+
+
+def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    draft = _running(api, coordinator, assessor, "items", start=False)
+    refused = _arrive(api, coordinator, draft, budget="5")
+    assert refused.status_code == 400 and "nothing was drawn yet" in refused.content.decode()
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    cases = [
+        ({"budget": "5", "reference": "omega"}, RUN_C, "'omega' is not a pooled run"),
+        ({"budget": "0"}, RUN_C, "top-up budget must be a positive number"),
+        ({"budget": "5", "target_width": "0.5"}, RUN_C, "target_width is not taken yet"),
+        ({"budget": "5"}, "1 Q0 d1-8 1 x gamma\n", "c.run"),  # a malformed score: file and line
+    ]
+    for fields, text, reason in cases:
+        response = _arrive(api, coordinator, campaign, text, **fields)
+        assert response.status_code == 400 and reason in response.content.decode(), response.content
+    assert not Arrival.objects.exists() and not System.objects.filter(name="gamma").exists()
+    passive = _running(api, coordinator, assessor, "passive")
+    _judge_all(passive, assessor)
+    query = _arrive(api, coordinator, passive, budget="5")
+    assert query.status_code == 400 and "draws whole topics" in query.content.decode()
+    assessor_call = _arrive(api, assessor, campaign, budget="5")
+    assert assessor_call.status_code in (403, 404)
