@@ -202,7 +202,9 @@ class ArrivalSerializer(StrictSerializer):
     reference = serializers.CharField(allow_null=True)
     created = serializers.CharField()
     status = serializers.ChoiceField(
-        ("judging", "done"), help_text="judging while the top-up is spent; done after (or once paused)"
+        ("labelling", "judging", "done"),
+        help_text="labelling while the campaign's model judge labels its new documents (the top-up "
+        "waits for them), judging while the top-up is spent, done after (or while paused)",
     )
     estimate = ArrivalNumbersSerializer(help_text="the arriving run's metric, 95 % interval")
     difference = ArrivalNumbersSerializer(help_text="arriving run minus the reference, 95 % interval")

@@ -6,6 +6,7 @@ from django.http import HttpRequest
 from django.utils.text import Truncator
 
 from labeling.models import (
+    Arrival,
     AssessorPreferences,
     Campaign,
     CampaignMember,
@@ -130,10 +131,27 @@ class StagedRunLineAdmin(admin.ModelAdmin):
 
 @admin.register(PoolItem)
 class PoolItemAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "topic", "document", "best_rank", "cost", "prejudged", "drawn"]
+    list_display = [
+        "campaign",
+        "topic",
+        "document",
+        "best_rank",
+        "cost",
+        "prejudged",
+        "drawn",
+        "drawable_after",
+    ]
     list_filter = ["campaign", "prejudged", "drawn"]
     raw_id_fields = ["topic", "document"]
     list_select_related = ["campaign", "topic", "document"]
+
+
+@admin.register(Arrival)
+class ArrivalAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "system", "reference", "topup_budget", "drawable_after", "created_at"]
+    list_filter = ["campaign"]
+    list_select_related = ["campaign", "system", "reference"]
+    raw_id_fields = ["system", "reference"]
 
 
 @admin.register(Draw)

@@ -11,7 +11,8 @@ from estimation.sampling.arrivals import stratum_shares, topup_distribution
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
-from labeling.models import Arrival, Campaign, Draw, Judgment
+from labeling.models import Arrival, Campaign, Draw, Judge, JudgeRun, Judgment
+from sampling.judge_labels import judge_for_sampling
 from sampling.pool_arrays import PoolArrays
 
 
@@ -34,6 +35,17 @@ def arrival_open(campaign: Campaign) -> Arrival | None:
         if topup_judged(arrival) < arrival.topup_budget:
             return arrival
     return None
+
+
+def arrival_labelling_judge(campaign: Campaign) -> Judge | None:
+    """The sampling judge while it labels the documents of an open arrival (its run active): the
+    top-up waits for its labels, so that it is designed with them."""
+    if arrival_open(campaign) is None:
+        return None
+    judge = judge_for_sampling(campaign)
+    if judge is None or not JudgeRun.objects.filter(judge=judge, status__in=JudgeRun.ACTIVE).exists():
+        return None
+    return judge
 
 
 def arrival_topup_design(
@@ -69,4 +81,4 @@ def arrival_topup_design(
     )
 
 
-__all__ = ["arrival_open", "arrival_topup_design", "topup_judged"]
+__all__ = ["arrival_labelling_judge", "arrival_open", "arrival_topup_design", "topup_judged"]

@@ -22,12 +22,16 @@ from django.db import transaction
 from django.db.models import Max
 from scipy.stats import norm
 
+from estimation.judges.calibration import MISSING
 from estimation.sampling.items import system_weights
 from labeling.models import Arrival, Campaign, Draw, System
 from labeling.services.imports import UploadedFile
 from labeling.services.run_imports import runs_import
-from sampling.arrival_design import topup_judged
+from sampling.arrival_design import arrival_labelling_judge, topup_judged
 from sampling.estimates import estimates_current
+from sampling.judge_kinds import judge_kind
+from sampling.judge_labels import judge_for_sampling, pool_judge_classes
+from sampling.judge_runs import judge_run_start
 from sampling.label_model import judged_grades
 from sampling.level_estimates import counted_item_draws
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays, pooled_systems
@@ -78,7 +82,23 @@ def arrival_add(
         if campaign.status == Campaign.Status.DONE:
             campaign.status = Campaign.Status.RUNNING
         campaign.save(update_fields=["budget", "blocked", "status", "updated_at"])
+    _judge_new_pairs(campaign)
     return arrival
+
+
+def _judge_new_pairs(campaign: Campaign) -> None:
+    """A judge-assisted campaign whose judge runs (endpoint, lexical) asks it for the new pairs
+    (its cache answers the others); the top-up waits for its labels. An uploaded judge's missing
+    labels are counted in the arrival's report (`judge_missing`)."""
+    if not strategy_for(campaign).uses_judge:
+        return
+    judge = judge_for_sampling(campaign)
+    if judge is None or not judge_kind(judge.kind).runs:
+        return
+    try:
+        judge_run_start(judge)
+    except ValueError:
+        return  # over the operator's ceilings: the report counts the pairs without a label
 
 
 def _best_current(campaign: Campaign, pooled: list[str]) -> str:
@@ -112,6 +132,7 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
     difference = None
     unreachable = None
     new_items = 0
+    judge_missing = None
     if arrival.system.name in names:
         index = names.index(arrival.system.name)
         pool = pool_from_arrays(arrays)
@@ -128,18 +149,24 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
                 reached |= arrays.drawable_after == boundary
         total = float(weights.sum())
         unreachable = float(weights[~reached].sum() / total) if total > 0 else 0.0
+        if strategy.uses_judge:
+            # Its pool documents the judge has no label for (an uploaded judge's to upload).
+            classes = pool_judge_classes(judge_for_sampling(campaign), arrays)
+            judge_missing = int(((weights > 0) & (classes == MISSING)).sum())
         if reference in names:
             difference = strategy.level.difference_estimate(  # type: ignore[attr-defined]  # item levels only
                 campaign, arrays, grades, index, names.index(reference)
             )
     judged = topup_judged(arrival)
     spent = judged >= arrival.topup_budget
+    labelling = arrival_labelling_judge(campaign) is not None and not spent
+    status = "labelling" if labelling else "judging"
     return {
         "id": arrival.pk,
         "system": arrival.system.name,
         "reference": reference,
         "created": arrival.created_at.isoformat(),
-        "status": "done" if spent or campaign.status != Campaign.Status.RUNNING else "judging",
+        "status": "done" if spent or campaign.status != Campaign.Status.RUNNING else status,
         "estimate": _numbers(own),
         "difference": _numbers(difference),
         "order_right": _order_right(difference),
@@ -147,6 +174,7 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
         "topup_budget": arrival.topup_budget,
         "topup_judged": judged,
         "unreachable_share": unreachable,
+        "judge_missing": judge_missing,
     }
 
 

@@ -45,7 +45,7 @@ from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, SamplingState
 from labeling.preflight import Problem
-from sampling.arrival_design import arrival_topup_design
+from sampling.arrival_design import arrival_labelling_judge, arrival_topup_design
 from sampling.judged import (
     JudgedDistribution,
     calibration_store,
@@ -509,6 +509,8 @@ class JudgedStrategy(SamplingStrategy):
             calibration_store(campaign, version, distribution.calibration, distribution.judge)
 
     def items_drawable(self, campaign: Campaign) -> int | None:
+        if arrival_labelling_judge(campaign) is not None:
+            return 0  # the judge labels an arrival's new documents first: the top-up waits for them
         return first_stage_room(campaign)
 
     def preflight_problems(self, campaign: Campaign) -> list[Problem]:

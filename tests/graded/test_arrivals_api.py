@@ -7,6 +7,7 @@ and stores nothing."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 
 import numpy as np
@@ -17,14 +18,17 @@ from rest_framework.test import APIClient
 from estimation import Metric
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Arrival, Campaign, Draw, System
+from labeling.models import Arrival, Campaign, Draw, JudgeRun, System
 from labeling.recompute import recompute
-from labeling.services.campaigns import campaign_assessors_assign, campaign_start
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
+from labeling.services.imports import documents_import
 from labeling.services.run_imports import runs_import
+from sampling import judge_create, judge_labels_import, judge_run_step
 from sampling.arrival_design import arrival_topup_design
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
 from tests.conftest import RUN_A, RUN_B, upload
 from tests.sampling.test_arrival_strata import RUN_C, _grade
+from tests.sampling.test_judge_runs import run_to_end, texts_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
@@ -140,3 +144,61 @@ def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
     assert query.status_code == 400 and "draws whole topics" in query.content.decode()
     assessor_call = _arrive(api, assessor, campaign, budget="5")
     assert assessor_call.status_code in (403, 404)
+
+
+def test_a_judge_assisted_campaign_counts_the_new_pairs_its_uploaded_judge_has_no_label_for(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, draft_campaign: Campaign
+) -> None:
+    campaign_update(campaign=draft_campaign, budget=12, strategy="judged")
+    judge = judge_create(campaign=draft_campaign, name="lenient")
+    labels = "".join(
+        f"{q} 0 d{q}-{d} {min(_grade(f'd{q}-{d}') + 1, 2)}\n" for q in (1, 2, 3) for d in range(1, 8)
+    )
+    judge_labels_import(judge=judge, files=[upload("judge.txt", labels)])
+    campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
+    campaign = campaign_start(campaign=draft_campaign)
+    _judge_all(campaign, assessor)
+    created = _arrive(api, coordinator, campaign, budget="6", reference="alpha")
+    assert created.status_code == 201, created.content
+    body = created.json()
+    # An uploaded judge does not run: the top-up starts at once, and the report says what to upload.
+    assert body["status"] == "judging" and body["judge_missing"] == 6
+    judge_labels_import(
+        judge=judge,
+        files=[upload("more.txt", "".join(f"{q} 0 d{q}-{d} 1\n" for q in (1, 2, 3) for d in (8, 9)))],
+    )
+    again = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+    assert again["judge_missing"] == 0
+
+
+def test_a_running_judge_labels_the_new_pairs_before_the_topup_is_drawn(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, draft_campaign: Campaign
+) -> None:
+    texts_import(draft_campaign)
+    campaign_update(campaign=draft_campaign, budget=12, strategy="judged")
+    judge = judge_create(campaign=draft_campaign, name="bm25", kind="lexical")
+    assert run_to_end(judge).labels == 21
+    campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
+    campaign = campaign_start(campaign=draft_campaign)
+    _judge_all(campaign, assessor)
+    new_texts = [
+        {"docno": f"d{q}-{d}", "title": "", "text": "filler text"} for q in (1, 2, 3) for d in (8, 9)
+    ]
+    documents_import(
+        campaign=campaign,
+        files=[("new.jsonl", io.BytesIO("".join(json.dumps(d) + "\n" for d in new_texts).encode()))],
+    )
+    body = _arrive(api, coordinator, campaign, budget="6", reference="alpha").json()
+    assert body["status"] == "labelling" and body["judge_missing"] == 6
+    # The top-up waits for the judge's labels of the new documents.
+    assert task_next(campaign=campaign, assessor=assessor) is None
+    run = JudgeRun.objects.get(judge=judge, status__in=JudgeRun.ACTIVE)
+    while judge_run_step(run.pk) == "more":
+        pass
+    run.refresh_from_db()
+    assert run.labels == 6, "the cache answered the 21 pairs it had labelled"
+    url = f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/"
+    assert api(coordinator).get(url).json()["status"] == "judging"
+    assert _judge_all(campaign, assessor) >= 1
+    done = api(coordinator).get(url).json()
+    assert done["status"] == "done" and done["judge_missing"] == 0 and done["difference"]["value"] is not None

@@ -60,10 +60,13 @@ def test_the_postgresql_part_fails_when_it_ran_too_few_tests() -> None:
 def test_make_test_runs_the_database_specific_tests_on_postgresql_over_its_processes() -> None:
     dry = subprocess.run(["make", "-n", "test"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert dry.returncode == 0, dry.stderr
-    commands = re.sub(r"\\\n\s*", " ", dry.stdout)
+    commands = re.sub(r" *\\\n\s*", " ", dry.stdout)
     part = next(line for line in commands.splitlines() if "TEST_PART=postgresql" in line)
     assert "-m tests.servers postgresql -- " in part and " -n " in part, part
-    assert '-m "postgresql and ' in part and part.rstrip().endswith(" tests"), part
+    assert '-m "postgresql and ' in part and " tests > var/test-postgresql.log" in part, part
+    # Beside the alone part, at the lowest priority, and its failure fails make test.
+    assert "ionice -c 3 nice -n 19 env TEST_PART=postgresql" in part and "-m alone" in part, part
+    assert part.rstrip().endswith("test $alone -eq 0 && test $database -eq 0"), part
     assert ".ci/system-packages" in commands  # the Debian packages come first
 
 
