@@ -212,6 +212,9 @@ class ArrivalSerializer(StrictSerializer):
         allow_null=True, help_text="probability that the estimated order of the two runs is the true one"
     )
     new_items = serializers.IntegerField(help_text="its top-K documents no pooled run had retrieved")
+    new_judged = serializers.IntegerField(
+        help_text="of those, judged so far (its estimate and difference have a value from two on)"
+    )
     topup_budget = serializers.FloatField()
     topup_judged = serializers.IntegerField(help_text="assessor judgments of items drawn since it arrived")
     unreachable_share = serializers.FloatField(

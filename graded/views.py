@@ -43,6 +43,7 @@ from sampling import (
     judges_dashboard,
     judges_summaries,
     level_presentations,
+    pooled_systems,
     strategy_for,
 )
 
@@ -104,15 +105,27 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     throughput; the page polls the REST API."""
     api = {
         name: reverse(f"api-{name}", args=[campaign.pk])
-        for name in ("estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate")
+        for name in (
+            "estimates",
+            "estimates-history",
+            "sampling",
+            "throughput",
+            "progress",
+            "evaluate",
+            "arrivals",
+        )
     }
     can_manage = request.user.has_perm(MANAGE, campaign)
+    takes_arrivals = strategy_for(campaign).level.takes_arrivals
     config = {
         "campaign": campaign.pk,
         "metric": campaign.metric,
         "urls": {**api, "model": reverse("graded:dashboard_model", args=[campaign.pk])},
         "poll_seconds": DASHBOARD_POLL_SECONDS,
         "can_evaluate": can_manage,
+        # A run that arrives with a human top-up (item-level strategies): its panel lists them.
+        "arrivals": takes_arrivals,
+        "can_arrive": can_manage and takes_arrivals and campaign.draws.exists(),
         # The history chart starts with these when many runs would overlap.
         "focus": compared_systems(campaign),
         # How each sampling level's estimate rows are shown (the estimates name their level).
@@ -129,6 +142,7 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "notes": notes_and_skips(campaign),
         "gold_paused": gold.gold_paused_assessors(campaign) if can_manage else [],
         "judges_panel": judges_dashboard(campaign),
+        "pooled_systems": [system.name for system in pooled_systems(campaign)] if takes_arrivals else [],
     }
     return render(request, "graded/dashboard.html", context)
 

@@ -60,7 +60,7 @@ from sampling.judge_runs import (
 )
 from sampling.label_model import item_cost_units
 from sampling.planning import campaign_plan
-from sampling.pool_arrays import pool_depth_of
+from sampling.pool_arrays import pool_depth_of, pooled_systems
 from sampling.state import sampling_per_topic, sampling_state_recompute
 from sampling.strategies import (
     STRATEGIES,
@@ -120,6 +120,7 @@ __all__ = [
     "leaderboards",
     "level_presentations",
     "pool_depth_of",
+    "pooled_systems",
     "queue_target",
     "run_evaluate",
     "sampling_csv",

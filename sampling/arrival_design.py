@@ -64,13 +64,16 @@ def arrival_topup_design(
     target = weights[names.index(arrival.system.name)] - weights[names.index(arrival.reference.name)]
     boundaries = sorted(set(np.unique(arrays.drawable_after[arrays.slot_used]).tolist()))
     stratum = np.where(arrays.slot_used, np.searchsorted(boundaries, arrays.drawable_after), -1)
+    # The draws each stratum had when the run arrived (not counting the top-up's own), so the
+    # design stays one distribution over the whole top-up; the newest stratum is the top-up's.
     orders = np.asarray(
-        Draw.objects.filter(campaign=campaign).values_list("order", flat=True), dtype=np.int64
+        Draw.objects.filter(campaign=campaign, order__lte=arrival.drawable_after).values_list(
+            "order", flat=True
+        ),
+        dtype=np.int64,
     )
     draws_since = [int((orders > boundary).sum()) for boundary in boundaries]
     topup = max(1, int(round(arrival.topup_budget)))
-    # The newest stratum is taken as the top-up's own (share 1, however far its draws went), so
-    # the design stays one distribution over the whole top-up.
     shares = stratum_shares(stratum, draws_since[:-1], topup)
     return topup_distribution(
         np.abs(target),

@@ -51,7 +51,7 @@ def arrival_add(
     with the best current estimate). ValueError with the reason, before anything is stored, for
     a query-level campaign, no draw yet, a bad budget or reference, or more than one file;
     `ImportFailed` for a malformed run (nothing stored)."""
-    if strategy_for(campaign).level.name == "query":
+    if not strategy_for(campaign).level.takes_arrivals:
         raise ValueError(QUERY_LEVEL_REFUSAL)
     if len(files) != 1:
         raise ValueError(f"one run arrives at a time, got {len(files)} files")
@@ -133,6 +133,7 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
     unreachable = None
     new_items = 0
     judge_missing = None
+    new_judged = 0
     if arrival.system.name in names:
         index = names.index(arrival.system.name)
         pool = pool_from_arrays(arrays)
@@ -142,6 +143,7 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
         newer = arrays.drawable_after >= arrival.drawable_after  # what it brought (draws since may add)
         new_items = int(((weights > 0) & newer).sum())
         grades = judged_grades(campaign, arrays)
+        new_judged = int(((weights > 0) & newer & (grades >= 0)).sum())
         draws = counted_item_draws(campaign, arrays, grades)
         reached = np.zeros(arrays.slot_used.shape, dtype=bool)
         for boundary in np.unique(arrays.drawable_after[weights > 0]):
@@ -171,6 +173,7 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
         "difference": _numbers(difference),
         "order_right": _order_right(difference),
         "new_items": new_items,
+        "new_judged": new_judged,
         "topup_budget": arrival.topup_budget,
         "topup_judged": judged,
         "unreachable_share": unreachable,

@@ -110,6 +110,11 @@ def item_draws(campaign: Campaign) -> np.ndarray:
     ).reshape(-1, 5)
 
 
+MIN_STRATUM_DRAWS = 2
+"""Draws of a late stratum's own items (a run pooled after draws were made) before its share,
+and so every estimate that weighs it, has a value."""
+
+
 @dataclass(frozen=True)
 class CountedDraws:
     """The item draws that count, in draw order: pool position, stored propensity, sampling
@@ -132,7 +137,15 @@ class CountedDraws:
         strata = target_strata(arrays.drawable_after, target)
         if all(boundary == 0 for boundary, _ in strata):
             return None
-        return [(mask, self.order > boundary) for boundary, mask in strata]
+        chosen = []
+        for boundary, mask in strata:
+            later = self.order > boundary
+            # Until a late stratum's own items were drawn twice its terms are all alike and
+            # its variance reads 0: no value then (its items are judged by the top-up).
+            if boundary > 0 and int(mask[self.topic[later], self.slot[later]].sum()) < MIN_STRATUM_DRAWS:
+                later = np.zeros_like(later)
+            chosen.append((mask, later))
+        return chosen
 
 
 def counted_item_draws(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray) -> CountedDraws:

@@ -96,6 +96,8 @@ class Level(ABC):
     interval_header: ClassVar[str] = "95 % CI"
     extra_intervals: ClassVar[tuple[tuple[str, str], ...]] = ()
     method_note: ClassVar[str] = ""
+    # Whether a run may arrive with a top-up (`sampling.arrivals`); with it, `difference_estimate`.
+    takes_arrivals: ClassVar[bool] = False
 
     def presentation(self) -> dict[str, Any]:
         return {
@@ -203,6 +205,7 @@ class ItemLevel(Level):
     """One draw = a (topic, document) pair (Schnabel et al. 2016); DCG only."""
 
     name = "item"
+    takes_arrivals = True
     draw_kind = Draw.Kind.ITEM
     interval_header = "95 % CI (CLT)"
     extra_intervals: ClassVar[tuple[tuple[str, str], ...]] = (

@@ -214,7 +214,7 @@ def judged_estimate(
         return _empty(confidence, budget_spent)
     value = float(terms.mean())
     error = float(terms.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan")
-    return _t_estimate(value, error, count - 1, count, n_judged, budget_spent, confidence)
+    return t_estimate(value, error, count - 1, count, n_judged, budget_spent, confidence)
 
 
 def two_stage_estimate(
@@ -242,10 +242,10 @@ def two_stage_estimate(
     n = n1 + n2
     value = float((first.sum() + second.sum()) / n)
     variance = (n1 * first.var(ddof=1) + n2 * second.var(ddof=1)) / n**2
-    return _t_estimate(value, float(np.sqrt(variance)), n - 3, n, n_judged, budget_spent, confidence)
+    return t_estimate(value, float(np.sqrt(variance)), n - 3, n, n_judged, budget_spent, confidence)
 
 
-def _t_estimate(
+def t_estimate(
     value: float,
     error: float,
     df: int,
@@ -254,6 +254,8 @@ def _t_estimate(
     budget_spent: float,
     confidence: float,
 ) -> Estimate:
+    """An `Estimate` with the Student interval value +- t_df error ((-inf, inf) for a nan error
+    or df < 1)."""
     low, high = t_interval(value, error, df, confidence)
     return Estimate(
         value=value,

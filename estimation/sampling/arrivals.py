@@ -35,8 +35,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_distribution
-from estimation.sampling.intervals import check_confidence, t_interval
+from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_distribution, t_estimate
+from estimation.sampling.intervals import check_confidence
 from estimation.sampling.results import Estimate, SamplingDistribution
 
 
@@ -162,18 +162,7 @@ def stratified_estimate(
         for each in terms:
             psi[n - each.size :] += (each - each.mean()) / each.size
         error = float(np.sqrt(n / (n - 1) * np.sum(psi**2))) if shortest >= 2 else nan
-    low, high = t_interval(value, error, shortest - 1, confidence)  # (-inf, inf) for a nan error
-    return Estimate(
-        value=value,
-        standard_error=error,
-        low=float(low),
-        high=float(high),
-        confidence=confidence,
-        interval="t",
-        n_draws=n,
-        n_judged=n if n_judged is None else int(n_judged),
-        budget_spent=budget_spent,
-    )
+    return t_estimate(value, error, shortest - 1, n, n_judged, budget_spent, confidence)
 
 
 __all__ = ["stratified_estimate", "stratum_shares", "target_strata", "topup_distribution"]

@@ -583,6 +583,95 @@
     });
   }
 
+  // ---------- runs that arrive ----------
+
+  const ARRIVAL_STATUS = {
+    labelling: "the model judge labels its new documents",
+    judging: "assessors judge the top-up",
+    done: "top-up done",
+  };
+
+  function showArrivals(arrivals) {
+    const box = document.getElementById("arrivals");
+    if (!box) return;
+    clear(box);
+    if (!arrivals.length) {
+      box.append(el("p", { class: "muted small", text: "No run has arrived yet." }));
+      return;
+    }
+    const table = el("table", { class: "compact" }, [
+      el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference", "95 % CI", "Order right"].map((t, i) => el("th", { class: i > 2 ? "num" : null, text: t }))),
+    ]);
+    for (const arrival of arrivals) {
+      const gap = arrival.difference || {};
+      table.append(
+        el("tr", { "data-arrival": arrival.system }, [
+          el("td", { text: arrival.system + " (" + clock(arrival.created) + ")" }),
+          el("td", { text: arrival.reference || "—" }),
+          el("td", { text: ARRIVAL_STATUS[arrival.status] || arrival.status }),
+          el("td", { class: "num", text: arrival.topup_judged + " of " + fmt(arrival.topup_budget, 0) }),
+          el("td", { class: "num", text: String(arrival.new_items) }),
+          el("td", { class: "num strong", text: fmt(gap.value) }),
+          el("td", { class: "num", text: fmtInterval([gap.low, gap.high]) }),
+          el("td", { class: "num", text: percent(arrival.order_right) }),
+        ])
+      );
+    }
+    box.append(table);
+    for (const arrival of arrivals) {
+      // No silent gaps: say why a difference is missing or still incomplete.
+      if ((arrival.difference || {}).value === null && arrival.unreachable_share === 0) {
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + arrival.new_judged + " of its " + arrival.new_items + " new documents judged; its estimate and difference show from two on (before that their uncertainty cannot be measured)." }));
+      }
+      if (arrival.unreachable_share > 0) {
+        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its weight is on documents no draw has reached yet; its difference shows once the top-up draws them." }));
+      }
+      if (arrival.judge_missing) {
+        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": the model judge has no label for " + arrival.judge_missing + " of its documents" + (arrival.status === "labelling" ? " yet (it is labelling them)." : "; upload them to the judge to certify them with fewer human judgments.") }));
+      }
+    }
+  }
+
+  async function refreshArrivals() {
+    if (!config.arrivals) return;
+    showArrivals(await getJson(config.urls.arrivals));
+  }
+
+  function wireArrivalForm() {
+    const form = document.getElementById("arrival-form");
+    if (!form) return;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const errors = document.getElementById("arrival-errors");
+      clear(errors);
+      const button = form.querySelector("button");
+      button.disabled = true;
+      const body = new FormData(form);
+      if (!body.get("reference")) body.delete("reference");  // the best current estimate
+      try {
+        const response = await fetch(config.urls.arrivals, {
+          method: "POST",
+          body,
+          credentials: "same-origin",
+          headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" },
+        });
+        const answer = await response.json().catch(() => ({}));
+        if (!response.ok) {
+          const list = answer.errors || [{ file: "", line: null, message: answer.detail || Object.entries(answer).map(([k, v]) => k + ": " + v).join("; ") || "the upload failed (" + response.status + ")" }];
+          for (const error of list) {
+            const where = [error.file, error.line ? "line " + error.line : ""].filter(Boolean).join(", ");
+            errors.append(el("div", { class: "notice bad small", text: (where ? where + ": " : "") + error.message }));
+          }
+          return;
+        }
+        form.reset();
+        await refreshArrivals();
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
   // ---------- polling ----------
 
   let polling = false;
@@ -616,6 +705,7 @@
       drawSampling(sampling, model.goal);
       showThroughput(throughput);
       showModel(model);
+      await refreshArrivals();
       document.getElementById("updated").textContent =
         "updated " + new Date().toLocaleTimeString([], { hourCycle: "h23" }) + " · every " + config.poll_seconds + " s";
       dot.classList.remove("stale");
@@ -629,6 +719,7 @@
   }
 
   wireEvaluateForm();
+  wireArrivalForm();
   poll();
   refreshEvaluations().catch(() => {});
   window.setInterval(() => {
