@@ -15,6 +15,7 @@ from typing import Any
 from labeling.exports import CHUNK_ROWS, campaign_config_json, csv_text, run_trec
 from labeling.models import Campaign, Judgment, SamplingState
 from sampling import (
+    arrivals_json,
     draws_csv,
     estimates_history_csv,
     estimates_history_json,
@@ -148,6 +149,9 @@ qrels.txt            one grade per judged (topic, document): the lower median of
 pool.csv             every pool item with the order of the last draw made before it joined the
                      pool (drawable_after; 0 for the first pool): a run pooled after draws were
                      made is estimated by strata of it (estimation.sampling.arrivals)
+arrivals.json        every run that arrived with a top-up: its reference, top-up budget, the
+                     order of the last draw before it (draws after it are its top-up's and
+                     later), and its report (estimate, difference, status) when the ZIP was made
 runs/<system>.run    each pooled system's ranking (pool depth, trec_eval order);
                      runs/eval-only/ holds runs uploaded for evaluation only
 documents.tsv        docno and length (the cost model's input)
@@ -186,6 +190,7 @@ def offline_bundle(campaign: Campaign) -> bytes:
         archive.writestr("judgments.csv", "".join(judgments_csv(campaign)))
         archive.writestr("qrels.txt", "".join(qrels_trec(campaign)))
         archive.writestr("pool.csv", "".join(pool_csv(campaign)))
+        archive.writestr("arrivals.json", arrivals_json(campaign))
         depth = pool_depth_of(campaign)
         for system in campaign.systems.order_by("id"):
             folder = "runs/eval-only" if system.evaluation_only else "runs"

@@ -14,6 +14,7 @@ that arrives". Query-level campaigns (whole topics) do not take arrivals yet.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -181,6 +182,15 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
     }
 
 
+def arrivals_json(campaign: Campaign) -> str:
+    """Every arrival of the campaign with its report, as JSON text (the offline ZIP's)."""
+    rows = [
+        {**arrival_summary(arrival), "drawable_after": arrival.drawable_after}
+        for arrival in campaign.arrivals.select_related("system", "reference").order_by("id")
+    ]
+    return json.dumps(rows, indent=1) + "\n"
+
+
 def _numbers(row: dict[str, Any] | None) -> dict[str, float | None]:
     keys = ("value", "se", "low", "high")
     return {key: (None if row is None else row.get(key)) for key in keys}
@@ -193,4 +203,4 @@ def _order_right(row: dict[str, Any] | None) -> float | None:
     return float(norm.cdf(abs(row["value"]) / row["se"]))
 
 
-__all__ = ["QUERY_LEVEL_REFUSAL", "arrival_add", "arrival_summary"]
+__all__ = ["QUERY_LEVEL_REFUSAL", "arrival_add", "arrival_summary", "arrivals_json"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from collections.abc import Callable
 
 import numpy as np
@@ -18,6 +19,7 @@ from rest_framework.test import APIClient
 
 from estimation import Metric
 from graded.claims import task_next
+from graded.exports import offline_bundle
 from graded.judging import task_answer
 from labeling.models import Arrival, Campaign, Draw, JudgeRun, Judgment, System
 from labeling.recompute import recompute
@@ -113,6 +115,11 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     assert after["estimate"]["value"] is not None
     listed = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/").json()
     assert [row["id"] for row in listed] == [body["id"]]
+    # The offline ZIP carries it with the boundary of its draws.
+    with zipfile.ZipFile(io.BytesIO(offline_bundle(campaign))) as archive:
+        (exported,) = json.loads(archive.read("arrivals.json"))
+    assert exported["system"] == "gamma" and exported["drawable_after"] == boundary
+    assert exported["difference"] == difference
     assert (
         api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id'] + 99}/").status_code == 404
     )
