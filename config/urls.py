@@ -3,16 +3,10 @@
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
 from django.templatetags.static import static
-from django.urls import include, path, register_converter
-from django.urls.converters import get_converters
+from django.urls import include, path
 from django.views.generic import RedirectView
 
-from config.converters import IdConverter
-
-# Before the includes below: every app's routes take ids as <id:...> (once: a test rebuilding the
-# URL table for a mode it registers loads this module again).
-if "id" not in get_converters():
-    register_converter(IdConverter, "id")
+# Every app's routes take ids as <id:...> (config.converters), registered by labeling's ready().
 
 
 class FaviconRedirect(RedirectView):

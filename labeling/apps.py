@@ -9,6 +9,15 @@ class LabelingConfig(AppConfig):
     verbose_name = "Relevance labeling"
 
     def ready(self) -> None:
+        # Every app's routes take ids as <id:...> (config.converters): registered here, before any
+        # URL module can be imported, whoever imports one first (a test walking every module).
+        from django.urls import register_converter
+        from django.urls.converters import get_converters
+
+        from config.converters import IdConverter
+
+        if "id" not in get_converters():
+            register_converter(IdConverter, "id")
         # Registers the PostgreSQL connection set-up (labeling.db) before any connection opens.
         from labeling import (
             checks,  # noqa: F401  (registers the system checks)

@@ -86,7 +86,16 @@ def test_it_points_the_page_at_api_endpoints_that_answer(
     assert config["campaign"] == campaign.pk
     assert config["can_evaluate"] is True
     assert config["poll_seconds"] > 0
-    expected = {"estimates", "estimates-history", "sampling", "throughput", "progress", "evaluate", "model"}
+    expected = {
+        "estimates",
+        "estimates-history",
+        "sampling",
+        "throughput",
+        "progress",
+        "evaluate",
+        "arrivals",
+        "model",
+    }
     assert set(config["urls"]) == expected
     for name, url in config["urls"].items():
         answer = client.get(url, HTTP_ACCEPT="application/json")

@@ -68,7 +68,6 @@ class StarsMode(JudgingMode):
 
 def _reload_urls() -> None:
     """The URL table is built once from the export registry: rebuild it around the test."""
-    importlib.import_module("config.urls")  # registers the <id:...> converter the routes use
     importlib.reload(importlib.import_module("labeling.api_urls"))
     importlib.reload(importlib.import_module("config.urls"))
     clear_url_caches()
