@@ -506,7 +506,9 @@ def item_level_run_estimate(
     weight_bound: float | None,
 ) -> dict[str, Any]:
     """Item level: `estimation.reuse_estimate` with the run's weights (module docstring); its
-    bounds on p / q come from the stored distributions, as in `item_level_rows`."""
+    bounds on p / q come from the stored distributions, as in `item_level_rows`. Where the pool
+    grew after draws were made, its reachable weight is estimated by strata instead (each pool
+    item from the draws that could pick it, `stratified_item_estimate`)."""
     topic, position, in_pool, slot, discount = run.topic, run.position, run.in_pool, run.slot, run.discount
     m, n = arrays.slot_used.shape
     cutoff = metric.cutoff
@@ -530,8 +532,19 @@ def item_level_run_estimate(
         result["warning"] = "no drawn item is judged yet"
         return result
     gains = metric.gain_table()
-    labels = gains[grades[draw_topic[counted], draw_slot[counted]]] / gains.max()
     scale = float(gains.max())
+    reachable_weights = np.where(support, weights, 0.0)
+    counted_draws = counted_item_draws(campaign, arrays, grades)
+    strata = counted_draws.strata(arrays, reachable_weights)
+    if strata is not None:
+        drawn = counted_draws.topic, counted_draws.slot
+        n_judged = int(np.unique(drawn[0] * n + drawn[1]).size)
+        estimate = stratified_item_estimate(
+            counted_draws, gains[grades[drawn]] / scale, reachable_weights, strata, n_judged, float("nan")
+        )
+        mass = float(run_weights[~reachable].sum())
+        return _finish(result, estimate.scaled(scale), mass, float(run_weights.sum()))
+    labels = gains[grades[draw_topic[counted], draw_slot[counted]]] / gains.max()
     lowest, highest = metric.value_bounds()
     reuse = reuse_estimate(
         labels,

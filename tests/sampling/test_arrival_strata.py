@@ -42,6 +42,12 @@ RUN_C = "".join(
 )
 
 
+def _named(text: str, name: str) -> io.BytesIO:
+    upload = io.BytesIO(text.encode())
+    upload.name = name
+    return upload
+
+
 def _grade(docno: str) -> int:
     """The oracle: a fixed grade per document."""
     return int(docno.rsplit("-", 1)[1]) % 3
@@ -137,6 +143,15 @@ def test_a_run_pooled_after_draws_is_estimated_by_strata(
     assert rows["gamma"]["value"] == pytest.approx(expected.value)
     assert rows["gamma"]["se"] == pytest.approx(expected.standard_error)
     assert rows["gamma"]["intervals"]["hoeffding"] is None  # only the stratified Student interval
+    # The same ranking evaluated on the stored draws ("Evaluate a new run") gets the same strata.
+    twin = api(coordinator).post(
+        f"/api/campaigns/{campaign.pk}/evaluate/",
+        {"file": _named(RUN_C.replace("gamma", "gamma-twin"), "twin.run")},
+        format="multipart",
+    )
+    assert twin.status_code == 201, twin.content
+    (evaluated,) = twin.json()
+    assert evaluated["value"] == pytest.approx(rows["gamma"]["value"]) and evaluated["unreachable_share"] == 0
     assert rows["alpha"]["intervals"]["hoeffding"] is not None  # the plain estimator, as before
 
 
