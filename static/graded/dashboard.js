@@ -632,9 +632,54 @@
     }
   }
 
+  function drawArrivals(arrivals) {
+    const root = document.getElementById("arrivals-chart");
+    const note = document.getElementById("arrivals-chart-note");
+    if (!root) return;
+    clear(root);
+    const rows = (state.estimates && state.estimates.systems) || [];
+    const referenceRow = (name) => rows.find((row) => row.name === name && row.metric.startsWith("DCG") && row.value !== null);
+    const points = arrivals.map((arrival, index) => ({ arrival, index: index + 1, reference: referenceRow(arrival.reference) }));
+    const shown = points.filter((point) => point.arrival.estimate.value !== null);
+    // `hidden` is an attribute of SVG elements, not a property.
+    root.toggleAttribute("hidden", shown.length === 0);
+    note.hidden = shown.length === 0;
+    if (!shown.length) return;
+    const box = { left: 62, right: 420, top: 12, bottom: 196 };
+    const values = [];
+    for (const point of shown) {
+      values.push(point.arrival.estimate.low, point.arrival.estimate.high);
+      if (point.reference) values.push(point.reference.low, point.reference.high);
+    }
+    const yDomain = extent(values, false);
+    const x = scale(0.5, points.length + 0.5, box.left, box.right);
+    const y = scale(yDomain[0], yDomain[1], box.bottom, box.top);
+    axes(root, x, y, box, [], ticks(yDomain[0], yDomain[1], 5), { x: "", y: "DCG (95 % interval)" });
+    const marks = svg("g", { class: "dots" });
+    const whisker = (at, low, high, title, hollow) => {
+      if (low !== null && high !== null) marks.append(svg("line", { x1: at, x2: at, y1: y(low), y2: y(high), class: "axis" }));
+      return titled(svg("circle", { cx: at, cy: y(title.value), r: 4.5, class: hollow ? "hollow" : null, fill: hollow ? "none" : "currentColor", stroke: "currentColor" }), title.text);
+    };
+    for (const point of points) {
+      const at = x(point.index);
+      root.append(svg("text", { x: at, y: box.bottom + 17, class: "tick", "text-anchor": "middle", text: point.arrival.system }));
+      const own = point.arrival.estimate;
+      if (own.value !== null) {
+        marks.append(whisker(at - 6, own.low, own.high, { value: own.value, text: point.arrival.system + ": " + fmt(own.value) + " " + fmtInterval([own.low, own.high]) }, false));
+      }
+      if (point.reference) {
+        const ref = point.reference;
+        marks.append(whisker(at + 6, ref.low, ref.high, { value: ref.value, text: ref.name + " (reference): " + fmt(ref.value) + " " + fmtInterval([ref.low, ref.high]) }, true));
+      }
+    }
+    root.append(marks);
+  }
+
   async function refreshArrivals() {
     if (!config.arrivals) return;
-    showArrivals(await getJson(config.urls.arrivals));
+    const arrivals = await getJson(config.urls.arrivals);
+    showArrivals(arrivals);
+    drawArrivals(arrivals);
   }
 
   function wireArrivalForm() {
