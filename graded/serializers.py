@@ -174,7 +174,6 @@ class ArrivalInputSerializer(StrictSerializer):
 
     file = serializers.FileField(help_text="the arriving run (TREC run format, plain or gzip)")
     budget = serializers.FloatField(
-        min_value=0.0,
         help_text="human judgments (the campaign's budget unit) the top-up spends on the arriving run",
     )
     reference = serializers.CharField(
@@ -212,8 +211,11 @@ class ArrivalSerializer(StrictSerializer):
         allow_null=True, help_text="probability that the estimated order of the two runs is the true one"
     )
     new_items = serializers.IntegerField(help_text="its top-K documents no pooled run had retrieved")
-    new_judged = serializers.IntegerField(
-        help_text="of those, judged so far (its estimate and difference have a value from two on)"
+    new_judged = serializers.IntegerField(help_text="of those, judged so far")
+    waiting_items = serializers.IntegerField(
+        help_text="documents it or its reference ranks in groups that joined the pool late and that no "
+        "draw has picked since: until none waits, its estimate and difference have no value (their "
+        "uncertainty cannot be measured yet)"
     )
     topup_budget = serializers.FloatField()
     topup_judged = serializers.IntegerField(help_text="assessor judgments of items drawn since it arrived")

@@ -24,6 +24,7 @@ from django.db.models import Max
 from scipy.stats import norm
 
 from estimation.judges.calibration import MISSING
+from estimation.sampling.arrivals import target_strata
 from estimation.sampling.items import system_weights
 from labeling.models import Arrival, Campaign, Draw, System
 from labeling.services.imports import UploadedFile
@@ -34,8 +35,8 @@ from sampling.judge_kinds import judge_kind
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_start
 from sampling.label_model import judged_grades
-from sampling.level_estimates import counted_item_draws
-from sampling.pool_arrays import pool_arrays_for, pool_from_arrays, pooled_systems
+from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws
+from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
 from sampling.strategies import strategy_for
 
 QUERY_LEVEL_REFUSAL = (
@@ -57,7 +58,9 @@ def arrival_add(
     if len(files) != 1:
         raise ValueError(f"one run arrives at a time, got {len(files)} files")
     if not budget or not np.isfinite(budget) or budget <= 0:
-        raise ValueError("the top-up budget must be a positive number")
+        raise ValueError(f"the top-up budget must be a positive number, got {budget:g}")
+    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS and budget != int(budget):
+        raise ValueError(f"a top-up in judgments is a whole number, got {budget:g}")
     last_draw = Draw.objects.filter(campaign=campaign).aggregate(last=Max("order"))["last"]
     if last_draw is None:
         raise ValueError("nothing was drawn yet: upload the run with the others (Runs) instead")
@@ -134,22 +137,33 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
     unreachable = None
     new_items = 0
     judge_missing = None
-    new_judged = 0
+    new_judged = waiting = 0
     if arrival.system.name in names:
         index = names.index(arrival.system.name)
         pool = pool_from_arrays(arrays)
         strategy = strategy_for(campaign)
         metric = strategy.level.evaluation_metric(campaign)
         weights = system_weights(pool, metric, index)
-        newer = arrays.drawable_after >= arrival.drawable_after  # what it brought (draws since may add)
-        new_items = int(((weights > 0) & newer).sum())
+        brought = (weights > 0) & ~_retrieved_before(arrays, arrival.system_id)
+        new_items = int(brought.sum())
         grades = judged_grades(campaign, arrays)
-        new_judged = int(((weights > 0) & newer & (grades >= 0)).sum())
+        new_judged = int((brought & (grades >= 0)).sum())
         draws = counted_item_draws(campaign, arrays, grades)
         reached = np.zeros(arrays.slot_used.shape, dtype=bool)
         for boundary in np.unique(arrays.drawable_after[weights > 0]):
             if (draws.order > boundary).any():
                 reached |= arrays.drawable_after == boundary
+        # Its late groups of documents no draw picked since they joined, as the estimate
+        # and the difference split them (`CountedDraws.strata`): no value until none is left.
+        targets = [weights]
+        if reference in names:
+            targets.append(weights - system_weights(pool, metric, names.index(reference)))
+        thin = np.zeros(arrays.slot_used.shape, dtype=bool)
+        for target in targets:
+            for boundary, mask in target_strata(arrays.drawable_after, target):
+                if boundary > 0 and draws.stratum_draws(mask, draws.order > boundary) < MIN_STRATUM_DRAWS:
+                    thin |= mask
+        waiting = int(thin.sum())
         total = float(weights.sum())
         unreachable = float(weights[~reached].sum() / total) if total > 0 else 0.0
         if strategy.uses_judge:
@@ -175,6 +189,7 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
         "order_right": _order_right(difference),
         "new_items": new_items,
         "new_judged": new_judged,
+        "waiting_items": waiting,
         "topup_budget": arrival.topup_budget,
         "topup_judged": judged,
         "unreachable_share": unreachable,
@@ -189,6 +204,17 @@ def arrivals_json(campaign: Campaign) -> str:
         for arrival in campaign.arrivals.select_related("system", "reference").order_by("id")
     ]
     return json.dumps(rows, indent=1) + "\n"
+
+
+def _retrieved_before(arrays: PoolArrays, system_id: int) -> np.ndarray:
+    """The pool slots some run pooled before `system_id` ranks (within the pool depth)."""
+    covered = np.zeros(arrays.slot_used.shape, dtype=bool)
+    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], arrays.rankings.shape[1:])
+    for index, other in enumerate(arrays.system_ids):
+        if other < system_id:
+            ranked = arrays.rankings[index] >= 0
+            covered[topics[ranked], arrays.rankings[index][ranked]] = True
+    return covered
 
 
 def _numbers(row: dict[str, Any] | None) -> dict[str, float | None]:

@@ -110,9 +110,10 @@ def item_draws(campaign: Campaign) -> np.ndarray:
     ).reshape(-1, 5)
 
 
-MIN_STRATUM_DRAWS = 2
+MIN_STRATUM_DRAWS = 1
 """Draws of a late stratum's own items (a run pooled after draws were made) before its share,
-and so every estimate that weighs it, has a value."""
+and so every estimate that weighs it, has a value: with none, every term of the stratum is the
+same number and its variance reads 0, an interval that claims what nobody measured."""
 
 
 @dataclass(frozen=True)
@@ -140,12 +141,16 @@ class CountedDraws:
         chosen = []
         for boundary, mask in strata:
             later = self.order > boundary
-            # Until a late stratum's own items were drawn twice its terms are all alike and
-            # its variance reads 0: no value then (its items are judged by the top-up).
-            if boundary > 0 and int(mask[self.topic[later], self.slot[later]].sum()) < MIN_STRATUM_DRAWS:
+            # Until a draw picked one of a late stratum's own items its terms are all alike and
+            # its variance reads 0: no value then (an empty stratum; the top-up draws them).
+            if boundary > 0 and self.stratum_draws(mask, later) < MIN_STRATUM_DRAWS:
                 later = np.zeros_like(later)
             chosen.append((mask, later))
         return chosen
+
+    def stratum_draws(self, mask: np.ndarray, later: np.ndarray) -> int:
+        """How many of the selected draws picked an item of the stratum `mask`."""
+        return int(mask[self.topic[later], self.slot[later]].sum())
 
 
 def counted_item_draws(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray) -> CountedDraws:

@@ -141,18 +141,20 @@ def stratified_estimate(
     Estimate
         ``interval="t"`` with (shortest stratum) - 1 degrees of freedom; the interval is
         (-inf, inf) while some stratum has fewer than two draws, and the value nan while some
-        stratum has none.
+        stratum (any, in any position) has none.
     """
     confidence = check_confidence(confidence)
     terms = [np.asarray(each, dtype=float) for each in stratum_terms]
     if not terms or any(each.ndim != 1 for each in terms):
         raise ValueError("give one 1-D array of terms per stratum")
     sizes = [each.size for each in terms]
+    nan = float("nan")
+    n = sizes[0]
+    if min(sizes) == 0:  # a stratum no draw could estimate yet: no value (whatever the others hold)
+        return t_estimate(nan, nan, 0, n, n_judged, budget_spent, confidence)
     if any(later > earlier for earlier, later in zip(sizes, sizes[1:], strict=False)):
         raise ValueError(f"a later stratum cannot have more draws than an earlier one, got sizes {sizes}")
-    n = sizes[0]
     shortest = sizes[-1]
-    nan = float("nan")
     if shortest == 0:
         value = nan
         error = nan

@@ -609,7 +609,8 @@
           el("td", { text: arrival.system + " (" + clock(arrival.created) + ")" }),
           el("td", { text: arrival.reference || "—" }),
           el("td", { text: ARRIVAL_STATUS[arrival.status] || arrival.status }),
-          el("td", { class: "num", text: arrival.topup_judged + " of " + fmt(arrival.topup_budget, 0) }),
+          // Judgments since it arrived count later top-ups too: the panel shows its own progress.
+          el("td", { class: "num", text: Math.min(arrival.topup_judged, arrival.topup_budget) + " of " + fmt(arrival.topup_budget, 0) }),
           el("td", { class: "num", text: String(arrival.new_items) }),
           el("td", { class: "num strong", text: fmt(gap.value) }),
           el("td", { class: "num", text: fmtInterval([gap.low, gap.high]) }),
@@ -620,11 +621,10 @@
     box.append(table);
     for (const arrival of arrivals) {
       // No silent gaps: say why a difference is missing or still incomplete.
-      if ((arrival.difference || {}).value === null && arrival.unreachable_share === 0) {
-        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + arrival.new_judged + " of its " + arrival.new_items + " new documents judged; its estimate and difference show from two on (before that their uncertainty cannot be measured)." }));
-      }
       if (arrival.unreachable_share > 0) {
-        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its weight is on documents no draw has reached yet; its difference shows once the top-up draws them." }));
+        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its score comes from documents the sampling could not pick yet (they joined the pool with it or after); the top-up picks them next." }));
+      } else if (arrival.waiting_items > 0) {
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + arrival.waiting_items + (arrival.waiting_items === 1 ? " document" : " documents") + " it or its reference ranks joined the pool late and no draw has picked them since; its estimate and difference show once one has (before that their uncertainty cannot be measured)." }));
       }
       if (arrival.judge_missing) {
         box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": the model judge has no label for " + arrival.judge_missing + " of its documents" + (arrival.status === "labelling" ? " yet (it is labelling them)." : "; upload them to the judge to certify them with fewer human judgments.") }));
@@ -667,7 +667,7 @@
       if (own.value !== null) {
         marks.append(whisker(at - 6, own.low, own.high, { value: own.value, text: point.arrival.system + ": " + fmt(own.value) + " " + fmtInterval([own.low, own.high]) }, false));
       }
-      if (point.reference) {
+      if (point.reference && own.value !== null) {
         const ref = point.reference;
         marks.append(whisker(at + 6, ref.low, ref.high, { value: ref.value, text: ref.name + " (reference): " + fmt(ref.value) + " " + fmtInterval([ref.low, ref.high]) }, true));
       }
@@ -685,6 +685,8 @@
   function wireArrivalForm() {
     const form = document.getElementById("arrival-form");
     if (!form) return;
+    // An error belongs to the attempt it answered: a changed field clears it.
+    form.addEventListener("input", () => clear(document.getElementById("arrival-errors")));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const errors = document.getElementById("arrival-errors");

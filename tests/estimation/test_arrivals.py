@@ -30,6 +30,9 @@ def test_the_shortest_stratum_sets_the_degrees_of_freedom_and_an_empty_one_no_va
     assert wide.high - wide.low > estimate.high - estimate.low  # t with 1 df
     nothing = stratified_estimate([old, new[:0]])
     assert np.isnan(nothing.value) and (nothing.low, nothing.high) == (-np.inf, np.inf)
+    # An empty stratum between two others (an arrival not yet drawn, a later one drawn) too.
+    middle = stratified_estimate([old, new[:0], new[:3]])
+    assert np.isnan(middle.value) and (middle.low, middle.high) == (-np.inf, np.inf)
     with pytest.raises(ValueError, match="more draws than an earlier one"):
         stratified_estimate([new, old])
 
