@@ -10,19 +10,7 @@ from pathlib import Path
 import pytest
 
 from estimation.__main__ import main
-
-COLUMNS = [
-    "strategy",
-    "budget",
-    "topup",
-    "arrival",
-    "truth",
-    "mean",
-    "bias_se",
-    "rmse",
-    "coverage",
-    "mean_width",
-]
+from tests.estimation.test_cli_simulate import ARRIVAL_HEADER as COLUMNS
 
 
 def _rows(
