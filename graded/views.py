@@ -21,10 +21,10 @@ from graded.forms import ComparedSystemsForm, GoldForm, JudgeForm, JudgePromptFo
 from labeling.access import campaign_for_page, request_user
 from labeling.agreement import grade_agreement
 from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.judge_keys import judge_page_shortcuts
 from labeling.models import Campaign, GoldItem, GoldSettings, Judge, Judgment, PoolItem, Skip
 from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
-from labeling.selectors import judge_page_shortcuts
 from labeling.services.campaigns import campaign_update
 from labeling.services.imports import ImportFailed, ImportReport
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts

@@ -11,8 +11,8 @@ from django import forms
 from estimation.metrics.spec import Metric
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
-from labeling.modes import field_choices, mode_choices, mode_named, mode_of
-from labeling.shortcuts import Action, ShortcutsInvalid, actions, grade_key_normalize, key_display
+from labeling.modes import field_choices, mode_choices, mode_named, mode_of, shortcut_actions
+from labeling.shortcuts import Action, ShortcutsInvalid, grade_key_normalize, key_display
 
 # A grade line is "name" or "key: name" (a single character key before a colon).
 _GRADE_LINE = re.compile(r"^\s*(?:(?P<key>\S)\s*:\s*)?(?P<name>\S.*?)\s*$")
@@ -238,7 +238,7 @@ class UploadForm(forms.Form):
 
 class ShortcutsForm(forms.Form):
     """An assessor's keyboard settings: the master switch and one key per action
-    (labeling.shortcuts.actions); a blank key is the default (for a grade: the campaign's own)."""
+    (labeling.modes.shortcut_actions); a blank key is the default (for a grade: the campaign's own)."""
 
     shortcuts_enabled = forms.BooleanField(
         required=False,
@@ -251,7 +251,7 @@ class ShortcutsForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["shortcuts_enabled"].initial = enabled
         self.fields["shortcuts_enabled"].widget.attrs["aria-describedby"] = "id_shortcuts_enabled_helptext"
-        for action in actions():
+        for action in shortcut_actions():
             grade = action.name.startswith("grade_")
             default = "the campaign's key" if grade else key_display(action.default)
             self.fields[f"key_{action.name}"] = forms.CharField(
@@ -275,13 +275,15 @@ class ShortcutsForm(forms.Form):
     def groups(self) -> list[tuple[str, list[tuple[Action, forms.BoundField]]]]:
         """The key fields by section of the page, in the registry's order."""
         sections: dict[str, list[tuple[Action, forms.BoundField]]] = {}
-        for action in actions():
+        for action in shortcut_actions():
             sections.setdefault(action.group, []).append((action, self[f"key_{action.name}"]))
         return list(sections.items())
 
     def keys(self) -> dict[str, str]:
         """The typed keys by action name ("" for the default)."""
-        return {action.name: self.cleaned_data.get(f"key_{action.name}") or "" for action in actions()}
+        return {
+            action.name: self.cleaned_data.get(f"key_{action.name}") or "" for action in shortcut_actions()
+        }
 
     def refused(self, error: ShortcutsInvalid) -> None:
         """Put the service's refusals next to their fields, joined to them for screen readers."""

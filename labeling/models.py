@@ -174,7 +174,7 @@ class CampaignMember(models.Model):
 
 class AssessorPreferences(models.Model):
     """One user's judging preferences: keyboard shortcuts on or off, and keys they remapped
-    ({action: key}, only those that differ from the defaults of `labeling.shortcuts.actions()`)."""
+    ({action: key}, only those that differ from the defaults of `labeling.modes.shortcut_actions()`)."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assessor_preferences"

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from labeling.shortcuts import Action, actions_of
+
 if TYPE_CHECKING:
     from django import forms
     from django.http import HttpRequest, HttpResponse
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
     from labeling.models import Campaign
     from labeling.preflight import Problem
     from labeling.selectors import Progress, Throughput
-    from labeling.shortcuts import Action
     from labeling.token_access import TokenJudge
 
 
@@ -292,6 +293,17 @@ def campaign_preflight(campaign: Campaign) -> list[Problem]:
 def campaign_progress(campaign: Campaign) -> Progress:
     """Judgments, budget, spent and remaining for a campaign, and its state (its mode counts)."""
     return mode_of(campaign).progress(campaign)
+
+
+def shortcut_actions() -> tuple[Action, ...]:
+    """Every keyboard action of the judge pages: the core's and the registered modes' own
+    (`labeling.shortcuts.actions_of`), for the settings page, the API and the key checks."""
+    return actions_of((mode.shortcut_pages, mode.shortcut_actions) for mode in _MODES.values())
+
+
+def shortcut_action(name: str) -> Action | None:
+    """The keyboard action called `name`, or None."""
+    return next((action for action in shortcut_actions() if action.name == name), None)
 
 
 def mode_choices() -> list[tuple[str, str]]:

@@ -24,7 +24,6 @@ from labeling.models import (
     RankingEntry,
 )
 from labeling.permissions import campaign_member_role, is_admin, member_role_remember
-from labeling.shortcuts import PageShortcuts, judge_shortcuts
 
 # Budget in assessor-hours before anyone has judged: assume this many seconds per judgment.
 DEFAULT_SECONDS_PER_JUDGMENT = 30.0
@@ -323,12 +322,3 @@ def shortcut_preferences(user: User | AnonymousUser) -> ShortcutPreferences:
     if found is None:
         return ShortcutPreferences(enabled=True, keys={})
     return ShortcutPreferences(enabled=found.shortcuts_enabled, keys=dict(found.shortcut_keys))
-
-
-def judge_page_shortcuts(
-    user: User | AnonymousUser, pages: Iterable[str], grade_keys: Iterable[str] = ()
-) -> PageShortcuts:
-    """The keys of a judge page showing `pages` (labeling.shortcuts) for this user, with the
-    campaign's own grade keys as the grades' defaults."""
-    preferences = shortcut_preferences(user)
-    return judge_shortcuts(pages, preferences.keys, preferences.enabled, tuple(grade_keys))

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from labeling.modes import all_modes
-
 # The core's judge actions act on pages by what the page offers: every judge page pauses, undoes,
 # skips and shows help; pages with a text box take a note; pages that grade take the grade keys.
 # A mode names its pages and what each offers (`JudgingMode.shortcut_pages`) and declares its own
@@ -52,28 +50,27 @@ _CORE_ACTIONS: tuple[tuple[Action, str], ...] = (
 )
 
 
-def actions() -> tuple[Action, ...]:
-    """Every judge action of the registered modes, in the settings page's order: the core's
-    (with the pages that offer them), then each mode's own (once where two modes share them)."""
-    modes = all_modes()
+def actions_of(
+    modes_offer: Iterable[tuple[Mapping[str, Sequence[str]], Sequence[Action]]],
+) -> tuple[Action, ...]:
+    """Every judge action, in the settings page's order, from each mode's pages with what they
+    offer and its own actions (`labeling.modes.shortcut_actions` passes the registered modes'):
+    the core's actions with the pages that offer them, then the modes' own (once where two modes
+    share them)."""
+    offered = list(modes_offer)
     pages_offering: dict[str, set[str]] = {EVERY: set(), NOTE: set(), GRADES: set()}
-    for mode in modes:
-        for page, offers in mode.shortcut_pages.items():
+    for pages, _ in offered:
+        for page, offers in pages.items():
             for offer in offers:
                 pages_offering[offer].add(page)
     found: dict[str, Action] = {
         action.name: replace(action, pages=frozenset(pages_offering[offer]))
         for action, offer in _CORE_ACTIONS
     }
-    for mode in modes:
-        for action in mode.shortcut_actions:
+    for _, own in offered:
+        for action in own:
             found.setdefault(action.name, action)
     return tuple(found.values())
-
-
-def action_named(name: str) -> Action | None:
-    """The action called `name`, or None."""
-    return next((action for action in actions() if action.name == name), None)
 
 
 # Named keys an action may take, with how the pages show them.
@@ -155,17 +152,16 @@ def key_display(key: str) -> str:
     return NAMED_KEYS.get(key, key.upper())
 
 
-def keys_validate(overrides: Mapping[str, object]) -> dict[str, str]:
+def keys_validate(overrides: Mapping[str, object], every_action: Sequence[Action]) -> dict[str, str]:
     """The overrides normalized, keeping only those that differ from the default; raises
     ShortcutsInvalid naming every action that is unknown, not one key, or clashing with another
     action of a page it shares."""
     errors: dict[str, str] = {}
     normalized: dict[str, str] = {}
-    every_action = actions()
     if not isinstance(overrides, Mapping):
         raise ShortcutsInvalid({"keys": "must be an object of action name to key"})
     for name, key in overrides.items():
-        if action_named(str(name)) is None:
+        if all(action.name != name for action in every_action):
             known = ", ".join(action.name for action in every_action)
             errors[str(name)] = f"no such action (known: {known})"
             continue
@@ -226,12 +222,14 @@ def judge_shortcuts(
     overrides: Mapping[str, str],
     enabled: bool,
     grade_keys: Sequence[str] = (),
+    *,
+    every_action: Sequence[Action],
 ) -> PageShortcuts:
     """The key of every action of `pages` for one assessor. A campaign's own grade keys replace
     the default digits; the assessor's overrides win over both. A default key that another action
     now takes on the same page is dropped (that action has no key here) rather than acting twice."""
     pages = frozenset(pages)
-    acting = [action for action in actions() if action.pages & pages]
+    acting = [action for action in every_action if action.pages & pages]
     by_name = {action.name: action for action in acting}
     chosen = {action.name: overrides[action.name] for action in acting if action.name in overrides}
     defaults: dict[str, str] = {}

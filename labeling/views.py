@@ -28,14 +28,21 @@ from labeling.forms import (
     UploadForm,
 )
 from labeling.models import Campaign, Judgment
-from labeling.modes import campaign_preflight, campaign_progress, export_links, mode_of
+from labeling.modes import (
+    campaign_preflight,
+    campaign_progress,
+    export_links,
+    mode_of,
+    shortcut_action,
+    shortcut_actions,
+)
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
 from labeling.services import campaign_copies, imports, run_imports
 from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
 from labeling.services.preferences import shortcuts_update
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
-from labeling.shortcuts import ShortcutsInvalid, action_named, actions
+from labeling.shortcuts import ShortcutsInvalid
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
 UPLOADS: dict[str, dict[str, Any]] = {
@@ -261,9 +268,9 @@ def keyboard_settings(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         # The reset buttons belong to their own form (so Enter in a key field saves, never resets).
         reset = request.POST.get("reset", "")
-        action = action_named(reset)
+        action = shortcut_action(reset)
         if reset == "all" or action is not None:
-            names = tuple(each.name for each in actions()) if action is None else (reset,)
+            names = tuple(each.name for each in shortcut_actions()) if action is None else (reset,)
             shortcuts_update(user=user, reset=names)
             messages.success(
                 request,

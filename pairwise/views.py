@@ -17,10 +17,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from labeling.access import campaign_for_page
 from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.judge_keys import judge_page_shortcuts
 from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS
-from labeling.selectors import judge_page_shortcuts
 from pairwise import dashboard as pair_dashboard
 from pairwise import selectors, services
 from pairwise.models import PairwiseSettings, TopKHeap

@@ -16,10 +16,10 @@ from django.views.decorators.http import require_http_methods
 
 from labeling.access import campaign_for_page
 from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.judge_keys import judge_page_shortcuts
 from labeling.models import Campaign, Skip
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, JUDGE, MANAGE
-from labeling.selectors import judge_page_shortcuts
 from labeling.shortcuts import PageShortcuts
 from sxs import selectors, services
 from sxs.models import SxsSettings

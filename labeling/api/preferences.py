@@ -10,8 +10,9 @@ from rest_framework.views import APIView
 
 from labeling import selectors
 from labeling.access import request_user
+from labeling.modes import shortcut_actions
 from labeling.services.preferences import shortcuts_update
-from labeling.shortcuts import ShortcutsInvalid, actions
+from labeling.shortcuts import ShortcutsInvalid
 from labeling.strict_json import StrictSerializer
 
 
@@ -50,7 +51,7 @@ def _body(request: Request) -> dict[str, object]:
             "key": preferences.keys.get(action.name, action.default),
             "pages": sorted(action.pages),
         }
-        for action in actions()
+        for action in shortcut_actions()
     ]
     body = {"enabled": preferences.enabled, "keys": preferences.keys, "actions": listed}
     return ShortcutsSerializer(body).data

@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from labeling.models import AssessorPreferences
-from labeling.shortcuts import ShortcutsInvalid, action_named, keys_validate
+from labeling.modes import shortcut_action, shortcut_actions
+from labeling.shortcuts import ShortcutsInvalid, keys_validate
 
 
 @transaction.atomic
@@ -28,7 +29,7 @@ def shortcuts_update(
     that is not one character or named key, Tab/Enter/Escape/Space, or two actions of one
     page on the same key; nothing is stored then.
     """
-    unknown = {name: "no such action" for name in reset if action_named(name) is None}
+    unknown = {name: "no such action" for name in reset if shortcut_action(name) is None}
     if unknown:
         raise ShortcutsInvalid(unknown)
     preferences, _ = AssessorPreferences.objects.select_for_update().get_or_create(user=user)
@@ -36,13 +37,13 @@ def shortcuts_update(
     for name, key in (keys or {}).items():
         if key in ("", None):
             merged.pop(name, None)
-            if action_named(str(name)) is None:
+            if shortcut_action(str(name)) is None:
                 raise ShortcutsInvalid({str(name): "no such action"})
         else:
             merged[name] = key
     for name in reset:
         merged.pop(name, None)
-    preferences.shortcut_keys = keys_validate(merged)
+    preferences.shortcut_keys = keys_validate(merged, shortcut_actions())
     if enabled is not None:
         preferences.shortcuts_enabled = bool(enabled)
     preferences.save()

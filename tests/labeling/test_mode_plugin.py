@@ -19,7 +19,8 @@ import labeling.modes as registry
 from labeling.forms import CampaignCreateForm
 from labeling.models import Campaign
 from labeling.modes import Export, JudgingMode, mode_of, register
-from labeling.shortcuts import EVERY, Action, ShortcutsInvalid, actions, judge_shortcuts, keys_validate
+from labeling.modes import shortcut_actions as actions
+from labeling.shortcuts import EVERY, Action, ShortcutsInvalid, judge_shortcuts, keys_validate
 from tests.conftest import PASSWORD
 
 STARS_PAGE = "stars"
@@ -113,12 +114,12 @@ def test_a_registered_modes_keyboard_action_joins_its_page(stars: StarsMode) -> 
     by_name = {action.name: action for action in actions()}
     assert by_name["star_add"].pages == {STARS_PAGE}
     assert STARS_PAGE in by_name["pause"].pages and STARS_PAGE not in by_name["note"].pages
-    page = judge_shortcuts({STARS_PAGE}, {}, True)
+    page = judge_shortcuts({STARS_PAGE}, {}, True, every_action=actions())
     assert page.keys["star_add"] == "+" and page.keys["pause"] == "p" and "grade_0" not in page.keys
     with pytest.raises(ShortcutsInvalid) as refused:
-        keys_validate({"star_add": "p"})  # pause's key on the same page
+        keys_validate({"star_add": "p"}, actions())  # pause's key on the same page
     assert "star_add" in refused.value.errors
-    assert keys_validate({"star_add": "x"}) == {"star_add": "x"}
+    assert keys_validate({"star_add": "x"}, actions()) == {"star_add": "x"}
 
 
 def test_without_the_mode_its_action_and_download_are_gone() -> None:

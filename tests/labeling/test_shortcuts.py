@@ -11,13 +11,26 @@ from rest_framework.test import APIClient
 
 from graded.views import GRADED_PAGE as GRADED
 from labeling.models import AssessorPreferences
+from labeling.modes import shortcut_actions as actions
 from labeling.services.preferences import shortcuts_update
-from labeling.shortcuts import ShortcutsInvalid, actions, judge_shortcuts, keys_validate
+from labeling.shortcuts import ShortcutsInvalid
+from labeling.shortcuts import judge_shortcuts as keys_of_page
+from labeling.shortcuts import keys_validate as validate_against
 from pairwise.shortcuts import PAIR
 from tests.conftest import PASSWORD
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
+
+
+def keys_validate(overrides: dict[str, str]) -> dict[str, str]:
+    """The key rules against every registered mode's actions (as the service checks them)."""
+    return validate_against(overrides, actions())
+
+
+def judge_shortcuts(pages: set[str], overrides: dict[str, str], enabled: bool, grade_keys: list[str] = ()):  # noqa: ANN201
+    """A page's keys against every registered mode's actions (as the judge pages get them)."""
+    return keys_of_page(pages, overrides, enabled, grade_keys, every_action=actions())
 
 
 def test_it_keeps_todays_keys_as_defaults() -> None:
