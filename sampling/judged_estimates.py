@@ -75,15 +75,18 @@ class _JudgedDraws:
             draws.propensity[chosen],
         )
 
-    def estimate(self, arrays: PoolArrays, weights: np.ndarray, spent: float) -> tuple[Estimate, bool]:
-        """The certified estimate of the target `weights`, and whether it was made by strata (a
-        run pooled after draws were made: each stratum from the draws that could pick it)."""
+    def estimate(
+        self, arrays: PoolArrays, weights: np.ndarray, spent: float
+    ) -> tuple[Estimate, np.ndarray | None]:
+        """The certified estimate of the target `weights`, and its tuned terms when it is one mean
+        over every draw (None when it was made by strata: a run pooled after draws were made,
+        each stratum from the draws that could pick it)."""
         strata = self.draws.strata(arrays, weights)
         if strata is None:
             terms = tuned_terms(*self.parts(weights))
-            return judged_estimate(terms, n_judged=self.n_judged, budget_spent=spent), False
+            return judged_estimate(terms, n_judged=self.n_judged, budget_spent=spent), terms
         strata_terms = [tuned_terms(*self.parts(weights * mask, later)) for mask, later in strata]
-        return stratified_estimate(strata_terms, n_judged=self.n_judged, budget_spent=spent), True
+        return stratified_estimate(strata_terms, n_judged=self.n_judged, budget_spent=spent), None
 
 
 def _judged_draws(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, metric: Metric) -> _JudgedDraws:
@@ -129,11 +132,10 @@ def judged_level_rows(
         if not draws.size:
             row = estimate_row(name, metric, None, intervals={})
         else:
-            estimate, by_strata = judged.estimate(arrays, weights, spent)
+            estimate, terms = judged.estimate(arrays, weights, spent)
             # What the judge was worth: the draws the same design would need without the judge's
             # control variate (h = 0) for this interval's width (an effective sample size; for a
             # plain estimate only).
-            terms = tuned_terms(*judged.parts(weights)) if not by_strata else None
             plain = weights[draws.topic, draws.slot] * human / draws.propensity
             if terms is not None and terms.size > 1 and terms.var(ddof=1) > 0:
                 worth = float(terms.size * plain.var(ddof=1) / terms.var(ddof=1))
