@@ -18,7 +18,7 @@ from labeling.models import Arrival
 from labeling.permissions import MANAGE, VIEW_RESULTS
 from labeling.serializers import ErrorsSerializer
 from labeling.services.imports import ImportFailed
-from sampling import arrival_add, arrival_summary
+from sampling import arrival_add, arrival_summary, arrivals_summaries
 
 
 class ArrivalsApi(APIView):
@@ -31,7 +31,7 @@ class ArrivalsApi(APIView):
     @extend_schema(responses={200: ArrivalSerializer(many=True)})
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
-        return Response([arrival_summary(arrival) for arrival in campaign.arrivals.order_by("id")])
+        return Response(arrivals_summaries(campaign))
 
     @extend_schema(
         request={"multipart/form-data": ArrivalInputSerializer},

@@ -8,7 +8,7 @@ sample (graded) use it through the names below; its modules are its own business
 test holds every other package to this surface).
 """
 
-from sampling.arrivals import arrival_add, arrival_summary, arrivals_json
+from sampling.arrivals import arrival_add, arrival_summary, arrivals_json, arrivals_summaries
 from sampling.dashboard import campaign_model_summary
 from sampling.draws import draws_top_up, queue_target, tasks_trim_to_budget, tasks_unleased_count
 from sampling.estimates import estimates_compute, estimates_current, snapshot_record
@@ -74,6 +74,7 @@ __all__ = [
     "arrival_add",
     "arrival_summary",
     "arrivals_json",
+    "arrivals_summaries",
     "STRATEGIES",
     "campaign_model_summary",
     "compared_systems",

@@ -117,13 +117,22 @@ def _best_current(campaign: Campaign, pooled: list[str]) -> str:
     return max(known, key=valued.__getitem__) if known else pooled[0]
 
 
-def arrival_summary(arrival: Arrival) -> dict[str, Any]:
+def arrivals_summaries(campaign: Campaign) -> list[dict[str, Any]]:
+    """`arrival_summary` of every arrival of the campaign, oldest first, from one reading of its
+    current estimates."""
+    estimates = estimates_current(campaign)
+    arrivals = campaign.arrivals.select_related("campaign", "system", "reference").order_by("id")
+    return [arrival_summary(arrival, estimates) for arrival in arrivals]
+
+
+def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the arrival's page and API show: status, its estimate, the difference with the
-    reference and the probability that their order is right, the new items, the top-up."""
+    reference and the probability that their order is right, the new items, the top-up.
+    `estimates` is the campaign's `estimates_current` when the caller has read it already."""
     campaign = arrival.campaign
     arrays = pool_arrays_for(campaign)
     names = list(arrays.system_names)
-    estimates = estimates_current(campaign)
+    estimates = estimates_current(campaign) if estimates is None else estimates
     own = next(
         (
             row
@@ -199,10 +208,8 @@ def arrival_summary(arrival: Arrival) -> dict[str, Any]:
 
 def arrivals_json(campaign: Campaign) -> str:
     """Every arrival of the campaign with its report, as JSON text (the offline ZIP's)."""
-    rows = [
-        {**arrival_summary(arrival), "drawable_after": arrival.drawable_after}
-        for arrival in campaign.arrivals.select_related("system", "reference").order_by("id")
-    ]
+    boundaries = dict(campaign.arrivals.values_list("id", "drawable_after"))
+    rows = [{**row, "drawable_after": boundaries[row["id"]]} for row in arrivals_summaries(campaign)]
     return json.dumps(rows, indent=1) + "\n"
 
 
@@ -229,4 +236,4 @@ def _order_right(row: dict[str, Any] | None) -> float | None:
     return float(norm.cdf(abs(row["value"]) / row["se"]))
 
 
-__all__ = ["QUERY_LEVEL_REFUSAL", "arrival_add", "arrival_summary", "arrivals_json"]
+__all__ = ["QUERY_LEVEL_REFUSAL", "arrival_add", "arrival_summary", "arrivals_json", "arrivals_summaries"]
