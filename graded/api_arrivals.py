@@ -22,9 +22,10 @@ from sampling import arrival_add, arrival_summary, arrivals_summaries
 
 
 class ArrivalsApi(APIView):
-    """The campaign's arrivals (GET), or a run that arrives (POST multipart: `file`, `budget`,
-    optional `reference`): it joins the pool, the campaign reopens for the top-up, 201 with its
-    `id`. Item-level strategies only (a query-level campaign answers 400 with the reason)."""
+    """The campaign's arrivals (GET), or a run that arrives (POST multipart: `file`, `budget` or
+    `target_width`, optional `reference`): it joins the pool, the campaign reopens for the top-up,
+    201 with its `id`. A query-level campaign judges its documents on the drawn topics first (a
+    budget too small for them answers 400 with the amount needed)."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -44,13 +45,12 @@ class ArrivalsApi(APIView):
             return upload_errors("upload the arriving run in the field 'file'")
         fields = ArrivalInputSerializer(data=request.data)  # a form: its fields parsed as forms are
         fields.is_valid(raise_exception=True)
-        if "target_width" in fields.validated_data:
-            return bad_request("target_width is not taken yet: give budget, the top-up's human judgments")
         try:
             arrival = arrival_add(
                 campaign=campaign,
                 files=[(upload.name, upload) for upload in uploads],
-                budget=fields.validated_data["budget"],
+                budget=fields.validated_data.get("budget"),
+                target_width=fields.validated_data.get("target_width"),
                 reference=fields.validated_data.get("reference"),
             )
         except ImportFailed as failure:

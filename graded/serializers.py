@@ -174,7 +174,9 @@ class ArrivalInputSerializer(StrictSerializer):
 
     file = serializers.FileField(help_text="the arriving run (TREC run format, plain or gzip)")
     budget = serializers.FloatField(
-        help_text="human judgments (the campaign's budget unit) the top-up spends on the arriving run",
+        required=False,
+        help_text="what the top-up spends on the arriving run, in the campaign's budget unit (give "
+        "this or target_width)",
     )
     reference = serializers.CharField(
         required=False,
@@ -183,8 +185,9 @@ class ArrivalInputSerializer(StrictSerializer):
     )
     target_width = serializers.FloatField(
         required=False,
-        min_value=0.0,
-        help_text="not taken yet: give budget (planning a top-up for an interval width is to come)",
+        help_text="the 95 % interval width of its difference with the reference that the top-up should "
+        "reach, in the metric's units: the budget is planned for it from the label model and the stored "
+        "draws (single-documents strategies; give this or budget)",
     )
 
 
@@ -217,8 +220,20 @@ class ArrivalSerializer(StrictSerializer):
         "draw has picked since: until none waits, its estimate and difference have no value (their "
         "uncertainty cannot be measured yet)"
     )
-    topup_budget = serializers.FloatField()
-    topup_judged = serializers.IntegerField(help_text="assessor judgments of items drawn since it arrived")
+    topup_budget = serializers.FloatField(help_text="the top-up, in the campaign's budget unit")
+    target_width = serializers.FloatField(
+        allow_null=True, help_text="the 95 % width asked for, when the budget was planned for one"
+    )
+    planned_width = serializers.FloatField(
+        allow_null=True,
+        help_text="the width the planner predicted for topup_budget (larger than target_width when the "
+        "planner's cap was reached)",
+    )
+    topup_judged = serializers.IntegerField(
+        help_text="assessor judgments since it arrived (items drawn after it; at topic level also its "
+        "documents on the topics drawn before)"
+    )
+    topup_spent = serializers.FloatField(help_text="what they spent, in the campaign's budget unit")
     unreachable_share = serializers.FloatField(
         allow_null=True,
         help_text="share of its metric's weight on documents not drawn since they joined (0 once topped up)",

@@ -346,7 +346,16 @@ class Arrival(models.Model):
     reference = models.ForeignKey(
         System, null=True, on_delete=models.SET_NULL, related_name="+", help_text="what it is compared with"
     )
-    topup_budget = models.FloatField(help_text="human judgments the top-up spends on it")
+    topup_budget = models.FloatField(help_text="what the top-up spends on it, in the campaign's budget unit")
+    topup_draws = models.PositiveIntegerField(
+        default=1, help_text="the draws the top-up budget pays for on average (its design is made for them)"
+    )
+    target_width = models.FloatField(
+        null=True, blank=True, help_text="the 95 % interval width asked for (the budget was planned for it)"
+    )
+    planned_width = models.FloatField(
+        null=True, blank=True, help_text="the width the planner predicted for the top-up budget"
+    )
     drawable_after = models.PositiveIntegerField(help_text="the order of the last draw before it was pooled")
     created_at = models.DateTimeField(auto_now_add=True)
 

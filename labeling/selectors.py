@@ -143,9 +143,12 @@ def assessor_judgments(campaign: Campaign) -> QuerySet[Judgment]:
 
 def campaign_spent(campaign: Campaign) -> tuple[int, float]:
     """(number of assessor judgments, budget spent in the campaign's unit)."""
-    totals = assessor_judgments(campaign).aggregate(
-        count=Count("id"), cost=Sum("cost"), seconds=Sum("seconds")
-    )
+    return judgments_spent(campaign, assessor_judgments(campaign))
+
+
+def judgments_spent(campaign: Campaign, judgments: QuerySet[Judgment]) -> tuple[int, float]:
+    """(number of these judgments, what they spent in the campaign's budget unit)."""
+    totals = judgments.aggregate(count=Count("id"), cost=Sum("cost"), seconds=Sum("seconds"))
     count = totals["count"] or 0
     if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
         return count, float(count)

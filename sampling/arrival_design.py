@@ -5,6 +5,7 @@ ask it, and above the models and the numeric core only."""
 from __future__ import annotations
 
 import numpy as np
+from django.db.models import Q
 
 from estimation.metrics.spec import Metric
 from estimation.sampling.arrivals import stratum_shares, topup_distribution
@@ -12,27 +13,28 @@ from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
 from labeling.models import Arrival, Campaign, Draw, Judge, JudgeRun, Judgment
+from labeling.selectors import judgments_spent
 from sampling.judge_labels import judge_for_sampling
 from sampling.pool_arrays import PoolArrays
 
 
-def topup_judged(arrival: Arrival) -> int:
-    """Assessor judgments of items drawn since the run arrived."""
-    return (
-        Judgment.objects.filter(
-            campaign_id=arrival.campaign_id,
-            source=Judgment.Source.ASSESSOR,
-            task__draw__order__gt=arrival.drawable_after,
-        )
-        .values("task_id")
-        .count()
+def topup_spent(arrival: Arrival) -> tuple[int, float]:
+    """(assessor judgments, budget spent in the campaign's unit) since the run arrived: of items
+    drawn after it, and of documents that joined the pool with it on topics drawn before (a
+    query-level campaign's completion, `sampling.arrival_topics`)."""
+    judgments = Judgment.objects.filter(
+        campaign_id=arrival.campaign_id, source=Judgment.Source.ASSESSOR
+    ).filter(
+        Q(task__draw__order__gt=arrival.drawable_after)
+        | Q(task__pool_item__drawable_after__gte=arrival.drawable_after)
     )
+    return judgments_spent(arrival.campaign, judgments)
 
 
 def arrival_open(campaign: Campaign) -> Arrival | None:
     """The newest arrival whose top-up is not spent yet, if any."""
-    for arrival in campaign.arrivals.select_related("system", "reference").order_by("-id"):
-        if topup_judged(arrival) < arrival.topup_budget:
+    for arrival in campaign.arrivals.select_related("campaign", "system", "reference").order_by("-id"):
+        if topup_spent(arrival)[1] < arrival.topup_budget:
             return arrival
     return None
 
@@ -60,28 +62,53 @@ def arrival_topup_design(
     names = list(arrays.system_names)
     if arrival.system.name not in names or arrival.reference.name not in names:
         return None
-    weights = np.stack([system_weights(pool, metric, index) for index in range(len(names))])
-    target = weights[names.index(arrival.system.name)] - weights[names.index(arrival.reference.name)]
-    boundaries = sorted(set(np.unique(arrays.drawable_after[arrays.slot_used]).tolist()))
-    stratum = np.where(arrays.slot_used, np.searchsorted(boundaries, arrays.drawable_after), -1)
-    # The draws each stratum had when the run arrived (not counting the top-up's own), so the
-    # design stays one distribution over the whole top-up; the newest stratum is the top-up's.
-    orders = np.asarray(
-        Draw.objects.filter(campaign=campaign, order__lte=arrival.drawable_after).values_list(
-            "order", flat=True
-        ),
-        dtype=np.int64,
-    )
-    draws_since = [int((orders > boundary).sum()) for boundary in boundaries]
-    topup = max(1, int(round(arrival.topup_budget)))
-    shares = stratum_shares(stratum, draws_since[:-1], topup)
-    return topup_distribution(
-        np.abs(target),
-        np.ones(target.shape) if sigma is None else sigma,
-        np.abs(weights).sum(axis=0),
-        shares,
-        cost=np.where(pool.slot_used, np.maximum(pool.item_cost, 1e-9), 1.0),
-    )
+    pair = (names.index(arrival.system.name), names.index(arrival.reference.name))
+    design = TopupDesign(campaign, arrays, pool, metric, pair, arrival.drawable_after)
+    return design.q(arrival.topup_draws, sigma)
 
 
-__all__ = ["arrival_labelling_judge", "arrival_open", "arrival_topup_design", "topup_judged"]
+class TopupDesign:
+    """The top-up design of one arrival for any number of top-up draws."""
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        arrays: PoolArrays,
+        pool: Pool,
+        metric: Metric,
+        pair: tuple[int, int],
+        drawable_after: int,
+    ) -> None:
+        self.pool = pool
+        self.weights = np.stack(
+            [system_weights(pool, metric, index) for index in range(len(arrays.system_names))]
+        )
+        self.target = self.weights[pair[0]] - self.weights[pair[1]]
+        boundaries = sorted(set(np.unique(arrays.drawable_after[arrays.slot_used]).tolist()))
+        self.stratum = np.where(arrays.slot_used, np.searchsorted(boundaries, arrays.drawable_after), -1)
+        # The draws each stratum had when the run arrived (not counting the top-up's own), so the
+        # design stays one distribution over the whole top-up; the newest stratum is the top-up's.
+        orders = np.asarray(
+            Draw.objects.filter(campaign=campaign, order__lte=drawable_after).values_list("order", flat=True),
+            dtype=np.int64,
+        )
+        self.draws_since = [int((orders > boundary).sum()) for boundary in boundaries]
+
+    def q(self, topup_draws: int, sigma: np.ndarray | None = None) -> SamplingDistribution:
+        shares = stratum_shares(self.stratum, self.draws_since[:-1], max(1, topup_draws))
+        return topup_distribution(
+            np.abs(self.target),
+            np.ones(self.target.shape) if sigma is None else sigma,
+            np.abs(self.weights).sum(axis=0),
+            shares,
+            cost=np.where(self.pool.slot_used, np.maximum(self.pool.item_cost, 1e-9), 1.0),
+        )
+
+
+__all__ = [
+    "arrival_labelling_judge",
+    "arrival_open",
+    "TopupDesign",
+    "arrival_topup_design",
+    "topup_spent",
+]

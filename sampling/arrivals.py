@@ -8,14 +8,19 @@ the item-level strategies draw from the top-up design (`arrival_topup_design`,
 `estimation.sampling.arrivals.topup_distribution`): |a_R - a_B| s, the old strata scaled by
 the top-up's share of their draws, the defensive floor over every pooled run. The estimates of
 every run stay unbiased: the strata keep each item's share estimated from the draws that could
-pick it (`sampling.level_estimates.CountedDraws.strata`). Method notes: docs/statistics.md, "A run
-that arrives". Query-level campaigns (whole topics) do not take arrivals yet.
+pick it (`sampling.level_estimates.CountedDraws.strata`). A query-level campaign (topics drawn
+whole) judges the run's documents on the topics already drawn first, then draws new topics with
+its own design (`sampling.arrival_topics`). Method notes: docs/statistics.md, "A run that
+arrives".
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,43 +29,55 @@ from django.db.models import Max
 from scipy.stats import norm
 
 from estimation.judges.calibration import MISSING
-from estimation.sampling.arrivals import target_strata
+from estimation.sampling.arrivals import target_strata, topup_for_width, topup_variance
 from estimation.sampling.items import system_weights
 from labeling.models import Arrival, Campaign, Draw, System
 from labeling.services.imports import UploadedFile
-from labeling.services.run_imports import runs_import
-from sampling.arrival_design import arrival_labelling_judge, topup_judged
+from labeling.services.run_imports import StagedRuns, runs_import
+from sampling.arrival_design import TopupDesign, arrival_labelling_judge, topup_spent
+from sampling.arrival_topics import completion_needed, drawn_topics_complete
+from sampling.draws import documents_cost
 from sampling.estimates import estimates_current
 from sampling.judge_kinds import judge_kind
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_start
 from sampling.label_model import judged_grades
-from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws
+from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws, stratified_item_estimate
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
+from sampling.state import campaign_pool, stored_cost_model
 from sampling.strategies import strategy_for
 
-QUERY_LEVEL_REFUSAL = (
-    "this campaign draws whole topics: a run cannot arrive with a top-up here yet; evaluate it on "
-    "the stored judgments (Evaluate a new run) or use a single-documents strategy"
+TOPUP_PLAN_MAX_DRAWS = 5000
+"""The largest top-up the width planner proposes (draws); past it, it says the width it reaches."""
+LEVEL_REFUSAL = (
+    "this campaign's strategy does not take a run with a top-up: evaluate it on the stored "
+    "judgments (Evaluate a new run)"
 )
 
 
 def arrival_add(
-    *, campaign: Campaign, files: Sequence[UploadedFile], budget: float, reference: str | None = None
+    *,
+    campaign: Campaign,
+    files: Sequence[UploadedFile],
+    budget: float | None = None,
+    target_width: float | None = None,
+    reference: str | None = None,
 ) -> Arrival:
-    """Pool one run into a campaign that has drawn, with a top-up of `budget` (the campaign's
-    budget unit) aimed at its difference with `reference` (a pooled run's name; default the run
-    with the best current estimate). ValueError with the reason, before anything is stored, for
-    a query-level campaign, no draw yet, a bad budget or reference, or more than one file;
-    `ImportFailed` for a malformed run (nothing stored)."""
-    if not strategy_for(campaign).level.takes_arrivals:
-        raise ValueError(QUERY_LEVEL_REFUSAL)
+    """Pool one run into a campaign that has drawn, with a top-up aimed at its difference with
+    `reference` (a pooled run's name; default the run with the best current estimate): either
+    `budget` (the campaign's budget unit) or `target_width`, the 95 % interval width of the
+    difference the top-up should reach (the budget is planned for it, `topup_plan`). ValueError
+    with the reason, before anything is stored, for a strategy that takes no arrivals, no draw
+    yet, a bad budget, width or reference, more than one file, or (topics drawn whole) a width,
+    or a top-up that cannot judge the run's documents on the drawn topics; `ImportFailed` for a
+    malformed run (nothing stored)."""
+    level = strategy_for(campaign).level
+    if not level.takes_arrivals:
+        raise ValueError(LEVEL_REFUSAL)
     if len(files) != 1:
         raise ValueError(f"one run arrives at a time, got {len(files)} files")
-    if not budget or not np.isfinite(budget) or budget <= 0:
-        raise ValueError(f"the top-up budget must be a positive number, got {budget:g}")
-    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS and budget != int(budget):
-        raise ValueError(f"a top-up in judgments is a whole number, got {budget:g}")
+    whole_topics = level.draw_kind == Draw.Kind.QUERY
+    _check_topup(campaign, budget, target_width, whole_topics)
     last_draw = Draw.objects.filter(campaign=campaign).aggregate(last=Max("order"))["last"]
     if last_draw is None:
         raise ValueError("nothing was drawn yet: upload the run with the others (Runs) instead")
@@ -70,7 +87,15 @@ def arrival_add(
         raise ValueError(
             f"the reference {chosen!r} is not a pooled run of this campaign ({', '.join(pooled)})"
         )
-    report = runs_import(campaign=campaign, files=files)
+    check = partial(_completion_affordable, campaign, float(budget or 0)) if whole_topics else None
+    report = runs_import(campaign=campaign, files=files, staged_check=check)
+    arrays = pool_arrays_for(campaign)
+    names = list(arrays.system_names)
+    pair = (names.index(report.systems[0]), names.index(chosen))
+    planned_width = None
+    if target_width is not None:
+        budget, planned_width = topup_plan(campaign, arrays, pair, last_draw, target_width)
+    assert budget is not None  # _check_topup: one of the two was given
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
         system = System.objects.get(campaign=campaign, name=report.systems[0])
@@ -79,6 +104,9 @@ def arrival_add(
             system=system,
             reference=System.objects.get(campaign=campaign, name=chosen),
             topup_budget=float(budget),
+            topup_draws=max(1, round(budget / _draw_price(campaign, arrays))),
+            target_width=target_width,
+            planned_width=planned_width,
             drawable_after=last_draw,
         )
         campaign.budget += float(budget)
@@ -86,8 +114,104 @@ def arrival_add(
         if campaign.status == Campaign.Status.DONE:
             campaign.status = Campaign.Status.RUNNING
         campaign.save(update_fields=["budget", "blocked", "status", "updated_at"])
+        if whole_topics:
+            drawn_topics_complete(campaign)
     _judge_new_pairs(campaign)
     return arrival
+
+
+def _check_topup(
+    campaign: Campaign, budget: float | None, target_width: float | None, whole_topics: bool
+) -> None:
+    """ValueError unless exactly one of a valid budget and a valid width is given."""
+    if (budget is None) == (target_width is None):
+        raise ValueError(
+            "give either budget (the top-up to spend) or target_width (the interval width to reach)"
+        )
+    if target_width is not None:
+        if whole_topics:
+            raise ValueError(
+                "this campaign draws whole topics: give the top-up as a budget (a width is planned "
+                "for single-documents strategies only)"
+            )
+        if not np.isfinite(target_width) or target_width <= 0:
+            raise ValueError(f"the target width must be a positive number, got {target_width:g}")
+        return
+    assert budget is not None
+    if not np.isfinite(budget) or budget <= 0:
+        raise ValueError(f"the top-up budget must be a positive number, got {budget:g}")
+    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS and budget != int(budget):
+        raise ValueError(f"a top-up in judgments is a whole number, got {budget:g}")
+
+
+def _draw_price(campaign: Campaign, arrays: PoolArrays) -> float:
+    """What one draw costs on average over the pool, in the budget's unit (overlap included),
+    under the stored cost model (never a state computed here: it would not know the arrival)."""
+    lengths = arrays.lengths[arrays.slot_used]
+    if not lengths.size:
+        return float(campaign.overlap)
+    return max(documents_cost(campaign, stored_cost_model(campaign), lengths) / lengths.size, 1e-12)
+
+
+def topup_plan(
+    campaign: Campaign, arrays: PoolArrays, pair: tuple[int, int], drawable_after: int, width: float
+) -> tuple[float, float]:
+    """(top-up budget in the campaign's unit, predicted 95 % width) for the difference of the
+    pooled systems `pair` to reach `width`, given the draws made up to `drawable_after`
+    (`estimation.sampling.arrivals.topup_variance`): the label model's grade probabilities stand
+    for the unknown grades, the stored draws' own spread for the old pool's part, and the design
+    is the top-up design without a judge (with one the top-up does at least as well when the
+    judge helps). Capped at `TOPUP_PLAN_MAX_DRAWS` draws, with the width it predicts there."""
+    pool, _, _ = campaign_pool(campaign, arrays)
+    metric = strategy_for(campaign).level.evaluation_metric(campaign)
+    design = TopupDesign(campaign, arrays, pool, metric, pair, drawable_after)
+    gains = metric.gain_table().astype(float)
+    new = arrays.slot_used & (arrays.drawable_after == drawable_after) & (drawable_after > 0)
+    grades = judged_grades(campaign, arrays)
+    draws = counted_item_draws(campaign, arrays, grades)
+    old_target = np.where(new, 0.0, design.target)
+    # One stratum (every draw) when no run joined the pool after draws were made before this one.
+    strata = draws.strata(arrays, old_target) or [(old_target != 0, np.ones(draws.size, dtype=bool))]
+    stored_variance = 0.0
+    if draws.size:
+        top_gain = float(gains.max())
+        labels = gains[grades[draws.topic, draws.slot]] / top_gain
+        estimate = stratified_item_estimate(draws, labels, old_target, strata, draws.size, float("nan"))
+        if np.isfinite(estimate.standard_error):
+            stored_variance = (estimate.standard_error * top_gain) ** 2
+
+    def variance_of(topup_draws: int) -> float:
+        return topup_variance(
+            design.target,
+            pool.theta @ gains,
+            pool.theta @ gains**2,
+            new,
+            design.q(topup_draws).q,
+            topup_draws,
+            draws.size,
+            stored_variance,
+        )
+
+    cap = int(min(TOPUP_PLAN_MAX_DRAWS, max(2, 100 * int(arrays.slot_used.sum()))))
+    topup_draws, predicted = topup_for_width(width, variance_of, max_draws=cap)
+    budget = topup_draws * _draw_price(campaign, arrays)
+    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
+        budget = float(math.ceil(budget - 1e-9))
+    return budget, predicted
+
+
+def _completion_affordable(campaign: Campaign, budget: float, staged: StagedRuns) -> None:
+    """ValueError, before the run is stored, when the top-up cannot judge the run's documents on
+    the topics already drawn (a query-level campaign judges those first)."""
+    documents, cost = completion_needed(campaign, staged)
+    if cost > budget + 1e-9:
+        unit = campaign.get_budget_unit_display().lower()
+        raise ValueError(
+            f"the run brings {documents} document(s) to the topics already drawn, which are judged "
+            f"first (a drawn topic counts once all its documents are judged): that takes "
+            f"{cost:.4g} ({unit}), more than the top-up of {budget:g}; give a top-up of at least "
+            f"{math.ceil(cost * 100) / 100:g}"
+        )
 
 
 def _judge_new_pairs(campaign: Campaign) -> None:
@@ -142,68 +266,139 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
         None,
     )
     reference = arrival.reference.name if arrival.reference is not None else None
-    difference = None
-    unreachable = None
-    new_items = 0
-    judge_missing = None
-    new_judged = waiting = 0
+    report = _Report()
     if arrival.system.name in names:
-        index = names.index(arrival.system.name)
-        pool = pool_from_arrays(arrays)
         strategy = strategy_for(campaign)
-        metric = strategy.level.evaluation_metric(campaign)
-        weights = system_weights(pool, metric, index)
-        brought = (weights > 0) & ~_retrieved_before(arrays, arrival.system_id)
-        new_items = int(brought.sum())
+        index = names.index(arrival.system.name)
         grades = judged_grades(campaign, arrays)
-        new_judged = int((brought & (grades >= 0)).sum())
-        draws = counted_item_draws(campaign, arrays, grades)
-        reached = np.zeros(arrays.slot_used.shape, dtype=bool)
-        for boundary in np.unique(arrays.drawable_after[weights > 0]):
-            if (draws.order > boundary).any():
-                reached |= arrays.drawable_after == boundary
-        # Its late groups of documents no draw picked since they joined, as the estimate
-        # and the difference split them (`CountedDraws.strata`): no value until none is left.
-        targets = [weights]
+        brought = _ranked(arrays, index) & ~_retrieved_before(arrays, arrival.system_id)
+        if strategy.level.draw_kind == Draw.Kind.QUERY:
+            report = _topic_report(campaign, arrays, grades, index, brought, arrival.drawable_after)
+        else:
+            report = _item_report(campaign, arrays, grades, index, reference, brought)
         if reference in names:
-            targets.append(weights - system_weights(pool, metric, names.index(reference)))
-        thin = np.zeros(arrays.slot_used.shape, dtype=bool)
-        for target in targets:
-            for boundary, mask in target_strata(arrays.drawable_after, target):
-                if boundary > 0 and draws.stratum_draws(mask, draws.order > boundary) < MIN_STRATUM_DRAWS:
-                    thin |= mask
-        waiting = int(thin.sum())
-        total = float(weights.sum())
-        unreachable = float(weights[~reached].sum() / total) if total > 0 else 0.0
-        if strategy.uses_judge:
-            # Its pool documents the judge has no label for (an uploaded judge's to upload).
-            classes = pool_judge_classes(judge_for_sampling(campaign), arrays)
-            judge_missing = int(((weights > 0) & (classes == MISSING)).sum())
-        if reference in names:
-            difference = strategy.level.difference_estimate(  # type: ignore[attr-defined]  # item levels only
+            report.difference = strategy.level.difference_estimate(  # type: ignore[attr-defined]  # levels that take arrivals
                 campaign, arrays, grades, index, names.index(reference)
             )
-    judged = topup_judged(arrival)
-    spent = judged >= arrival.topup_budget
-    labelling = arrival_labelling_judge(campaign) is not None and not spent
+    judged, spent = topup_spent(arrival)
+    done = spent >= arrival.topup_budget
+    labelling = arrival_labelling_judge(campaign) is not None and not done
     status = "labelling" if labelling else "judging"
     return {
         "id": arrival.pk,
         "system": arrival.system.name,
         "reference": reference,
         "created": arrival.created_at.isoformat(),
-        "status": "done" if spent or campaign.status != Campaign.Status.RUNNING else status,
+        "status": "done" if done or campaign.status != Campaign.Status.RUNNING else status,
         "estimate": _numbers(own),
-        "difference": _numbers(difference),
-        "order_right": _order_right(difference),
-        "new_items": new_items,
-        "new_judged": new_judged,
-        "waiting_items": waiting,
+        "difference": _numbers(report.difference),
+        "order_right": _order_right(report.difference),
+        "new_items": report.new_items,
+        "new_judged": report.new_judged,
+        "waiting_items": report.waiting,
         "topup_budget": arrival.topup_budget,
+        "target_width": arrival.target_width,
+        "planned_width": arrival.planned_width,
         "topup_judged": judged,
-        "unreachable_share": unreachable,
-        "judge_missing": judge_missing,
+        "topup_spent": spent,
+        "unreachable_share": report.unreachable,
+        "judge_missing": report.judge_missing,
     }
+
+
+@dataclass
+class _Report:
+    """The level's part of an arrival's summary."""
+
+    new_items: int = 0
+    new_judged: int = 0
+    waiting: int = 0
+    unreachable: float | None = None
+    judge_missing: int | None = None
+    difference: dict[str, Any] | None = None
+
+
+def _item_report(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    index: int,
+    reference: str | None,
+    brought: np.ndarray,
+) -> _Report:
+    """Items drawn one by one: the new items in the metric's depth, those no draw could reach yet,
+    the late strata still without a draw of their own, the judge's missing labels."""
+    names = list(arrays.system_names)
+    pool = pool_from_arrays(arrays)
+    strategy = strategy_for(campaign)
+    metric = strategy.level.evaluation_metric(campaign)
+    weights = system_weights(pool, metric, index)
+    brought = brought & (weights > 0)
+    draws = counted_item_draws(campaign, arrays, grades)
+    reached = np.zeros(arrays.slot_used.shape, dtype=bool)
+    for boundary in np.unique(arrays.drawable_after[weights > 0]):
+        if (draws.order > boundary).any():
+            reached |= arrays.drawable_after == boundary
+    # Its late groups of documents no draw picked since they joined, as the estimate and the
+    # difference split them (`CountedDraws.strata`): no value until none is left.
+    targets = [weights]
+    if reference in names:
+        targets.append(weights - system_weights(pool, metric, names.index(reference)))
+    thin = np.zeros(arrays.slot_used.shape, dtype=bool)
+    for target in targets:
+        for boundary, mask in target_strata(arrays.drawable_after, target):
+            if boundary > 0 and draws.stratum_draws(mask, draws.order > boundary) < MIN_STRATUM_DRAWS:
+                thin |= mask
+    total = float(weights.sum())
+    judge_missing = None
+    if strategy.uses_judge:
+        # Its pool documents the judge has no label for (an uploaded judge's to upload).
+        classes = pool_judge_classes(judge_for_sampling(campaign), arrays)
+        judge_missing = int(((weights > 0) & (classes == MISSING)).sum())
+    return _Report(
+        new_items=int(brought.sum()),
+        new_judged=int((brought & (grades >= 0)).sum()),
+        waiting=int(thin.sum()),
+        unreachable=float(weights[~reached].sum() / total) if total > 0 else 0.0,
+        judge_missing=judge_missing,
+    )
+
+
+def _topic_report(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    index: int,
+    brought: np.ndarray,
+    drawable_after: int,
+) -> _Report:
+    """Topics drawn whole: the run's new documents, and its documents on the topics drawn before
+    it arrived not judged yet (the completion; until it is done those topics wait, and their
+    share is the unreachable one)."""
+    drawn = np.zeros(arrays.n_topics, dtype=bool)
+    topic_ids = Draw.objects.filter(
+        campaign=campaign, kind=Draw.Kind.QUERY, order__lte=drawable_after
+    ).values_list("topic_id", flat=True)
+    located = {int(topic_id): position for position, topic_id in enumerate(arrays.topic_ids)}
+    drawn[[located[topic_id] for topic_id in set(topic_ids) if topic_id in located]] = True
+    ranked = _ranked(arrays, index)
+    unjudged = ranked & (grades < 0) & drawn[:, None]
+    on_drawn = int((ranked & drawn[:, None]).sum())
+    return _Report(
+        new_items=int(brought.sum()),
+        new_judged=int((brought & (grades >= 0)).sum()),
+        waiting=int(unjudged.sum()),
+        unreachable=float(unjudged.sum() / on_drawn) if on_drawn else 0.0,
+    )
+
+
+def _ranked(arrays: PoolArrays, index: int) -> np.ndarray:
+    """The pool slots system `index` ranks (within the pool depth)."""
+    ranked = np.zeros(arrays.slot_used.shape, dtype=bool)
+    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], arrays.rankings.shape[1:])
+    slots = arrays.rankings[index] >= 0
+    ranked[topics[slots], arrays.rankings[index][slots]] = True
+    return ranked
 
 
 def arrivals_json(campaign: Campaign) -> str:
@@ -216,11 +411,9 @@ def arrivals_json(campaign: Campaign) -> str:
 def _retrieved_before(arrays: PoolArrays, system_id: int) -> np.ndarray:
     """The pool slots some run pooled before `system_id` ranks (within the pool depth)."""
     covered = np.zeros(arrays.slot_used.shape, dtype=bool)
-    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], arrays.rankings.shape[1:])
     for index, other in enumerate(arrays.system_ids):
         if other < system_id:
-            ranked = arrays.rankings[index] >= 0
-            covered[topics[ranked], arrays.rankings[index][ranked]] = True
+            covered |= _ranked(arrays, index)
     return covered
 
 
@@ -236,4 +429,12 @@ def _order_right(row: dict[str, Any] | None) -> float | None:
     return float(norm.cdf(abs(row["value"]) / row["se"]))
 
 
-__all__ = ["QUERY_LEVEL_REFUSAL", "arrival_add", "arrival_summary", "arrivals_json", "arrivals_summaries"]
+__all__ = [
+    "LEVEL_REFUSAL",
+    "TOPUP_PLAN_MAX_DRAWS",
+    "arrival_add",
+    "arrival_summary",
+    "arrivals_json",
+    "arrivals_summaries",
+    "topup_plan",
+]

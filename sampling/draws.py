@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -100,15 +101,20 @@ def queue_target(campaign_id: int, now: datetime | None = None) -> int:
 
 def draw_cost(campaign: Campaign, state: LoadedState, lengths: np.ndarray) -> float:
     """Predicted cost, in the budget's unit, of judging documents of these lengths `overlap` times."""
+    return documents_cost(campaign, state.record.cost_model, lengths)
+
+
+def documents_cost(campaign: Campaign, cost_model: dict[str, Any], lengths: np.ndarray) -> float:
+    """`draw_cost` under a stored cost model (empty: one unit per document)."""
     count = int(np.size(lengths))
     if count == 0:
         return 0.0
     if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
         per_item = float(count)
     elif campaign.budget_unit == Campaign.BudgetUnit.COST:
-        per_item = float(item_cost_units(state.record.cost_model, lengths).sum())
+        per_item = float(item_cost_units(cost_model, lengths).sum())
     else:
-        seconds = item_seconds(state.record.cost_model, lengths, seconds_per_judgment(campaign))
+        seconds = item_seconds(cost_model, lengths, seconds_per_judgment(campaign))
         per_item = float(seconds.sum()) / 3600.0
     return per_item * campaign.overlap
 

@@ -318,21 +318,49 @@ def query_level_rows(
         if len(focus) == 2:
             metric = campaign_metric(campaign)
             delta = values_by[(focus[0], str(metric))] - values_by[(focus[1], str(metric))]
-            estimate = (
-                query_level_estimate(
-                    delta,
-                    propensities,
-                    weights,
-                    self_normalised=False,
-                    topics=topics,
-                    value_bounds=_difference_bounds(metric),
-                    weight_bound=weight_bound,
-                )
-                if topics.size
-                else None
-            )
-            difference = difference_row([arrays.system_names[i] for i in focus], metric, estimate)
+            difference = _query_difference(arrays, metric, delta, topics, propensities, focus, weight_bound)
     return rows, difference, int(topics.size)
+
+
+def query_difference_estimate(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int, weight_bound: float | None
+) -> dict:
+    """The row of pooled system a minus pooled system b from the counted topic draws
+    (`weight_bound`: the strategy's bound on p / q)."""
+    topics, propensities = counted_query_draws(campaign, arrays, grades)
+    metric = campaign_metric(campaign)
+    delta = (
+        topic_metric_values(arrays, grades, metric, a)[topics]
+        - topic_metric_values(arrays, grades, metric, b)[topics]
+    )
+    return _query_difference(arrays, metric, delta, topics, propensities, [a, b], weight_bound)
+
+
+def _query_difference(
+    arrays: PoolArrays,
+    metric: Metric,
+    delta: np.ndarray,
+    topics: np.ndarray,
+    propensities: np.ndarray,
+    pair: list[int],
+    weight_bound: float | None,
+) -> dict:
+    """The plain estimator of a difference over the counted topics (p is known, uniform over the
+    pooled topics, so it has no ratio bias), with the t interval."""
+    estimate = (
+        query_level_estimate(
+            delta,
+            propensities,
+            np.full(topics.size, 1.0 / arrays.n_topics),
+            self_normalised=False,
+            topics=topics,
+            value_bounds=_difference_bounds(metric),
+            weight_bound=weight_bound,
+        )
+        if topics.size
+        else None
+    )
+    return difference_row([arrays.system_names[i] for i in pair], metric, estimate)
 
 
 def item_level_rows(

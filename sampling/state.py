@@ -49,6 +49,8 @@ def _settings_fingerprint(campaign: Campaign) -> str:
             campaign.mix,
             campaign.prior_strength,
             judges_fingerprint(campaign),
+            # A run that arrives with a top-up changes the design (`sampling.arrival_design`).
+            list(campaign.arrivals.values_list("id", flat=True)),
         )
     )
 
@@ -131,6 +133,12 @@ def sampling_state_recompute(campaign: Campaign, *, force: bool = False) -> Load
         record.save()
         strategy.state_saved(campaign, record.version, distribution)
     return state_load(record)
+
+
+def stored_cost_model(campaign: Campaign) -> dict[str, Any]:
+    """The cost model of the stored sampling state, whatever its pool version (empty: none yet)."""
+    stored = SamplingState.objects.filter(campaign=campaign).values_list("cost_model", flat=True).first()
+    return stored or {}
 
 
 def sampling_state_current(campaign: Campaign) -> LoadedState | None:

@@ -60,6 +60,7 @@ from sampling.level_estimates import (
     item_difference_estimate,
     item_level_rows,
     item_level_run_estimate,
+    query_difference_estimate,
     query_level_rows,
     query_level_run_estimate,
 )
@@ -174,6 +175,15 @@ class QueryLevel(Level):
 
     estimate_rows = staticmethod(query_level_rows)
     run_estimate = staticmethod(query_level_run_estimate)
+    # A run arrives by completing the drawn topics first (`sampling.arrival_topics`).
+    takes_arrivals = True
+
+    def difference_estimate(
+        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int
+    ) -> dict:
+        """The row of pooled system a minus b over the counted topic draws."""
+        bound = strategy_for(campaign).weight_bound(campaign)
+        return query_difference_estimate(campaign, arrays, grades, a, b, bound)
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return topic_unit_items(unit, slot_used)

@@ -31,9 +31,10 @@ docs/statistics.md ("A run that arrives").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_distribution, t_estimate
 from estimation.sampling.intervals import check_confidence
@@ -167,4 +168,86 @@ def stratified_estimate(
     return t_estimate(value, error, shortest - 1, n, n_judged, budget_spent, confidence)
 
 
-__all__ = ["stratified_estimate", "stratum_shares", "target_strata", "topup_distribution"]
+def topup_variance(
+    target: np.ndarray,
+    residual_mean: np.ndarray,
+    residual_square: np.ndarray,
+    new: np.ndarray,
+    q: np.ndarray,
+    topup_draws: int,
+    stored_draws: int,
+    stored_variance: float,
+) -> float:
+    """Predicted variance of theta_hat once `topup_draws` draws from `q` are made: the old pool
+    estimated by every draw, the new items by the top-up's.
+
+    With r_i = G(y_i) - h(f_i) (h = 0 without a judge), a top-up draw's terms have
+    Var T^O = sum_O a^2 E[r^2] / q - mu_O^2, Var T^N likewise over N, and covariance
+    -mu_O mu_N (the draw lands in one of the two), mu = sum a E[r]. With n0 stored draws whose
+    old-pool estimate has variance `stored_variance`, n1 top-up draws and n = n0 + n1:
+
+        V = n0^2 stored_variance / n^2 + n1 Var T^O / n^2 + Var T^N / n1 - 2 mu_O mu_N / n.
+
+    Parameters
+    ----------
+    target, residual_mean, residual_square, new, q : ndarray, one shape
+        a_i; E[r_i] and E[r_i^2] under the label model; the arriving run's new items; the top-up
+        design (positive wherever a_i != 0).
+    """
+    target, q, new = np.asarray(target, dtype=float), np.asarray(q, dtype=float), np.asarray(new, dtype=bool)
+    if topup_draws < 1 or stored_draws < 0:
+        raise ValueError(
+            f"need a top-up of at least one draw and no negative stored draws, got "
+            f"{topup_draws} and {stored_draws}"
+        )
+    touched = target != 0
+    if np.any(q[touched] <= 0):
+        raise ValueError("the top-up design must be positive wherever the target weighs an item")
+    moment = np.where(
+        touched, target**2 * np.asarray(residual_square, dtype=float) / np.where(touched, q, 1.0), 0.0
+    )
+    mean = target * np.asarray(residual_mean, dtype=float)
+    mu_old, mu_new = float(mean[~new].sum()), float(mean[new].sum())
+    var_old = max(float(moment[~new].sum()) - mu_old**2, 0.0)
+    var_new = max(float(moment[new].sum()) - mu_new**2, 0.0)
+    n1, n0 = float(topup_draws), float(stored_draws)
+    n = n0 + n1
+    return max(
+        n0**2 * stored_variance / n**2 + n1 * var_old / n**2 + var_new / n1 - 2 * mu_old * mu_new / n, 0.0
+    )
+
+
+def topup_for_width(
+    width: float, variance_of: Callable[[int], float], *, max_draws: int, confidence: float = 0.95
+) -> tuple[int, float]:
+    """The smallest top-up n1 (2..max_draws) whose predicted interval, 2 t_{n1-1} sqrt(V(n1)),
+    is at most `width`, with that predicted width; (max_draws, its width) when none is.
+    `variance_of(n1)` is V(n1) (`topup_variance` with the design for n1), assumed to fall with n1."""
+    confidence = check_confidence(confidence)
+    if not np.isfinite(width) or width <= 0:
+        raise ValueError(f"the target width must be a positive number, got {width:g}")
+    if max_draws < 2:
+        raise ValueError(f"max_draws must be at least 2, got {max_draws}")
+
+    def predicted(n1: int) -> float:
+        return float(2 * student_t.ppf((1 + confidence) / 2, n1 - 1) * np.sqrt(variance_of(n1)))
+
+    low, high = 1, 2  # predicted(low) > width (n1 = 1 has no interval) unless low is the answer
+    while predicted(high) > width:
+        if high >= max_draws:
+            return max_draws, predicted(max_draws)
+        low, high = high, min(2 * high, max_draws)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if predicted(middle) > width else (low, middle)
+    return high, predicted(high)
+
+
+__all__ = [
+    "stratified_estimate",
+    "stratum_shares",
+    "target_strata",
+    "topup_distribution",
+    "topup_for_width",
+    "topup_variance",
+]

@@ -24,7 +24,7 @@ half-published run stays behind.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -85,14 +85,44 @@ class _StagedFile:
     qids: set[str] = field(default_factory=set)
 
 
+@dataclass(frozen=True)
+class StagedRuns:
+    """The checked files of an import before anything is published (what `runs_import`'s
+    `staged_check` reads)."""
+
+    import_key: str
+    file_count: int
+
+    def top_documents(self, file_index: int, qids: set[str], depth: int) -> dict[str, list[str]]:
+        """Per topic of `qids`, the file's first `depth` documents in trec_eval order (score
+        descending, then docno descending, as the pool orders them)."""
+        rows = (
+            StagedRunLine.objects.filter(import_key=self.import_key, file_index=file_index, qid__in=qids)
+            .order_by("qid", "-score", "-docno")
+            .values_list("qid", "docno")
+        )
+        top: dict[str, list[str]] = {}
+        for qid, docno in rows.iterator(chunk_size=BATCH_SIZE):
+            documents = top.setdefault(qid, [])
+            if len(documents) < depth:
+                documents.append(docno)
+        return top
+
+
 def runs_import(
-    *, campaign: Campaign, files: Sequence[UploadedFile], evaluation_only: bool = False
+    *,
+    campaign: Campaign,
+    files: Sequence[UploadedFile],
+    evaluation_only: bool = False,
+    staged_check: Callable[[StagedRuns], None] | None = None,
 ) -> ImportReport:
     """Import TREC runs (one system per file, named by its first tag), then rebuild the pool.
 
     With `evaluation_only` the runs are stored to be evaluated on the stored draws
     (`sampling.evaluation`): they are not pooled and the sampling ignores them.
-    Raises `ImportFailed` listing every bad file; then nothing is stored.
+    Raises `ImportFailed` listing every bad file; then nothing is stored. `staged_check` reads
+    the checked files before they are published and may refuse them with a ValueError (nothing
+    is stored then either).
 
     Call it outside any transaction: its point is to commit in short steps (inside a
     caller's transaction the steps become savepoints and the lock is held to the end).
@@ -121,6 +151,8 @@ def runs_import(
             staged.append(staged_file)
         if errors:
             raise ImportFailed(errors)
+        if staged_check is not None:
+            staged_check(StagedRuns(import_key=import_key, file_count=len(staged)))
         report = _publish(campaign, import_key, staged, evaluation_only)
     finally:
         _delete_staged(import_key)
@@ -408,4 +440,4 @@ def _publish_entries(campaign: Campaign, system: System, import_key: str, staged
 # Pool
 
 
-__all__ = ["runs_import"]
+__all__ = ["StagedRuns", "runs_import"]

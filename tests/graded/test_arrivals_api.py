@@ -21,13 +21,15 @@ from estimation import Metric
 from graded.claims import task_next
 from graded.exports import offline_bundle
 from graded.judging import task_answer
-from labeling.models import Arrival, Campaign, Draw, JudgeRun, Judgment, System
+from labeling.models import Arrival, Campaign, Draw, JudgeRun, Judgment, PoolItem, System, Task
 from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
 from labeling.services.imports import documents_import
 from labeling.services.run_imports import runs_import
 from sampling import judge_create, judge_labels_import, judge_run_step
 from sampling.arrival_design import arrival_topup_design
+from sampling.arrivals import TOPUP_PLAN_MAX_DRAWS
+from sampling.level_estimates import topic_metric_values
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
 from tests.conftest import RUN_A, RUN_B, upload
 from tests.sampling.test_arrival_strata import RUN_C, _grade
@@ -125,6 +127,30 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     )
 
 
+def test_a_target_width_gets_a_planned_budget(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    wide = _arrive(api, coordinator, campaign, target_width="8", reference="beta")
+    assert wide.status_code == 201, wide.content
+    body = wide.json()
+    assert body["target_width"] == 8 and body["planned_width"] <= 8
+    assert body["topup_budget"] >= 2 and body["topup_budget"] == int(body["topup_budget"])
+    campaign.refresh_from_db()
+    assert campaign.budget == 12 + body["topup_budget"]
+    # A narrower width needs more labels; one the planner's cap cannot reach says what it reaches.
+    narrow = _arrive(api, coordinator, campaign, RUN_D, target_width="2", reference="beta").json()
+    assert narrow["topup_budget"] > body["topup_budget"]
+    tiny = _arrive(
+        api, coordinator, campaign, RUN_D.replace("delta", "epsilon"), target_width="0.001", reference="beta"
+    ).json()
+    cap = min(TOPUP_PLAN_MAX_DRAWS, 100 * PoolItem.objects.filter(campaign=campaign).count())
+    assert tiny["topup_budget"] == cap and tiny["planned_width"] > 0.001
+    both = _arrive(api, coordinator, campaign, RUN_D.replace("delta", "zeta"), budget="3", target_width="2")
+    assert both.status_code == 400 and "either budget" in both.content.decode()
+
+
 def test_the_reference_defaults_to_the_best_current_estimate(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
@@ -149,17 +175,13 @@ def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
         ({"budget": "0"}, RUN_C, "top-up budget must be a positive number"),
         ({"budget": "-3"}, RUN_C, "top-up budget must be a positive number, got -3"),
         ({"budget": "2.5"}, RUN_C, "a top-up in judgments is a whole number, got 2.5"),
-        ({"budget": "5", "target_width": "0.5"}, RUN_C, "target_width is not taken yet"),
+        ({"budget": "5", "target_width": "0.5"}, RUN_C, "give either budget"),
         ({"budget": "5"}, "1 Q0 d1-8 1 x gamma\n", "c.run"),  # a malformed score: file and line
     ]
     for fields, text, reason in cases:
         response = _arrive(api, coordinator, campaign, text, **fields)
         assert response.status_code == 400 and reason in response.content.decode(), response.content
     assert not Arrival.objects.exists() and not System.objects.filter(name="gamma").exists()
-    passive = _running(api, coordinator, assessor, "passive")
-    _judge_all(passive, assessor)
-    query = _arrive(api, coordinator, passive, budget="5")
-    assert query.status_code == 400 and "draws whole topics" in query.content.decode()
     assessor_call = _arrive(api, assessor, campaign, budget="5")
     assert assessor_call.status_code in (403, 404)
 
@@ -224,18 +246,84 @@ def test_a_running_judge_labels_the_new_pairs_before_the_topup_is_drawn(
         assert done["difference"]["value"] is not None
 
 
-def test_the_dashboard_offers_the_arrival_form_to_its_coordinators_at_item_level_only(
+def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_first(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "passive")
+    _judge_all(campaign, assessor)
+    drawn = set(Draw.objects.filter(campaign=campaign).values_list("topic_id", flat=True))
+    assert drawn, "the budget of 12 draws at least one topic of 7 documents"
+    completion = 2 * len(drawn)  # RUN_C brings d?-8 and d?-9 to every topic
+    # The cost of judging them is known before anything is stored: a smaller top-up is refused.
+    short = _arrive(api, coordinator, campaign, budget=str(completion - 1), reference="beta")
+    assert short.status_code == 400, short.content
+    assert f"at least {completion}" in short.content.decode()
+    assert not System.objects.filter(campaign=campaign, name="gamma").exists()
+    assert not Arrival.objects.exists()
+
+    created = _arrive(api, coordinator, campaign, budget=str(completion + 7), reference="beta")
+    assert created.status_code == 201, created.content
+    body = created.json()
+    assert body["status"] == "judging" and body["new_items"] == 6
+    assert body["waiting_items"] == completion and body["unreachable_share"] > 0
+    assert body["difference"]["value"] is None, "its drawn topics wait for their new documents"
+    # The completion is served first: its tasks hang on the topics' first draws.
+    for _ in range(completion):
+        task = task_next(campaign=campaign, assessor=assessor)
+        assert task is not None and task.document.docno[-2:] in ("-8", "-9")
+        assert task.topic_id in drawn
+        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+    recompute(campaign.pk)
+    url = f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/"
+    completed = api(coordinator).get(url).json()
+    assert completed["waiting_items"] == 0 and completed["unreachable_share"] == 0
+    assert completed["topup_judged"] == completion
+    # The difference is the plain topic estimator over the draws of fully judged topics:
+    # (1/n) sum delta_t / (m q_t).
+    campaign.refresh_from_db()
+    arrays = pool_arrays_for(campaign)
+    metric = Metric.parse("DCG@5", y_max=2)
+    judged = np.array(
+        list(Judgment.objects.filter(campaign=campaign).values_list("topic_id", "document_id", "grade"))
+    )
+    grades = np.full(arrays.slot_used.shape, -1)
+    topic, slot = arrays.locate(judged[:, 0], judged[:, 1])
+    grades[topic, slot] = judged[:, 2]
+    open_topics = set(
+        Task.objects.filter(campaign=campaign, answered_at=None).values_list("topic_id", flat=True)
+    )
+    complete = [
+        (~arrays.slot_used[t] | (grades[t] >= 0)).all() and int(topic_id) not in open_topics
+        for t, topic_id in enumerate(arrays.topic_ids)
+    ]
+    names = list(arrays.system_names)
+    delta = topic_metric_values(arrays, grades, metric, names.index("gamma")) - topic_metric_values(
+        arrays, grades, metric, names.index("beta")
+    )
+    position = {int(topic_id): t for t, topic_id in enumerate(arrays.topic_ids)}
+    terms = [
+        delta[position[topic]] / (arrays.n_topics * q)
+        for topic, q in Draw.objects.filter(campaign=campaign).values_list("topic_id", "propensity")
+        if complete[position[topic]]
+    ]
+    expected = np.mean(terms)
+    assert completed["difference"]["value"] == pytest.approx(expected)
+    assert _judge_all(campaign, assessor) >= 1, "the rest of the top-up draws new topics"
+    done = api(coordinator).get(url).json()
+    assert done["status"] == "done" and done["topup_spent"] >= completion + 7
+
+
+def test_the_dashboard_offers_the_arrival_form_to_its_coordinators(
     client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    items = _running(api, coordinator, assessor, "items")
-    passive = _running(api, coordinator, assessor, "passive")
-    client.force_login(coordinator)
-    page = client.get(f"/campaigns/{items.pk}/dashboard/").content.decode()
-    assert 'id="arrival-form"' in page and '<option value="alpha">alpha</option>' in page
-    assert 'id="arrivals-title"' not in client.get(f"/campaigns/{passive.pk}/dashboard/").content.decode()
-    client.force_login(assessor)
-    watched = client.get(f"/campaigns/{items.pk}/dashboard/")
-    assert watched.status_code in (403, 404) or 'id="arrival-form"' not in watched.content.decode()
+    for strategy in ("items", "passive"):
+        campaign = _running(api, coordinator, assessor, strategy)
+        client.force_login(coordinator)
+        page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+        assert 'id="arrival-form"' in page and '<option value="alpha">alpha</option>' in page
+        client.force_login(assessor)
+        watched = client.get(f"/campaigns/{campaign.pk}/dashboard/")
+        assert watched.status_code in (403, 404) or 'id="arrival-form"' not in watched.content.decode()
 
 
 # A second run that arrives after RUN_C: it shares RUN_C's new d?-8 and brings its own d?-10.
