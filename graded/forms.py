@@ -168,3 +168,18 @@ class ComparedSystemsForm(forms.Form):
                 raise forms.ValidationError("choose at least one system")
             data["chosen"] = list(data["systems"])
         return data
+
+
+class ArrivalForm(forms.Form):
+    """A run that arrives with a human top-up (`sampling.arrival_add`): either the top-up in the
+    campaign's budget unit or the interval width it should reach."""
+
+    file = forms.FileField(label="Run")
+    budget = forms.FloatField(label="Top-up", required=False, min_value=0.0)
+    target_width = forms.FloatField(label="or the 95 % width to reach", required=False, min_value=0.0)
+    reference = forms.ChoiceField(label="Compared with", required=False)
+
+    def __init__(self, *args: Any, names: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "the best current estimate"), *((name, name) for name in names)]
+        self.fields["reference"].choices = choices  # type: ignore[attr-defined]

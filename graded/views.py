@@ -17,18 +17,26 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from graded import gold
-from graded.forms import ComparedSystemsForm, GoldForm, JudgeForm, JudgePromptForm, form_errors_text
+from graded.forms import (
+    ArrivalForm,
+    ComparedSystemsForm,
+    GoldForm,
+    JudgeForm,
+    JudgePromptForm,
+    form_errors_text,
+)
 from labeling.access import campaign_for_page, request_user
 from labeling.agreement import grade_agreement
 from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.judge_keys import judge_page_shortcuts
-from labeling.models import Campaign, GoldItem, GoldSettings, Judge, Judgment, PoolItem, Skip
+from labeling.models import Campaign, Draw, GoldItem, GoldSettings, Judge, Judgment, PoolItem, Skip
 from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
 from labeling.services.campaigns import campaign_update
 from labeling.services.imports import ImportFailed, ImportReport
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
 from sampling import (
+    arrival_add,
     campaign_model_summary,
     compared_systems,
     judge_calibration_import,
@@ -168,6 +176,7 @@ def campaign_section(request: HttpRequest, campaign: Campaign) -> dict[str, Any]
         "grades": grade_scale(campaign),
         "agreement": grade_agreement(campaign),
         "compared": compared_panel(campaign, can_manage),
+        "arrival": arrival_panel(campaign, can_manage),
         "plan_url": reverse("api-plan", args=[campaign.pk]) if can_plan else None,
     }
 
@@ -178,6 +187,66 @@ COMPARED_WORDS: dict[str, str] = {
     Campaign.Goal.LEADERBOARD: "Leaderboard systems",
     Campaign.Goal.RELATIVE: "Systems compared with their mean",
 }
+
+
+def arrival_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None:
+    """The campaign page's form for a run that arrives with a human top-up (None unless the
+    coordinator can add one: a strategy that takes arrivals and a draw made)."""
+    if not can_manage or not strategy_for(campaign).level.takes_arrivals or not campaign.draws.exists():
+        return None
+    whole_topics = strategy_for(campaign).level.draw_kind == Draw.Kind.QUERY
+    return {
+        "form": ArrivalForm(names=_pooled_names(campaign)),
+        "url": reverse("graded:campaign_arrival", args=[campaign.pk]),
+        "unit": campaign.get_budget_unit_display().lower(),
+        "whole_topics": whole_topics,
+        "dashboard": reverse("labeling:campaign_dashboard", args=[campaign.pk]) + "#arrivals-panel",
+    }
+
+
+@login_required
+@require_POST
+def campaign_arrival(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """A run that arrives (the campaign page's form): pooled with its top-up, then the dashboard's
+    arrivals panel follows it; a refusal says why on the campaign page."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    form = ArrivalForm(request.POST, request.FILES, names=_pooled_names(campaign))
+    back = reverse("labeling:campaign_detail", args=[campaign.pk]) + "#arrival"
+    if not form.is_valid():
+        messages.error(request, f"The run was not added: {form_errors_text(form)}")
+        return redirect(back)
+    upload = form.cleaned_data["file"]
+    try:
+        arrival = arrival_add(
+            campaign=campaign,
+            files=[(upload.name, upload)],
+            budget=form.cleaned_data["budget"],
+            target_width=form.cleaned_data["target_width"],
+            reference=form.cleaned_data["reference"] or None,
+        )
+    except ImportFailed as failure:
+        reasons = "; ".join(
+            f"{error.file}{f' line {error.line}' if error.line else ''}: {error.reason}"
+            for error in failure.errors
+        )
+        messages.error(request, f"The run was not added: {reasons}")
+        return redirect(back)
+    except ValueError as error:
+        messages.error(request, f"The run was not added: {error}")
+        return redirect(back)
+    chosen = arrival.reference.name if arrival.reference else "-"
+    planned = (
+        f" (planned for a 95 % width of {arrival.target_width:g}; predicted {arrival.planned_width:.3g})"
+        if arrival.target_width is not None and arrival.planned_width is not None
+        else ""
+    )
+    messages.success(
+        request,
+        f"{arrival.system.name} arrived, compared with {chosen}: "
+        f"a top-up of {arrival.topup_budget:g} {campaign.get_budget_unit_display().lower()}{planned}. "
+        "Its estimate and difference are on the dashboard.",
+    )
+    return redirect(reverse("labeling:campaign_dashboard", args=[campaign.pk]) + "#arrivals-panel")
 
 
 def compared_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None:

@@ -610,7 +610,7 @@
           el("td", { text: arrival.reference || "—" }),
           el("td", { text: ARRIVAL_STATUS[arrival.status] || arrival.status }),
           // Judgments since it arrived count later top-ups too: the panel shows its own progress.
-          el("td", { class: "num", text: Math.min(arrival.topup_judged, arrival.topup_budget) + " of " + fmt(arrival.topup_budget, 0) }),
+          el("td", { class: "num", text: fmt(Math.min(arrival.topup_spent, arrival.topup_budget)) + " of " + fmt(arrival.topup_budget) }),
           el("td", { class: "num", text: String(arrival.new_items) }),
           el("td", { class: "num strong", text: fmt(gap.value) }),
           el("td", { class: "num", text: fmtInterval([gap.low, gap.high]) }),
@@ -625,6 +625,10 @@
         box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its score comes from documents the sampling could not pick yet (they joined the pool with it or after); the top-up picks them next." }));
       } else if (arrival.waiting_items > 0) {
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + arrival.waiting_items + (arrival.waiting_items === 1 ? " document" : " documents") + " it or its reference ranks joined the pool late and no draw has picked them since; its estimate and difference show once one has (before that their uncertainty cannot be measured)." }));
+      }
+      if (arrival.target_width !== null && arrival.planned_width !== null) {
+        const reached = arrival.planned_width <= arrival.target_width;
+        box.append(el("div", { class: "notice small arrival-warning" + (reached ? "" : " warn"), text: arrival.system + ": the top-up was planned for a 95 % interval of width " + fmt(arrival.target_width) + " (predicted " + fmt(arrival.planned_width) + (reached ? "" : ": the planner's largest top-up does not reach it") + "); the width measured is the interval above." }));
       }
       if (arrival.judge_missing) {
         box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": the model judge has no label for " + arrival.judge_missing + " of its documents" + (arrival.status === "labelling" ? " yet (it is labelling them)." : "; upload them to the judge to certify them with fewer human judgments.") }));
@@ -695,6 +699,8 @@
       button.disabled = true;
       const body = new FormData(form);
       if (!body.get("reference")) body.delete("reference");  // the best current estimate
+      // A width asked for: the planner picks the top-up.
+      if (body.get("target_width")) body.delete("budget"); else body.delete("target_width");
       try {
         const response = await fetch(config.urls.arrivals, {
           method: "POST",

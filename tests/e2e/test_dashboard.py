@@ -260,3 +260,46 @@ def test_it_says_when_too_few_topics_are_judged_and_what_the_mean_is_over(
     estimand = page.locator("#estimand").inner_text()
     assert f"the mean over the campaign's {N_TOPICS + 1} topics" in estimand
     assert "1 of them no run ranks" in estimand
+
+
+def test_a_run_arrives_from_the_campaign_page_and_its_difference_appears_after_the_topup(
+    browser_page: Any,
+    live_server: Any,
+    item_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+    tmp_path: Path,
+) -> None:
+    # The campaign spends its budget: finished, then a new ranker arrives.
+    while judge_through_the_api(item_campaign, people["assessor"], 30):
+        recompute(item_campaign.pk)
+    recompute(item_campaign.pk)
+    item_campaign.refresh_from_db()
+    arriving = tmp_path / "fresh.run"
+    arriving.write_text(
+        "".join(
+            f"{topic} Q0 {docno} {rank} {100 - rank} fresh\n"
+            for topic in range(1, N_TOPICS + 1)
+            for rank, docno in enumerate([f"N{topic}-1", f"D{topic}-0", f"D{topic}-3", f"N{topic}-2"], 1)
+        )
+    )
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{item_campaign.pk}/")
+    form = page.locator("#arrival form")
+    form.locator("input[type=file]").set_input_files(str(arriving))
+    form.locator("input[name=budget]").fill("12")
+    form.locator("select[name=reference]").select_option("bm25")
+    form.get_by_role("button", name="Add the run").click()
+    page.wait_for_url(f"**/campaigns/{item_campaign.pk}/dashboard/#arrivals-panel")
+    expect(page.locator(".messages")).to_contain_text("fresh arrived, compared with bm25: a top-up of 12")
+    row = page.locator('#arrivals tr[data-arrival="fresh"]')
+    expect(row).to_contain_text("assessors judge the top-up")
+    expect(page.locator("#arrivals-panel .arrival-warning").first).to_contain_text("could not pick yet")
+
+    assert judge_through_the_api(item_campaign, people["assessor"], 40) >= 12
+    recompute(item_campaign.pk)
+    expect(row).to_contain_text("top-up done", timeout=30_000)
+    cells = row.locator("td")
+    difference, interval = cells.nth(5).text_content() or "", cells.nth(6).text_content() or ""
+    assert difference != "—" and interval.startswith("[") and "," in interval, (difference, interval)
+    page.screenshot(path=str(screenshot_dir / "arrival.png"), full_page=True)

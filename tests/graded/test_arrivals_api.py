@@ -326,6 +326,39 @@ def test_the_dashboard_offers_the_arrival_form_to_its_coordinators(
         assert watched.status_code in (403, 404) or 'id="arrival-form"' not in watched.content.decode()
 
 
+def test_the_campaign_page_adds_an_arrival_and_says_why_when_it_refuses(
+    client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    draft = _running(api, coordinator, assessor, "items", start=False)
+    client.force_login(coordinator)
+    assert 'id="arrival-title"' not in client.get(f"/campaigns/{draft.pk}/").content.decode(), "no draw yet"
+    campaign = _running(api, coordinator, assessor, "items")
+    client.force_login(assessor)
+    assert 'id="arrival-title"' not in client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    client.force_login(coordinator)
+    _judge_all(campaign, assessor)
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert 'id="arrival-title"' in page and 'data-upload="arrival"' in page and "target_width" in page
+    url = f"/campaigns/{campaign.pk}/arrivals/"
+
+    def post(text: str, **fields: str):  # noqa: ANN202
+        body = io.BytesIO(text.encode())
+        body.name = "c.run"
+        return client.post(url, {"file": body, **fields}, follow=True)
+
+    refused = post("1 Q0 d1-8 1 x gamma\n", budget="4")
+    assert refused.redirect_chain[-1][0].endswith(f"/campaigns/{campaign.pk}/#arrival")
+    assert "The run was not added: c.run line 1" in refused.content.decode()
+    no_topup = post(RUN_C)
+    assert "give either budget" in no_topup.content.decode()
+    assert not Arrival.objects.exists()
+    added = post(RUN_C, budget="5", reference="alpha")
+    assert added.redirect_chain[-1][0].endswith(f"/campaigns/{campaign.pk}/dashboard/#arrivals-panel")
+    assert "gamma arrived, compared with alpha: a top-up of 5 judgments" in added.content.decode()
+    arrival = Arrival.objects.get()
+    assert (arrival.system.name, arrival.reference.name, arrival.topup_budget) == ("gamma", "alpha", 5)
+
+
 # A second run that arrives after RUN_C: it shares RUN_C's new d?-8 and brings its own d?-10.
 RUN_D = "".join(
     f"{q} Q0 {doc} {rank} {10 - rank}.0 delta\n"
