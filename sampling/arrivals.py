@@ -92,10 +92,12 @@ def arrival_add(
     arrays = pool_arrays_for(campaign)
     names = list(arrays.system_names)
     pair = (names.index(report.systems[0]), names.index(chosen))
-    planned_width = None
+    plan = None
     if target_width is not None:
-        budget, planned_width = topup_plan(campaign, arrays, pair, last_draw, target_width)
+        plan = topup_plan(campaign, arrays, pair, last_draw, target_width)
+        budget = plan.budget
     assert budget is not None  # _check_topup: one of the two was given
+    draws = plan.draws if plan is not None else max(1, round(budget / _draw_price(campaign, arrays)))
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
         system = System.objects.get(campaign=campaign, name=report.systems[0])
@@ -104,9 +106,9 @@ def arrival_add(
             system=system,
             reference=System.objects.get(campaign=campaign, name=chosen),
             topup_budget=float(budget),
-            topup_draws=max(1, round(budget / _draw_price(campaign, arrays))),
+            topup_draws=draws,
             target_width=target_width,
-            planned_width=planned_width,
+            planned_width=None if plan is None else plan.width,
             drawable_after=last_draw,
         )
         campaign.budget += float(budget)
@@ -155,9 +157,9 @@ def _draw_price(campaign: Campaign, arrays: PoolArrays) -> float:
 
 def topup_plan(
     campaign: Campaign, arrays: PoolArrays, pair: tuple[int, int], drawable_after: int, width: float
-) -> tuple[float, float]:
-    """(top-up budget in the campaign's unit, predicted 95 % width) for the difference of the
-    pooled systems `pair` to reach `width`, given the draws made up to `drawable_after`
+) -> TopupPlan:
+    """The top-up for the difference of the pooled systems `pair` to reach a 95 % interval of
+    `width`, given the draws made up to `drawable_after`
     (`estimation.sampling.arrivals.topup_variance`): the label model's grade probabilities stand
     for the unknown grades, the stored draws' own spread for the old pool's part, and the design
     is the top-up design without a judge (with one the top-up does at least as well when the
@@ -194,10 +196,24 @@ def topup_plan(
 
     cap = int(min(TOPUP_PLAN_MAX_DRAWS, max(2, 100 * int(arrays.slot_used.sum()))))
     topup_draws, predicted = topup_for_width(width, variance_of, max_draws=cap)
-    budget = topup_draws * _draw_price(campaign, arrays)
+    # A draw of a judged document is free: the budget pays for the distinct new ones expected.
+    q = design.q(topup_draws).q
+    unjudged = arrays.slot_used & (grades < 0)
+    labels = float(np.sum(1.0 - (1.0 - q[unjudged]) ** topup_draws))
+    budget = max(labels, 1.0) * _draw_price(campaign, arrays)
     if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
         budget = float(math.ceil(budget - 1e-9))
-    return budget, predicted
+    return TopupPlan(budget=budget, draws=topup_draws, width=predicted)
+
+
+@dataclass(frozen=True)
+class TopupPlan:
+    """A top-up planned for an interval width: its budget (the campaign's unit), the draws it
+    expects to make (repeats of judged documents are free) and the width predicted after them."""
+
+    budget: float
+    draws: int
+    width: float
 
 
 def _completion_affordable(campaign: Campaign, budget: float, staged: StagedRuns) -> None:
@@ -432,6 +448,7 @@ def _order_right(row: dict[str, Any] | None) -> float | None:
 __all__ = [
     "LEVEL_REFUSAL",
     "TOPUP_PLAN_MAX_DRAWS",
+    "TopupPlan",
     "arrival_add",
     "arrival_summary",
     "arrivals_json",

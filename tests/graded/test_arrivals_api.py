@@ -145,8 +145,12 @@ def test_a_target_width_gets_a_planned_budget(
     tiny = _arrive(
         api, coordinator, campaign, RUN_D.replace("delta", "epsilon"), target_width="0.001", reference="beta"
     ).json()
-    cap = min(TOPUP_PLAN_MAX_DRAWS, 100 * PoolItem.objects.filter(campaign=campaign).count())
-    assert tiny["topup_budget"] == cap and tiny["planned_width"] > 0.001
+    # The cap is in draws; the budget pays for the distinct documents they are expected to label.
+    assert Arrival.objects.get(pk=tiny["id"]).topup_draws == min(
+        TOPUP_PLAN_MAX_DRAWS, 100 * PoolItem.objects.filter(campaign=campaign).count()
+    )
+    assert tiny["planned_width"] > 0.001
+    assert tiny["topup_budget"] <= PoolItem.objects.filter(campaign=campaign).count()
     both = _arrive(api, coordinator, campaign, RUN_D.replace("delta", "zeta"), budget="3", target_width="2")
     assert both.status_code == 400 and "either budget" in both.content.decode()
 
