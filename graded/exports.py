@@ -143,7 +143,8 @@ def qrels_trec(campaign: Campaign) -> Iterator[str]:
 OFFLINE_README = """Everything the dashboard shows, recomputable with the `estimation` package:
 
 config.json          campaign settings (metric, grades, strategy, goal, focus systems, mix, seed)
-draws.csv            every draw: kind (query/item), topic, docno, propensity in force, cost
+draws.csv            every draw: kind (query/item), topic, docno, propensity in force, cost,
+                     and the drawn item's stratum (its pool row's drawable_after)
 judgments.csv        every judgment (assessor and imported qrels) with seconds and draw order
 qrels.txt            one grade per judged (topic, document): the lower median of its judgments
 pool.csv             every pool item with the order of the last draw made before it joined the

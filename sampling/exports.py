@@ -24,6 +24,7 @@ DRAW_FIELDS = (
     "cost",
     "strategy",
     "sampling_version",
+    "drawable_after",
     "created",
 )
 
@@ -61,10 +62,11 @@ def _draw_rows(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "cost",
             "strategy",
             "sampling_version",
+            "pool_item__drawable_after",
             "created_at",
         )
     )
-    for order, kind, qid, docno, propensity, cost, strategy, version, created in rows.iterator(
+    for order, kind, qid, docno, propensity, cost, strategy, version, boundary, created in rows.iterator(
         chunk_size=CHUNK_ROWS
     ):
         yield {
@@ -76,13 +78,16 @@ def _draw_rows(campaign: Campaign) -> Iterator[dict[str, Any]]:
             "cost": cost,
             "strategy": strategy,
             "sampling_version": version,
+            # The drawn item's stratum: the last draw before it joined the pool (item draws).
+            "drawable_after": "" if boundary is None else boundary,
             "created": created.isoformat(),
         }
 
 
 def draws_csv(campaign: Campaign) -> Iterator[str]:
     """Every draw in order: kind (query or item), topic, document (item draws), the propensity in
-    force when it was drawn, its predicted cost and the sampling state version it came from."""
+    force when it was drawn, its predicted cost, the sampling state version it came from and the
+    drawn item's stratum (`drawable_after` of its pool row: 0 for the first pool)."""
     return csv_text(DRAW_FIELDS, _draw_rows(campaign))
 
 

@@ -6,6 +6,7 @@ and stores nothing."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import zipfile
@@ -120,7 +121,13 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     # The offline ZIP carries it with the boundary of its draws.
     with zipfile.ZipFile(io.BytesIO(offline_bundle(campaign))) as archive:
         (exported,) = json.loads(archive.read("arrivals.json"))
+        draws = list(csv.DictReader(io.StringIO(archive.read("draws.csv").decode())))
     assert exported["system"] == "gamma" and exported["drawable_after"] == boundary
+    # Each item draw carries its item's stratum: the new documents' is the arrival's boundary.
+    strata = {row["docno"]: row["drawable_after"] for row in draws}
+    assert all(strata[docno] == str(boundary) for docno in strata if docno[-2:] in ("-8", "-9"))
+    assert any(docno[-2:] in ("-8", "-9") for docno in strata)
+    assert all(strata[docno] == "0" for docno in strata if docno[-2:] not in ("-8", "-9"))
     assert exported["difference"] == difference
     assert (
         api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id'] + 99}/").status_code == 404
