@@ -168,7 +168,7 @@ def prepare_arrival_replay(
 
 
 @dataclass
-class _Draws:
+class Draws:
     """A campaign's draws in order: the unit, its propensity, and the calibration it was drawn with."""
 
     units: list[np.ndarray] = field(default_factory=list)
@@ -180,9 +180,9 @@ class _Draws:
         self.propensities.append(q[units])
         self.controls.append(control)
 
-    def extended(self, units: np.ndarray, q: np.ndarray, control: np.ndarray) -> _Draws:
+    def extended(self, units: np.ndarray, q: np.ndarray, control: np.ndarray) -> Draws:
         """A copy with one more phase (the stored campaign stays as it was for the next top-up)."""
-        copy = _Draws(list(self.units), list(self.propensities), list(self.controls))
+        copy = Draws(list(self.units), list(self.propensities), list(self.controls))
         copy.add(units, q, control)
         return copy
 
@@ -221,9 +221,9 @@ def _stored_importance(arrival: ArrivalReplay) -> tuple[np.ndarray, np.ndarray]:
     return importance, np.abs(weights[1:]).sum(axis=0)
 
 
-def _stored_items(
+def stored_items(
     arrival: ArrivalReplay, budget: int, labelled: np.ndarray, rng: np.random.Generator
-) -> _Draws:
+) -> Draws:
     replay = arrival.replay
     first = arrival.pooled[0]
     designs: dict[str, tuple[ItemGoal, tuple[int, ...]]] = {
@@ -239,30 +239,30 @@ def _stored_items(
         systems,
         floor_systems=arrival.pooled,
     ).q.ravel()
-    draws = _Draws()
+    draws = Draws()
     draws.add(draw_until(q, budget, labelled, rng), q, np.zeros(q.size))
     return draws
 
 
-def _stored_judged(
+def stored_judged(
     arrival: ArrivalReplay, budget: int, labelled: np.ndarray, rng: np.random.Generator
-) -> tuple[_Draws, Calibration]:
+) -> tuple[Draws, Calibration]:
     classes = arrival.classes
     assert classes is not None
     importance, weight = _stored_importance(arrival)
-    draws = _Draws()
+    draws = Draws()
     calibration = arrival.replay.judge_calibration
     if calibration is None:  # internal: a first stage without a model, then calibrate on it
         first_q = judged_distribution(importance, np.ones(importance.size), weight).q
         first_budget = min(budget, max(2, int(round(budget * FIRST_STAGE_SHARE))))
         draws.add(draw_until(first_q, first_budget, labelled, rng), first_q, np.zeros(first_q.size))
-        calibration = _fitted(arrival, labelled)
+        calibration = fitted_calibration(arrival, labelled)
     q = judged_distribution(importance, calibration.sigma(classes), weight).q
     draws.add(draw_until(q, budget - int(labelled.sum()), labelled, rng), q, calibration.h(classes))
     return draws, calibration
 
 
-def _fitted(arrival: ArrivalReplay, labelled: np.ndarray) -> Calibration:
+def fitted_calibration(arrival: ArrivalReplay, labelled: np.ndarray) -> Calibration:
     assert arrival.classes is not None
     items = np.flatnonzero(labelled)
     return fit_calibration(
@@ -281,7 +281,7 @@ def _fresh(
     """A new difference campaign of `topup` labels over the grown pool."""
     target = arrival.target
     labelled = np.zeros(target.size, dtype=bool)
-    draws = _Draws()
+    draws = Draws()
     if strategy == "items":
         replay = arrival.replay
         q = item_sampling_distribution(
@@ -298,7 +298,7 @@ def _fresh(
             first_q = judged_distribution(importance, np.ones(target.size), weight).q
             first_budget = min(topup, max(2, int(round(topup * FIRST_STAGE_SHARE))))
             draws.add(draw_until(first_q, first_budget, labelled, rng), first_q, np.zeros(target.size))
-            calibration = _fitted(arrival, labelled)
+            calibration = fitted_calibration(arrival, labelled)
         q = judged_distribution(importance, calibration.sigma(classes), weight).q
         draws.add(draw_until(q, topup - int(labelled.sum()), labelled, rng), q, calibration.h(classes))
     everything = np.ones(target.size, dtype=bool)
@@ -333,12 +333,12 @@ def replay_arrival(
         rng = np.random.default_rng([seed, r])
         stored_labels = np.zeros(old.size, dtype=bool)
         if strategy == "items":
-            stored = _stored_items(arrival, budget, stored_labels, rng)
+            stored = stored_items(arrival, budget, stored_labels, rng)
             calibration = no_calibration(arrival.n_grades)
         else:
-            stored, calibration = _stored_judged(arrival, budget, stored_labels, rng)
+            stored, calibration = stored_judged(arrival, budget, stored_labels, rng)
             if arrival.replay.judge_calibration is None:
-                calibration = _fitted(arrival, stored_labels)  # refitted on every stored label
+                calibration = fitted_calibration(arrival, stored_labels)  # refitted on every stored label
         reuse = _triple(
             judged_estimate(
                 stored.stratum_terms(arrival, old), confidence=confidence, n_judged=int(stored_labels.sum())
@@ -398,6 +398,10 @@ __all__ = [
     "ARRIVAL_STRATEGIES",
     "ArrivalReplay",
     "ArrivalRow",
+    "Draws",
+    "fitted_calibration",
+    "stored_items",
+    "stored_judged",
     "prepare_arrival_replay",
     "replay_arrival",
 ]
