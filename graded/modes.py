@@ -31,6 +31,7 @@ from labeling.selectors import Progress, Throughput
 from labeling.shortcuts import EVERY, GRADES, NOTE
 from labeling.token_access import TokenJudge
 from sampling import (
+    arrival_verdicts_update,
     compared_systems,
     draws_top_up,
     sampling_state_recompute,
@@ -318,6 +319,11 @@ class GradedMode(GradedTasksMode):
             return
         # Fitting runs outside any transaction: a judgment never waits for it.
         sampling_state_recompute(campaign)
+        if arrival_verdicts_update(campaign):
+            # A verdict stops its top-up: the design changes, and tasks beyond the budget go.
+            campaign.refresh_from_db()
+            sampling_state_recompute(campaign)
+            tasks_trim_to_budget(campaign_id=campaign.pk)
         draws_top_up(campaign_id=campaign.pk)
         campaign.refresh_from_db()
         snapshot_record(campaign)

@@ -198,6 +198,11 @@ class ArrivalNumbersSerializer(StrictSerializer):
     high = serializers.FloatField(allow_null=True)
 
 
+class ArrivalBandSerializer(StrictSerializer):
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+
+
 class ArrivalSerializer(StrictSerializer):
     id = serializers.IntegerField()
     system = serializers.CharField()
@@ -234,6 +239,25 @@ class ArrivalSerializer(StrictSerializer):
         "documents on the topics drawn before)"
     )
     topup_spent = serializers.FloatField(help_text="what they spent, in the campaign's budget unit")
+    rule = serializers.ChoiceField(
+        ("fixed", "anytime"),
+        help_text="how its verdict is read: fixed (once, when the top-up is spent, from the 95 % interval) "
+        "or anytime (after every label, from a 95 % confidence sequence valid at every look, from 20 "
+        "top-up draws on; topic-level campaigns read by the fixed rule)",
+    )
+    verdict = serializers.ChoiceField(
+        ("better", "worse", "not_settled"),
+        allow_null=True,
+        help_text="the arriving run against the reference; null until decided",
+    )
+    decided_at = serializers.DateTimeField(allow_null=True)
+    sequence = ArrivalBandSerializer(
+        help_text="the interval the rule reads: the anytime sequence's current band, or the 95 % "
+        "interval a fixed verdict was read from (nulls while it cannot be read)"
+    )
+    topup_returned = serializers.FloatField(
+        help_text="top-up budget given back to the campaign when an anytime verdict came early"
+    )
     unreachable_share = serializers.FloatField(
         allow_null=True,
         help_text="share of its metric's weight on documents not drawn since they joined (0 once topped up)",

@@ -24,5 +24,8 @@ urlpatterns = [
     ),
     path("campaigns/<id:campaign_id>/compared/", views.campaign_compared, name="campaign_compared"),
     path("campaigns/<id:campaign_id>/arrivals/", views.campaign_arrival, name="campaign_arrival"),
+    path(
+        "campaigns/<id:campaign_id>/verdict-rule/", views.campaign_verdict_rule, name="campaign_verdict_rule"
+    ),
     path("campaigns/<id:campaign_id>/dashboard/model.json", views.dashboard_model, name="dashboard_model"),
 ]

@@ -197,6 +197,9 @@ def arrival_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None
     whole_topics = strategy_for(campaign).level.draw_kind == Draw.Kind.QUERY
     return {
         "form": ArrivalForm(names=_pooled_names(campaign)),
+        "rule": campaign.verdict_rule,
+        "rules": Campaign.VerdictRule.choices,
+        "rule_url": reverse("graded:campaign_verdict_rule", args=[campaign.pk]),
         "url": reverse("graded:campaign_arrival", args=[campaign.pk]),
         "unit": campaign.get_budget_unit_display().lower(),
         "whole_topics": whole_topics,
@@ -247,6 +250,20 @@ def campaign_arrival(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "Its estimate and difference are on the dashboard.",
     )
     return redirect(reverse("labeling:campaign_dashboard", args=[campaign.pk]) + "#arrivals-panel")
+
+
+@login_required
+@require_POST
+def campaign_verdict_rule(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Choose how the campaign's arrivals get their verdicts (fixed or anytime)."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    rule = request.POST.get("verdict_rule", "")
+    if rule not in Campaign.VerdictRule.values:
+        messages.error(request, f"Verdict rule not changed: unknown rule {rule!r}")
+    else:
+        campaign_update(campaign=campaign, verdict_rule=rule)
+        messages.success(request, f"Verdicts: {Campaign.VerdictRule(rule).label}.")
+    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#arrival")
 
 
 def compared_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None:

@@ -97,6 +97,17 @@ class Campaign(models.Model):
     mix = models.FloatField(
         default=0.1, help_text="weight of the passive/uniform component in the sampling distribution"
     )
+
+    class VerdictRule(models.TextChoices):
+        FIXED = "fixed", "Fixed: read once, when the top-up is spent"
+        ANYTIME = "anytime", "Anytime: read after every label, may stop early"
+
+    verdict_rule = models.CharField(
+        max_length=8,
+        choices=VerdictRule.choices,
+        default=VerdictRule.FIXED,
+        help_text="how a run that arrives gets its better / worse / not settled verdict",
+    )
     focus_systems = models.JSONField(
         default=list, blank=True, help_text="system names the sampling plans for; empty = all pooled systems"
     )
@@ -358,6 +369,22 @@ class Arrival(models.Model):
     )
     drawable_after = models.PositiveIntegerField(help_text="the order of the last draw before it was pooled")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Verdict(models.TextChoices):
+        BETTER = "better", "Better"
+        WORSE = "worse", "Worse"
+        NOT_SETTLED = "not_settled", "Not settled"
+
+    verdict = models.CharField(
+        max_length=12, choices=Verdict.choices, blank=True, default="", help_text="empty until decided"
+    )
+    rule = models.CharField(max_length=8, blank=True, default="", help_text="the rule that decided it")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_low = models.FloatField(null=True, blank=True, help_text="the decisive interval's bounds")
+    decided_high = models.FloatField(null=True, blank=True)
+    topup_returned = models.FloatField(
+        default=0.0, help_text="top-up budget given back when an anytime verdict came early"
+    )
 
     class Meta:
         ordering = ("id",)

@@ -52,6 +52,12 @@ class CampaignInputSerializer(StrictSerializer):
     pool_depth = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True)
     lease_seconds = serializers.IntegerField(min_value=10, max_value=86400, default=600)
     mix = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.1)
+    verdict_rule = serializers.ChoiceField(
+        Campaign.VerdictRule.choices,
+        default=Campaign.VerdictRule.FIXED,
+        help_text="how a run that arrives gets its verdict: fixed (read once, when its top-up is "
+        "spent) or anytime (read after every label; may stop the top-up early)",
+    )
     focus_systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
     prior_strength = serializers.FloatField(min_value=0.0, default=20.0)
     guidelines = serializers.CharField(
@@ -150,6 +156,7 @@ class CampaignOutputSerializer(StrictModelSerializer):
             "archived_at",
             "created_at",
             "mix",
+            "verdict_rule",
             "focus_systems",
             "prior_strength",
             "custom_dcg",

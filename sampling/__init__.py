@@ -69,6 +69,7 @@ from sampling.strategies import (
     strategy_choices,
     strategy_for,
 )
+from sampling.verdicts import arrival_verdicts_update
 
 __all__ = [
     "arrival_add",
@@ -133,5 +134,6 @@ __all__ = [
     "strategy_choices",
     "strategy_for",
     "tasks_trim_to_budget",
+    "arrival_verdicts_update",
     "tasks_unleased_count",
 ]

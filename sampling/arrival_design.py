@@ -32,8 +32,9 @@ def topup_spent(arrival: Arrival) -> tuple[int, float]:
 
 
 def arrival_open(campaign: Campaign) -> Arrival | None:
-    """The newest arrival whose top-up is not spent yet, if any."""
-    for arrival in campaign.arrivals.select_related("campaign", "system", "reference").order_by("-id"):
+    """The newest arrival whose top-up is not spent yet and that has no verdict, if any."""
+    arrivals = campaign.arrivals.filter(verdict="").select_related("campaign", "system", "reference")
+    for arrival in arrivals.order_by("-id"):
         if topup_spent(arrival)[1] < arrival.topup_budget:
             return arrival
     return None

@@ -31,6 +31,7 @@ from scipy.stats import norm
 from estimation.judges.calibration import MISSING
 from estimation.sampling.arrivals import target_strata, topup_for_width, topup_variance
 from estimation.sampling.items import system_weights
+from estimation.sampling.sequences import Interval
 from labeling.models import Arrival, Campaign, Draw, System
 from labeling.services.imports import UploadedFile
 from labeling.services.run_imports import StagedRuns, runs_import
@@ -46,6 +47,7 @@ from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws, stra
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
 from sampling.state import campaign_pool, stored_cost_model
 from sampling.strategies import strategy_for
+from sampling.verdicts import verdict_reading
 
 TOPUP_PLAN_MAX_DRAWS = 5000
 """The largest top-up the width planner proposes (draws); past it, it says the width it reaches."""
@@ -283,10 +285,10 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
     )
     reference = arrival.reference.name if arrival.reference is not None else None
     report = _Report()
+    grades = judged_grades(campaign, arrays)
     if arrival.system.name in names:
         strategy = strategy_for(campaign)
         index = names.index(arrival.system.name)
-        grades = judged_grades(campaign, arrays)
         brought = _ranked(arrays, index) & ~_retrieved_before(arrays, arrival.system_id)
         if strategy.level.draw_kind == Draw.Kind.QUERY:
             report = _topic_report(campaign, arrays, grades, index, brought, arrival.drawable_after)
@@ -297,9 +299,20 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
                 campaign, arrays, grades, index, names.index(reference)
             )
     judged, spent = topup_spent(arrival)
-    done = spent >= arrival.topup_budget
+    done = spent >= arrival.topup_budget or bool(arrival.verdict)
     labelling = arrival_labelling_judge(campaign) is not None and not done
     status = "labelling" if labelling else "judging"
+    if arrival.verdict:
+        rule, band = (
+            arrival.rule,
+            Interval(
+                -math.inf if arrival.decided_low is None else arrival.decided_low,
+                math.inf if arrival.decided_high is None else arrival.decided_high,
+            ),
+        )
+    else:
+        reading = verdict_reading(arrival, arrays, grades, report.difference, done)
+        rule, band = reading.rule, reading.band
     return {
         "id": arrival.pk,
         "system": arrival.system.name,
@@ -319,6 +332,16 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
         "topup_spent": spent,
         "unreachable_share": report.unreachable,
         "judge_missing": report.judge_missing,
+        "rule": rule,
+        "verdict": arrival.verdict or None,
+        "decided_at": arrival.decided_at.isoformat() if arrival.decided_at else None,
+        # The interval the rule reads: the anytime sequence's band, or (decided by the fixed
+        # rule) the 95 % interval it was read from; nulls while it cannot be read.
+        "sequence": {
+            "low": band.low if math.isfinite(band.low) else None,
+            "high": band.high if math.isfinite(band.high) else None,
+        },
+        "topup_returned": arrival.topup_returned,
     }
 
 

@@ -49,8 +49,9 @@ def _settings_fingerprint(campaign: Campaign) -> str:
             campaign.mix,
             campaign.prior_strength,
             judges_fingerprint(campaign),
-            # A run that arrives with a top-up changes the design (`sampling.arrival_design`).
-            list(campaign.arrivals.values_list("id", flat=True)),
+            # A run that arrives with a top-up changes the design (`sampling.arrival_design`),
+            # and so does its verdict (its top-up stops).
+            list(campaign.arrivals.values_list("id", "verdict")),
         )
     )
 

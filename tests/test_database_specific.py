@@ -41,6 +41,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "labeling/services/campaigns.py": ("labeling/test_campaign_list.py", "labeling/test_team.py"),
     "labeling/services/corrections.py": ("labeling/test_corrections.py",),
     "sampling/arrivals.py": ("graded/test_arrivals_api.py",),
+    "sampling/verdicts.py": ("graded/test_verdicts_app.py",),
     "labeling/services/imports.py": (
         "labeling/test_imports.py",
         "labeling/test_import_batches.py",

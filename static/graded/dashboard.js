@@ -591,6 +591,20 @@
     done: "top-up done",
   };
 
+  const VERDICT_WORDS = { better: "better", worse: "worse", not_settled: "not settled" };
+
+  // The verdict and the interval it is read from: the anytime sequence (valid at every look) or
+  // the fixed 95 % interval read once the top-up is spent.
+  function verdictText(arrival) {
+    const band = arrival.sequence || {};
+    const interval = band.low !== null && band.low !== undefined ? " " + fmtInterval([band.low, band.high]) : "";
+    if (arrival.verdict) {
+      return VERDICT_WORDS[arrival.verdict] + " (" + arrival.rule + interval + (arrival.topup_returned > 0 ? "; " + fmt(arrival.topup_returned) + " of the top-up given back" : "") + ")";
+    }
+    if (arrival.rule === "anytime") return interval ? "not yet: sequence" + interval : "not yet (read from 20 top-up draws)";
+    return "when the top-up is spent";
+  }
+
   function showArrivals(arrivals) {
     const box = document.getElementById("arrivals");
     if (!box) return;
@@ -600,7 +614,7 @@
       return;
     }
     const table = el("table", { class: "compact" }, [
-      el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference", "95 % CI", "Order right"].map((t, i) => el("th", { class: i > 2 ? "num" : null, text: t }))),
+      el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference", "95 % CI", "Order right", "Verdict"].map((t, i) => el("th", { class: i > 2 && i < 8 ? "num" : null, text: t }))),
     ]);
     for (const arrival of arrivals) {
       const gap = arrival.difference || {};
@@ -615,6 +629,7 @@
           el("td", { class: "num strong", text: fmt(gap.value) }),
           el("td", { class: "num", text: fmtInterval([gap.low, gap.high]) }),
           el("td", { class: "num", text: percent(arrival.order_right) }),
+          el("td", { "data-field": "verdict", text: verdictText(arrival) }),
         ])
       );
     }

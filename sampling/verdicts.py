@@ -1,0 +1,132 @@
+"""Release verdicts of the runs that arrive (`estimation.sampling.sequences`): better, worse or
+not settled for the difference with the reference, under the campaign's rule.
+
+- ``fixed``: read once, when the top-up is spent, from the difference's 95 % interval.
+- ``anytime``: read at every recompute (after every label) from the 95 % confidence sequence,
+  once 20 top-up draws count; the first time it excludes 0 the verdict is taken, the arrival's
+  top-up stops and what is left of it is taken off the campaign's budget. A top-up spent
+  without the sequence excluding 0 is not settled. Campaigns that draw whole topics read their
+  arrivals by the fixed rule (the sequence is built on the top-up's draws of single documents).
+
+Called by the graded mode's recompute (`graded.modes`), before new draws are made, so a decided
+arrival's top-up is not drawn further.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from estimation.sampling.sequences import Interval, anytime_interval, verdict
+from labeling.models import Arrival, Campaign, Draw
+from sampling.arrival_design import topup_spent
+from sampling.label_model import judged_grades
+from sampling.level_estimates import counted_item_draws
+from sampling.pool_arrays import PoolArrays, pool_arrays_for
+from sampling.strategies import strategy_for
+
+
+@dataclass(frozen=True)
+class VerdictReading:
+    """What an undecided arrival's rule reads now: the rule, the current anytime band (infinite
+    when it is not read yet or not used), and the verdict it would take now ("" for none yet)."""
+
+    rule: str
+    band: Interval
+    verdict: str
+    topup_draws: int
+
+
+def arrival_rule(campaign: Campaign) -> str:
+    """The rule the campaign's arrivals are read by (fixed where topics are drawn whole)."""
+    if strategy_for(campaign).level.draw_kind == Draw.Kind.QUERY:
+        return Campaign.VerdictRule.FIXED
+    return str(campaign.verdict_rule)
+
+
+def verdict_reading(
+    arrival: Arrival, arrays: PoolArrays, grades: np.ndarray, difference: dict[str, Any] | None, spent: bool
+) -> VerdictReading:
+    """The rule's reading of `difference` (the arrival's difference row) now; `spent` says whether
+    the top-up is spent."""
+    campaign = arrival.campaign
+    rule = arrival_rule(campaign)
+    value = None if difference is None else difference.get("value")
+    se = None if difference is None else difference.get("se")
+    topup_draws = 0
+    band = Interval(-np.inf, np.inf)
+    if rule == Campaign.VerdictRule.ANYTIME:
+        draws = counted_item_draws(campaign, arrays, grades)
+        topup_draws = int((draws.order > arrival.drawable_after).sum())
+        if value is not None and se is not None:
+            band = anytime_interval(value, se, topup_draws, max(arrival.topup_draws, 1))
+        decided = verdict(*band)
+        if decided != Arrival.Verdict.NOT_SETTLED:
+            return VerdictReading(rule, band, decided, topup_draws)
+        return VerdictReading(rule, band, Arrival.Verdict.NOT_SETTLED if spent else "", topup_draws)
+    if not spent:
+        return VerdictReading(rule, band, "", topup_draws)
+    low = None if difference is None else difference.get("low")
+    high = None if difference is None else difference.get("high")
+    if low is None or high is None:
+        return VerdictReading(rule, band, Arrival.Verdict.NOT_SETTLED, topup_draws)
+    return VerdictReading(rule, Interval(low, high), verdict(low, high), topup_draws)
+
+
+def arrival_verdicts_update(campaign: Campaign) -> list[Arrival]:
+    """Decide every undecided arrival whose rule decides now; returns the arrivals decided. An
+    anytime verdict before the top-up is spent gives the rest of the top-up back."""
+    undecided = list(campaign.arrivals.filter(verdict="").select_related("campaign", "system", "reference"))
+    if not undecided:
+        return []
+    arrays = pool_arrays_for(campaign)
+    names = list(arrays.system_names)
+    grades = judged_grades(campaign, arrays)
+    level = strategy_for(campaign).level
+    decided = []
+    for arrival in undecided:
+        reference = arrival.reference.name if arrival.reference is not None else None
+        if reference not in names or arrival.system.name not in names:
+            continue
+        difference = level.difference_estimate(  # type: ignore[attr-defined]  # levels that take arrivals
+            campaign, arrays, grades, names.index(arrival.system.name), names.index(reference)
+        )
+        judged, spent = topup_spent(arrival)
+        reading = verdict_reading(arrival, arrays, grades, difference, spent >= arrival.topup_budget)
+        if reading.verdict and _decide(arrival, reading, spent):
+            decided.append(arrival)
+    return decided
+
+
+@transaction.atomic
+def _decide(arrival: Arrival, reading: VerdictReading, spent: float) -> bool:
+    """Store the verdict once (a concurrent recompute may have stored it first); an early one
+    gives the unspent top-up back to the campaign's budget."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=arrival.campaign_id)
+    returned = max(arrival.topup_budget - spent, 0.0)
+    stored = Arrival.objects.filter(pk=arrival.pk, verdict="").update(
+        verdict=reading.verdict,
+        rule=reading.rule,
+        decided_at=timezone.now(),
+        decided_low=_finite(reading.band.low),
+        decided_high=_finite(reading.band.high),
+        topup_returned=returned,
+    )
+    if not stored:
+        return False
+    if returned > 0:
+        campaign.budget = max(campaign.budget - returned, 0.0)
+        campaign.save(update_fields=["budget", "updated_at"])
+    arrival.refresh_from_db()
+    return True
+
+
+def _finite(number: float) -> float | None:
+    return float(number) if np.isfinite(number) else None
+
+
+__all__ = ["VerdictReading", "arrival_rule", "arrival_verdicts_update", "verdict_reading"]

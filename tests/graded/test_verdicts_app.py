@@ -1,0 +1,100 @@
+"""Release verdicts in the app (sampling.verdicts): a run that arrives gets better / worse / not
+settled for its difference with the reference, under the campaign's rule; an anytime verdict that
+comes early stops its top-up and gives the rest back to the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
+from rest_framework.test import APIClient
+
+from labeling.models import Arrival, Campaign
+from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
+
+Api = Callable[[AbstractBaseUser | None], APIClient]
+pytestmark = pytest.mark.postgresql
+
+# A run of documents every one of which the oracle grades 0 (docno suffix % 3 == 0), new ones too.
+RUN_POOR = "".join(
+    f"{q} Q0 {doc} {rank} {10 - rank}.0 poor\n"
+    for q in (1, 2, 3)
+    for rank, doc in enumerate((f"d{q}-12", f"d{q}-3", f"d{q}-15", f"d{q}-6", f"d{q}-9"), start=1)
+)
+
+
+def test_an_anytime_verdict_comes_early_and_gives_the_rest_of_the_topup_back(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    patched = api(coordinator).patch(
+        f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "anytime"}, format="json"
+    )
+    assert patched.status_code == 200 and patched.json()["verdict_rule"] == "anytime", patched.content
+    _judge_all(campaign, assessor)
+    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
+    assert body["rule"] == "anytime" and body["verdict"] is None
+    assert body["sequence"] == {"low": None, "high": None}, "no band before 20 top-up draws"
+    _judge_all(campaign, assessor)
+    arrival = Arrival.objects.get(pk=body["id"])
+    assert arrival.verdict == "worse" and arrival.rule == "anytime" and arrival.decided_at is not None
+    assert arrival.decided_high is not None and arrival.decided_high < 0
+    report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+    assert report["verdict"] == "worse" and report["status"] == "done"
+    assert report["topup_spent"] < 200 and report["topup_returned"] == pytest.approx(
+        200 - report["topup_spent"]
+    )
+    campaign.refresh_from_db()
+    # The budget is the stored 12 plus what the top-up spent: the rest went back.
+    assert campaign.budget == pytest.approx(12 + report["topup_spent"])
+    assert report["sequence"]["high"] < 0
+
+
+def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    assert campaign.verdict_rule == Campaign.VerdictRule.FIXED
+    _judge_all(campaign, assessor)
+    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="6", reference="alpha").json()
+    assert body["rule"] == "fixed" and body["verdict"] is None
+    _judge_all(campaign, assessor)
+    report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+    assert report["status"] == "done" and report["decided_at"] is not None
+    assert report["verdict"] in ("worse", "not_settled") and report["topup_returned"] == 0
+    # The band is the 95 % interval the verdict was read from when the top-up was spent (judgments
+    # of tasks drawn before then may still move the current difference a little).
+    band = report["sequence"]
+    if report["verdict"] == "worse":
+        assert band["high"] < 0
+    else:
+        assert band["low"] is None or band["low"] <= 0 <= band["high"]
+    listed = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/").json()
+    assert listed[0]["verdict"] == report["verdict"]
+    refused = api(coordinator).patch(
+        f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "peek"}, format="json"
+    )
+    assert refused.status_code == 400 and "verdict_rule" in refused.content.decode()
+
+
+def test_the_campaign_page_sets_the_verdict_rule(
+    client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    client.force_login(coordinator)
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert 'name="verdict_rule"' in page and '<option value="fixed" selected>' in page
+    saved = client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "anytime"}, follow=True)
+    assert "Verdicts: Anytime" in saved.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.verdict_rule == "anytime"
+    refused = client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "peek"}, follow=True)
+    assert "Verdict rule not changed: unknown rule &#x27;peek&#x27;" in refused.content.decode()
+    client.force_login(assessor)
+    assert client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "fixed"}).status_code in (
+        403,
+        404,
+    )
