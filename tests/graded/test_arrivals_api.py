@@ -19,6 +19,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from estimation import Metric
+from estimation.formats.trec import iter_run, run_from_lines
+from estimation.sampling.arrivals import stratified_estimate
 from graded.claims import task_next
 from graded.exports import offline_bundle
 from graded.judging import task_answer
@@ -122,7 +124,10 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     with zipfile.ZipFile(io.BytesIO(offline_bundle(campaign))) as archive:
         (exported,) = json.loads(archive.read("arrivals.json"))
         draws = list(csv.DictReader(io.StringIO(archive.read("draws.csv").decode())))
+        recomputed = _offline_difference(archive, "gamma", "beta")
     assert exported["system"] == "gamma" and exported["drawable_after"] == boundary
+    # ... and recomputes the arrival's difference with the estimation package alone.
+    assert recomputed == pytest.approx(exported["difference"]["value"])
     # Each item draw carries its item's stratum: the new documents' is the arrival's boundary.
     strata = {row["docno"]: row["drawable_after"] for row in draws}
     assert all(strata[docno] == str(boundary) for docno in strata if docno[-2:] in ("-8", "-9"))
@@ -132,6 +137,49 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     assert (
         api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id'] + 99}/").status_code == 404
     )
+
+
+def _offline_difference(archive: zipfile.ZipFile, system: str, reference: str) -> float:
+    """An arrival's difference from the offline ZIP only: the runs give DCG@5's weights, the
+    qrels the grades, draws.csv each item draw's propensity and stratum (drawable_after), and the
+    stratified estimator of `estimation.sampling.arrivals` does the rest."""
+    metric = Metric.parse("DCG@5", y_max=2)
+    gains = metric.gain_table()
+    qrels = {
+        (qid, docno): int(grade)
+        for qid, _, docno, grade in (line.split() for line in archive.read("qrels.txt").decode().splitlines())
+    }
+    rankings = {
+        name: run_from_lines(iter_run(archive.read(f"runs/{name}.run").decode().splitlines()))
+        for name in (system, reference)
+    }
+    topics = {row["topic"] for row in csv.DictReader(io.StringIO(archive.read("pool.csv").decode()))}
+    weight: dict[tuple[str, str], float] = {}
+    for sign, name in ((1.0, system), (-1.0, reference)):
+        for qid, docnos in rankings[name].rankings.items():
+            for rank, docno in enumerate(docnos[:5], start=1):
+                weight[qid, docno] = weight.get((qid, docno), 0.0) + sign / np.log2(rank + 1) / len(topics)
+    draws = [
+        row
+        for row in csv.DictReader(io.StringIO(archive.read("draws.csv").decode()))
+        if (row["topic"], row["docno"]) in qrels
+    ]
+    boundaries = sorted({int(row["drawable_after"]) for row in draws})
+    terms = []
+    for boundary in boundaries:
+        later = [row for row in draws if int(row["order"]) > boundary]
+        terms.append(
+            np.array(
+                [
+                    weight.get((row["topic"], row["docno"]), 0.0)
+                    * (int(row["drawable_after"]) == boundary)
+                    * gains[qrels[row["topic"], row["docno"]]]
+                    / float(row["propensity"])
+                    for row in later
+                ]
+            )
+        )
+    return stratified_estimate(terms).value
 
 
 def test_a_target_width_gets_a_planned_budget(
