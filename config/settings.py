@@ -433,6 +433,11 @@ else:
         "control_folder": str(CELERY_QUEUE_DIR / "control"),
         "store_processed": False,
     }
+# Webhook deliveries go to their own queue, which `serve_with_worker` gives its own worker.
+CELERY_TASK_ROUTES = {
+    "labeling.tasks.webhook_deliver": {"queue": "webhooks"},
+    "labeling.tasks.webhook_deliveries_resume": {"queue": "webhooks"},
+}
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

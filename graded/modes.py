@@ -31,7 +31,9 @@ from labeling.selectors import Progress, Throughput
 from labeling.shortcuts import EVERY, GRADES, NOTE
 from labeling.token_access import TokenJudge
 from sampling import (
+    arrival_events_emit,
     arrival_verdicts_update,
+    budget_spent_emit,
     compared_systems,
     draws_top_up,
     sampling_state_recompute,
@@ -319,7 +321,8 @@ class GradedMode(GradedTasksMode):
             return
         # Fitting runs outside any transaction: a judgment never waits for it.
         sampling_state_recompute(campaign)
-        if arrival_verdicts_update(campaign):
+        decided = arrival_verdicts_update(campaign)
+        if decided:
             # A verdict stops its top-up: the design changes, and tasks beyond the budget go.
             campaign.refresh_from_db()
             sampling_state_recompute(campaign)
@@ -327,6 +330,9 @@ class GradedMode(GradedTasksMode):
         draws_top_up(campaign_id=campaign.pk)
         campaign.refresh_from_db()
         snapshot_record(campaign)
+        if campaign.arrivals.exists():
+            arrival_events_emit(campaign, decided)
+        budget_spent_emit(campaign)
 
     def progress(self, campaign: Campaign) -> Progress:
         return graded_progress(campaign)

@@ -61,5 +61,35 @@ def _catch_up_on_start(**_: object) -> None:
     sweeper_start()
     try:
         campaigns_catch_up.delay()
+        webhook_deliveries_resume.delay()
     except Exception:  # a worker must start even if the broker hiccups; the next judgment catches up
-        logger.exception("could not queue the catch-up recompute")
+        logger.exception("could not queue the catch-up recompute or the webhook deliveries")
+
+
+@shared_task(
+    name="labeling.tasks.webhook_deliver",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+    soft_time_limit=60,
+    time_limit=90,
+)
+def webhook_deliver(delivery_id: int) -> str:
+    """One attempt of a webhook delivery (`services.webhooks`); a failed one queues the next
+    after its backoff. Routed to the ``webhooks`` queue, which its own worker serves, so a slow
+    or failing receiver never holds up the recomputes."""
+    from labeling.services.webhooks import WEBHOOKS_QUEUE, delivery_attempt
+
+    outcome, wait = delivery_attempt(delivery_id)
+    if outcome == "retry":
+        webhook_deliver.apply_async((delivery_id,), countdown=wait, queue=WEBHOOKS_QUEUE)
+    return outcome
+
+
+@shared_task(name="labeling.tasks.webhook_deliveries_resume", acks_late=True)
+def webhook_deliveries_resume() -> int:
+    """Queue every pending delivery that is due (after a worker stopped with some queued)."""
+    from labeling.services.webhooks import deliveries_resume
+
+    return deliveries_resume()

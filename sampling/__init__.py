@@ -10,7 +10,13 @@ test holds every other package to this surface).
 
 from sampling.arrivals import arrival_add, arrival_summary, arrivals_json, arrivals_summaries
 from sampling.dashboard import campaign_model_summary
-from sampling.draws import draws_top_up, queue_target, tasks_trim_to_budget, tasks_unleased_count
+from sampling.draws import (
+    budget_spent_emit,
+    draws_top_up,
+    queue_target,
+    tasks_trim_to_budget,
+    tasks_unleased_count,
+)
 from sampling.estimates import estimates_compute, estimates_current, snapshot_record
 from sampling.evaluation import evaluation_runs_import, run_evaluate
 from sampling.exports import (
@@ -69,7 +75,7 @@ from sampling.strategies import (
     strategy_choices,
     strategy_for,
 )
-from sampling.verdicts import arrival_verdicts_update
+from sampling.verdicts import arrival_events_emit, arrival_verdicts_update
 
 __all__ = [
     "arrival_add",
@@ -135,5 +141,7 @@ __all__ = [
     "strategy_for",
     "tasks_trim_to_budget",
     "arrival_verdicts_update",
+    "arrival_events_emit",
+    "budget_spent_emit",
     "tasks_unleased_count",
 ]

@@ -32,6 +32,7 @@ from estimation.sampling.draws import STOP_EXHAUSTED, draw_batch
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
+from labeling.services.webhooks import event_emit
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import LoadedState, sampling_state_current
@@ -275,3 +276,17 @@ def tasks_trim_to_budget(*, campaign_id: int) -> int:
     if dropped or fits_budget(spent + outstanding, campaign.budget):
         Campaign.objects.filter(pk=campaign.pk).update(blocked="")
     return dropped
+
+
+def budget_spent_emit(campaign: Campaign) -> None:
+    """The ``campaign.budget_spent`` webhook event, once per budget: the budget stopped the draws
+    and no drawn task is left open."""
+    if campaign.blocked != "budget" or tasks_open_count(campaign) > 0:
+        return
+    count, spent = campaign_spent(campaign)
+    event_emit(
+        campaign,
+        "campaign.budget_spent",
+        f"campaign.budget_spent:{campaign.budget:g}",
+        {"budget": campaign.budget, "spent": spent, "judgments": count, "unit": campaign.budget_unit},
+    )

@@ -19,6 +19,7 @@ from django.utils import timezone
 from estimation.judges.calibration import judge_classes
 from estimation.judges.endpoint import EndpointAnswer
 from labeling.models import Judge, JudgeCall, JudgeLabel, JudgeRun, PoolItem
+from labeling.services.webhooks import event_emit
 
 OUTCOME_COUNTERS = {"label": "labels", "refusal": "refusals", "error": "errors"}
 """The run's counter of each answer's outcome."""
@@ -44,6 +45,19 @@ def judge_run_finish(run_id: int, status: str, error: str = "") -> None:
     if error:
         changes["last_error"] = error[:2000]
     JudgeRun.objects.filter(pk=run_id).update(**changes)
+    # Webhooks: a run that finished (done, or stopped at its cost cap) or failed.
+    finished = (JudgeRun.Status.DONE, JudgeRun.Status.COST_CAP)
+    name = "judge_run.finished" if status in finished else "judge_run.failed" if status == "failed" else ""
+    run = JudgeRun.objects.select_related("judge__campaign").filter(pk=run_id).first()
+    if name and run is not None:
+        data = {
+            "run": run.pk,
+            "judge": run.judge.name,
+            "status": status,
+            "labels": run.labels,
+            "error": error[:500],
+        }
+        event_emit(run.judge.campaign, name, f"{name}:{run.pk}", data)
 
 
 def pending_pairs(run: JudgeRun, limit: int = BATCH_PAIRS) -> list[tuple[str, str]]:

@@ -22,7 +22,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from estimation.sampling.sequences import Interval, anytime_interval, verdict
-from labeling.models import Arrival, Campaign, Draw
+from labeling.models import Arrival, Campaign, Draw, WebhookEvent
+from labeling.services.webhooks import event_emit
 from sampling.arrival_design import topup_spent
 from sampling.label_model import judged_grades
 from sampling.level_estimates import counted_item_draws
@@ -129,4 +130,46 @@ def _finite(number: float) -> float | None:
     return float(number) if np.isfinite(number) else None
 
 
-__all__ = ["VerdictReading", "arrival_rule", "arrival_verdicts_update", "verdict_reading"]
+def arrival_events_emit(campaign: Campaign, decided: list[Arrival]) -> None:
+    """Webhook events of the arrivals: ``arrival.decided`` for each one just decided, and
+    ``arrival.topup_spent`` once for each whose top-up is spent (each recorded once)."""
+    for arrival in decided:
+        event_emit(
+            campaign,
+            "arrival.decided",
+            f"arrival.decided:{arrival.pk}",
+            {
+                "arrival": arrival.pk,
+                "system": arrival.system.name,
+                "reference": arrival.reference.name if arrival.reference else None,
+                "verdict": arrival.verdict,
+                "rule": arrival.rule,
+                "decided_at": arrival.decided_at.isoformat() if arrival.decided_at else None,
+                "low": arrival.decided_low,
+                "high": arrival.decided_high,
+                "topup_returned": arrival.topup_returned,
+            },
+        )
+    recorded = WebhookEvent.objects.filter(campaign=campaign, name="arrival.topup_spent")
+    told = set(recorded.values_list("key", flat=True))
+    for arrival in campaign.arrivals.select_related("system"):
+        key = f"arrival.topup_spent:{arrival.pk}"
+        if key in told:
+            continue
+        judged, spent = topup_spent(arrival)
+        if spent >= arrival.topup_budget - arrival.topup_returned:
+            event_emit(
+                campaign,
+                "arrival.topup_spent",
+                key,
+                {"arrival": arrival.pk, "system": arrival.system.name, "judgments": judged, "spent": spent},
+            )
+
+
+__all__ = [
+    "VerdictReading",
+    "arrival_events_emit",
+    "arrival_rule",
+    "arrival_verdicts_update",
+    "verdict_reading",
+]

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
-from labeling.models import Arrival, Campaign
+from labeling.models import Arrival, Campaign, WebhookEvent
 from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
@@ -50,6 +50,10 @@ def test_an_anytime_verdict_comes_early_and_gives_the_rest_of_the_topup_back(
     # The budget is the stored 12 plus what the top-up spent: the rest went back.
     assert campaign.budget == pytest.approx(12 + report["topup_spent"])
     assert report["sequence"]["high"] < 0
+    # The webhook events: decided, its top-up over (what it spent), each recorded once.
+    events = {event.name: event.data for event in WebhookEvent.objects.filter(campaign=campaign)}
+    assert events["arrival.decided"]["verdict"] == "worse" and events["arrival.decided"]["rule"] == "anytime"
+    assert events["arrival.topup_spent"]["spent"] == pytest.approx(report["topup_spent"])
 
 
 def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
@@ -73,6 +77,11 @@ def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
         assert band["low"] is None or band["low"] <= 0 <= band["high"]
     listed = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/").json()
     assert listed[0]["verdict"] == report["verdict"]
+    # The budget was spent before the run arrived (12), and again with its top-up (12 + 6), with
+    # nothing left open: one webhook event each time.
+    spent_events = WebhookEvent.objects.filter(campaign=campaign, name="campaign.budget_spent")
+    assert [event.data["budget"] for event in spent_events] == [12, 18]
+    assert spent_events.last().data["judgments"] >= 18
     refused = api(coordinator).patch(
         f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "peek"}, format="json"
     )

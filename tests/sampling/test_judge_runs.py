@@ -18,7 +18,17 @@ from collections.abc import Iterator
 import pytest
 from django.test import override_settings
 
-from labeling.models import Campaign, Document, Judge, JudgeCall, JudgeLabel, JudgeRun, JudgeVersion, Topic
+from labeling.models import (
+    Campaign,
+    Document,
+    Judge,
+    JudgeCall,
+    JudgeLabel,
+    JudgeRun,
+    JudgeVersion,
+    Topic,
+    WebhookEvent,
+)
 from labeling.services.imports import documents_import, topics_import
 from sampling import (
     judge_create,
@@ -112,6 +122,9 @@ def test_a_run_labels_the_pool_and_a_second_run_asks_nothing(
     run = run_to_end(endpoint_judge)
     assert run.status == JudgeRun.Status.DONE
     assert (run.pairs_total, run.labels, run.refusals, run.errors) == (21, 21, 0, 0)
+    # The webhook event of a finished run (recorded whether or not a webhook asked for it).
+    finished = WebhookEvent.objects.get(campaign=endpoint_judge.campaign, name="judge_run.finished")
+    assert (finished.data["run"], finished.data["labels"], finished.data["status"]) == (run.pk, 21, "done")
     assert len(state.requests) == 21 and max(state.asked().values()) == 1
     labels = {(label.qid, label.docno): label for label in JudgeLabel.objects.filter(judge=endpoint_judge)}
     assert {pair: label.grade for pair, label in labels.items()} == {
@@ -196,6 +209,8 @@ def test_a_wrong_key_fails_the_run_with_the_answer(
     state.scripts = {("1", "d1-1"): ["401"], ("1", "d1-2"): ["401"], ("1", "d1-3"): ["401"]}
     run = run_to_end(endpoint_judge)
     assert run.status == JudgeRun.Status.FAILED and "HTTP 401" in run.last_error
+    failed = WebhookEvent.objects.get(campaign=endpoint_judge.campaign, name="judge_run.failed")
+    assert failed.data["run"] == run.pk and "HTTP 401" in failed.data["error"]
 
 
 @override_settings(JUDGE_REQUEST_TIMEOUT_SECONDS=2, JUDGE_RETRY_BACKOFF_SECONDS=0.01)

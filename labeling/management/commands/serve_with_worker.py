@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from config.celery import worker_argv
 from labeling.demo import demo_logins
+from labeling.services.webhooks import WEBHOOKS_QUEUE
 
 
 def gunicorn_argv(bind: str, *extra: str) -> list[str]:
@@ -69,7 +70,7 @@ class Command(BaseCommand):
         # The autoreloader runs this command again in a child (RUN_MAIN=true) and restarts that
         # child on every change: the worker belongs to the outer process, started once.
         reloaded_child = os.environ.get("RUN_MAIN") == "true"
-        worker = None
+        worker = deliverer = None
         if not reloaded_child:
             broker = (
                 "Redis at " + settings.REDIS_URL
@@ -78,6 +79,10 @@ class Command(BaseCommand):
             )
             worker = subprocess.Popen(worker_argv(), cwd=settings.BASE_DIR, env=os.environ.copy())
             self.stdout.write(f"Celery worker started (pid {worker.pid}) on the {broker}.")
+            # Webhook deliveries have a worker of their own: a slow receiver never delays a recompute.
+            deliverer_argv = worker_argv("-Q", WEBHOOKS_QUEUE, "-n", "webhooks@%h")
+            deliverer = subprocess.Popen(deliverer_argv, cwd=settings.BASE_DIR, env=os.environ.copy())
+            self.stdout.write(f"Webhook worker started (pid {deliverer.pid}).")
             self.stdout.write(
                 self.style.SUCCESS(f"\nOpen http://{host}/  (API docs: http://{host}/api/docs/)")
             )
@@ -92,9 +97,11 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             pass
         finally:
+            if deliverer is not None:
+                _stop(deliverer)
             if worker is not None:
                 _stop(worker)
-                self.stdout.write("Celery worker stopped.")
+                self.stdout.write("Celery workers stopped.")
 
     def _gunicorn(
         self, host: str, workers: int | None, threads: int | None, worker: subprocess.Popen[bytes] | None

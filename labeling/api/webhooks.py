@@ -1,0 +1,95 @@
+"""A campaign's webhooks (`labeling.services.webhooks`): register, list with their deliveries and
+attempts, remove. Coordinators only; the secret is write-only."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from labeling.access import campaign_for
+from labeling.api.common import bad_request
+from labeling.models import Webhook
+from labeling.permissions import MANAGE
+from labeling.serializers import ErrorsSerializer, StrictSerializer
+from labeling.services.webhooks import WEBHOOK_EVENTS, webhook_add, webhooks_summary
+
+
+class WebhookInputSerializer(StrictSerializer):
+    url = serializers.CharField(
+        max_length=2000, help_text="http(s) URL the server may reach (the operator's OUTBOUND_ALLOWED_HOSTS)"
+    )
+    secret = serializers.CharField(
+        min_length=16, max_length=200, write_only=True, help_text="shared secret of the HMAC-SHA256 signature"
+    )
+    events = serializers.ListField(
+        child=serializers.ChoiceField(sorted(WEBHOOK_EVENTS)),
+        min_length=1,
+        help_text="the events it receives",
+    )
+
+
+class WebhookAttemptSerializer(StrictSerializer):
+    at = serializers.CharField()
+    status_code = serializers.IntegerField(allow_null=True)
+    seconds = serializers.FloatField()
+    error = serializers.CharField(allow_blank=True)
+
+
+class WebhookDeliverySerializer(StrictSerializer):
+    id = serializers.IntegerField()
+    event = serializers.CharField()
+    status = serializers.ChoiceField(("pending", "delivered", "failed"))
+    attempts = WebhookAttemptSerializer(many=True)
+    next_attempt_at = serializers.CharField(allow_null=True)
+
+
+class WebhookSerializer(StrictSerializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField())
+    active = serializers.BooleanField()
+    secret_hint = serializers.CharField(help_text="the secret's last four characters")
+    created = serializers.CharField()
+    deliveries = WebhookDeliverySerializer(many=True, help_text="the ten most recent, newest first")
+
+
+class WebhooksApi(APIView):
+    """GET the campaign's webhooks with their recent deliveries; POST one (JSON `url`, `secret`,
+    `events`): 201, or 400 with the reason (a URL outside the operator's allowed hosts, a short
+    secret, an unknown event) and nothing stored."""
+
+    @extend_schema(responses={200: WebhookSerializer(many=True)})
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        return Response(webhooks_summary(campaign))
+
+    @extend_schema(
+        request=WebhookInputSerializer,
+        responses={201: WebhookSerializer, 400: OpenApiResponse(ErrorsSerializer)},
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        fields = WebhookInputSerializer(data=request.data)
+        fields.is_valid(raise_exception=True)
+        try:
+            hook = webhook_add(campaign=campaign, user=request.user, **fields.validated_data)
+        except ValueError as error:
+            return bad_request(str(error))
+        (row,) = [row for row in webhooks_summary(campaign) if row["id"] == hook.pk]
+        return Response(row, status=status.HTTP_201_CREATED)
+
+
+class WebhookApi(APIView):
+    """DELETE one webhook (its deliveries go with it)."""
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, campaign_id: int, webhook_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id, MANAGE)
+        deleted, _ = Webhook.objects.filter(campaign=campaign, pk=webhook_id).delete()
+        if not deleted:
+            raise NotFound("No such webhook in this campaign.")
+        return Response(status=status.HTTP_204_NO_CONTENT)

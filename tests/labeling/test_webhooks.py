@@ -1,0 +1,203 @@
+"""Webhooks (labeling.services.webhooks): deliveries are signed so that a receiver can verify them
+as the docs say, failures are logged and retried with backoff, URLs outside the operator's
+allowed hosts are refused at registration and on every redirect, and an event is recorded once."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.test import APIClient
+
+from labeling.models import Campaign, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
+from labeling.services.webhooks import (
+    BACKOFF_SECONDS,
+    MAX_ATTEMPTS,
+    delivery_attempt,
+    event_emit,
+    signature_valid,
+    webhook_add,
+)
+
+Api = Callable[[AbstractBaseUser | None], APIClient]
+SECRET = "a-shared-secret-of-some-length"
+
+
+class Receiver:
+    """A local HTTP receiver: records every request; answers `status` (and `location`)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.status = 200
+        self.location = ""
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802  # http.server's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
+                self.send_response(receiver.status)
+                if receiver.location:
+                    self.send_header("Location", receiver.location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook?team=search"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    local = Receiver()
+    yield local
+    local.server.shutdown()
+
+
+def _delivery(campaign: Campaign, receiver: Receiver, name: str = "arrival.decided") -> WebhookDelivery:
+    webhook_add(campaign=campaign, url=receiver.url, secret=SECRET, events=[name, "judge_run.failed"])
+    event = event_emit(campaign, name, f"{name}:1", {"arrival": 1, "verdict": "better"})
+    assert event is not None
+    return WebhookDelivery.objects.get(event=event)
+
+
+def test_a_receiver_verifies_a_signed_delivery(draft_campaign: Campaign, receiver: Receiver) -> None:
+    delivery = _delivery(draft_campaign, receiver)
+    assert delivery_attempt(delivery.pk) == ("delivered", 0.0)
+    (request,) = receiver.requests
+    body, headers = request["body"], request["headers"]
+    # What a receiver does with the raw body, written out here as the docs show it.
+    expected = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(expected, headers["X-Signature-256"])
+    payload = json.loads(body)
+    assert (
+        int(headers["X-Webhook-Timestamp"]) == payload["sent_at"]
+        and abs(payload["sent_at"] - time.time()) < 60
+    )
+    assert (payload["event"], payload["delivery"], payload["attempt"]) == ("arrival.decided", delivery.pk, 1)
+    assert payload["data"] == {"arrival": 1, "verdict": "better"} and request["path"] == "/hook?team=search"
+    assert headers["X-Webhook-Event"] == "arrival.decided" and headers["X-Webhook-Delivery"] == str(
+        delivery.pk
+    )
+    assert signature_valid(SECRET, body, headers["X-Signature-256"])
+    assert not signature_valid("another-secret-entirely", body, headers["X-Signature-256"])
+    assert not signature_valid(SECRET, body.replace(b"better", b"worse!"), headers["X-Signature-256"])
+    assert not signature_valid(SECRET, body, headers["X-Signature-256"], now=time.time() + 3600), "a replay"
+    delivery.refresh_from_db()
+    assert delivery.status == "delivered" and delivery.delivered_at is not None
+    (attempt,) = WebhookAttempt.objects.filter(delivery=delivery)
+    assert attempt.status_code == 200 and attempt.error == "" and attempt.seconds >= 0
+    assert delivery_attempt(delivery.pk) == ("skipped", 0.0), "a second task for it sends nothing"
+    assert len(receiver.requests) == 1
+
+
+def test_a_failing_receiver_is_retried_with_backoff_then_given_up(
+    draft_campaign: Campaign, receiver: Receiver
+) -> None:
+    receiver.status = 500
+    delivery = _delivery(draft_campaign, receiver)
+    waits = []
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=None)  # due now
+        outcome, wait = delivery_attempt(delivery.pk)
+        waits.append(wait)
+        assert outcome == ("retry" if attempt < MAX_ATTEMPTS else "failed")
+    assert waits == [float(seconds) for seconds in BACKOFF_SECONDS] + [0.0]
+    delivery.refresh_from_db()
+    assert delivery.status == "failed" and delivery.attempts == MAX_ATTEMPTS
+    attempts = list(WebhookAttempt.objects.filter(delivery=delivery))
+    assert [row.status_code for row in attempts] == [500] * MAX_ATTEMPTS
+    assert all("answered 500" in row.error for row in attempts)
+    assert [json.loads(request["body"])["attempt"] for request in receiver.requests] == list(range(1, 6))
+
+
+def test_an_attempt_not_due_yet_is_skipped(draft_campaign: Campaign, receiver: Receiver) -> None:
+    receiver.status = 503
+    delivery = _delivery(draft_campaign, receiver)
+    assert delivery_attempt(delivery.pk)[0] == "retry"
+    assert delivery_attempt(delivery.pk) == ("skipped", 0.0), "its backoff has not passed"
+    assert len(receiver.requests) == 1
+
+
+def test_urls_outside_the_allowed_hosts_are_refused_at_registration_and_on_redirect(
+    draft_campaign: Campaign, receiver: Receiver, settings: Any
+) -> None:
+    for url, reason in (
+        ("http://192.0.2.1:8080/hook", "OUTBOUND_ALLOWED_HOSTS"),
+        ("ftp://127.0.0.1/hook", "http:// or https://"),
+        ("http://user:pw@127.0.0.1/hook", "user name or password"),
+        ("http://127.0.0.1/hook#part", "fragment"),
+    ):
+        with pytest.raises(ValueError, match=reason):
+            webhook_add(campaign=draft_campaign, url=url, secret=SECRET, events=["arrival.decided"])
+    with pytest.raises(ValueError, match="16 to 200 characters"):
+        webhook_add(campaign=draft_campaign, url=receiver.url, secret="short", events=["arrival.decided"])
+    with pytest.raises(ValueError, match="unknown event"):
+        webhook_add(campaign=draft_campaign, url=receiver.url, secret=SECRET, events=["arrival.maybe"])
+    assert not Webhook.objects.exists()
+    # An allowed receiver that redirects to a host the operator did not allow: the redirect is
+    # checked like the first request, and nothing is sent there.
+    receiver.status, receiver.location = 307, "http://192.0.2.1:9/elsewhere"
+    delivery = _delivery(draft_campaign, receiver)
+    assert delivery_attempt(delivery.pk)[0] == "retry"
+    (attempt,) = WebhookAttempt.objects.filter(delivery=delivery)
+    assert attempt.status_code is None and "refused by the outbound check" in attempt.error
+    assert "OUTBOUND_ALLOWED_HOSTS" in attempt.error
+    # A host the operator no longer allows is refused on the next attempt as well.
+    settings.OUTBOUND_ALLOWED_HOSTS = ["192.0.2.0/24"]
+    receiver.status, receiver.location = 200, ""
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=None)
+    assert delivery_attempt(delivery.pk)[0] == "retry" and len(receiver.requests) == 1
+
+
+def test_an_event_is_recorded_once_and_goes_to_the_webhooks_that_asked_for_it(
+    draft_campaign: Campaign, receiver: Receiver
+) -> None:
+    asked = webhook_add(
+        campaign=draft_campaign, url=receiver.url, secret=SECRET, events=["campaign.budget_spent"]
+    )
+    webhook_add(campaign=draft_campaign, url=receiver.url, secret=SECRET, events=["judge_run.failed"])
+    first = event_emit(draft_campaign, "campaign.budget_spent", "campaign.budget_spent:100", {"budget": 100})
+    again = event_emit(draft_campaign, "campaign.budget_spent", "campaign.budget_spent:100", {"budget": 100})
+    assert first is not None and again is None
+    assert list(WebhookDelivery.objects.values_list("webhook_id", flat=True)) == [asked.pk]
+    with pytest.raises(ValueError, match="unknown webhook event"):
+        event_emit(draft_campaign, "campaign.maybe", "x", {})
+
+
+def test_the_api_registers_lists_and_removes_webhooks_and_never_shows_the_secret(
+    api: Api,
+    coordinator: AbstractBaseUser,
+    assessor: AbstractBaseUser,
+    draft_campaign: Campaign,
+    receiver: Receiver,
+) -> None:
+    url = f"/api/campaigns/{draft_campaign.pk}/webhooks/"
+    body = {"url": receiver.url, "secret": SECRET, "events": ["arrival.decided", "campaign.budget_spent"]}
+    created = api(coordinator).post(url, body, format="json")
+    assert created.status_code == 201, created.content
+    row = created.json()
+    assert row["secret_hint"] == "…" + SECRET[-4:] and SECRET not in created.content.decode()
+    refused = api(coordinator).post(url, {**body, "url": "http://192.0.2.1/hook"}, format="json")
+    assert refused.status_code == 400 and "OUTBOUND_ALLOWED_HOSTS" in refused.content.decode()
+    assert api(assessor).post(url, body, format="json").status_code in (403, 404)
+    event_emit(draft_campaign, "arrival.decided", "arrival.decided:7", {"arrival": 7})
+    delivery_attempt(WebhookDelivery.objects.get().pk)
+    listed = api(coordinator).get(url).json()
+    assert [hook["id"] for hook in listed] == [row["id"]] and SECRET not in json.dumps(listed)
+    (delivery,) = listed[0]["deliveries"]
+    assert delivery["status"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
+    assert api(coordinator).delete(f"{url}{row['id']}/").status_code == 204
+    assert api(coordinator).delete(f"{url}{row['id']}/").status_code == 404
+    assert not Webhook.objects.exists() and WebhookEvent.objects.count() == 1
