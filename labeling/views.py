@@ -27,7 +27,7 @@ from labeling.forms import (
     ShortcutsForm,
     UploadForm,
 )
-from labeling.models import Campaign, Judgment
+from labeling.models import Campaign, Judgment, Webhook
 from labeling.modes import (
     campaign_preflight,
     campaign_progress,
@@ -42,6 +42,7 @@ from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
 from labeling.services.preferences import shortcuts_update
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
+from labeling.services.webhooks import WEBHOOK_EVENTS, webhook_add, webhooks_summary
 from labeling.shortcuts import ShortcutsInvalid
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
@@ -371,6 +372,8 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "exports": export_links(campaign, "campaign") if request.user.has_perm(EXPORT, campaign) else [],
         "preflight": preflight,
         "preflight_blocked": any(problem.blocking for problem in preflight),
+        "webhooks": webhooks_summary(campaign, recent=5),
+        "webhook_events": list(WEBHOOK_EVENTS.items()),
         **extra,
     }
 
@@ -499,6 +502,35 @@ def campaign_guidelines(request: HttpRequest, campaign_id: int) -> HttpResponse:
         _detail_context(request, campaign, guidelines_form=form),
         status=400,
     )
+
+
+@login_required
+@require_POST
+def campaign_webhook_add(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Register a webhook; a refusal (a host the operator does not allow, a short secret) says why."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    try:
+        webhook_add(
+            campaign=campaign,
+            url=request.POST.get("url", "").strip(),
+            secret=request.POST.get("secret", ""),
+            events=request.POST.getlist("events"),
+            user=request.user,
+        )
+    except ValueError as error:
+        messages.error(request, f"Webhook not added: {error}")
+    else:
+        messages.success(request, "Webhook added: events from now on are sent to it.")
+    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#webhooks")
+
+
+@login_required
+@require_POST
+def campaign_webhook_remove(request: HttpRequest, campaign_id: int, webhook_id: int) -> HttpResponse:
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    Webhook.objects.filter(campaign=campaign, pk=webhook_id).delete()
+    messages.success(request, "Webhook removed.")
+    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#webhooks")
 
 
 def _status_change(request: HttpRequest, campaign_id: int, service: Any, done: str) -> HttpResponse:

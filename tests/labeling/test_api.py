@@ -186,6 +186,8 @@ def test_it_publishes_an_openapi_schema_with_the_core_paths(api: Api, assessor: 
         "/api/tasks/{task_id}/answer/",
         "/api/campaigns/{campaign_id}/progress/",
         "/api/campaigns/{campaign_id}/export/qrels/",
+        "/api/campaigns/{campaign_id}/webhooks/",
+        "/api/campaigns/{campaign_id}/arrivals/{arrival_id}/",
     ):
         assert path in paths
 
@@ -344,6 +346,18 @@ ENDPOINTS: list[tuple[str, str, Callable[[], Any] | None, dict[str, int]]] = [
         "/api/users/",
         lambda: {"username": "boss", "password": PASSWORD, "role": "admin"},
         {"assessor": 403, "coordinator": 403, "admin": 201, "outsider": 403},
+    ),
+    (
+        "get",
+        "/api/campaigns/{c}/webhooks/",
+        None,
+        {"assessor": 403, "coordinator": 200, "admin": 200, "outsider": 404},
+    ),
+    (
+        "post",
+        "/api/campaigns/{c}/webhooks/",
+        lambda: {"url": "http://127.0.0.1:9/hook", "secret": "s" * 16, "events": ["arrival.decided"]},
+        {"assessor": 403, "coordinator": 201, "admin": 201, "outsider": 404},
     ),
 ]
 

@@ -201,3 +201,35 @@ def test_the_api_registers_lists_and_removes_webhooks_and_never_shows_the_secret
     assert api(coordinator).delete(f"{url}{row['id']}/").status_code == 204
     assert api(coordinator).delete(f"{url}{row['id']}/").status_code == 404
     assert not Webhook.objects.exists() and WebhookEvent.objects.count() == 1
+
+
+def test_the_campaign_page_adds_lists_and_removes_webhooks(
+    client: Any, coordinator: AbstractBaseUser, draft_campaign: Campaign, receiver: Receiver
+) -> None:
+    client.force_login(coordinator)
+    page = f"/campaigns/{draft_campaign.pk}/"
+    assert "No webhook yet." in client.get(page).content.decode()
+    refused = client.post(
+        f"{page}webhooks/",
+        {"url": "http://192.0.2.1/hook", "secret": SECRET, "events": ["arrival.decided"]},
+        follow=True,
+    )
+    assert (
+        "Webhook not added:" in refused.content.decode()
+        and "OUTBOUND_ALLOWED_HOSTS" in refused.content.decode()
+    )
+    added = client.post(
+        f"{page}webhooks/",
+        {"url": receiver.url, "secret": SECRET, "events": ["arrival.decided"]},
+        follow=True,
+    )
+    text = added.content.decode()
+    assert "Webhook added" in text and "Nothing sent yet" in text and SECRET not in text
+    receiver.status = 502
+    event_emit(draft_campaign, "arrival.decided", "arrival.decided:3", {"arrival": 3})
+    delivery_attempt(WebhookDelivery.objects.get().pk)
+    shown = client.get(page).content.decode()
+    assert "the receiver answered 502" in shown and "next try" in shown
+    hook = Webhook.objects.get()
+    removed = client.post(f"{page}webhooks/{hook.pk}/remove/", follow=True)
+    assert "Webhook removed." in removed.content.decode() and not Webhook.objects.exists()
