@@ -49,10 +49,11 @@ class CeleryWorker:
     `redis_url=None`, the embedded default: kombu's filesystem broker and the file cache under
     `folder`/var, shared with any process started with `env()`."""
 
-    def __init__(self, redis_url: str | None, folder: Path) -> None:
+    def __init__(self, redis_url: str | None, folder: Path, *, queues: tuple[str, ...] = ()) -> None:
         self.redis_url = redis_url
         self.folder = folder
-        self.log = folder / "worker.log"
+        self.queues = queues
+        self.log = folder / ("worker.log" if not queues else f"worker-{'-'.join(queues)}.log")
         self.process: subprocess.Popen[bytes] | None = None
 
     def env(self) -> dict[str, str]:
@@ -74,8 +75,10 @@ class CeleryWorker:
 
     def start(self) -> None:
         with self.log.open("ab") as output:
+            # A worker of named queues (the webhooks') beside the default one needs its own name.
+            named = ("-Q", ",".join(self.queues), "-n", f"{self.queues[0]}@%h") if self.queues else ()
             self.process = subprocess.Popen(
-                worker_argv("--without-heartbeat"),
+                worker_argv("--without-heartbeat", *named),
                 cwd=REPO_ROOT,
                 env=self.env(),
                 stdout=output,
@@ -93,6 +96,18 @@ class CeleryWorker:
             assert self.process is not None and self.process.poll() is None, text[-3000:]
             time.sleep(0.1)
         raise AssertionError(f"the worker did not catch up in {seconds:.0f} s:\n{text[-3000:]}")
+
+    def wait_ready(self, seconds: float = 60.0) -> None:
+        """Wait until the worker says it is ready to take tasks."""
+        deadline = time.monotonic() + seconds
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.log.read_text(errors="replace") if self.log.exists() else ""
+            if " ready." in text:
+                return
+            assert self.process is not None and self.process.poll() is None, text[-3000:]
+            time.sleep(0.1)
+        raise AssertionError(f"the worker did not start in {seconds:.0f} s:\n{text[-3000:]}")
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no acknowledgement of the task in hand."""
