@@ -151,6 +151,12 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "gold_paused": gold.gold_paused_assessors(campaign) if can_manage else [],
         "judges_panel": judges_dashboard(campaign),
         "pooled_systems": [system.name for system in pooled_systems(campaign)] if takes_arrivals else [],
+        # A width is planned where single documents are drawn (not where topics are drawn whole).
+        "arrival_width_metric": (
+            str(strategy_for(campaign).level.evaluation_metric(campaign))
+            if takes_arrivals and strategy_for(campaign).level.draw_kind != Draw.Kind.QUERY
+            else ""
+        ),
     }
     return render(request, "graded/dashboard.html", context)
 
@@ -202,6 +208,7 @@ def arrival_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None
         "rule_url": reverse("graded:campaign_verdict_rule", args=[campaign.pk]),
         "url": reverse("graded:campaign_arrival", args=[campaign.pk]),
         "unit": campaign.get_budget_unit_display().lower(),
+        "metric": str(strategy_for(campaign).level.evaluation_metric(campaign)),
         "whole_topics": whole_topics,
         "dashboard": reverse("labeling:campaign_dashboard", args=[campaign.pk]) + "#arrivals-panel",
     }
@@ -214,7 +221,8 @@ def campaign_arrival(request: HttpRequest, campaign_id: int) -> HttpResponse:
     arrivals panel follows it; a refusal says why on the campaign page."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     form = ArrivalForm(request.POST, request.FILES, names=_pooled_names(campaign))
-    back = reverse("labeling:campaign_detail", args=[campaign.pk]) + "#arrival"
+    # A refusal lands at the top of the page, where its message is shown.
+    back = reverse("labeling:campaign_detail", args=[campaign.pk])
     if not form.is_valid():
         messages.error(request, f"The run was not added: {form_errors_text(form)}")
         return redirect(back)
@@ -258,7 +266,10 @@ def campaign_verdict_rule(request: HttpRequest, campaign_id: int) -> HttpRespons
     """Choose how the campaign's arrivals get their verdicts (fixed or anytime)."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     rule = request.POST.get("verdict_rule", "")
-    if rule not in Campaign.VerdictRule.values:
+    if strategy_for(campaign).level.draw_kind == Draw.Kind.QUERY:
+        refusal = "this campaign draws whole topics, whose arrivals are read by the fixed rule"
+        messages.error(request, f"Verdict rule not changed: {refusal}")
+    elif rule not in Campaign.VerdictRule.values:
         messages.error(request, f"Verdict rule not changed: unknown rule {rule!r}")
     else:
         campaign_update(campaign=campaign, verdict_rule=rule)

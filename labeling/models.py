@@ -413,6 +413,11 @@ class Task(models.Model):
     assessor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks"
     )
+    # The run that arrived whose top-up drew it (`sampling.arrival_design`): its judgments are
+    # that arrival's top-up, whoever else arrived at the same moment.
+    arrival = models.ForeignKey(
+        "Arrival", null=True, blank=True, on_delete=models.SET_NULL, related_name="topup_tasks"
+    )
     leased_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)

@@ -5,7 +5,6 @@ ask it, and above the models and the numeric core only."""
 from __future__ import annotations
 
 import numpy as np
-from django.db.models import Q
 
 from estimation.metrics.spec import Metric
 from estimation.sampling.arrivals import stratum_shares, topup_distribution
@@ -19,14 +18,11 @@ from sampling.pool_arrays import PoolArrays
 
 
 def topup_spent(arrival: Arrival) -> tuple[int, float]:
-    """(assessor judgments, budget spent in the campaign's unit) since the run arrived: of items
-    drawn after it, and of documents that joined the pool with it on topics drawn before (a
-    query-level campaign's completion, `sampling.arrival_topics`)."""
+    """(assessor judgments, budget spent in the campaign's unit) of the arrival's top-up: of the
+    tasks drawn while it was the open arrival, and of its documents on the topics drawn before
+    (a query-level campaign's completion, `sampling.arrival_topics`)."""
     judgments = Judgment.objects.filter(
-        campaign_id=arrival.campaign_id, source=Judgment.Source.ASSESSOR
-    ).filter(
-        Q(task__draw__order__gt=arrival.drawable_after)
-        | Q(task__pool_item__drawable_after__gte=arrival.drawable_after)
+        campaign_id=arrival.campaign_id, source=Judgment.Source.ASSESSOR, task__arrival=arrival
     )
     return judgments_spent(arrival.campaign, judgments)
 

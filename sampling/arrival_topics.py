@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from django.db.models import QuerySet
 
-from labeling.models import Campaign, Document, Draw, Judgment, PoolItem, Task
+from labeling.models import Arrival, Campaign, Document, Draw, Judgment, PoolItem, Task
 from labeling.services.run_imports import StagedRuns
 from sampling.draws import documents_cost
 from sampling.state import stored_cost_model
@@ -56,10 +56,10 @@ def completion_needed(campaign: Campaign, staged: StagedRuns) -> tuple[int, floa
     return len(every), documents_cost(campaign, stored_cost_model(campaign), known_lengths)
 
 
-def drawn_topics_complete(campaign: Campaign) -> int:
-    """Tasks for every pool document of a drawn topic that no task covers (nor imported qrels),
-    on the topic's first draw; returns the number of documents given tasks. Call it inside the
-    transaction that records the arrival."""
+def drawn_topics_complete(campaign: Campaign, arrival: Arrival) -> int:
+    """Tasks of `arrival`'s top-up for every pool document of a drawn topic that no task covers
+    (nor imported qrels), on the topic's first draw; returns the number of documents given tasks.
+    Call it inside the transaction that records the arrival."""
     first_draw = {
         topic_id: (draw_id, order)
         for topic_id, draw_id, order in _drawn_topics(campaign)
@@ -71,6 +71,7 @@ def drawn_topics_complete(campaign: Campaign) -> int:
         [
             Task(
                 campaign=campaign,
+                arrival=arrival,
                 draw_id=first_draw[topic_id][0],
                 pool_item_id=item_id,
                 slot=copy,

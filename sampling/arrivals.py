@@ -47,7 +47,7 @@ from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws, stra
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
 from sampling.state import campaign_pool, stored_cost_model
 from sampling.strategies import strategy_for
-from sampling.verdicts import verdict_reading
+from sampling.verdicts import topup_over, verdict_reading
 
 TOPUP_PLAN_MAX_DRAWS = 5000
 """The largest top-up the width planner proposes (draws); past it, it says the width it reaches."""
@@ -119,7 +119,7 @@ def arrival_add(
             campaign.status = Campaign.Status.RUNNING
         campaign.save(update_fields=["budget", "blocked", "status", "updated_at"])
         if whole_topics:
-            drawn_topics_complete(campaign)
+            drawn_topics_complete(campaign, arrival)
     _judge_new_pairs(campaign)
     return arrival
 
@@ -130,7 +130,7 @@ def _check_topup(
     """ValueError unless exactly one of a valid budget and a valid width is given."""
     if (budget is None) == (target_width is None):
         raise ValueError(
-            "give either budget (the top-up to spend) or target_width (the interval width to reach)"
+            "give either a top-up (budget) or the interval width to reach (target_width), not both"
         )
     if target_width is not None:
         if whole_topics:
@@ -225,10 +225,10 @@ def _completion_affordable(campaign: Campaign, budget: float, staged: StagedRuns
     if cost > budget + 1e-9:
         unit = campaign.get_budget_unit_display().lower()
         raise ValueError(
-            f"the run brings {documents} document(s) to the topics already drawn, which are judged "
-            f"first (a drawn topic counts once all its documents are judged): that takes "
-            f"{cost:.4g} ({unit}), more than the top-up of {budget:g}; give a top-up of at least "
-            f"{math.ceil(cost * 100) / 100:g}"
+            f"the run brings {documents} {'document' if documents == 1 else 'documents'} to the topics "
+            f"already drawn, which are judged first (a drawn topic counts once all its documents are "
+            f"judged): that takes {cost:.4g} {unit}, more than the top-up of {budget:g}; give a top-up "
+            f"of at least {math.ceil(cost * 100) / 100:g}"
         )
 
 
@@ -299,7 +299,7 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
                 campaign, arrays, grades, index, names.index(reference)
             )
     judged, spent = topup_spent(arrival)
-    done = spent >= arrival.topup_budget or bool(arrival.verdict)
+    done = bool(arrival.verdict) or topup_over(arrival, spent)
     labelling = arrival_labelling_judge(campaign) is not None and not done
     status = "labelling" if labelling else "judging"
     if arrival.verdict:

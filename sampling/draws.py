@@ -33,6 +33,7 @@ from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
 from labeling.services.webhooks import event_emit
+from sampling.arrival_design import arrival_open
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import LoadedState, sampling_state_current
@@ -228,9 +229,12 @@ def draws_top_up(*, campaign_id: int, target: int | None = None, at_least: int =
     blocked = batch.stopped
     if draws:
         Draw.objects.bulk_create(draws)
+        # A top-up's draws are its own: they count towards it, not any other arrival's.
+        topup = arrival_open(campaign) if campaign.arrivals.exists() else None
         tasks = [
             Task(
                 campaign=campaign,
+                arrival=topup,
                 draw=draw,
                 pool_item_id=int(arrays.item_ids[topic, slot]),
                 slot=copy,

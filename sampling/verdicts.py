@@ -21,8 +21,9 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
+from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED
 from estimation.sampling.sequences import Interval, anytime_interval, verdict
-from labeling.models import Arrival, Campaign, Draw, WebhookEvent
+from labeling.models import Arrival, Campaign, Draw, Task, WebhookEvent
 from labeling.services.webhooks import event_emit
 from sampling.arrival_design import topup_spent
 from sampling.label_model import judged_grades
@@ -97,10 +98,21 @@ def arrival_verdicts_update(campaign: Campaign) -> list[Arrival]:
             campaign, arrays, grades, names.index(arrival.system.name), names.index(reference)
         )
         judged, spent = topup_spent(arrival)
-        reading = verdict_reading(arrival, arrays, grades, difference, spent >= arrival.topup_budget)
+        reading = verdict_reading(arrival, arrays, grades, difference, topup_over(arrival, spent))
         if reading.verdict and _decide(arrival, reading, spent):
             decided.append(arrival)
     return decided
+
+
+def topup_over(arrival: Arrival, spent: float) -> bool:
+    """Whether the arrival's top-up can take no more judgments: spent, or the campaign stopped
+    drawing (its budget, or every pool document judged; or finished) with none of its tasks
+    open. A top-up larger than the pool can use ends there, and its verdict is read then."""
+    if spent >= arrival.topup_budget:
+        return True
+    campaign = arrival.campaign
+    stopped = campaign.blocked in (STOP_BUDGET, STOP_EXHAUSTED) or campaign.status == Campaign.Status.DONE
+    return stopped and not Task.objects.filter(arrival=arrival, answered_at__isnull=True).exists()
 
 
 @transaction.atomic
@@ -157,7 +169,7 @@ def arrival_events_emit(campaign: Campaign, decided: list[Arrival]) -> None:
         if key in told:
             continue
         judged, spent = topup_spent(arrival)
-        if spent >= arrival.topup_budget - arrival.topup_returned:
+        if arrival.verdict or topup_over(arrival, spent):
             event_emit(
                 campaign,
                 "arrival.topup_spent",
@@ -171,5 +183,6 @@ __all__ = [
     "arrival_events_emit",
     "arrival_rule",
     "arrival_verdicts_update",
+    "topup_over",
     "verdict_reading",
 ]

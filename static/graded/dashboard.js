@@ -599,9 +599,9 @@
     const band = arrival.sequence || {};
     const interval = band.low !== null && band.low !== undefined ? " " + fmtInterval([band.low, band.high]) : "";
     if (arrival.verdict) {
-      return VERDICT_WORDS[arrival.verdict] + " (" + arrival.rule + interval + (arrival.topup_returned > 0 ? "; " + fmt(arrival.topup_returned) + " of the top-up given back" : "") + ")";
+      return VERDICT_WORDS[arrival.verdict] + " (" + arrival.rule + interval + (arrival.topup_returned > 0 ? "; " + fmt(arrival.topup_returned) + " of the top-up not spent, taken off the budget" : "") + ")";
     }
-    if (arrival.rule === "anytime") return interval ? "not yet: sequence" + interval : "not yet (read from 20 top-up draws)";
+    if (arrival.rule === "anytime") return interval ? "not yet: sequence" + interval : "not yet (read from the 20th top-up draw on)";
     return "when the top-up is spent";
   }
 
@@ -614,7 +614,7 @@
       return;
     }
     const table = el("table", { class: "compact" }, [
-      el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference", "95 % CI", "Order right", "Verdict"].map((t, i) => el("th", { class: i > 2 && i < 8 ? "num" : null, text: t }))),
+      el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference", "95 % CI", "Order right", "Verdict (rule, the interval it reads)"].map((t, i) => el("th", { class: i > 2 && i < 8 ? "num" : null, text: t }))),
     ]);
     for (const arrival of arrivals) {
       const gap = arrival.difference || {};

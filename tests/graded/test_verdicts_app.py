@@ -11,7 +11,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
-from labeling.models import Arrival, Campaign, WebhookEvent
+from graded.claims import task_next
+from graded.judging import task_answer
+from labeling.models import Arrival, Campaign, Judgment, WebhookEvent
 from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
@@ -107,3 +109,51 @@ def test_the_campaign_page_sets_the_verdict_rule(
         403,
         404,
     )
+
+
+def test_two_runs_arriving_together_count_only_their_own_topups(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "passive")
+    _judge_all(campaign, assessor)
+    first = _arrive(api, coordinator, campaign, budget="20", reference="alpha").json()
+    second = _arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha").json()
+    assert (
+        Arrival.objects.get(pk=second["id"]).drawable_after
+        == Arrival.objects.get(pk=first["id"]).drawable_after
+    )
+    # Each one's documents on the drawn topics are its own tasks: three judgments count once.
+    for _ in range(3):
+        task = task_next(campaign=campaign, assessor=assessor)
+        assert task is not None and task.arrival_id in (first["id"], second["id"])
+        task_answer(task=task, assessor=assessor, grade=0, seconds=2.0)
+    judged = [
+        api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()["topup_judged"]
+        for body in (first, second)
+    ]
+    assert sum(judged) == 3, judged
+    _judge_all(campaign, assessor)
+    reports = [
+        api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+        for body in (first, second)
+    ]
+    since = Judgment.objects.filter(campaign=campaign, task__arrival__isnull=False).count()
+    assert sum(report["topup_judged"] for report in reports) == since
+    assert all(
+        report["topup_judged"] == Judgment.objects.filter(task__arrival_id=report["id"]).count()
+        for report in reports
+    )
+
+
+def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is_judged(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="500", reference="alpha").json()
+    _judge_all(campaign, assessor)
+    campaign.refresh_from_db()
+    assert campaign.blocked == "exhausted", "every pool document is judged"
+    report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+    assert report["topup_spent"] < 500 and report["status"] == "done"
+    assert report["verdict"] in ("better", "worse", "not_settled"), "read when the pool ran out"

@@ -1,0 +1,153 @@
+"""The release pipeline's step end to end: `python -m labeling.release_gate` (a separate process,
+standard library only) submits a run to a running app, an assessor judges the top-up, and the
+command exits with the verdict's code and prints the difference with its interval."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.authtoken.models import Token
+
+from graded.claims import task_next
+from graded.judging import task_answer
+from labeling.models import Arrival, Campaign
+from labeling.recompute import recompute
+from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from labeling.services.run_imports import runs_import
+from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
+from tests.graded.test_verdicts_app import RUN_POOR
+from tests.sampling.test_arrival_strata import _grade
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def _judge_everything(campaign: Campaign, assessor: AbstractBaseUser) -> int:
+    answered = 0
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+        answered += 1
+        recompute(campaign.pk)
+    return answered
+
+
+def _gate(live_server: Any, token: str, *arguments: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "labeling.release_gate",
+            "--url",
+            live_server.url,
+            "--token",
+            token,
+            *arguments,
+        ],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("rule", ["anytime", "fixed"])
+def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
+    live_server: Any,
+    coordinator: AbstractBaseUser,
+    assessor: AbstractBaseUser,
+    tmp_path: Path,
+    rule: str,
+) -> None:
+    campaign = campaign_create(
+        creator=coordinator,
+        name="release gate",
+        metric="DCG@5",
+        grades=["0", "1", "2"],
+        strategy="items",
+        budget=12,
+        verdict_rule=rule,
+    )
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    campaign = campaign_start(campaign=campaign)
+    _judge_everything(campaign, assessor)
+    run = tmp_path / "poor.run"
+    run.write_text(RUN_POOR)
+    token = Token.objects.create(user=coordinator).key
+    budget = "200" if rule == "anytime" else "8"
+    gate = _gate(
+        live_server,
+        token,
+        "--campaign",
+        str(campaign.pk),
+        "--run",
+        str(run),
+        "--reference",
+        "alpha",
+        "--budget",
+        budget,
+        "--poll",
+        "0.2",
+        "--timeout",
+        "120",
+    )
+    # The scripted assessor: judges whatever the top-up draws until the gate has its answer.
+    deadline = time.monotonic() + 120
+    while gate.poll() is None and time.monotonic() < deadline:
+        if Arrival.objects.filter(campaign=campaign).exists():
+            _judge_everything(campaign, assessor)
+        time.sleep(0.2)
+    output, errors = gate.communicate(timeout=30)
+    arrival = Arrival.objects.get(campaign=campaign)
+    assert arrival.verdict in ("better", "worse", "not_settled"), (output, errors)
+    assert gate.returncode == {"better": 0, "worse": 1, "not_settled": 2}[arrival.verdict], (output, errors)
+    assert output.startswith(
+        f"arrival {arrival.pk}: poor against alpha, top-up {budget}, verdict by the {rule} rule"
+    )
+    assert f"{arrival.verdict}: poor minus alpha = " in output and "95 % interval [" in output
+    if rule == "anytime":
+        assert arrival.verdict == "worse" and arrival.topup_returned > 0, (
+            "decided before the top-up was spent"
+        )
+
+
+def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(
+    live_server: Any, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, tmp_path: Path
+) -> None:
+    campaign = campaign_create(
+        creator=coordinator, name="gate", metric="DCG@5", grades=["0", "1", "2"], strategy="items", budget=12
+    )
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    token = Token.objects.create(user=coordinator).key
+    run = tmp_path / "poor.run"
+    run.write_text(RUN_POOR)
+    refused = _gate(live_server, token, "--campaign", str(campaign.pk), "--run", str(run), "--budget", "5")
+    _, errors = refused.communicate(timeout=60)
+    assert refused.returncode == 3 and "nothing was drawn yet" in errors
+    wrong_token = _gate(live_server, "nope", "--campaign", str(campaign.pk), "--arrival", "1")
+    _, errors = wrong_token.communicate(timeout=60)
+    assert wrong_token.returncode == 3 and "Invalid token" in errors
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    campaign = campaign_start(campaign=campaign)
+    _judge_everything(campaign, assessor)
+    waiting = _gate(
+        live_server,
+        token,
+        "--campaign",
+        str(campaign.pk),
+        "--run",
+        str(run),
+        "--budget",
+        "5",
+        "--poll",
+        "0.2",
+        "--timeout",
+        "1",
+    )
+    _, errors = waiting.communicate(timeout=60)
+    assert waiting.returncode == 4 and "no verdict after 1 s" in errors, errors
