@@ -36,19 +36,13 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from estimation.formats.judge_labels import read_judge_labels  # noqa: E402
-from estimation.formats.trec import Run, read_qrels, read_run  # noqa: E402
-from estimation.judges.files import external_calibration  # noqa: E402
+from arrival_data import DL19, RESULTS, ROBUST, SHARED_DATA, champion, dl19_judge, dl23_calibration  # noqa: E402
+
+from estimation.formats.trec import read_qrels, read_run  # noqa: E402
 from estimation.metrics.spec import Metric  # noqa: E402
-from estimation.metrics.values import summarize_run  # noqa: E402
 from estimation.simulation.arrivals import prepare_arrival_replay  # noqa: E402
 from estimation.simulation.verdicts import VerdictRow, equal_twin, replay_verdicts  # noqa: E402
 
-SHARED_DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
-RESULTS = REPO_ROOT / "bench" / "results"
-DL19 = SHARED_DATA / "llm_judges" / "dl19_mini"
-DL23 = SHARED_DATA / "llm_judges" / "dl23_llmjudge"
-ROBUST = SHARED_DATA / "robust03"
 BUDGET = 100
 TWINS = (1, 2, 3)
 
@@ -74,11 +68,6 @@ def _scenarios() -> list[dict]:
     ]
 
 
-def _champion(qrels: dict, runs: list[Run], metric: Metric) -> int:
-    means = [summarize_run(qrels, run, metric).mean for run in runs]
-    return max(range(len(runs)), key=means.__getitem__)
-
-
 def run(repetitions: int, seed: int, topup: int) -> list[dict]:
     results = []
     for scenario in _scenarios():
@@ -86,26 +75,17 @@ def run(repetitions: int, seed: int, topup: int) -> list[dict]:
         y_max = max(grade for grades in qrels.values() for grade in grades.values())
         metric = Metric.parse("DCG@10", y_max=y_max)
         pooled = [read_run(path) for path in scenario["pooled"]]
-        reference = _champion(qrels, pooled, metric)
+        reference = champion(qrels, pooled, metric)
         judge_pairs = None
         if any(strategy == "judged" for strategy, _ in scenario["configs"]):
-            judge = read_judge_labels(str(DL19 / "qrels" / "umbrela_bing_DSV3.txt"), y_max=y_max)
-            judge_pairs = {pair: (line.grade, line.probs) for pair, line in judge.items()}
+            judge_pairs = dl19_judge(y_max)
         arrivals = [
             ("equal", equal_twin(qrels, pooled[reference], pooled, 10, seed=twin, tag=f"twin{twin}"))
             for twin in TWINS
         ] + [("different", read_run(path)) for path in scenario["arrivals"]]
         for kind, arrival in arrivals:
             for strategy, calibration_name in scenario["configs"]:
-                calibration = (
-                    external_calibration(
-                        str(DL23 / "qrels" / "nist.txt"),
-                        str(DL23 / "qrels" / "farzi_zeroshot_bing_DSV3.txt"),
-                        metric=metric,
-                    )
-                    if calibration_name == "DL23"
-                    else None
-                )
+                calibration = dl23_calibration(metric) if calibration_name == "DL23" else None
                 replay = prepare_arrival_replay(
                     qrels,
                     pooled,

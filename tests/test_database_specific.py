@@ -42,6 +42,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "labeling/services/corrections.py": ("labeling/test_corrections.py",),
     "sampling/arrivals.py": ("graded/test_arrivals_api.py",),
     "sampling/verdicts.py": ("graded/test_verdicts_app.py",),
+    "labeling/services/webhooks.py": ("labeling/test_webhooks.py",),
     "labeling/services/imports.py": (
         "labeling/test_imports.py",
         "labeling/test_import_batches.py",

@@ -109,6 +109,16 @@ class ArrivalReplay:
     def n_grades(self) -> int:
         return self.replay.metric.y_max + 1
 
+    @property
+    def unit_stratum(self) -> np.ndarray:
+        """0 for the pooled runs' units, 1 for the arrival's new ones, -1 for units no run ranks."""
+        return np.where(self.old, 0, np.where(self.new, 1, -1))
+
+    @property
+    def unit_classes(self) -> np.ndarray:
+        """The judge's class of every unit (all 0 without a judge)."""
+        return self.classes if self.classes is not None else np.zeros(self.old.size, dtype=np.int64)
+
 
 @dataclass(frozen=True)
 class ArrivalRow:
@@ -262,6 +272,33 @@ def stored_judged(
     return draws, calibration
 
 
+def stored_campaign(
+    arrival: ArrivalReplay, strategy: str, budget: int, labelled: np.ndarray, rng: np.random.Generator
+) -> tuple[Draws, Calibration]:
+    """One repetition's stored phase, and the calibration the run's top-up is designed with (none
+    for items; the external one, or one refitted on every stored label, for judged)."""
+    if strategy == "items":
+        return stored_items(arrival, budget, labelled, rng), no_calibration(arrival.n_grades)
+    stored, calibration = stored_judged(arrival, budget, labelled, rng)
+    if arrival.replay.judge_calibration is None:
+        calibration = fitted_calibration(arrival, labelled)
+    return stored, calibration
+
+
+def topup_q(
+    arrival: ArrivalReplay, calibration: Calibration, stored_draws: int, topup: int, safety_share: float
+) -> np.ndarray:
+    """The top-up design over the grown pool (`estimation.sampling.arrivals.topup_distribution`),
+    the floor over every run of it."""
+    return topup_distribution(
+        np.abs(arrival.target),
+        calibration.sigma(arrival.unit_classes),
+        np.abs(arrival.weights).sum(axis=0),
+        stratum_shares(arrival.unit_stratum, [stored_draws], topup),
+        safety_share=safety_share,
+    ).q
+
+
 def fitted_calibration(arrival: ArrivalReplay, labelled: np.ndarray) -> Calibration:
     assert arrival.classes is not None
     items = np.flatnonzero(labelled)
@@ -325,20 +362,11 @@ def replay_arrival(
     if budget < 2 or any(topup < 2 for topup in topups):
         raise ValueError("the stored budget and every top-up need at least two labels")
     old, new = arrival.old, arrival.new
-    stratum = np.where(old, 0, np.where(new, 1, -1))
-    weight = np.abs(arrival.weights).sum(axis=0)  # every run of the grown pool keeps the floor
     results = {(topup, kind): np.full((3, repetitions), np.nan) for topup in topups for kind in ARRIVAL_KINDS}
-    classes = arrival.classes if arrival.classes is not None else np.zeros(old.size, dtype=np.int64)
     for r in range(repetitions):
         rng = np.random.default_rng([seed, r])
         stored_labels = np.zeros(old.size, dtype=bool)
-        if strategy == "items":
-            stored = stored_items(arrival, budget, stored_labels, rng)
-            calibration = no_calibration(arrival.n_grades)
-        else:
-            stored, calibration = stored_judged(arrival, budget, stored_labels, rng)
-            if arrival.replay.judge_calibration is None:
-                calibration = fitted_calibration(arrival, stored_labels)  # refitted on every stored label
+        stored, calibration = stored_campaign(arrival, strategy, budget, stored_labels, rng)
         reuse = _triple(
             judged_estimate(
                 stored.stratum_terms(arrival, old), confidence=confidence, n_judged=int(stored_labels.sum())
@@ -346,16 +374,12 @@ def replay_arrival(
         )
         for topup in topups:
             results[topup, "reuse"][:, r] = reuse
-            q = topup_distribution(
-                np.abs(arrival.target),
-                calibration.sigma(classes),
-                weight,
-                stratum_shares(stratum, [stored.count], topup),
-                safety_share=safety_share,
-            ).q
+            q = topup_q(arrival, calibration, stored.count, topup, safety_share)
             labelled = stored_labels.copy()
             draws = stored.extended(
-                draw_until(q, topup, labelled, np.random.default_rng([seed, r, 1])), q, calibration.h(classes)
+                draw_until(q, topup, labelled, np.random.default_rng([seed, r, 1])),
+                q,
+                calibration.h(arrival.unit_classes),
             )
             terms = [
                 draws.stratum_terms(arrival, old),
@@ -400,8 +424,10 @@ __all__ = [
     "ArrivalRow",
     "Draws",
     "fitted_calibration",
+    "stored_campaign",
     "stored_items",
     "stored_judged",
+    "topup_q",
     "prepare_arrival_replay",
     "replay_arrival",
 ]

@@ -24,17 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimation.formats.trec import Run
-from estimation.judges.calibration import no_calibration
 from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_parts
-from estimation.sampling.arrivals import stratum_shares, topup_distribution
 from estimation.sampling.sequences import MIN_ANYTIME_DRAWS, anytime_interval, fixed_interval, verdict
 from estimation.simulation.arrivals import (
     ARRIVAL_STRATEGIES,
     ArrivalReplay,
     Draws,
-    fitted_calibration,
-    stored_items,
-    stored_judged,
+    stored_campaign,
+    topup_q,
 )
 from estimation.simulation.judged import draw_until
 
@@ -170,32 +167,17 @@ def replay_verdicts(
     if budget < 2 or topup < 2:
         raise ValueError("the stored budget and the top-up need at least two labels")
     old, new = arrival.old, arrival.new
-    stratum = np.where(old, 0, np.where(new, 1, -1))
-    weight = np.abs(arrival.weights).sum(axis=0)
-    classes = arrival.classes if arrival.classes is not None else np.zeros(old.size, dtype=np.int64)
     # Per rule: each repetition's verdict and the top-up label it came at.
     said = {rule: np.full(repetitions, "not_settled", dtype=object) for rule in VERDICT_RULES}
     when = {rule: np.full(repetitions, np.nan) for rule in VERDICT_RULES}
     for r in range(repetitions):
         rng = np.random.default_rng([seed, r])
         stored_labels = np.zeros(old.size, dtype=bool)
-        if strategy == "items":
-            stored = stored_items(arrival, budget, stored_labels, rng)
-            calibration = no_calibration(arrival.n_grades)
-        else:
-            stored, calibration = stored_judged(arrival, budget, stored_labels, rng)
-            if arrival.replay.judge_calibration is None:
-                calibration = fitted_calibration(arrival, stored_labels)
-        q = topup_distribution(
-            np.abs(arrival.target),
-            calibration.sigma(classes),
-            weight,
-            stratum_shares(stratum, [stored.count], topup),
-            safety_share=safety_share,
-        ).q
+        stored, calibration = stored_campaign(arrival, strategy, budget, stored_labels, rng)
+        q = topup_q(arrival, calibration, stored.count, topup, safety_share)
         labelled = stored_labels.copy()
         units = draw_until(q, topup, labelled, np.random.default_rng([seed, r, 1]))
-        draws = stored.extended(units, q, calibration.h(classes))
+        draws = stored.extended(units, q, calibration.h(arrival.unit_classes))
         old_terms = _plain_terms(arrival, draws, old)
         new_terms = _plain_terms(arrival, draws, new, first_phase=len(draws.units) - 1)
         value, error = prefix_estimates(old_terms, new_terms, stored.count)

@@ -14,26 +14,22 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.authtoken.models import Token
 
-from graded.claims import task_next
-from graded.judging import task_answer
 from labeling.models import Arrival, Campaign
-from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.run_imports import runs_import
 from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
+from tests.graded.test_arrivals_api import _judge_all
 from tests.graded.test_verdicts_app import RUN_POOR
-from tests.sampling.test_arrival_strata import _grade
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def _judge_everything(campaign: Campaign, assessor: AbstractBaseUser) -> int:
-    answered = 0
-    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
-        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
-        answered += 1
-        recompute(campaign.pk)
-    return answered
+def _campaign(coordinator: AbstractBaseUser, **fields: Any) -> Campaign:
+    campaign = campaign_create(
+        creator=coordinator, name="release gate", metric="DCG@5", grades=["0", "1", "2"], budget=12, **fields
+    )
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    return campaign
 
 
 def _gate(live_server: Any, token: str, *arguments: str) -> subprocess.Popen[str]:
@@ -63,19 +59,10 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     tmp_path: Path,
     rule: str,
 ) -> None:
-    campaign = campaign_create(
-        creator=coordinator,
-        name="release gate",
-        metric="DCG@5",
-        grades=["0", "1", "2"],
-        strategy="items",
-        budget=12,
-        verdict_rule=rule,
-    )
-    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    campaign = _campaign(coordinator, strategy="items", verdict_rule=rule)
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    _judge_everything(campaign, assessor)
+    _judge_all(campaign, assessor)
     run = tmp_path / "poor.run"
     run.write_text(RUN_POOR)
     token = Token.objects.create(user=coordinator).key
@@ -100,7 +87,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     deadline = time.monotonic() + 120
     while gate.poll() is None and time.monotonic() < deadline:
         if Arrival.objects.filter(campaign=campaign).exists():
-            _judge_everything(campaign, assessor)
+            _judge_all(campaign, assessor)
         time.sleep(0.2)
     output, errors = gate.communicate(timeout=30)
     arrival = Arrival.objects.get(campaign=campaign)
@@ -119,10 +106,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
 def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(
     live_server: Any, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, tmp_path: Path
 ) -> None:
-    campaign = campaign_create(
-        creator=coordinator, name="gate", metric="DCG@5", grades=["0", "1", "2"], strategy="items", budget=12
-    )
-    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    campaign = _campaign(coordinator, strategy="items")
     token = Token.objects.create(user=coordinator).key
     run = tmp_path / "poor.run"
     run.write_text(RUN_POOR)
@@ -134,7 +118,7 @@ def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(
     assert wrong_token.returncode == 3 and "Invalid token" in errors
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    _judge_everything(campaign, assessor)
+    _judge_all(campaign, assessor)
     waiting = _gate(
         live_server,
         token,

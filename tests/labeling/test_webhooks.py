@@ -28,6 +28,8 @@ from labeling.services.webhooks import (
 )
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
+# Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
+pytestmark = pytest.mark.postgresql
 SECRET = "a-shared-secret-of-some-length"
 
 

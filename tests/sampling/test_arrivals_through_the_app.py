@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from estimation import Metric
+from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.run_imports import runs_import
 from sampling import arrival_add, arrival_summary
@@ -30,8 +31,6 @@ TARGET_WIDTH = 2.5
 
 def _truth(campaign_pk: int) -> float:
     """DCG@5(gamma) - DCG@5(beta) over the topics, every pool document at its oracle grade."""
-    from labeling.models import Campaign
-
     arrays = pool_arrays_for(Campaign.objects.get(pk=campaign_pk))
     grades = np.full(arrays.slot_used.shape, -1)
     for topic, docnos in enumerate(arrays.docnos):
@@ -45,25 +44,33 @@ def _truth(campaign_pk: int) -> float:
     return float(np.mean(gamma - beta))
 
 
+def _judged_campaign(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser, name: str, seed: int
+) -> Campaign:
+    """A seeded items campaign over RUN_A and RUN_B, judged by the oracle until its budget is spent."""
+    campaign = campaign_create(
+        creator=coordinator,
+        name=name,
+        metric="DCG@5",
+        grades=["0", "1", "2"],
+        strategy="items",
+        budget=STORED_BUDGET,
+        seed=seed,
+    )
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    campaign = campaign_start(campaign=campaign)
+    _judge(campaign, assessor, 100)
+    return campaign
+
+
 def test_the_topup_difference_is_unbiased_and_covered_through_the_app(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     values, covered, missing = [], [], 0
     truth = None
     for seed in range(CAMPAIGNS):
-        campaign = campaign_create(
-            creator=coordinator,
-            name=f"seeded {seed}",
-            metric="DCG@5",
-            grades=["0", "1", "2"],
-            strategy="items",
-            budget=STORED_BUDGET,
-            seed=1000 + seed,
-        )
-        runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
-        campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
-        campaign = campaign_start(campaign=campaign)
-        _judge(campaign, assessor, 100)
+        campaign = _judged_campaign(coordinator, assessor, f"seeded {seed}", 1000 + seed)
         arrival = arrival_add(
             campaign=campaign, files=[upload("c.run", RUN_C)], budget=TOPUP, reference="beta"
         )
@@ -90,19 +97,7 @@ def test_a_topup_planned_for_a_width_reaches_about_that_width(
     interval measured after the planned top-up is about as wide as predicted."""
     ratios = []
     for seed in range(WIDTH_CAMPAIGNS):
-        campaign = campaign_create(
-            creator=coordinator,
-            name=f"planned {seed}",
-            metric="DCG@5",
-            grades=["0", "1", "2"],
-            strategy="items",
-            budget=STORED_BUDGET,
-            seed=5000 + seed,
-        )
-        runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
-        campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
-        campaign = campaign_start(campaign=campaign)
-        _judge(campaign, assessor, 100)
+        campaign = _judged_campaign(coordinator, assessor, f"planned {seed}", 5000 + seed)
         arrival = arrival_add(
             campaign=campaign, files=[upload("c.run", RUN_C)], target_width=TARGET_WIDTH, reference="beta"
         )
