@@ -21,7 +21,8 @@ from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
 from tests.graded.test_arrivals_api import _judge_all
 from tests.graded.test_verdicts_app import RUN_POOR
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+# Also on PostgreSQL (`make test` runs the marked modules again there): the gate against a live server.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
 
 
 def _campaign(coordinator: AbstractBaseUser, **fields: Any) -> Campaign:
