@@ -20,6 +20,8 @@ arrivals of `bench/bench_arrivals.py`. Per cell: the shares of ``better``, ``wor
 Data (``$SHARED_DATA_DIR`` or ``../shared/data``; nothing is copied into the repository):
 Robust03 (the first 8 of the 17 runs pooled; strategy ``items``) and DL19 mini (the first 7 of
 13 pooled; ``items``, and ``judged`` with the UMBRELA DeepSeek-V3 judge calibrated on DL23).
+With ``--campaigns`` (the default) each pair is also replayed as a two-system campaign of 100
+labels, both runs pooled from the start (the verdict of a campaign whose goal is a difference).
 Writes ``bench/results/verdicts.json`` and ``bench/results/verdicts.md``.
 """
 
@@ -41,7 +43,12 @@ from arrival_data import DL19, RESULTS, ROBUST, SHARED_DATA, champion, dl19_judg
 from estimation.formats.trec import read_qrels, read_run  # noqa: E402
 from estimation.metrics.spec import Metric  # noqa: E402
 from estimation.simulation.arrivals import prepare_arrival_replay  # noqa: E402
-from estimation.simulation.verdicts import VerdictRow, equal_twin, replay_verdicts  # noqa: E402
+from estimation.simulation.verdicts import (  # noqa: E402
+    VerdictRow,
+    equal_twin,
+    replay_campaign_verdicts,
+    replay_verdicts,
+)
 
 BUDGET = 100
 TWINS = (1, 2, 3)
@@ -68,7 +75,7 @@ def _scenarios() -> list[dict]:
     ]
 
 
-def run(repetitions: int, seed: int, topup: int) -> list[dict]:
+def run(repetitions: int, seed: int, topup: int, campaigns: bool) -> list[dict]:
     results = []
     for scenario in _scenarios():
         qrels = read_qrels(scenario["qrels"])
@@ -99,6 +106,23 @@ def run(repetitions: int, seed: int, topup: int) -> list[dict]:
                 started = time.perf_counter()
                 rows = replay_verdicts(replay, strategy, BUDGET, topup, repetitions, seed)
                 seconds = time.perf_counter() - started
+                if campaigns:
+                    # The same pair as a two-system campaign of BUDGET labels from the start.
+                    paired = replay_campaign_verdicts(replay, strategy, BUDGET, repetitions, seed)
+                    results.append(
+                        {
+                            "data": scenario["data"],
+                            "kind": f"{kind}, two-system campaign of {BUDGET} labels",
+                            "arrival": arrival.tag,
+                            "reference": pooled[reference].tag,
+                            "new_items": int(replay.new.sum()),
+                            "strategy": strategy,
+                            "calibration": calibration_name,
+                            "truth": replay.truth,
+                            "seconds": time.perf_counter() - started - seconds,
+                            "rules": [_rule(row) for row in paired],
+                        }
+                    )
                 results.append(
                     {
                         "data": scenario["data"],
@@ -158,11 +182,17 @@ def main() -> None:
     parser.add_argument("--repetitions", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--topup", type=int, default=50)
+    parser.add_argument(
+        "--campaigns",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also replay each pair as a two-system campaign of 100 labels",
+    )
     args = parser.parse_args()
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"shared data not found at {SHARED_DATA} (set SHARED_DATA_DIR)")
     started = time.perf_counter()
-    results = run(args.repetitions, args.seed, args.topup)
+    results = run(args.repetitions, args.seed, args.topup, args.campaigns)
     table = _markdown(results, args.repetitions, args.seed, args.topup)
     RESULTS.mkdir(exist_ok=True)
     payload = {

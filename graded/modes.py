@@ -34,6 +34,7 @@ from sampling import (
     arrival_events_emit,
     arrival_verdicts_update,
     budget_spent_emit,
+    campaign_verdict_update,
     compared_systems,
     draws_top_up,
     sampling_state_recompute,
@@ -322,7 +323,7 @@ class GradedMode(GradedTasksMode):
         # Fitting runs outside any transaction: a judgment never waits for it.
         sampling_state_recompute(campaign)
         decided = arrival_verdicts_update(campaign)
-        if decided:
+        if campaign_verdict_update(campaign) or decided:
             # A verdict stops its top-up: the design changes, and tasks beyond the budget go.
             campaign.refresh_from_db()
             sampling_state_recompute(campaign)

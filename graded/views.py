@@ -37,6 +37,7 @@ from labeling.services.imports import ImportFailed, ImportReport
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
 from sampling import (
     arrival_add,
+    arrival_rule,
     campaign_model_summary,
     compared_systems,
     judge_calibration_import,
@@ -290,6 +291,9 @@ def compared_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | Non
     return {
         "title": COMPARED_WORDS.get(campaign.goal, "Compared systems"),
         "goal": campaign.goal,
+        # A two-system campaign's verdict (`sampling.verdicts.campaign_verdict_update`).
+        "verdict": campaign.get_verdict_display() if campaign.verdict else "",
+        "rule": arrival_rule(campaign) if campaign.goal == Campaign.Goal.DIFFERENCE else "",
         "current": current,
         "chosen": chosen,
         "form": form if can_manage else None,

@@ -106,7 +106,21 @@ class Campaign(models.Model):
         max_length=8,
         choices=VerdictRule.choices,
         default=VerdictRule.FIXED,
-        help_text="how a run that arrives gets its better / worse / not settled verdict",
+        help_text="how a run that arrives, or a two-system campaign, gets its verdict",
+    )
+    # A campaign whose goal is the difference of two systems gets a verdict of its own
+    # (`sampling.verdicts.campaign_verdict_update`): empty until decided.
+    verdict = models.CharField(
+        max_length=12,
+        blank=True,
+        default="",
+        choices=[("better", "Better"), ("worse", "Worse"), ("not_settled", "Not settled")],
+    )
+    verdict_decided_at = models.DateTimeField(null=True, blank=True)
+    verdict_low = models.FloatField(null=True, blank=True)
+    verdict_high = models.FloatField(null=True, blank=True)
+    verdict_returned = models.FloatField(
+        default=0.0, help_text="budget taken off when an anytime verdict came before the budget was spent"
     )
     focus_systems = models.JSONField(
         default=list, blank=True, help_text="system names the sampling plans for; empty = all pooled systems"

@@ -75,7 +75,12 @@ from sampling.strategies import (
     strategy_choices,
     strategy_for,
 )
-from sampling.verdicts import arrival_events_emit, arrival_verdicts_update
+from sampling.verdicts import (
+    arrival_events_emit,
+    arrival_rule,
+    arrival_verdicts_update,
+    campaign_verdict_update,
+)
 
 __all__ = [
     "arrival_add",
@@ -142,6 +147,8 @@ __all__ = [
     "tasks_trim_to_budget",
     "arrival_verdicts_update",
     "arrival_events_emit",
+    "campaign_verdict_update",
+    "arrival_rule",
     "budget_spent_emit",
     "tasks_unleased_count",
 ]

@@ -37,7 +37,7 @@ from labeling.services.imports import UploadedFile
 from labeling.services.run_imports import StagedRuns, runs_import
 from sampling.arrival_design import TopupDesign, arrival_labelling_judge, topup_spent
 from sampling.arrival_topics import completion_needed, drawn_topics_complete
-from sampling.draws import documents_cost
+from sampling.draws import draw_price
 from sampling.estimates import estimates_current
 from sampling.judge_kinds import judge_kind
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
@@ -45,7 +45,7 @@ from sampling.judge_runs import judge_run_start
 from sampling.label_model import judged_grades
 from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws, stratified_item_estimate
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
-from sampling.state import campaign_pool, stored_cost_model
+from sampling.state import campaign_pool
 from sampling.strategies import strategy_for
 from sampling.verdicts import topup_over, verdict_reading
 
@@ -99,7 +99,7 @@ def arrival_add(
         plan = topup_plan(campaign, arrays, pair, last_draw, target_width)
         budget = plan.budget
     assert budget is not None  # _check_topup: one of the two was given
-    draws = plan.draws if plan is not None else max(1, round(budget / _draw_price(campaign, arrays)))
+    draws = plan.draws if plan is not None else max(1, round(budget / draw_price(campaign, arrays)))
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
         system = System.objects.get(campaign=campaign, name=report.systems[0])
@@ -148,15 +148,6 @@ def _check_topup(
         raise ValueError(f"a top-up in judgments is a whole number, got {budget:g}")
 
 
-def _draw_price(campaign: Campaign, arrays: PoolArrays) -> float:
-    """What one draw costs on average over the pool, in the budget's unit (overlap included),
-    under the stored cost model (never a state computed here: it would not know the arrival)."""
-    lengths = arrays.lengths[arrays.slot_used]
-    if not lengths.size:
-        return float(campaign.overlap)
-    return max(documents_cost(campaign, stored_cost_model(campaign), lengths) / lengths.size, 1e-12)
-
-
 def topup_plan(
     campaign: Campaign, arrays: PoolArrays, pair: tuple[int, int], drawable_after: int, width: float
 ) -> TopupPlan:
@@ -202,7 +193,7 @@ def topup_plan(
     q = design.q(topup_draws).q
     unjudged = arrays.slot_used & (grades < 0)
     labels = float(np.sum(1.0 - (1.0 - q[unjudged]) ** topup_draws))
-    budget = max(labels, 1.0) * _draw_price(campaign, arrays)
+    budget = max(labels, 1.0) * draw_price(campaign, arrays)
     if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
         budget = float(math.ceil(budget - 1e-9))
     return TopupPlan(budget=budget, draws=topup_draws, width=predicted)
@@ -295,7 +286,7 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
         else:
             report = _item_report(campaign, arrays, grades, index, reference, brought)
         if reference in names:
-            report.difference = strategy.level.difference_estimate(  # type: ignore[attr-defined]  # levels that take arrivals
+            report.difference = strategy.level.difference_estimate(
                 campaign, arrays, grades, index, names.index(reference)
             )
     judged, spent = topup_spent(arrival)

@@ -36,7 +36,7 @@ from labeling.services.webhooks import event_emit
 from sampling.arrival_design import arrival_open
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
-from sampling.state import LoadedState, sampling_state_current
+from sampling.state import LoadedState, sampling_state_current, stored_cost_model
 from sampling.strategies import strategy_for
 
 # Repeated draws of labelled units cost nothing; this bounds one top-up's loop.
@@ -280,6 +280,15 @@ def tasks_trim_to_budget(*, campaign_id: int) -> int:
     if dropped or fits_budget(spent + outstanding, campaign.budget):
         Campaign.objects.filter(pk=campaign.pk).update(blocked="")
     return dropped
+
+
+def draw_price(campaign: Campaign, arrays: PoolArrays) -> float:
+    """What one draw costs on average over the pool, in the budget's unit (overlap included),
+    under the stored cost model (never a state computed here: it may predate a change)."""
+    lengths = arrays.lengths[arrays.slot_used]
+    if not lengths.size:
+        return float(campaign.overlap)
+    return max(documents_cost(campaign, stored_cost_model(campaign), lengths) / lengths.size, 1e-12)
 
 
 def budget_spent_emit(campaign: Campaign) -> None:

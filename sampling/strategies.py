@@ -97,7 +97,7 @@ class Level(ABC):
     interval_header: ClassVar[str] = "95 % CI"
     extra_intervals: ClassVar[tuple[tuple[str, str], ...]] = ()
     method_note: ClassVar[str] = ""
-    # Whether a run may arrive with a top-up (`sampling.arrivals`); with it, `difference_estimate`.
+    # Whether a run may arrive with a top-up (`sampling.arrivals`).
     takes_arrivals: ClassVar[bool] = False
 
     def presentation(self) -> dict[str, Any]:
@@ -138,6 +138,13 @@ class Level(ABC):
     ) -> tuple[list[dict], dict | None, int]:
         """Per system and metric rows, the difference row, and the number of draws counted
         (`weight_bound`: the strategy's bound on p / q, `SamplingStrategy.weight_bound`)."""
+
+    @abstractmethod
+    def difference_estimate(
+        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int
+    ) -> dict:
+        """The row of pooled system a minus pooled system b (what an arrival and a two-system
+        campaign's verdict read)."""
 
     @abstractmethod
     def evaluation_metric(self, campaign: Campaign) -> Metric:

@@ -24,8 +24,11 @@ from django.utils import timezone
 from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED
 from estimation.sampling.sequences import Interval, anytime_interval, verdict
 from labeling.models import Arrival, Campaign, Draw, Task, WebhookEvent
+from labeling.selectors import campaign_spent
 from labeling.services.webhooks import event_emit
 from sampling.arrival_design import topup_spent
+from sampling.draws import draw_price, tasks_open_count
+from sampling.focus import focus_indices
 from sampling.label_model import judged_grades
 from sampling.level_estimates import counted_item_draws
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
@@ -94,7 +97,7 @@ def arrival_verdicts_update(campaign: Campaign) -> list[Arrival]:
         reference = arrival.reference.name if arrival.reference is not None else None
         if reference not in names or arrival.system.name not in names:
             continue
-        difference = level.difference_estimate(  # type: ignore[attr-defined]  # levels that take arrivals
+        difference = level.difference_estimate(
             campaign, arrays, grades, names.index(arrival.system.name), names.index(reference)
         )
         judged, spent = topup_spent(arrival)
@@ -142,6 +145,70 @@ def _finite(number: float) -> float | None:
     return float(number) if np.isfinite(number) else None
 
 
+def campaign_verdict_update(campaign: Campaign) -> bool:
+    """Decide a two-system campaign (goal: the difference of two systems) by its rule, as an
+    arrival is decided: fixed when the budget is spent (or the pool is), anytime at the first
+    look at the sequence that excludes 0, the rest of the budget then taken off. True when it was
+    decided now (the ``campaign.decided`` webhook event is recorded)."""
+    if campaign.goal != Campaign.Goal.DIFFERENCE or campaign.verdict:
+        return False
+    arrays = pool_arrays_for(campaign)
+    focus = focus_indices(campaign, arrays)
+    if len(focus) != 2:
+        return False
+    grades = judged_grades(campaign, arrays)
+    level = strategy_for(campaign).level
+    difference = level.difference_estimate(campaign, arrays, grades, focus[0], focus[1])
+    count, spent = campaign_spent(campaign)
+    stopped = campaign.blocked in (STOP_BUDGET, STOP_EXHAUSTED) or campaign.status == Campaign.Status.DONE
+    over = stopped and tasks_open_count(campaign) == 0
+    rule = arrival_rule(campaign)
+    value, se = difference.get("value"), difference.get("se")
+    band = Interval(-np.inf, np.inf)
+    decided = ""
+    if rule == Campaign.VerdictRule.ANYTIME:
+        draws = int(difference.get("n") or 0)
+        planned = max(campaign.budget / draw_price(campaign, arrays), 1.0)
+        if value is not None and se is not None:
+            band = anytime_interval(value, se, draws, planned)
+        decided = verdict(*band)
+        if decided == Arrival.Verdict.NOT_SETTLED:
+            decided = decided if over else ""
+    elif over:
+        low, high = difference.get("low"), difference.get("high")
+        decided = Arrival.Verdict.NOT_SETTLED if low is None or high is None else verdict(low, high)
+        band = Interval(-np.inf if low is None else low, np.inf if high is None else high)
+    if not decided:
+        return False
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
+        if locked.verdict:
+            return False
+        returned = 0.0 if over else max(locked.budget - spent, 0.0)
+        locked.verdict, locked.verdict_decided_at = decided, timezone.now()
+        locked.verdict_low, locked.verdict_high = _finite(band.low), _finite(band.high)
+        locked.verdict_returned = returned
+        locked.budget -= returned
+        changed = ["verdict", "verdict_decided_at", "verdict_low", "verdict_high", "verdict_returned"]
+        locked.save(update_fields=[*changed, "budget", "updated_at"])
+        names = [arrays.system_names[index] for index in focus]
+        event_emit(
+            locked,
+            "campaign.decided",
+            f"campaign.decided:{locked.pk}",
+            {
+                "systems": names,
+                "verdict": decided,
+                "rule": rule,
+                "low": locked.verdict_low,
+                "high": locked.verdict_high,
+                "judgments": count,
+                "budget_returned": returned,
+            },
+        )
+    return True
+
+
 def arrival_events_emit(campaign: Campaign, decided: list[Arrival]) -> None:
     """Webhook events of the arrivals: ``arrival.decided`` for each one just decided, and
     ``arrival.topup_spent`` once for each whose top-up is spent (each recorded once)."""
@@ -183,6 +250,7 @@ __all__ = [
     "arrival_events_emit",
     "arrival_rule",
     "arrival_verdicts_update",
+    "campaign_verdict_update",
     "topup_over",
     "verdict_reading",
 ]

@@ -316,9 +316,21 @@ def _fresh(
     arrival: ArrivalReplay, strategy: str, topup: int, rng: np.random.Generator, confidence: float
 ) -> tuple[float, float, float]:
     """A new difference campaign of `topup` labels over the grown pool."""
+    labelled = np.zeros(arrival.target.size, dtype=bool)
+    draws = fresh_campaign(arrival, strategy, topup, labelled, rng)
+    everything = np.ones(arrival.target.size, dtype=bool)
+    terms = draws.stratum_terms(arrival, everything)
+    return _triple(judged_estimate(terms, confidence=confidence, n_judged=int(labelled.sum())))
+
+
+def fresh_campaign(
+    arrival: ArrivalReplay, strategy: str, labels: int, labelled: np.ndarray, rng: np.random.Generator
+) -> Draws:
+    """The draws of a two-system campaign of `labels` labels, the arrival minus its reference over
+    the grown pool, with the strategy's difference design (`labelled` is updated)."""
     target = arrival.target
-    labelled = np.zeros(target.size, dtype=bool)
     draws = Draws()
+    topup = labels
     if strategy == "items":
         replay = arrival.replay
         q = item_sampling_distribution(
@@ -338,9 +350,7 @@ def _fresh(
             calibration = fitted_calibration(arrival, labelled)
         q = judged_distribution(importance, calibration.sigma(classes), weight).q
         draws.add(draw_until(q, topup - int(labelled.sum()), labelled, rng), q, calibration.h(classes))
-    everything = np.ones(target.size, dtype=bool)
-    terms = draws.stratum_terms(arrival, everything)
-    return _triple(judged_estimate(terms, confidence=confidence, n_judged=int(labelled.sum())))
+    return draws
 
 
 def replay_arrival(
@@ -424,6 +434,7 @@ __all__ = [
     "ArrivalRow",
     "Draws",
     "fitted_calibration",
+    "fresh_campaign",
     "stored_campaign",
     "stored_items",
     "stored_judged",

@@ -30,6 +30,7 @@ from estimation.simulation.arrivals import (
     ARRIVAL_STRATEGIES,
     ArrivalReplay,
     Draws,
+    fresh_campaign,
     stored_campaign,
     topup_q,
 )
@@ -182,23 +183,51 @@ def replay_verdicts(
         new_terms = _plain_terms(arrival, draws, new, first_phase=len(draws.units) - 1)
         value, error = prefix_estimates(old_terms, new_terms, stored.count)
         checks = _label_positions(units, stored_labels)
-        for rule in ("peek", "anytime"):
-            for label, position in enumerate(checks.tolist(), start=1):
-                draws_made = position + 1
-                if rule == "peek":
-                    interval = fixed_interval(value[position], error[position], draws_made, alpha=alpha)
-                else:
-                    interval = anytime_interval(
-                        value[position], error[position], draws_made, topup, alpha=alpha, min_draws=min_draws
-                    )
-                decided = verdict(*interval)
-                if decided != "not_settled":
-                    said[rule][r], when[rule][r] = decided, label
-                    break
-        if checks.size:
-            last = int(checks[-1])
-            said["fixed"][r] = verdict(*fixed_interval(value[last], error[last], last + 1, alpha=alpha))
-            when["fixed"][r] = checks.size if said["fixed"][r] != "not_settled" else np.nan
+        _read(said, when, r, value, error, checks, topup, alpha, min_draws)
+    return _rows(said, when, strategy, budget, topup, arrival.truth, repetitions)
+
+
+def _read(
+    said: dict[str, np.ndarray],
+    when: dict[str, np.ndarray],
+    r: int,
+    value: np.ndarray,
+    error: np.ndarray,
+    checks: np.ndarray,
+    t_opt: int,
+    alpha: float,
+    min_draws: int,
+) -> None:
+    """Repetition r's verdict by each rule: `value`, `error` after each draw, read at the draws
+    `checks` that brought a new label (the fixed rule at the last one)."""
+    for rule in ("peek", "anytime"):
+        for label, position in enumerate(checks.tolist(), start=1):
+            draws_made = position + 1
+            if rule == "peek":
+                interval = fixed_interval(value[position], error[position], draws_made, alpha=alpha)
+            else:
+                interval = anytime_interval(
+                    value[position], error[position], draws_made, t_opt, alpha=alpha, min_draws=min_draws
+                )
+            decided = verdict(*interval)
+            if decided != "not_settled":
+                said[rule][r], when[rule][r] = decided, label
+                break
+    if checks.size:
+        last = int(checks[-1])
+        said["fixed"][r] = verdict(*fixed_interval(value[last], error[last], last + 1, alpha=alpha))
+        when["fixed"][r] = checks.size if said["fixed"][r] != "not_settled" else np.nan
+
+
+def _rows(
+    said: dict[str, np.ndarray],
+    when: dict[str, np.ndarray],
+    strategy: str,
+    budget: int,
+    topup: int,
+    truth: float,
+    repetitions: int,
+) -> list[VerdictRow]:
     rows = []
     for rule in VERDICT_RULES:
         decided = when[rule][np.isfinite(when[rule])]
@@ -208,7 +237,7 @@ def replay_verdicts(
                 budget=budget,
                 topup=topup,
                 rule=rule,
-                truth=arrival.truth,
+                truth=truth,
                 better=float(np.mean(said[rule] == "better")),
                 worse=float(np.mean(said[rule] == "worse")),
                 not_settled=float(np.mean(said[rule] == "not_settled")),
@@ -219,4 +248,40 @@ def replay_verdicts(
     return rows
 
 
-__all__ = ["VERDICT_RULES", "VerdictRow", "equal_twin", "prefix_estimates", "replay_verdicts"]
+def replay_campaign_verdicts(
+    arrival: ArrivalReplay,
+    strategy: str,
+    budget: int,
+    repetitions: int,
+    seed: int,
+    *,
+    alpha: float = 0.05,
+    min_draws: int = MIN_ANYTIME_DRAWS,
+) -> list[VerdictRow]:
+    """The rules read after every label of a two-system campaign of `budget` labels (the arrival
+    and its reference pooled from the start, the strategy's difference design): one stratum, so
+    the estimate is the mean of its terms (`estimation.simulation.arrivals.fresh_campaign`)."""
+    if strategy not in ARRIVAL_STRATEGIES or budget < 2:
+        raise ValueError("a two-system campaign of items or judged, with at least two labels")
+    everything = np.ones(arrival.target.size, dtype=bool)
+    said = {rule: np.full(repetitions, "not_settled", dtype=object) for rule in VERDICT_RULES}
+    when = {rule: np.full(repetitions, np.nan) for rule in VERDICT_RULES}
+    for r in range(repetitions):
+        labelled = np.zeros(arrival.target.size, dtype=bool)
+        draws = fresh_campaign(arrival, strategy, budget, labelled, np.random.default_rng([seed, r, 3]))
+        terms = _plain_terms(arrival, draws, everything)
+        value, error = prefix_estimates(np.zeros(terms.size), terms, 0)
+        units = np.concatenate(draws.units)
+        checks = _label_positions(units, np.zeros_like(labelled))
+        _read(said, when, r, value, error, checks, budget, alpha, min_draws)
+    return _rows(said, when, strategy, 0, budget, arrival.truth, repetitions)
+
+
+__all__ = [
+    "VERDICT_RULES",
+    "VerdictRow",
+    "equal_twin",
+    "prefix_estimates",
+    "replay_campaign_verdicts",
+    "replay_verdicts",
+]

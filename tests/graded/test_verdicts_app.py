@@ -14,6 +14,9 @@ from rest_framework.test import APIClient
 from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Arrival, Campaign, Judgment, WebhookEvent
+from labeling.services.campaigns import campaign_assessors_assign, campaign_start
+from labeling.services.run_imports import runs_import
+from tests.conftest import RUN_A, upload
 from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
@@ -157,3 +160,52 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
     assert report["topup_spent"] < 500 and report["status"] == "done"
     assert report["verdict"] in ("better", "worse", "not_settled"), "read when the pool ran out"
+
+
+def _two_systems(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, rule: str, budget: int
+) -> Campaign:
+    created = api(coordinator).post(
+        "/api/campaigns/",
+        {
+            "name": "pair",
+            "metric": "DCG@5",
+            "grades": ["0", "1", "2"],
+            "strategy": "items",
+            "goal": "difference",
+            "focus_systems": ["alpha", "poor"],
+            "budget": budget,
+            "verdict_rule": rule,
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    campaign = Campaign.objects.get(pk=created.json()["id"])
+    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("poor.run", RUN_POOR)])
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    return campaign_start(campaign=campaign)
+
+
+@pytest.mark.parametrize("rule", ["anytime", "fixed"])
+def test_a_two_system_campaign_gets_its_own_verdict(
+    client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, rule: str
+) -> None:
+    budget = 300 if rule == "anytime" else 14
+    campaign = _two_systems(api, coordinator, assessor, rule, budget)
+    _judge_all(campaign, assessor)
+    campaign.refresh_from_db()
+    body = api(coordinator).get(f"/api/campaigns/{campaign.pk}/").json()
+    assert body["verdict"] == campaign.verdict == "better", body  # alpha minus a run of grade-0 documents
+    assert body["verdict_decided_at"] is not None and body["verdict_low"] > 0
+    if rule == "anytime":
+        # Decided before the budget was spent: the rest was taken off and judging stopped.
+        assert campaign.verdict_returned > 0 and campaign.budget == pytest.approx(
+            budget - campaign.verdict_returned
+        )
+    else:
+        assert campaign.verdict_returned == 0 and campaign.budget == budget
+    (event,) = WebhookEvent.objects.filter(campaign=campaign, name="campaign.decided")
+    assert event.data["verdict"] == "better" and event.data["systems"] == ["alpha", "poor"]
+    client.force_login(coordinator)
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Verdict: alpha is better than poor" in page
