@@ -181,5 +181,5 @@ class ArrivalForm(forms.Form):
 
     def __init__(self, *args: Any, names: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choices = [("", "the best current estimate"), *((name, name) for name in names)]
+        choices = [("", "best current estimate"), *((name, name) for name in names)]
         self.fields["reference"].choices = choices  # type: ignore[attr-defined]
