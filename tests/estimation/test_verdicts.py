@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from estimation.formats.trec import read_qrels, read_run
 from estimation.metrics.spec import Metric
@@ -58,18 +59,23 @@ def test_checked_after_every_draw_the_sequence_holds_and_a_peek_does_not() -> No
     count = np.arange(1, draws + 1)
     mean = np.cumsum(terms, axis=1) / count
     spread = np.sqrt((np.cumsum(terms**2, axis=1) - count * mean**2) / np.maximum(count - 1, 1))
-    wrong = {"anytime": 0, "peek": 0}
-    for r in range(runs):
-        for rule in wrong:
-            for t in range(MIN_ANYTIME_DRAWS if rule == "anytime" else 2, draws + 1):
-                se = spread[r, t - 1] / np.sqrt(t)
-                if rule == "anytime":
-                    low, high = anytime_interval(mean[r, t - 1], se, t, draws)
-                else:
-                    low, high = fixed_interval(mean[r, t - 1], se, t)
-                if verdict(low, high) != "not_settled":
-                    wrong[rule] += 1
-                    break
+    se = spread / np.sqrt(count)
+    # Each rule's half-width after every draw, in standard errors; read from its first look on.
+    anytime = np.array([mixture_multiplier(t, draws) for t in count])
+    peek = student_t.ppf(0.975, np.maximum(count - 1, 1))
+    looks = {"anytime": count >= MIN_ANYTIME_DRAWS, "peek": count >= 2}
+    wrong = {
+        rule: int(((np.abs(mean) > half * se) & looks[rule]).any(axis=1).sum())
+        for rule, half in (("anytime", anytime), ("peek", peek))
+    }
+    # The functions the app reads agree with the arrays above.
+    t = draws // 2
+    assert anytime_interval(mean[0, t - 1], se[0, t - 1], t, draws).high == pytest.approx(
+        mean[0, t - 1] + anytime[t - 1] * se[0, t - 1]
+    )
+    assert fixed_interval(mean[0, t - 1], se[0, t - 1], t).high == pytest.approx(
+        mean[0, t - 1] + peek[t - 1] * se[0, t - 1]
+    )
     assert wrong["anytime"] / runs <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs), wrong  # 5 % + 3 MC se
     assert wrong["peek"] / runs >= 0.15, wrong
 

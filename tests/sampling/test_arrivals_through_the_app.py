@@ -22,10 +22,10 @@ from tests.sampling.test_arrival_strata import RUN_C, _grade, _judge
 
 pytestmark = pytest.mark.slow
 
-CAMPAIGNS = 100
+CAMPAIGNS = 60
 STORED_BUDGET = 8
 TOPUP = 10
-WIDTH_CAMPAIGNS = 30
+WIDTH_CAMPAIGNS = 20
 TARGET_WIDTH = 2.5
 
 
