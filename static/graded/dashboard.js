@@ -598,6 +598,10 @@
   function verdictText(arrival) {
     const band = arrival.sequence || {};
     const interval = band.low !== null && band.low !== undefined ? " " + fmtInterval([band.low, band.high]) : "";
+    if (arrival.verdict === "not_settled" && !interval) {
+      // No interval to read: its estimate never had a value (documents still waiting for a draw).
+      return "not settled: no estimate when its top-up ended (" + arrival.rule + " rule)";
+    }
     if (arrival.verdict) {
       return VERDICT_WORDS[arrival.verdict] + " (" + arrival.rule + interval + (arrival.topup_returned > 0 ? "; " + fmt(arrival.topup_returned) + " of the top-up not spent, taken off the budget" : "") + ")";
     }
@@ -673,7 +677,8 @@
     const yDomain = extent(values, false);
     const x = scale(0.5, points.length + 0.5, box.left, box.right);
     const y = scale(yDomain[0], yDomain[1], box.bottom, box.top);
-    axes(root, x, y, box, [], ticks(yDomain[0], yDomain[1], 5), { x: "", y: "DCG (95 % interval)" });
+    const metric = (shown[0].reference && shown[0].reference.metric) || "DCG";
+    axes(root, x, y, box, [], ticks(yDomain[0], yDomain[1], 5), { x: "", y: metric + " (95 % interval)" });
     const marks = svg("g", { class: "dots" });
     const whisker = (at, low, high, title, hollow) => {
       if (low !== null && high !== null) marks.append(svg("line", { x1: at, x2: at, y1: y(low), y2: y(high), class: "axis" }));
