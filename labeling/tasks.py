@@ -61,9 +61,12 @@ def _catch_up_on_start(**_: object) -> None:
     sweeper_start()
     try:
         campaigns_catch_up.delay()
-        webhook_deliveries_resume.delay()
     except Exception:  # a worker must start even if the broker hiccups; the next judgment catches up
-        logger.exception("could not queue the catch-up recompute or the webhook deliveries")
+        logger.exception("could not queue the catch-up recompute")
+    try:
+        webhook_deliveries_resume.delay()
+    except Exception as error:  # nothing is lost: pending deliveries wait for the next start
+        logger.warning("could not queue the pending webhook deliveries (%s); the next start will", error)
 
 
 @shared_task(
