@@ -37,13 +37,12 @@ from sampling.strategies import strategy_for
 
 @dataclass(frozen=True)
 class VerdictReading:
-    """What an undecided arrival's rule reads now: the rule, the current anytime band (infinite
-    when it is not read yet or not used), and the verdict it would take now ("" for none yet)."""
+    """What an undecided rule reads now: the rule, the interval it reads (infinite when it is
+    not read yet), and the verdict it would take now ("" for none yet)."""
 
     rule: str
     band: Interval
     verdict: str
-    topup_draws: int
 
 
 def arrival_rule(campaign: Campaign) -> str:
@@ -53,33 +52,46 @@ def arrival_rule(campaign: Campaign) -> str:
     return str(campaign.verdict_rule)
 
 
+def rule_reading(
+    rule: str, difference: dict[str, Any] | None, draws: int, planned: float, over: bool
+) -> VerdictReading:
+    """The rule's reading of a difference row now: anytime reads the sequence after `draws` of
+    the `planned` draws, and says not settled only when no more can come (`over`); fixed reads
+    the 95 % interval once `over` (not settled when the row has no interval)."""
+    row = difference or {}
+    band = Interval(-np.inf, np.inf)
+    if rule == Campaign.VerdictRule.ANYTIME:
+        if row.get("value") is not None and row.get("se") is not None:
+            band = anytime_interval(row["value"], row["se"], draws, max(planned, 1.0))
+        decided = verdict(*band)
+        if decided == Arrival.Verdict.NOT_SETTLED and not over:
+            decided = ""
+        return VerdictReading(rule, band, decided)
+    if not over:
+        return VerdictReading(rule, band, "")
+    low, high = row.get("low"), row.get("high")
+    if low is None or high is None:
+        return VerdictReading(rule, band, Arrival.Verdict.NOT_SETTLED)
+    return VerdictReading(rule, Interval(low, high), verdict(low, high))
+
+
 def verdict_reading(
     arrival: Arrival, arrays: PoolArrays, grades: np.ndarray, difference: dict[str, Any] | None, spent: bool
 ) -> VerdictReading:
-    """The rule's reading of `difference` (the arrival's difference row) now; `spent` says whether
-    the top-up is spent."""
+    """The arrival's rule's reading of `difference` (its difference row) now; `spent` says whether
+    its top-up can take no more judgments. The anytime sequence counts the top-up's draws."""
     campaign = arrival.campaign
     rule = arrival_rule(campaign)
-    value = None if difference is None else difference.get("value")
-    se = None if difference is None else difference.get("se")
-    topup_draws = 0
-    band = Interval(-np.inf, np.inf)
+    draws = 0
     if rule == Campaign.VerdictRule.ANYTIME:
-        draws = counted_item_draws(campaign, arrays, grades)
-        topup_draws = int((draws.order > arrival.drawable_after).sum())
-        if value is not None and se is not None:
-            band = anytime_interval(value, se, topup_draws, max(arrival.topup_draws, 1))
-        decided = verdict(*band)
-        if decided != Arrival.Verdict.NOT_SETTLED:
-            return VerdictReading(rule, band, decided, topup_draws)
-        return VerdictReading(rule, band, Arrival.Verdict.NOT_SETTLED if spent else "", topup_draws)
-    if not spent:
-        return VerdictReading(rule, band, "", topup_draws)
-    low = None if difference is None else difference.get("low")
-    high = None if difference is None else difference.get("high")
-    if low is None or high is None:
-        return VerdictReading(rule, band, Arrival.Verdict.NOT_SETTLED, topup_draws)
-    return VerdictReading(rule, Interval(low, high), verdict(low, high), topup_draws)
+        counted = counted_item_draws(campaign, arrays, grades)
+        draws = int((counted.order > arrival.drawable_after).sum())
+    return rule_reading(rule, difference, draws, arrival.topup_draws, spent)
+
+
+def _drawing_stopped(campaign: Campaign) -> bool:
+    """The campaign draws no more: its budget, or every pool document judged, or finished."""
+    return campaign.blocked in (STOP_BUDGET, STOP_EXHAUSTED) or campaign.status == Campaign.Status.DONE
 
 
 def arrival_verdicts_update(campaign: Campaign) -> list[Arrival]:
@@ -113,9 +125,8 @@ def topup_over(arrival: Arrival, spent: float) -> bool:
     open. A top-up larger than the pool can use ends there, and its verdict is read then."""
     if spent >= arrival.topup_budget:
         return True
-    campaign = arrival.campaign
-    stopped = campaign.blocked in (STOP_BUDGET, STOP_EXHAUSTED) or campaign.status == Campaign.Status.DONE
-    return stopped and not Task.objects.filter(arrival=arrival, answered_at__isnull=True).exists()
+    open_tasks = Task.objects.filter(arrival=arrival, answered_at__isnull=True)
+    return _drawing_stopped(arrival.campaign) and not open_tasks.exists()
 
 
 @transaction.atomic
@@ -160,24 +171,11 @@ def campaign_verdict_update(campaign: Campaign) -> bool:
     level = strategy_for(campaign).level
     difference = level.difference_estimate(campaign, arrays, grades, focus[0], focus[1])
     count, spent = campaign_spent(campaign)
-    stopped = campaign.blocked in (STOP_BUDGET, STOP_EXHAUSTED) or campaign.status == Campaign.Status.DONE
-    over = stopped and tasks_open_count(campaign) == 0
+    over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
     rule = arrival_rule(campaign)
-    value, se = difference.get("value"), difference.get("se")
-    band = Interval(-np.inf, np.inf)
-    decided = ""
-    if rule == Campaign.VerdictRule.ANYTIME:
-        draws = int(difference.get("n") or 0)
-        planned = max(campaign.budget / draw_price(campaign, arrays), 1.0)
-        if value is not None and se is not None:
-            band = anytime_interval(value, se, draws, planned)
-        decided = verdict(*band)
-        if decided == Arrival.Verdict.NOT_SETTLED:
-            decided = decided if over else ""
-    elif over:
-        low, high = difference.get("low"), difference.get("high")
-        decided = Arrival.Verdict.NOT_SETTLED if low is None or high is None else verdict(low, high)
-        band = Interval(-np.inf if low is None else low, np.inf if high is None else high)
+    planned = campaign.budget / draw_price(campaign, arrays)
+    reading = rule_reading(rule, difference, int(difference.get("n") or 0), planned, over)
+    decided, band = reading.verdict, reading.band
     if not decided:
         return False
     with transaction.atomic():
@@ -251,6 +249,7 @@ __all__ = [
     "arrival_rule",
     "arrival_verdicts_update",
     "campaign_verdict_update",
+    "rule_reading",
     "topup_over",
     "verdict_reading",
 ]
