@@ -2,30 +2,42 @@
 
 Each repetition spends ``budget`` labels on the pooled runs (as `estimation.simulation.arrivals`),
 then the run arrives and up to ``topup`` top-up labels are drawn from the top-up design. After
-each new label three rules are read (`estimation.sampling.sequences`):
+each new label every rule is read by the app's own reading (`estimation.sampling.verdicts`:
+`stratified_look_arrays`, `decision`), its horizon the top-up:
 
 - ``peek``: the fixed-sample 95 % t interval of the stratified estimate, read after every label,
-  the verdict taken the first time it excludes 0 (what a naive pipeline does);
-- ``anytime``: the anytime-valid 95 % confidence sequence, read after every label, the verdict
-  taken the first time it excludes 0 (judging of the arrival may stop there);
+  the verdict taken the first time it clears the threshold (what a naive pipeline does);
+- ``sequential``: the group-sequential boundary spread over the top-up, read after every label;
+- ``anytime``: the open-ended 95 % confidence sequence, read after every label;
 - ``fixed``: the fixed-sample interval read once, when the top-up is spent.
 
 Every rule here uses the untuned terms (the judge's control with weight 1, no power tuning), so
-the three differ only in how they are read. A row per rule gives the shares of ``better``,
-``worse`` and ``not_settled`` verdicts and the median number of top-up labels at which the
-decided ones were taken. With equal runs (truth 0) every ``better`` or ``worse`` is wrong.
+they differ only in how they are read. A row per rule gives the shares of each verdict (for the
+question asked: better/worse, not_worse/worse, better/not_better) and the median number of
+top-up labels at which the decided ones were taken. With equal runs (truth 0) and the question
+``difference`` every ``better`` or ``worse`` is wrong. `replay_term_verdicts` reads the same rules
+on terms a scenario draws directly (the synthetic rare-large-terms scenario of
+`rare_large_terms`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from estimation.formats.trec import Run
 from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_parts
-from estimation.sampling.sequences import MIN_ANYTIME_DRAWS, anytime_interval, fixed_interval, verdict
+from estimation.sampling.verdicts import (
+    PEEK,
+    QUESTIONS,
+    RULES,
+    LookArrays,
+    VerdictPlan,
+    decision,
+    stratified_look_arrays,
+)
 from estimation.simulation.arrivals import (
     ARRIVAL_STRATEGIES,
     ArrivalReplay,
@@ -36,7 +48,8 @@ from estimation.simulation.arrivals import (
 )
 from estimation.simulation.judged import draw_until
 
-VERDICT_RULES = ("peek", "anytime", "fixed")
+VERDICT_RULES = (PEEK, *RULES)
+"""The rules a replay reads: the naive peek, then the offered ones."""
 
 
 def equal_twin(
@@ -79,18 +92,44 @@ def equal_twin(
 
 @dataclass(frozen=True)
 class VerdictRow:
-    """One rule over the repetitions: how often each verdict came, and after how many labels."""
+    """One rule over the repetitions: how often each verdict came, and after how many labels.
+    `above` and `below` are the question's two verdicts (better/worse for ``difference``)."""
 
     strategy: str
     budget: int
     topup: int
     rule: str
     truth: float
-    better: float
-    worse: float
+    above: float
+    below: float
     not_settled: float
     median_labels: float  # of the decided repetitions (nan when none decided)
     n_repetitions: int
+    question: str = "difference"
+    margin: float = 0.0
+
+    @property
+    def better(self) -> float:
+        """The share of the upper verdict (better, not_worse)."""
+        return self.above
+
+    @property
+    def worse(self) -> float:
+        """The share of the lower verdict (worse, not_better)."""
+        return self.below
+
+    @property
+    def wrong(self) -> float:
+        """The share of verdicts on the wrong side of the threshold given the truth (both sides
+        when the truth is the threshold itself)."""
+        threshold = {"difference": 0.0, "non_inferiority": -self.margin, "superiority": self.margin}[
+            self.question
+        ]
+        if self.truth > threshold:
+            return self.below
+        if self.truth < threshold:
+            return self.above
+        return self.above + self.below
 
 
 def _plain_terms(
@@ -124,27 +163,80 @@ def prefix_estimates(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(value, standard error) of the two-stratum estimate after each top-up draw k = 1..n1:
     `estimation.sampling.arrivals.stratified_estimate([old_terms[:n_stored + k], new_terms[:k]])`
-    for every k at once, from running sums (se nan below two top-up draws)."""
-    old_terms = np.asarray(old_terms, dtype=float)
-    new_terms = np.asarray(new_terms, dtype=float)
-    k = np.arange(1, new_terms.size + 1)
-    n = n_stored + k
-    old_sum = np.cumsum(old_terms)[n - 1]
-    old_square = np.cumsum(old_terms**2)[n - 1]
-    topup_old = old_terms[n_stored:]
-    new_sum, new_square = np.cumsum(new_terms), np.cumsum(new_terms**2)
-    cross_old = np.cumsum(topup_old)
-    cross = np.cumsum(topup_old * new_terms)
-    old_mean, new_mean = old_sum / n, new_sum / k
-    # sum psi^2 = sum (T^O - m_O)^2 / n^2 + sum_top (T^N - m_N)^2 / k^2
-    #           + 2 sum_top (T^O - m_O)(T^N - m_N) / (n k)
-    old_part = (old_square - n * old_mean**2) / n**2
-    new_part = (new_square - k * new_mean**2) / k**2
-    joint = (cross - old_mean * new_sum - new_mean * cross_old + k * old_mean * new_mean) / (n * k)
-    total = np.maximum(old_part + new_part + 2 * joint, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        error = np.where(k >= 2, np.sqrt(n / (n - 1) * total), np.nan)
-    return old_mean + new_mean, error
+    for every k at once (se nan below two top-up draws)."""
+    looks = _looks(old_terms, new_terms, n_stored)
+    return looks.value, looks.se
+
+
+def _looks(old_terms: np.ndarray, new_terms: np.ndarray, n_stored: int) -> LookArrays:
+    """The two-stratum looks after each top-up draw."""
+    old_terms = np.asarray(old_terms, dtype=float)[: n_stored + len(new_terms)]
+    return stratified_look_arrays([old_terms, np.asarray(new_terms, dtype=float)], n_stored)
+
+
+def _plans(horizon: float, question: str, margin: float, alpha: float) -> dict[str, VerdictPlan]:
+    horizon = max(float(horizon), 1.0)
+    return {
+        rule: VerdictPlan(rule=rule, horizon=horizon, question=question, margin=margin, alpha=alpha)
+        for rule in VERDICT_RULES
+    }
+
+
+class _Tally:
+    """Each repetition's verdict and the top-up label it came at, per rule."""
+
+    def __init__(self, repetitions: int) -> None:
+        self.said = {rule: np.full(repetitions, "not_settled", dtype=object) for rule in VERDICT_RULES}
+        self.when = {rule: np.full(repetitions, np.nan) for rule in VERDICT_RULES}
+
+    def read(
+        self, r: int, plans: dict[str, VerdictPlan], looks: LookArrays, checks: np.ndarray, scale: float
+    ) -> None:
+        """Repetition r: the looks after each draw, read at the draws `checks` that brought a new
+        label (0-based), the top-up over after the last one; values in metric units (`scale`)."""
+        read = looks.at(np.asarray(checks, dtype=np.int64))
+        read = LookArrays(
+            read.value * scale,
+            read.se * scale,
+            read.draws,
+            read.skewness,
+            read.agreement,
+            np.arange(1, read.value.size + 1),
+        )
+        for rule, plan in plans.items():
+            index, band = decision(plan, read, over=True)
+            if index >= 0:
+                above, below = plan.verdict_names
+                self.said[rule][r] = above if band.low > plan.threshold else below
+                self.when[rule][r] = read.labels[index]
+            else:
+                self.said[rule][r] = "not_settled"
+
+    def rows(
+        self, plans: dict[str, VerdictPlan], strategy: str, budget: int, topup: int, truth: float
+    ) -> list[VerdictRow]:
+        rows = []
+        for rule, plan in plans.items():
+            above, below = plan.verdict_names
+            said, when = self.said[rule], self.when[rule]
+            decided = when[np.isfinite(when)]
+            rows.append(
+                VerdictRow(
+                    strategy=strategy,
+                    budget=budget,
+                    topup=topup,
+                    rule=rule,
+                    truth=truth,
+                    above=float(np.mean(said == above)),
+                    below=float(np.mean(said == below)),
+                    not_settled=float(np.mean(said == "not_settled")),
+                    median_labels=float(np.median(decided)) if decided.size else float("nan"),
+                    n_repetitions=said.size,
+                    question=plan.question,
+                    margin=plan.margin,
+                )
+            )
+        return rows
 
 
 def replay_verdicts(
@@ -157,20 +249,22 @@ def replay_verdicts(
     *,
     alpha: float = 0.05,
     safety_share: float = DEFAULT_SAFETY_SHARE,
-    min_draws: int = MIN_ANYTIME_DRAWS,
+    question: str = "difference",
+    margin: float = 0.0,
 ) -> list[VerdictRow]:
-    """Rows ``peek``, ``anytime``, ``fixed`` for one strategy, stored budget and top-up
-    (`min_draws`: top-up draws before the anytime sequence is read)."""
+    """A row per rule (`VERDICT_RULES`) for one strategy, stored budget and top-up; the question
+    and its margin (metric units) as a `VerdictPlan` takes them, the horizon the top-up."""
     if strategy not in ARRIVAL_STRATEGIES:
         raise ValueError(f"verdicts are replayed for {', '.join(ARRIVAL_STRATEGIES)}, not {strategy!r}")
     if strategy == "judged" and arrival.classes is None:
         raise ValueError("the judged strategy needs a judge's labels of the grown pool")
     if budget < 2 or topup < 2:
         raise ValueError("the stored budget and the top-up need at least two labels")
+    if question not in QUESTIONS:
+        raise ValueError(f"unknown question {question!r}")
     old, new = arrival.old, arrival.new
-    # Per rule: each repetition's verdict and the top-up label it came at.
-    said = {rule: np.full(repetitions, "not_settled", dtype=object) for rule in VERDICT_RULES}
-    when = {rule: np.full(repetitions, np.nan) for rule in VERDICT_RULES}
+    plans = _plans(topup, question, margin, alpha)
+    tally = _Tally(repetitions)
     for r in range(repetitions):
         rng = np.random.default_rng([seed, r])
         stored_labels = np.zeros(old.size, dtype=bool)
@@ -181,71 +275,9 @@ def replay_verdicts(
         draws = stored.extended(units, q, calibration.h(arrival.unit_classes))
         old_terms = _plain_terms(arrival, draws, old)
         new_terms = _plain_terms(arrival, draws, new, first_phase=len(draws.units) - 1)
-        value, error = prefix_estimates(old_terms, new_terms, stored.count)
-        checks = _label_positions(units, stored_labels)
-        _read(said, when, r, value, error, checks, topup, alpha, min_draws)
-    return _rows(said, when, strategy, budget, topup, arrival.truth, repetitions)
-
-
-def _read(
-    said: dict[str, np.ndarray],
-    when: dict[str, np.ndarray],
-    r: int,
-    value: np.ndarray,
-    error: np.ndarray,
-    checks: np.ndarray,
-    t_opt: int,
-    alpha: float,
-    min_draws: int,
-) -> None:
-    """Repetition r's verdict by each rule: `value`, `error` after each draw, read at the draws
-    `checks` that brought a new label (the fixed rule at the last one)."""
-    for rule in ("peek", "anytime"):
-        for label, position in enumerate(checks.tolist(), start=1):
-            draws_made = position + 1
-            if rule == "peek":
-                interval = fixed_interval(value[position], error[position], draws_made, alpha=alpha)
-            else:
-                interval = anytime_interval(
-                    value[position], error[position], draws_made, t_opt, alpha=alpha, min_draws=min_draws
-                )
-            decided = verdict(*interval)
-            if decided != "not_settled":
-                said[rule][r], when[rule][r] = decided, label
-                break
-    if checks.size:
-        last = int(checks[-1])
-        said["fixed"][r] = verdict(*fixed_interval(value[last], error[last], last + 1, alpha=alpha))
-        when["fixed"][r] = checks.size if said["fixed"][r] != "not_settled" else np.nan
-
-
-def _rows(
-    said: dict[str, np.ndarray],
-    when: dict[str, np.ndarray],
-    strategy: str,
-    budget: int,
-    topup: int,
-    truth: float,
-    repetitions: int,
-) -> list[VerdictRow]:
-    rows = []
-    for rule in VERDICT_RULES:
-        decided = when[rule][np.isfinite(when[rule])]
-        rows.append(
-            VerdictRow(
-                strategy=strategy,
-                budget=budget,
-                topup=topup,
-                rule=rule,
-                truth=truth,
-                better=float(np.mean(said[rule] == "better")),
-                worse=float(np.mean(said[rule] == "worse")),
-                not_settled=float(np.mean(said[rule] == "not_settled")),
-                median_labels=float(np.median(decided)) if decided.size else float("nan"),
-                n_repetitions=repetitions,
-            )
-        )
-    return rows
+        looks = _looks(old_terms, new_terms, stored.count)
+        tally.read(r, plans, looks, _label_positions(units, stored_labels), arrival.replay.scale)
+    return tally.rows(plans, strategy, budget, topup, arrival.truth)
 
 
 def replay_campaign_verdicts(
@@ -256,7 +288,8 @@ def replay_campaign_verdicts(
     seed: int,
     *,
     alpha: float = 0.05,
-    min_draws: int = MIN_ANYTIME_DRAWS,
+    question: str = "difference",
+    margin: float = 0.0,
 ) -> list[VerdictRow]:
     """The rules read after every label of a two-system campaign of `budget` labels (the arrival
     and its reference pooled from the start, the strategy's difference design): one stratum, so
@@ -264,17 +297,57 @@ def replay_campaign_verdicts(
     if strategy not in ARRIVAL_STRATEGIES or budget < 2:
         raise ValueError("a two-system campaign of items or judged, with at least two labels")
     everything = np.ones(arrival.target.size, dtype=bool)
-    said = {rule: np.full(repetitions, "not_settled", dtype=object) for rule in VERDICT_RULES}
-    when = {rule: np.full(repetitions, np.nan) for rule in VERDICT_RULES}
+    plans = _plans(budget, question, margin, alpha)
+    tally = _Tally(repetitions)
     for r in range(repetitions):
         labelled = np.zeros(arrival.target.size, dtype=bool)
         draws = fresh_campaign(arrival, strategy, budget, labelled, np.random.default_rng([seed, r, 3]))
-        terms = _plain_terms(arrival, draws, everything)
-        value, error = prefix_estimates(np.zeros(terms.size), terms, 0)
+        looks = stratified_look_arrays([_plain_terms(arrival, draws, everything)])
         units = np.concatenate(draws.units)
         checks = _label_positions(units, np.zeros_like(labelled))
-        _read(said, when, r, value, error, checks, budget, alpha, min_draws)
-    return _rows(said, when, strategy, 0, budget, arrival.truth, repetitions)
+        tally.read(r, plans, looks, checks, arrival.replay.scale)
+    return tally.rows(plans, strategy, 0, budget, arrival.truth)
+
+
+def rare_large_terms(
+    rng: np.random.Generator, draws: int, *, share: float = 1 / 7, large: float = 6.0, noise: float = 0.0
+) -> np.ndarray:
+    """Terms of a difference whose truth is 0 but whose evidence comes in rare, large pieces: each
+    draw picks, with probability `share`, a document worth `large` (its label is the evidence),
+    else one worth a small negative amount, so that the mean is exactly 0 (the many documents the
+    other run ranks higher); `noise` (a share of that small amount) blurs the small terms. Most
+    runs of a few draws hold no large term at all, and their spread then says nothing of the
+    estimate's error: without noise every term is alike and no rule reads them; with noise they
+    look like an ordinary, precise estimate below 0."""
+    if not 0 < share < 1 or not large > 0 or noise < 0:
+        raise ValueError("need 0 < share < 1, large > 0 and noise >= 0")
+    small = -large * share / (1 - share)
+    picked = rng.random(draws) < share
+    return np.where(picked, large, small) + rng.normal(0.0, abs(small) * noise, draws)
+
+
+def replay_term_verdicts(
+    draw_terms: Callable[[np.random.Generator, int], np.ndarray],
+    horizon: int,
+    repetitions: int,
+    seed: int,
+    *,
+    truth: float = 0.0,
+    alpha: float = 0.05,
+    question: str = "difference",
+    margin: float = 0.0,
+) -> list[VerdictRow]:
+    """The rules read after every draw of terms `draw_terms(rng, horizon)` gives (one stratum: a
+    two-system campaign whose estimate is the mean of its terms), `truth` their mean."""
+    if horizon < 2:
+        raise ValueError("the horizon needs at least two draws")
+    plans = _plans(horizon, question, margin, alpha)
+    tally = _Tally(repetitions)
+    for r in range(repetitions):
+        terms = np.asarray(draw_terms(np.random.default_rng([seed, r]), horizon), dtype=float)
+        looks = stratified_look_arrays([terms])
+        tally.read(r, plans, looks, np.arange(terms.size), 1.0)
+    return tally.rows(plans, "terms", 0, horizon, truth)
 
 
 __all__ = [
@@ -282,6 +355,8 @@ __all__ = [
     "VerdictRow",
     "equal_twin",
     "prefix_estimates",
+    "rare_large_terms",
     "replay_campaign_verdicts",
+    "replay_term_verdicts",
     "replay_verdicts",
 ]
