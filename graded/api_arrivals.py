@@ -23,9 +23,11 @@ from sampling import arrival_add, arrival_summary, arrivals_summaries
 
 class ArrivalsApi(APIView):
     """The campaign's arrivals (GET), or a run that arrives (POST multipart: `file`, `budget` or
-    `target_width`, optional `reference`): it joins the pool, the campaign reopens for the top-up,
-    201 with its `id`. A query-level campaign judges its documents on the drawn topics first (a
-    budget too small for them answers 400 with the amount needed)."""
+    `target_width`, optional `reference`, and its verdict's `rule`, `question`, `margin`, fixed
+    with it): it joins the pool, the campaign reopens for the top-up, 201 with its `id`. A run
+    identical to its reference answers at once with the verdict `unchanged` and no top-up. A
+    query-level campaign judges its documents on the drawn topics first (a budget too small for
+    them answers 400 with the amount needed)."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -52,6 +54,9 @@ class ArrivalsApi(APIView):
                 budget=fields.validated_data.get("budget"),
                 target_width=fields.validated_data.get("target_width"),
                 reference=fields.validated_data.get("reference"),
+                rule=fields.validated_data.get("rule"),
+                question=fields.validated_data.get("question"),
+                margin=fields.validated_data.get("margin"),
             )
         except ImportFailed as failure:
             return import_failed(failure)
@@ -69,7 +74,7 @@ class ArrivalApi(APIView):
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         arrival = (
             Arrival.objects.filter(campaign=campaign, pk=arrival_id)
-            .select_related("system", "reference")
+            .select_related("campaign", "system", "reference", "verdict_record")
             .first()
         )
         if arrival is None:

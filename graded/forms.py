@@ -170,6 +170,31 @@ class ComparedSystemsForm(forms.Form):
         return data
 
 
+class VerdictDefaultsForm(forms.Form):
+    """The campaign's release-verdict defaults (`Campaign.verdict_rule`, `verdict_question`,
+    `verdict_margin`), checked by the campaign's services as the API's are."""
+
+    verdict_rule = forms.ChoiceField(
+        label="Rule", choices=[(value, value.capitalize()) for value in Campaign.VerdictRule.values]
+    )
+    verdict_question = forms.ChoiceField(label="Question", choices=Campaign.VerdictQuestion.choices)
+    verdict_margin = forms.FloatField(label="Margin (metric points)", min_value=0.0, required=False)
+
+    def __init__(self, *args: Any, campaign: Campaign, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "initial",
+            {
+                "verdict_rule": campaign.verdict_rule,
+                "verdict_question": campaign.verdict_question,
+                "verdict_margin": campaign.verdict_margin,
+            },
+        )
+        super().__init__(*args, **kwargs)
+
+    def clean_verdict_margin(self) -> float:
+        return float(self.cleaned_data.get("verdict_margin") or 0.0)
+
+
 class ArrivalForm(forms.Form):
     """A run that arrives with a human top-up (`sampling.arrival_add`): either the top-up in the
     campaign's budget unit or the interval width it should reach."""
@@ -178,8 +203,24 @@ class ArrivalForm(forms.Form):
     budget = forms.FloatField(label="Top-up", required=False, min_value=0.0)
     target_width = forms.FloatField(label="or the 95 % width to reach", required=False, min_value=0.0)
     reference = forms.ChoiceField(label="Compared with", required=False)
+    rule = forms.ChoiceField(
+        label="Verdict rule",
+        choices=[(value, value.capitalize()) for value in Campaign.VerdictRule.values],
+        required=False,
+    )
+    question = forms.ChoiceField(label="Question", choices=Campaign.VerdictQuestion.choices, required=False)
+    margin = forms.FloatField(label="Margin (metric points)", required=False, min_value=0.0)
 
-    def __init__(self, *args: Any, names: list[str], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, names: list[str], campaign: Campaign | None = None, **kwargs: Any) -> None:
+        if campaign is not None:
+            kwargs.setdefault(
+                "initial",
+                {
+                    "rule": campaign.verdict_rule,
+                    "question": campaign.verdict_question,
+                    "margin": campaign.verdict_margin,
+                },
+            )
         super().__init__(*args, **kwargs)
-        choices = [("", "best current estimate"), *((name, name) for name in names)]
+        choices = [("", "the best certified run"), *((name, name) for name in names)]
         self.fields["reference"].choices = choices  # type: ignore[attr-defined]

@@ -31,17 +31,20 @@ from labeling.selectors import Progress, Throughput
 from labeling.shortcuts import EVERY, GRADES, NOTE
 from labeling.token_access import TokenJudge
 from sampling import (
-    arrival_events_emit,
-    arrival_verdicts_update,
+    VERDICT_SETTINGS,
     budget_spent_emit,
-    campaign_verdict_update,
+    campaign_verdict_change_problem,
+    campaign_verdict_sync,
     compared_systems,
     draws_top_up,
+    plan_problem,
     sampling_state_recompute,
     snapshot_record,
     strategy_choices,
     strategy_for,
     tasks_trim_to_budget,
+    verdict_events_emit,
+    verdicts_update,
 )
 
 # Campaign fields the sampling distribution depends on: a change refits it at once.
@@ -236,7 +239,16 @@ class GradedMode(GradedTasksMode):
     label = "Graded judgments"
     uses_sampling = True
     uploads = ("topics", "documents", "runs", "qrels", "labels")
-    form_fields = ("metric", "goal", "goal_k", "strategy", "grades")
+    form_fields = (
+        "metric",
+        "goal",
+        "goal_k",
+        "strategy",
+        "grades",
+        "verdict_rule",
+        "verdict_question",
+        "verdict_margin",
+    )
     exports = GRADED_EXPORTS
 
     def settings_of(self, campaign: Campaign) -> dict[str, Any]:
@@ -270,16 +282,39 @@ class GradedMode(GradedTasksMode):
         return {"strategy": strategy_choices()}
 
     def validate(self, campaign: Campaign, metric: Metric) -> None:
-        strategy_for(campaign).validate(metric)
+        """The strategy takes the metric; the verdict's rule, question and margin can be read on
+        its level, and (a two-system campaign with judgments) are not changed any more."""
+        strategy = strategy_for(campaign)
+        strategy.validate(metric)
+        problem = plan_problem(
+            strategy.level,
+            str(campaign.verdict_rule),
+            str(campaign.verdict_question),
+            campaign.verdict_margin,
+        )
+        if problem is not None:
+            raise ValueError(f"verdict: {problem}")
+        stored = Campaign.objects.filter(pk=campaign.pk).first() if campaign.pk else None
+        if stored is not None:
+            problem = campaign_verdict_change_problem(campaign, stored)
+            if problem is not None:
+                raise ValueError(problem)
 
     def updated(self, campaign: Campaign, fields: set[str]) -> None:
         """A budget cut drops idle queued draws; a change of what the sampling plans for refits
-        at once; a running campaign's queue is topped up."""
+        at once; a running campaign's queue is topped up; a two-system campaign's verdict plan
+        follows its settings until its first judgment."""
         tasks_trim_to_budget(campaign_id=campaign.pk)
+        if fields & {*VERDICT_SETTINGS, "budget", "goal"} and campaign.status != Campaign.Status.DRAFT:
+            campaign_verdict_sync(campaign)
         if PLANNING_FIELDS & fields and PoolItem.objects.filter(campaign=campaign).exists():
             sampling_state_recompute(campaign, force=True)
         if campaign.status == Campaign.Status.RUNNING:
             draws_top_up(campaign_id=campaign.pk)
+        if "budget" in fields and campaign.status != Campaign.Status.DRAFT:
+            # A cut may end a top-up with nothing left open: its verdict is read now, not at the
+            # next answer (which may never come).
+            verdict_events_emit(campaign, verdicts_update(campaign))
 
     def preflight_problems(self, campaign: Campaign) -> list[Problem]:
         """What the strategy lacks (the judged strategy's judge labels), and a goal of one system
@@ -313,6 +348,7 @@ class GradedMode(GradedTasksMode):
             Campaign.objects.filter(pk=campaign.pk).update(focus_systems=campaign.focus_systems)
         # What changed in the draft since its last fit (a judge's labels, say) shapes the first draws.
         sampling_state_recompute(campaign)
+        campaign_verdict_sync(campaign)
         draws_top_up(campaign_id=campaign.pk)
 
     def recompute(self, campaign: Campaign) -> None:
@@ -322,8 +358,8 @@ class GradedMode(GradedTasksMode):
             return
         # Fitting runs outside any transaction: a judgment never waits for it.
         sampling_state_recompute(campaign)
-        decided = arrival_verdicts_update(campaign)
-        if campaign_verdict_update(campaign) or decided:
+        decided = verdicts_update(campaign)
+        if decided:
             # A verdict stops its top-up: the design changes, and tasks beyond the budget go.
             campaign.refresh_from_db()
             sampling_state_recompute(campaign)
@@ -331,8 +367,7 @@ class GradedMode(GradedTasksMode):
         draws_top_up(campaign_id=campaign.pk)
         campaign.refresh_from_db()
         snapshot_record(campaign)
-        if campaign.arrivals.exists():
-            arrival_events_emit(campaign, decided)
+        verdict_events_emit(campaign, decided)
         budget_spent_emit(campaign)
 
     def progress(self, campaign: Campaign) -> Progress:

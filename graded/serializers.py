@@ -8,7 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from labeling.formats.fields import NOTE_MAX_CHARS
-from labeling.models import Judgment, Task
+from labeling.models import Campaign, Judgment, Task, Verdict
 from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
 from labeling.strict_json import StrictSerializer
 
@@ -189,6 +189,22 @@ class ArrivalInputSerializer(StrictSerializer):
         "reach, in the metric's units: the budget is planned for it from the label model and the stored "
         "draws (single-documents strategies; give this or budget)",
     )
+    rule = serializers.ChoiceField(
+        Campaign.VerdictRule.choices,
+        required=False,
+        help_text="how its verdict is read (default: the campaign's verdict_rule); fixed with it",
+    )
+    question = serializers.ChoiceField(
+        Campaign.VerdictQuestion.choices,
+        required=False,
+        help_text="difference, non_inferiority or superiority (default: the campaign's verdict_question)",
+    )
+    margin = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        help_text="the margin of a non_inferiority or superiority question, in metric units (default: the "
+        "campaign's verdict_margin)",
+    )
 
 
 class ArrivalNumbersSerializer(StrictSerializer):
@@ -239,24 +255,43 @@ class ArrivalSerializer(StrictSerializer):
         "documents on the topics drawn before)"
     )
     topup_spent = serializers.FloatField(help_text="what they spent, in the campaign's budget unit")
+    reference_given = serializers.BooleanField(
+        help_text="false when the submission named none and the best certified pooled run was taken"
+    )
     rule = serializers.ChoiceField(
-        ("fixed", "anytime"),
-        help_text="how its verdict is read: fixed (once, when the top-up is spent, from the 95 % interval) "
-        "or anytime (after every label, from a 95 % confidence sequence valid at every look, from 20 "
-        "top-up draws on; topic-level campaigns read by the fixed rule)",
+        Campaign.VerdictRule.choices,
+        help_text="how its verdict is read, fixed when it arrived: sequential (after every label, the "
+        "error spread over the planned top-up), anytime (after every label, no horizon) or fixed (once, "
+        "when the top-up is spent)",
+    )
+    question = serializers.ChoiceField(Campaign.VerdictQuestion.choices)
+    margin = serializers.FloatField(help_text="in metric units")
+    horizon = serializers.FloatField(
+        allow_null=True,
+        help_text="the planned top-up in labels: the sequential rule spends its error over it",
     )
     verdict = serializers.ChoiceField(
-        ("better", "worse", "not_settled"),
+        Verdict.Outcome.choices,
         allow_null=True,
-        help_text="the arriving run against the reference; null until decided",
+        help_text="the arriving run against the reference (better/worse; not_worse/worse for "
+        "non_inferiority; better/not_better for superiority; not_settled; unchanged when it ranks the "
+        "same documents as the reference: no top-up); null until decided",
     )
     decided_at = serializers.DateTimeField(allow_null=True)
+    decided_labels = serializers.IntegerField(
+        allow_null=True, help_text="the top-up labels at the look the verdict was read at"
+    )
+    verdict_reason = serializers.CharField(
+        allow_blank=True,
+        help_text="why it is not settled, or why the current look is not read (too few informative labels, "
+        "stored labels that disagree with the top-up, documents waiting for a draw)",
+    )
     sequence = ArrivalBandSerializer(
-        help_text="the interval the rule reads: the anytime sequence's current band, or the 95 % "
-        "interval a fixed verdict was read from (nulls while it cannot be read)"
+        help_text="the interval the rule reads: its current band, or the one the verdict was read from "
+        "(nulls while it cannot be read)"
     )
     topup_returned = serializers.FloatField(
-        help_text="top-up budget given back to the campaign when an anytime verdict came early"
+        help_text="top-up budget taken off the campaign when the verdict came before the top-up was spent"
     )
     unreachable_share = serializers.FloatField(
         allow_null=True,

@@ -23,21 +23,22 @@ from graded.forms import (
     GoldForm,
     JudgeForm,
     JudgePromptForm,
+    VerdictDefaultsForm,
     form_errors_text,
 )
 from labeling.access import campaign_for_page, request_user
 from labeling.agreement import grade_agreement
 from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.judge_keys import judge_page_shortcuts
-from labeling.models import Campaign, Draw, GoldItem, GoldSettings, Judge, Judgment, PoolItem, Skip
+from labeling.models import Campaign, GoldItem, GoldSettings, Judge, Judgment, PoolItem, Skip, Verdict
 from labeling.modes import export_links, mode_of
 from labeling.permissions import EXPORT, MANAGE, VIEW_RESULTS
+from labeling.selectors import verdict_summary
 from labeling.services.campaigns import campaign_update
 from labeling.services.imports import ImportFailed, ImportReport
 from labeling.services.skips import items_skipped_by_every_assessor, notes_and_skips, skip_counts
 from sampling import (
     arrival_add,
-    arrival_rule,
     campaign_model_summary,
     compared_systems,
     judge_calibration_import,
@@ -155,9 +156,10 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         # A width is planned where single documents are drawn (not where topics are drawn whole).
         "arrival_width_metric": (
             str(strategy_for(campaign).level.evaluation_metric(campaign))
-            if takes_arrivals and strategy_for(campaign).level.draw_kind != Draw.Kind.QUERY
+            if takes_arrivals and strategy_for(campaign).level.topup_by_width
             else ""
         ),
+        "campaign_verdict": campaign_verdict_panel(campaign),
     }
     return render(request, "graded/dashboard.html", context)
 
@@ -199,18 +201,18 @@ COMPARED_WORDS: dict[str, str] = {
 def arrival_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None:
     """The campaign page's form for a run that arrives with a human top-up (None unless the
     coordinator can add one: a strategy that takes arrivals and a draw made)."""
-    if not can_manage or not strategy_for(campaign).level.takes_arrivals or not campaign.draws.exists():
+    level = strategy_for(campaign).level
+    if not can_manage or not level.takes_arrivals or not campaign.draws.exists():
         return None
-    whole_topics = strategy_for(campaign).level.draw_kind == Draw.Kind.QUERY
     return {
-        "form": ArrivalForm(names=_pooled_names(campaign)),
-        "rule": campaign.verdict_rule,
-        "rules": Campaign.VerdictRule.choices,
+        "form": ArrivalForm(names=_pooled_names(campaign), campaign=campaign),
+        "defaults": VerdictDefaultsForm(campaign=campaign),
         "rule_url": reverse("graded:campaign_verdict_rule", args=[campaign.pk]),
         "url": reverse("graded:campaign_arrival", args=[campaign.pk]),
         "unit": campaign.get_budget_unit_display().lower(),
-        "metric": str(strategy_for(campaign).level.evaluation_metric(campaign)),
-        "whole_topics": whole_topics,
+        "metric": str(level.evaluation_metric(campaign)),
+        "whole_topics": level.draws_whole_topics,
+        "by_width": level.topup_by_width,
         "dashboard": reverse("labeling:campaign_dashboard", args=[campaign.pk]) + "#arrivals-panel",
     }
 
@@ -221,7 +223,7 @@ def campaign_arrival(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """A run that arrives (the campaign page's form): pooled with its top-up, then the dashboard's
     arrivals panel follows it; a refusal says why on the campaign page."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    form = ArrivalForm(request.POST, request.FILES, names=_pooled_names(campaign))
+    form = ArrivalForm(request.POST, request.FILES, names=_pooled_names(campaign), campaign=campaign)
     # A refusal lands at the top of the page, where its message is shown.
     back = reverse("labeling:campaign_detail", args=[campaign.pk])
     if not form.is_valid():
@@ -235,6 +237,9 @@ def campaign_arrival(request: HttpRequest, campaign_id: int) -> HttpResponse:
             budget=form.cleaned_data["budget"],
             target_width=form.cleaned_data["target_width"],
             reference=form.cleaned_data["reference"] or None,
+            rule=form.cleaned_data["rule"] or None,
+            question=form.cleaned_data["question"] or None,
+            margin=form.cleaned_data["margin"],
         )
     except ImportFailed as failure:
         reasons = "; ".join(
@@ -247,6 +252,15 @@ def campaign_arrival(request: HttpRequest, campaign_id: int) -> HttpResponse:
         messages.error(request, f"The run was not added: {error}")
         return redirect(back)
     chosen = arrival.reference.name if arrival.reference else "-"
+    if not arrival.reference_given:
+        chosen += " (the best certified run)"
+    if arrival.verdict_record.outcome == "unchanged":
+        messages.success(
+            request,
+            f"{arrival.system.name} ranks the same documents as {chosen} at every rank the metric "
+            "weighs: unchanged, with no top-up.",
+        )
+        return redirect(reverse("labeling:campaign_dashboard", args=[campaign.pk]) + "#arrivals-panel")
     planned = (
         f" (planned for a 95 % width of {arrival.target_width:g}; predicted {arrival.planned_width:.3g})"
         if arrival.target_width is not None and arrival.planned_width is not None
@@ -264,18 +278,52 @@ def campaign_arrival(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def campaign_verdict_rule(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Choose how the campaign's arrivals get their verdicts (fixed or anytime)."""
+    """The campaign's verdict defaults (rule, question, margin): what a run that arrives takes
+    unless it names its own, and a two-system campaign's plan until its first judgment."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    rule = request.POST.get("verdict_rule", "")
-    if strategy_for(campaign).level.draw_kind == Draw.Kind.QUERY:
-        refusal = "this campaign draws whole topics, whose arrivals are read by the fixed rule"
-        messages.error(request, f"Verdict rule not changed: {refusal}")
-    elif rule not in Campaign.VerdictRule.values:
-        messages.error(request, f"Verdict rule not changed: unknown rule {rule!r}")
+    form = VerdictDefaultsForm(request.POST, campaign=campaign)
+    if not form.is_valid():
+        messages.error(request, f"Verdict rule not changed: {form_errors_text(form)}")
     else:
-        campaign_update(campaign=campaign, verdict_rule=rule)
-        messages.success(request, f"Verdicts: {Campaign.VerdictRule(rule).label}.")
+        try:
+            campaign_update(campaign=campaign, **form.cleaned_data)
+        except ValueError as error:
+            messages.error(request, f"Verdict rule not changed: {error}")
+        else:
+            rule = Campaign.VerdictRule(form.cleaned_data["verdict_rule"]).label
+            messages.success(request, f"Verdicts: {rule}.")
     return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#arrival")
+
+
+def campaign_verdict_panel(campaign: Campaign) -> dict[str, Any] | None:
+    """A two-system campaign's verdict and its plan, for the campaign page and the dashboard
+    (None for other goals, or before its plan exists)."""
+    if campaign.goal != Campaign.Goal.DIFFERENCE:
+        return None
+    own = Verdict.objects.filter(campaign=campaign, arrival__isnull=True).first()
+    summary = verdict_summary(own)
+    if own is None or summary is None:
+        return None
+    return {
+        **summary,
+        "first": own.first,
+        "second": own.second,
+        "decided": own.decided_at,
+        "fixed": own.plan_fixed_at is not None,
+        "words": VERDICT_WORDS.get(own.outcome, ""),
+        "rule_label": Campaign.VerdictRule(own.rule).label,
+        "question_label": Campaign.VerdictQuestion(own.question).label,
+    }
+
+
+VERDICT_WORDS = {
+    "better": "is better than",
+    "worse": "is worse than",
+    "not_worse": "is not worse (within the margin) than",
+    "not_better": "is not better (by the margin) than",
+    "not_settled": "is not settled against",
+    "unchanged": "ranks the same documents as",
+}
 
 
 def compared_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None:
@@ -288,15 +336,17 @@ def compared_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | Non
     chosen = bool(campaign.focus_systems)
     initial = {"first": current[0] if current else None, "second": current[1] if len(current) > 1 else None}
     form = ComparedSystemsForm(initial={**initial, "systems": current}, names=names, goal=campaign.goal)
+    verdict = campaign_verdict_panel(campaign)
+    # Once a judgment fixed the verdict's plan, the pair it reads is fixed too: shown, not a form.
+    fixed = verdict is not None and verdict["fixed"]
     return {
         "title": COMPARED_WORDS.get(campaign.goal, "Compared systems"),
         "goal": campaign.goal,
-        # A two-system campaign's verdict (`sampling.verdicts.campaign_verdict_update`).
-        "verdict": campaign.get_verdict_display() if campaign.verdict else "",
-        "rule": arrival_rule(campaign) if campaign.goal == Campaign.Goal.DIFFERENCE else "",
+        "verdict": verdict,
+        "rule": Campaign.VerdictRule(campaign.verdict_rule).label,
         "current": current,
         "chosen": chosen,
-        "form": form if can_manage else None,
+        "form": form if can_manage and not fixed else None,
         "url": reverse("graded:campaign_compared", args=[campaign.pk]),
     }
 

@@ -33,6 +33,7 @@ from labeling.models import (
     System,
     Task,
     Topic,
+    Verdict,
     Webhook,
     WebhookAttempt,
     WebhookDelivery,
@@ -156,6 +157,30 @@ class ArrivalAdmin(admin.ModelAdmin):
     list_filter = ["campaign"]
     list_select_related = ["campaign", "system", "reference"]
     raw_id_fields = ["system", "reference"]
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    """Release verdicts are read by the worker from a plan fixed before the data: shown, never
+    edited here (an edit would be a rule chosen after seeing the data)."""
+
+    list_display = [
+        "campaign",
+        "first",
+        "second",
+        "rule",
+        "question",
+        "margin",
+        "horizon",
+        "outcome",
+        "decided_at",
+    ]
+    list_filter = ["campaign", "rule", "outcome"]
+    list_select_related = ["campaign"]
+    raw_id_fields = ["arrival"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Verdict | None = None) -> bool:
+        return False
 
 
 @admin.register(Draw)

@@ -82,6 +82,27 @@ class CampaignCreateForm(forms.Form):
     overlap = forms.IntegerField(
         min_value=1, max_value=20, initial=1, help_text="Judgments per item (2 or more to measure agreement)."
     )
+    verdict_rule = forms.ChoiceField(
+        label="Release verdicts",
+        choices=Campaign.VerdictRule.choices,
+        initial=Campaign.VerdictRule.SEQUENTIAL,
+        required=False,
+        help_text="How a run that arrives (or, comparing two systems, the pair) gets better, worse or "
+        "not settled. Chosen now, before any label: it cannot change once labels count.",
+    )
+    verdict_question = forms.ChoiceField(
+        label="Question",
+        choices=Campaign.VerdictQuestion.choices,
+        initial=Campaign.VerdictQuestion.DIFFERENCE,
+        required=False,
+        help_text="Not worse by a margin: ship a cheaper ranker unless it loses more than the margin.",
+    )
+    verdict_margin = forms.FloatField(
+        label="Margin (metric points)",
+        min_value=0.0,
+        required=False,
+        help_text="For “not worse” or “better by”: e.g. 0.5 DCG@10 points. Empty = 0.",
+    )
 
     judging_mode = forms.ChoiceField(
         label="Judging",
@@ -127,6 +148,10 @@ class CampaignCreateForm(forms.Form):
         if data.get("goal") == Campaign.Goal.LEADERBOARD and not data.get("goal_k"):
             self.add_error("goal_k", "a leaderboard needs k")
         data["judging_mode"] = data.get("judging_mode") or "graded"
+        # Empty verdict fields keep the model's defaults (modes without verdicts hide them).
+        for field in ("verdict_rule", "verdict_question", "verdict_margin"):
+            if data.get(field) in (None, ""):
+                data.pop(field, None)
         # The modes' own settings (labeling.modes) are stored by the mode, not on the campaign.
         given = {field: data.pop(field) for field in self.setting_fields if data.get(field) not in (None, "")}
         data["mode_settings"] = {}

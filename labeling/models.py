@@ -58,6 +58,9 @@ class Campaign(models.Model):
         "mix",
         "focus_systems",
         "prior_strength",
+        "verdict_rule",
+        "verdict_question",
+        "verdict_margin",
     )
     """What a coordinator chooses about a campaign beyond its name and guidelines (a mode's own
     settings live in its tables): a clone copies these, the configuration export and the
@@ -99,28 +102,32 @@ class Campaign(models.Model):
     )
 
     class VerdictRule(models.TextChoices):
+        SEQUENTIAL = "sequential", "Sequential: read after every label, spread over the planned top-up"
+        ANYTIME = "anytime", "Anytime: read after every label, no horizon (the budget may grow)"
         FIXED = "fixed", "Fixed: read once, when the top-up is spent"
-        ANYTIME = "anytime", "Anytime: read after every label, may stop early"
 
+    class VerdictQuestion(models.TextChoices):
+        DIFFERENCE = "difference", "Better or worse"
+        NON_INFERIORITY = "non_inferiority", "Not worse by more than the margin"
+        SUPERIORITY = "superiority", "Better by more than the margin"
+
+    # The defaults of every release verdict of the campaign (`estimation.sampling.verdicts`): a run
+    # that arrives takes them unless its submission names its own; a two-system campaign's verdict
+    # reads them, and they are fixed once its first label is stored (`sampling.verdict_plans`).
     verdict_rule = models.CharField(
-        max_length=8,
+        max_length=12,
         choices=VerdictRule.choices,
-        default=VerdictRule.FIXED,
+        default=VerdictRule.SEQUENTIAL,
         help_text="how a run that arrives, or a two-system campaign, gets its verdict",
     )
-    # A campaign whose goal is the difference of two systems gets a verdict of its own
-    # (`sampling.verdicts.campaign_verdict_update`): empty until decided.
-    verdict = models.CharField(
-        max_length=12,
-        blank=True,
-        default="",
-        choices=[("better", "Better"), ("worse", "Worse"), ("not_settled", "Not settled")],
+    verdict_question = models.CharField(
+        max_length=16,
+        choices=VerdictQuestion.choices,
+        default=VerdictQuestion.DIFFERENCE,
+        help_text="what the verdict answers about the difference (first run minus second)",
     )
-    verdict_decided_at = models.DateTimeField(null=True, blank=True)
-    verdict_low = models.FloatField(null=True, blank=True)
-    verdict_high = models.FloatField(null=True, blank=True)
-    verdict_returned = models.FloatField(
-        default=0.0, help_text="budget taken off when an anytime verdict came before the budget was spent"
+    verdict_margin = models.FloatField(
+        default=0.0, help_text="the margin of a non-inferiority or superiority question, in metric units"
     )
     focus_systems = models.JSONField(
         default=list, blank=True, help_text="system names the sampling plans for; empty = all pooled systems"
@@ -371,6 +378,9 @@ class Arrival(models.Model):
     reference = models.ForeignKey(
         System, null=True, on_delete=models.SET_NULL, related_name="+", help_text="what it is compared with"
     )
+    reference_given = models.BooleanField(
+        default=True, help_text="named by the submission (else the best certified pooled run was taken)"
+    )
     topup_budget = models.FloatField(help_text="what the top-up spends on it, in the campaign's budget unit")
     topup_draws = models.PositiveIntegerField(
         default=1, help_text="the draws the top-up budget pays for on average (its design is made for them)"
@@ -384,27 +394,79 @@ class Arrival(models.Model):
     drawable_after = models.PositiveIntegerField(help_text="the order of the last draw before it was pooled")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    class Verdict(models.TextChoices):
-        BETTER = "better", "Better"
-        WORSE = "worse", "Worse"
-        NOT_SETTLED = "not_settled", "Not settled"
-
-    verdict = models.CharField(
-        max_length=12, choices=Verdict.choices, blank=True, default="", help_text="empty until decided"
-    )
-    rule = models.CharField(max_length=8, blank=True, default="", help_text="the rule that decided it")
-    decided_at = models.DateTimeField(null=True, blank=True)
-    decided_low = models.FloatField(null=True, blank=True, help_text="the decisive interval's bounds")
-    decided_high = models.FloatField(null=True, blank=True)
-    topup_returned = models.FloatField(
-        default=0.0, help_text="top-up budget given back when an anytime verdict came early"
-    )
-
     class Meta:
         ordering = ("id",)
 
     def __str__(self) -> str:
         return f"{self.system_id} in {self.campaign_id}"
+
+
+class Verdict(models.Model):
+    """A release verdict and the plan it is read by: of a run that arrived (its difference with
+    its reference) or of a two-system campaign (its compared pair; `arrival` empty). The plan
+    (rule, question, margin, horizon) is stored when the verdict is opened and fixed once a
+    label counts towards it (`plan_fixed_at`); the reading is stored once
+    (`sampling.verdicts`)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="verdicts")
+    arrival = models.OneToOneField(
+        Arrival, null=True, blank=True, on_delete=models.CASCADE, related_name="verdict_record"
+    )
+    first = models.CharField(max_length=200, help_text="the run whose difference is read (minus the second)")
+    second = models.CharField(max_length=200, help_text="what it is compared with")
+    rule = models.CharField(max_length=12, choices=Campaign.VerdictRule.choices)
+    question = models.CharField(
+        max_length=16, choices=Campaign.VerdictQuestion.choices, default=Campaign.VerdictQuestion.DIFFERENCE
+    )
+    margin = models.FloatField(default=0.0, help_text="metric units")
+    horizon = models.FloatField(
+        help_text="the planned top-up, in labels: the sequential rule spends alpha over it"
+    )
+    budget = models.FloatField(
+        default=0.0,
+        help_text="the top-up (or budget) the plan was made for, in the budget unit",
+    )
+    alpha = models.FloatField(default=0.05)
+    plan_fixed_at = models.DateTimeField(
+        null=True, blank=True, help_text="when a label first counted: the plan cannot change after"
+    )
+
+    class Outcome(models.TextChoices):
+        BETTER = "better", "Better"
+        WORSE = "worse", "Worse"
+        NOT_WORSE = "not_worse", "Not worse"
+        NOT_BETTER = "not_better", "Not better"
+        NOT_SETTLED = "not_settled", "Not settled"
+        UNCHANGED = "unchanged", "Unchanged"
+
+    outcome = models.CharField(
+        max_length=12, choices=Outcome.choices, blank=True, default="", help_text="empty until decided"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True, help_text="when the reading was stored")
+    decided_draws = models.PositiveIntegerField(
+        null=True, blank=True, help_text="top-up draws at the look read"
+    )
+    decided_labels = models.PositiveIntegerField(
+        null=True, blank=True, help_text="top-up labels (documents judged) at the look read"
+    )
+    value = models.FloatField(null=True, blank=True, help_text="the difference at that look")
+    low = models.FloatField(null=True, blank=True, help_text="the interval the rule read there")
+    high = models.FloatField(null=True, blank=True)
+    reason = models.CharField(max_length=400, blank=True, default="", help_text="why it is not settled")
+    returned = models.FloatField(
+        default=0.0, help_text="budget taken off when the verdict came before the top-up was spent"
+    )
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign"], condition=Q(arrival__isnull=True), name="one_campaign_verdict"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.first} vs {self.second}: {self.outcome or 'open'}"
 
 
 class Task(models.Model):

@@ -1,18 +1,24 @@
 """A release pipeline's step: submit a run as an arrival, wait for its verdict, exit with it.
 
     python -m labeling.release_gate --url https://labels.example.org --token "$TOKEN" \\
-        --campaign 2 --run release-43.run [--reference prod] [--budget 25 | --target-width 0.5]
+        --campaign 2 --run release-43.run [--reference prod] [--budget 25 | --target-width 0.5] \\
+        [--rule sequential|anytime|fixed] [--margin 0.5]
 
-or, for an arrival already submitted, ``--arrival ID`` instead of ``--run``. It polls
+or, for an arrival already submitted, ``--arrival ID`` instead of ``--run``. ``--margin M`` asks
+whether the run is not worse than the reference by more than M metric points (non-inferiority;
+``--question superiority`` asks whether it is better by more than M instead). The rule, question
+and margin are fixed with the arrival (default: the campaign's). It polls
 ``GET /api/campaigns/{id}/arrivals/{a}/`` with backoff (from ``--poll`` seconds, times 1.5, at
-most 60) until the verdict is decided, prints the verdict with the difference and its interval,
-and exits **0** for better, **1** for worse, **2** for not settled; **3** when the server
-refuses the request (the reason is printed) and **4** when ``--timeout`` passes without a
-verdict. The token may also come from the environment variable ``ASSESS_TOKEN``.
+most 60) until the verdict is decided, prints the verdict with the difference, the interval it
+was read from, the rule, horizon and margin, and exits with `EXIT_CODES`: **0** better or not
+worse (ship), **1** worse or not better, **2** not settled, **5** unchanged (the run ranks the
+same documents as the reference: nothing was judged); **3** when the server refuses the request
+(the reason is printed) and **4** when ``--timeout`` passes without a verdict. The token may
+also come from the environment variable ``ASSESS_TOKEN``.
 
 Standard library only, so a CI job can run this one file with any Python 3.11 (copy it, or run
-it from a checkout). The verdict's rule is the campaign's (docs/api.md, "Release verdicts"): with
-``anytime`` it may come before the top-up is spent, and reading it after every poll is safe.
+it from a checkout). Reading the verdict after every poll is safe whatever the rule
+(docs/api.md, "Release verdicts"): a peeking rule's verdict may come before the top-up is spent.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-EXIT_CODES = {"better": 0, "worse": 1, "not_settled": 2}
+EXIT_CODES = {"better": 0, "not_worse": 0, "worse": 1, "not_better": 1, "not_settled": 2, "unchanged": 5}
 EXIT_REFUSED = 3
 EXIT_TIMEOUT = 4
 MAX_POLL_SECONDS = 60.0
@@ -121,12 +127,19 @@ def describe(report: dict[str, Any]) -> str:
     def number(value: Any) -> str:
         return "n/a" if value is None else f"{value:+.4g}"
 
+    question = report.get("question", "difference")
+    asked = {"non_inferiority": " not worse by", "superiority": " better by"}.get(question, "")
+    margin = f",{asked} {report.get('margin', 0):g}" if asked else ""
+    horizon = f", horizon {report['horizon']:.0f} labels" if report.get("horizon") else ""
+    at = f" at label {report['decided_labels']}" if report.get("decided_labels") is not None else ""
+    reason = f" ({report['verdict_reason']})" if report.get("verdict_reason") else ""
     return (
         f"{report['verdict']}: {report['system']} minus {report['reference']} = "
         f"{number(difference.get('value'))} "
         f"(95 % interval [{number(difference.get('low'))}, {number(difference.get('high'))}]); "
-        f"decided by the {report['rule']} rule on [{number(band.get('low'))}, {number(band.get('high'))}]"
-        f"; top-up spent {report.get('topup_spent', 0):g} of {report.get('topup_budget', 0):g}"
+        f"decided by the {report['rule']} rule{margin}{horizon}{at} on "
+        f"[{number(band.get('low'))}, {number(band.get('high'))}]"
+        f"; top-up spent {report.get('topup_spent', 0):g} of {report.get('topup_budget', 0):g}{reason}"
     )
 
 
@@ -144,6 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--budget", help="the top-up, in the campaign's budget unit")
     size.add_argument("--target-width", help="the 95 %% interval width to plan the top-up for")
+    parser.add_argument("--rule", choices=("sequential", "anytime", "fixed"), help="the verdict's rule")
+    parser.add_argument(
+        "--question",
+        choices=("difference", "non_inferiority", "superiority"),
+        help="what the verdict answers (default: non_inferiority with --margin, else the campaign's)",
+    )
+    parser.add_argument("--margin", help="the margin in metric points (non-inferiority unless --question)")
     parser.add_argument("--poll", type=float, default=5.0, help="first pause between polls, seconds")
     parser.add_argument("--timeout", type=float, default=24 * 3600.0, help="give up after this many seconds")
     args = parser.parse_args(argv)
@@ -154,13 +174,23 @@ def main(argv: list[str] | None = None) -> int:
         if args.run is not None:
             if not args.run.is_file():
                 parser.error(f"no such run file: {args.run}")
-            given = {"budget": args.budget, "target_width": args.target_width, "reference": args.reference}
+            question = args.question or ("non_inferiority" if args.margin else None)
+            given = {
+                "budget": args.budget,
+                "target_width": args.target_width,
+                "reference": args.reference,
+                "rule": args.rule,
+                "question": question,
+                "margin": args.margin,
+            }
             fields = {name: value for name, value in given.items() if value}
             created = submit(base, args.token, args.campaign, args.run, fields)
             arrival = int(created["id"])
+            chosen = "" if created.get("reference_given", True) else " (the best certified run)"
             print(
-                f"arrival {arrival}: {created['system']} against {created['reference']}, top-up "
-                f"{created['topup_budget']:g}, verdict by the {created['rule']} rule",
+                f"arrival {arrival}: {created['system']} against {created['reference']}{chosen}, top-up "
+                f"{created['topup_budget']:g}, verdict by the {created['rule']} rule "
+                f"({created.get('question', 'difference')}, margin {created.get('margin', 0):g})",
                 flush=True,
             )
         else:

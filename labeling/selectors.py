@@ -22,6 +22,7 @@ from labeling.models import (
     Judgment,
     PoolItem,
     RankingEntry,
+    Verdict,
 )
 from labeling.permissions import campaign_member_role, is_admin, member_role_remember
 
@@ -325,3 +326,26 @@ def shortcut_preferences(user: User | AnonymousUser) -> ShortcutPreferences:
     if found is None:
         return ShortcutPreferences(enabled=True, keys={})
     return ShortcutPreferences(enabled=found.shortcuts_enabled, keys=dict(found.shortcut_keys))
+
+
+def verdict_summary(verdict: Verdict | None) -> dict[str, Any] | None:
+    """What the API, the pages and the webhook events say of a release verdict and its plan."""
+    if verdict is None:
+        return None
+    return {
+        "verdict": verdict.outcome or None,
+        "rule": verdict.rule,
+        "question": verdict.question,
+        "margin": verdict.margin,
+        "horizon": verdict.horizon,
+        "alpha": verdict.alpha,
+        "plan_fixed_at": verdict.plan_fixed_at.isoformat() if verdict.plan_fixed_at else None,
+        "decided_at": verdict.decided_at.isoformat() if verdict.decided_at else None,
+        "decided_labels": verdict.decided_labels,
+        "decided_draws": verdict.decided_draws,
+        "value": verdict.value,
+        "low": verdict.low,
+        "high": verdict.high,
+        "reason": verdict.reason,
+        "returned": verdict.returned,
+    }

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
-from labeling.models import Campaign
+from labeling.models import Campaign, Verdict
 from labeling.modes import field_choices
 from labeling.permissions import ROLES
-from labeling.selectors import Progress
+from labeling.selectors import Progress, verdict_summary
 from labeling.strict_json import StrictModelSerializer, StrictSerializer
 
 
@@ -54,9 +55,22 @@ class CampaignInputSerializer(StrictSerializer):
     mix = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.1)
     verdict_rule = serializers.ChoiceField(
         Campaign.VerdictRule.choices,
-        default=Campaign.VerdictRule.FIXED,
-        help_text="how a run that arrives gets its verdict: fixed (read once, when its top-up is "
-        "spent) or anytime (read after every label; may stop the top-up early)",
+        default=Campaign.VerdictRule.SEQUENTIAL,
+        help_text="how a run that arrives, or a two-system campaign, gets its verdict: sequential (read "
+        "after every label, the error spread over the planned top-up; may stop it early), anytime (read "
+        "after every label with no horizon; valid however far the budget grows) or fixed (read once, when "
+        "the top-up is spent). Fixed once a label counts (docs/api.md, Release verdicts)",
+    )
+    verdict_question = serializers.ChoiceField(
+        Campaign.VerdictQuestion.choices,
+        default=Campaign.VerdictQuestion.DIFFERENCE,
+        help_text="difference (better or worse), non_inferiority (not worse by more than the margin) or "
+        "superiority (better by more than the margin)",
+    )
+    verdict_margin = serializers.FloatField(
+        min_value=0.0,
+        default=0.0,
+        help_text="the margin of a non_inferiority or superiority question, in metric units (0 otherwise)",
     )
     focus_systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
     prior_strength = serializers.FloatField(min_value=0.0, default=20.0)
@@ -126,12 +140,43 @@ class ModeDefinedChoiceField(serializers.ChoiceField):
     choice_strings_to_values = property(_choice_strings_to_values, _set_choices)
 
 
+class CampaignVerdictSerializer(StrictSerializer):
+    """A two-system campaign's verdict and the plan it is read by (`labeling.models.Verdict`)."""
+
+    verdict = serializers.CharField(allow_null=True, help_text="null until decided")
+    rule = serializers.CharField()
+    question = serializers.CharField()
+    margin = serializers.FloatField()
+    horizon = serializers.FloatField(
+        help_text="the planned labels (documents judged) the rule spends its error over"
+    )
+    plan_fixed_at = serializers.DateTimeField(allow_null=True, help_text="when a judgment fixed the plan")
+    decided_at = serializers.DateTimeField(allow_null=True)
+    decided_labels = serializers.IntegerField(
+        allow_null=True, help_text="the labels at the look it was read at"
+    )
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    returned = serializers.FloatField(help_text="budget taken off when it came before the budget was spent")
+
+
 class CampaignOutputSerializer(StrictModelSerializer):
     strategy = ModeDefinedChoiceField("strategy", required=False)
     grades = serializers.SerializerMethodField()
     grade_scale = serializers.JSONField(source="grades")
     mode = serializers.CharField(source="judging_mode", read_only=True)
     k = serializers.SerializerMethodField(help_text="top-k mode: k; null in other modes")
+    verdict = serializers.SerializerMethodField(
+        help_text="a two-system campaign's verdict; null until decided"
+    )
+    verdict_decided_at = serializers.SerializerMethodField()
+    verdict_low = serializers.SerializerMethodField()
+    verdict_high = serializers.SerializerMethodField()
+    verdict_returned = serializers.SerializerMethodField()
+    verdict_plan = serializers.SerializerMethodField(
+        help_text="a two-system campaign's verdict with its plan (null for other goals, or before Start)"
+    )
 
     class Meta:
         model = Campaign
@@ -157,11 +202,14 @@ class CampaignOutputSerializer(StrictModelSerializer):
             "created_at",
             "mix",
             "verdict_rule",
+            "verdict_question",
+            "verdict_margin",
             "verdict",
             "verdict_decided_at",
             "verdict_low",
             "verdict_high",
             "verdict_returned",
+            "verdict_plan",
             "focus_systems",
             "prior_strength",
             "custom_dcg",
@@ -175,6 +223,33 @@ class CampaignOutputSerializer(StrictModelSerializer):
         from labeling.modes import mode_of
 
         return mode_of(campaign).settings_of(campaign).get("k")
+
+    def _own_verdict(self, campaign: Campaign) -> Verdict | None:
+        return Verdict.objects.filter(campaign=campaign, arrival__isnull=True).first()
+
+    def get_verdict(self, campaign: Campaign) -> str | None:
+        own = self._own_verdict(campaign)
+        return own.outcome or None if own is not None else None
+
+    def get_verdict_decided_at(self, campaign: Campaign) -> str | None:
+        own = self._own_verdict(campaign)
+        return own.decided_at.isoformat() if own is not None and own.decided_at else None
+
+    def get_verdict_low(self, campaign: Campaign) -> float | None:
+        own = self._own_verdict(campaign)
+        return own.low if own is not None else None
+
+    def get_verdict_high(self, campaign: Campaign) -> float | None:
+        own = self._own_verdict(campaign)
+        return own.high if own is not None else None
+
+    def get_verdict_returned(self, campaign: Campaign) -> float:
+        own = self._own_verdict(campaign)
+        return own.returned if own is not None else 0.0
+
+    @extend_schema_field(CampaignVerdictSerializer(allow_null=True))
+    def get_verdict_plan(self, campaign: Campaign) -> dict[str, Any] | None:
+        return verdict_summary(self._own_verdict(campaign))
 
 
 class UserInputSerializer(StrictSerializer):

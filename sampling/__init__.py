@@ -8,7 +8,7 @@ sample (graded) use it through the names below; its modules are its own business
 test holds every other package to this surface).
 """
 
-from sampling.arrivals import arrival_add, arrival_summary, arrivals_json, arrivals_summaries
+from sampling.arrivals import arrival_add, arrival_summary, arrivals_json, arrivals_summaries, best_certified
 from sampling.dashboard import campaign_model_summary
 from sampling.draws import (
     budget_spent_emit,
@@ -76,15 +76,18 @@ from sampling.strategies import (
     strategy_for,
 )
 from sampling.verdicts import (
-    arrival_events_emit,
-    arrival_rule,
-    arrival_verdicts_update,
-    campaign_verdict_update,
+    VERDICT_SETTINGS,
+    campaign_verdict_change_problem,
+    campaign_verdict_sync,
+    plan_problem,
+    verdict_events_emit,
+    verdicts_update,
 )
 
 __all__ = [
     "arrival_add",
     "arrival_summary",
+    "best_certified",
     "arrivals_json",
     "arrivals_summaries",
     "STRATEGIES",
@@ -145,10 +148,12 @@ __all__ = [
     "strategy_choices",
     "strategy_for",
     "tasks_trim_to_budget",
-    "arrival_verdicts_update",
-    "arrival_events_emit",
-    "campaign_verdict_update",
-    "arrival_rule",
+    "VERDICT_SETTINGS",
+    "campaign_verdict_change_problem",
+    "campaign_verdict_sync",
+    "plan_problem",
+    "verdict_events_emit",
+    "verdicts_update",
     "budget_spent_emit",
     "tasks_unleased_count",
 ]

@@ -4,17 +4,23 @@ ask it, and above the models and the numeric core only."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from estimation.metrics.spec import Metric
-from estimation.sampling.arrivals import stratum_shares, topup_distribution
+from estimation.sampling.arrivals import stratum_shares, target_strata, topup_distribution
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
 from labeling.models import Arrival, Campaign, Draw, Judge, JudgeRun, Judgment
 from labeling.selectors import judgments_spent
 from sampling.judge_labels import judge_for_sampling
-from sampling.pool_arrays import PoolArrays
+from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws
+from sampling.pool_arrays import PoolArrays, pool_from_arrays
+
+if TYPE_CHECKING:  # the strategies import this module
+    from sampling.strategies import Level
 
 
 def topup_spent(arrival: Arrival) -> tuple[int, float]:
@@ -29,7 +35,9 @@ def topup_spent(arrival: Arrival) -> tuple[int, float]:
 
 def arrival_open(campaign: Campaign) -> Arrival | None:
     """The newest arrival whose top-up is not spent yet and that has no verdict, if any."""
-    arrivals = campaign.arrivals.filter(verdict="").select_related("campaign", "system", "reference")
+    arrivals = campaign.arrivals.filter(verdict_record__outcome="").select_related(
+        "campaign", "system", "reference"
+    )
     for arrival in arrivals.order_by("-id"):
         if topup_spent(arrival)[1] < arrival.topup_budget:
             return arrival
@@ -62,6 +70,51 @@ def arrival_topup_design(
     pair = (names.index(arrival.system.name), names.index(arrival.reference.name))
     design = TopupDesign(campaign, arrays, pool, metric, pair, arrival.drawable_after)
     return design.q(arrival.topup_draws, sigma)
+
+
+def arrival_waiting(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, arrival: Arrival, level: Level
+) -> int:
+    """How many documents the arrival's estimate and its difference with the reference depend on
+    that cannot be estimated yet: at item level, the documents of late strata no draw has picked
+    one of since they joined (their estimate has no value until then, `CountedDraws.strata`); with
+    topics drawn whole, its unjudged documents on the topics drawn before it arrived (those topics
+    count once complete)."""
+    names = list(arrays.system_names)
+    if arrival.system.name not in names:
+        return 0
+    index = names.index(arrival.system.name)
+    if level.draws_whole_topics:
+        drawn = np.zeros(arrays.n_topics, dtype=bool)
+        topic_ids = Draw.objects.filter(
+            campaign=campaign, kind=Draw.Kind.QUERY, order__lte=arrival.drawable_after
+        ).values_list("topic_id", flat=True)
+        located = {int(topic_id): position for position, topic_id in enumerate(arrays.topic_ids)}
+        drawn[[located[int(topic_id)] for topic_id in set(topic_ids) if int(topic_id) in located]] = True
+        return int((ranked_slots(arrays, index) & (grades < 0) & drawn[:, None]).sum())
+    metric = level.evaluation_metric(campaign)
+    pool = pool_from_arrays(arrays)
+    weights = system_weights(pool, metric, index)
+    targets = [weights]
+    reference = arrival.reference.name if arrival.reference is not None else None
+    if reference in names:
+        targets.append(weights - system_weights(pool, metric, names.index(reference)))
+    draws = counted_item_draws(campaign, arrays, grades)
+    thin = np.zeros(arrays.slot_used.shape, dtype=bool)
+    for target in targets:
+        for boundary, mask in target_strata(arrays.drawable_after, target):
+            if boundary > 0 and draws.stratum_draws(mask, draws.order > boundary) < MIN_STRATUM_DRAWS:
+                thin |= mask
+    return int(thin.sum())
+
+
+def ranked_slots(arrays: PoolArrays, index: int) -> np.ndarray:
+    """The pool slots system `index` ranks (within the pool depth)."""
+    ranked = np.zeros(arrays.slot_used.shape, dtype=bool)
+    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], arrays.rankings.shape[1:])
+    slots = arrays.rankings[index] >= 0
+    ranked[topics[slots], arrays.rankings[index][slots]] = True
+    return ranked
 
 
 class TopupDesign:
@@ -104,6 +157,8 @@ class TopupDesign:
 
 __all__ = [
     "arrival_labelling_judge",
+    "arrival_waiting",
+    "ranked_slots",
     "arrival_open",
     "TopupDesign",
     "arrival_topup_design",

@@ -29,13 +29,20 @@ from django.db.models import Max
 from scipy.stats import norm
 
 from estimation.judges.calibration import MISSING
-from estimation.sampling.arrivals import target_strata, topup_for_width, topup_variance
+from estimation.sampling.arrivals import topup_for_width, topup_variance
 from estimation.sampling.items import system_weights
 from estimation.sampling.sequences import Interval
 from labeling.models import Arrival, Campaign, Draw, System
+from labeling.selectors import verdict_summary
 from labeling.services.imports import UploadedFile
 from labeling.services.run_imports import StagedRuns, runs_import
-from sampling.arrival_design import TopupDesign, arrival_labelling_judge, topup_spent
+from sampling.arrival_design import (
+    TopupDesign,
+    arrival_labelling_judge,
+    arrival_waiting,
+    ranked_slots,
+    topup_spent,
+)
 from sampling.arrival_topics import completion_needed, drawn_topics_complete
 from sampling.draws import draw_price
 from sampling.estimates import estimates_current
@@ -43,11 +50,19 @@ from sampling.judge_kinds import judge_kind
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_start
 from sampling.label_model import judged_grades
-from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws, stratified_item_estimate
+from sampling.level_estimates import counted_item_draws, stratified_item_estimate
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
 from sampling.state import campaign_pool
-from sampling.strategies import strategy_for
-from sampling.verdicts import topup_over, verdict_reading
+from sampling.strategies import Level, strategy_for
+from sampling.verdicts import (
+    arrival_verdict_open,
+    identical_rankings,
+    plan_problem,
+    planned_labels,
+    topup_over,
+    verdict_reading,
+    verdict_state,
+)
 
 TOPUP_PLAN_MAX_DRAWS = 5000
 """The largest top-up the width planner proposes (draws); past it, it says the width it reaches."""
@@ -64,27 +79,39 @@ def arrival_add(
     budget: float | None = None,
     target_width: float | None = None,
     reference: str | None = None,
+    rule: str | None = None,
+    question: str | None = None,
+    margin: float | None = None,
 ) -> Arrival:
     """Pool one run into a campaign that has drawn, with a top-up aimed at its difference with
-    `reference` (a pooled run's name; default the run with the best current estimate): either
-    `budget` (the campaign's budget unit) or `target_width`, the 95 % interval width of the
-    difference the top-up should reach (the budget is planned for it, `topup_plan`). ValueError
-    with the reason, before anything is stored, for a strategy that takes no arrivals, no draw
-    yet, a bad budget, width or reference, more than one file, or (topics drawn whole) a width,
-    or a top-up that cannot judge the run's documents on the drawn topics; `ImportFailed` for a
-    malformed run (nothing stored)."""
+    `reference` (a pooled run's name; default the best certified pooled run, `best_certified`):
+    either `budget` (the campaign's budget unit) or `target_width`, the 95 % interval width of
+    the difference the top-up should reach (the budget is planned for it, `topup_plan`). Its
+    verdict's rule, question and margin (default: the campaign's) are fixed now
+    (`sampling.verdicts`). A run identical to its reference at every rank the metric weighs is
+    pooled with no top-up and decided ``unchanged``. ValueError with the reason, before anything
+    is stored, for a strategy that takes no arrivals, no draw yet, a bad budget, width, reference
+    or verdict plan, more than one file, or (topics drawn whole) a width, or a top-up that cannot
+    judge the run's documents on the drawn topics; `ImportFailed` for a malformed run (nothing
+    stored)."""
     level = strategy_for(campaign).level
     if not level.takes_arrivals:
         raise ValueError(LEVEL_REFUSAL)
     if len(files) != 1:
         raise ValueError(f"one run arrives at a time, got {len(files)} files")
-    whole_topics = level.draw_kind == Draw.Kind.QUERY
-    _check_topup(campaign, budget, target_width, whole_topics)
+    whole_topics = level.draws_whole_topics
+    _check_topup(campaign, level, budget, target_width)
+    rule = rule or str(campaign.verdict_rule)
+    question = question or str(campaign.verdict_question)
+    margin = float(campaign.verdict_margin if margin is None else margin)
+    problem = plan_problem(level, rule, question, margin)
+    if problem is not None:
+        raise ValueError(f"the verdict cannot be read so: {problem}")
     last_draw = Draw.objects.filter(campaign=campaign).aggregate(last=Max("order"))["last"]
     if last_draw is None:
         raise ValueError("nothing was drawn yet: upload the run with the others (Runs) instead")
     pooled = [system.name for system in pooled_systems(campaign)]
-    chosen = reference or _best_current(campaign, pooled)
+    chosen = reference or best_certified(campaign, pooled)
     if chosen not in pooled:
         raise ValueError(
             f"the reference {chosen!r} is not a pooled run of this campaign ({', '.join(pooled)})"
@@ -94,12 +121,16 @@ def arrival_add(
     arrays = pool_arrays_for(campaign)
     names = list(arrays.system_names)
     pair = (names.index(report.systems[0]), names.index(chosen))
+    unchanged = identical_rankings(arrays, *pair, level.evaluation_metric(campaign).cutoff)
     plan = None
-    if target_width is not None:
-        plan = topup_plan(campaign, arrays, pair, last_draw, target_width)
-        budget = plan.budget
-    assert budget is not None  # _check_topup: one of the two was given
-    draws = plan.draws if plan is not None else max(1, round(budget / draw_price(campaign, arrays)))
+    if unchanged:
+        budget, draws = 0.0, 1
+    else:
+        if target_width is not None:
+            plan = topup_plan(campaign, arrays, pair, last_draw, target_width)
+            budget = plan.budget
+        assert budget is not None  # _check_topup: one of the two was given
+        draws = plan.draws if plan is not None else max(1, round(budget / draw_price(campaign, arrays)))
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
         system = System.objects.get(campaign=campaign, name=report.systems[0])
@@ -107,33 +138,38 @@ def arrival_add(
             campaign=campaign,
             system=system,
             reference=System.objects.get(campaign=campaign, name=chosen),
+            reference_given=reference is not None,
             topup_budget=float(budget),
             topup_draws=draws,
             target_width=target_width,
             planned_width=None if plan is None else plan.width,
             drawable_after=last_draw,
         )
-        campaign.budget += float(budget)
-        campaign.blocked = ""
-        if campaign.status == Campaign.Status.DONE:
-            campaign.status = Campaign.Status.RUNNING
-        campaign.save(update_fields=["budget", "blocked", "status", "updated_at"])
-        if whole_topics:
-            drawn_topics_complete(campaign, arrival)
-    _judge_new_pairs(campaign)
+        labels = planned_labels(campaign, arrays, judged_grades(campaign, arrays), float(budget))
+        arrival_verdict_open(
+            arrival, rule=rule, question=question, margin=margin, horizon=labels, unchanged=unchanged
+        )
+        if not unchanged:
+            campaign.budget += float(budget)
+            campaign.blocked = ""
+            if campaign.status == Campaign.Status.DONE:
+                campaign.status = Campaign.Status.RUNNING
+            campaign.save(update_fields=["budget", "blocked", "status", "updated_at"])
+            if whole_topics:
+                drawn_topics_complete(campaign, arrival)
+    if not unchanged:
+        _judge_new_pairs(campaign)
     return arrival
 
 
-def _check_topup(
-    campaign: Campaign, budget: float | None, target_width: float | None, whole_topics: bool
-) -> None:
+def _check_topup(campaign: Campaign, level: Level, budget: float | None, target_width: float | None) -> None:
     """ValueError unless exactly one of a valid budget and a valid width is given."""
     if (budget is None) == (target_width is None):
         raise ValueError(
             "give either a top-up (budget) or the interval width to reach (target_width), not both"
         )
     if target_width is not None:
-        if whole_topics:
+        if not level.topup_by_width:
             raise ValueError(
                 "this campaign draws whole topics: give the top-up as a budget (a width is planned "
                 "for single-documents strategies only)"
@@ -238,30 +274,50 @@ def _judge_new_pairs(campaign: Campaign) -> None:
         return  # over the operator's ceilings: the report counts the pairs without a label
 
 
-def _best_current(campaign: Campaign, pooled: list[str]) -> str:
-    """The pooled run with the highest current estimate of the campaign's metric (the first
-    pooled run while none has a value)."""
-    rows = [row for row in estimates_current(campaign)["systems"] if row["value"] is not None]
+def best_certified(campaign: Campaign, pooled: list[str]) -> str:
+    """The default reference: among the runs the campaign started with (pooled without arriving)
+    and the arrivals certified better or not worse than their own reference, the one with the
+    highest current estimate of the campaign's metric that has an interval (enough labels); never
+    a run whose verdict is still open. The first pooled run while none qualifies."""
+    certified = {
+        name
+        for name, outcome in Arrival.objects.filter(campaign=campaign).values_list(
+            "system__name", "verdict_record__outcome"
+        )
+        if outcome in ("better", "not_worse")
+    }
+    arrived = set(Arrival.objects.filter(campaign=campaign).values_list("system__name", flat=True))
+    candidates = [name for name in pooled if name not in arrived or name in certified]
+    rows = [
+        row
+        for row in estimates_current(campaign)["systems"]
+        if row["value"] is not None and row.get("low") is not None and row.get("high") is not None
+    ]
     metric = str(campaign.metric)
     valued = {row["name"]: row["value"] for row in rows if row["metric"] == metric} or {
         row["name"]: row["value"] for row in rows if row["metric"].startswith("DCG")
     }
-    known = [name for name in pooled if name in valued]
-    return max(known, key=valued.__getitem__) if known else pooled[0]
+    known = [name for name in candidates if name in valued]
+    if known:
+        return max(known, key=valued.__getitem__)
+    return candidates[0] if candidates else pooled[0]
 
 
 def arrivals_summaries(campaign: Campaign) -> list[dict[str, Any]]:
     """`arrival_summary` of every arrival of the campaign, oldest first, from one reading of its
     current estimates."""
     estimates = estimates_current(campaign)
-    arrivals = campaign.arrivals.select_related("campaign", "system", "reference").order_by("id")
+    arrivals = campaign.arrivals.select_related("campaign", "system", "reference", "verdict_record").order_by(
+        "id"
+    )
     return [arrival_summary(arrival, estimates) for arrival in arrivals]
 
 
 def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the arrival's page and API show: status, its estimate, the difference with the
-    reference and the probability that their order is right, the new items, the top-up.
-    `estimates` is the campaign's `estimates_current` when the caller has read it already."""
+    reference and the probability that their order is right, the new items, the top-up, and its
+    verdict with the plan it is read by (`sampling.verdicts`). `estimates` is the campaign's
+    `estimates_current` when the caller has read it already."""
     campaign = arrival.campaign
     arrays = pool_arrays_for(campaign)
     names = list(arrays.system_names)
@@ -277,37 +333,47 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
     reference = arrival.reference.name if arrival.reference is not None else None
     report = _Report()
     grades = judged_grades(campaign, arrays)
+    level = strategy_for(campaign).level
     if arrival.system.name in names:
-        strategy = strategy_for(campaign)
         index = names.index(arrival.system.name)
-        brought = _ranked(arrays, index) & ~_retrieved_before(arrays, arrival.system_id)
-        if strategy.level.draw_kind == Draw.Kind.QUERY:
-            report = _topic_report(campaign, arrays, grades, index, brought, arrival.drawable_after)
+        brought = ranked_slots(arrays, index) & ~_retrieved_before(arrays, arrival.system_id)
+        report = _Report(
+            new_items=int(brought.sum()),
+            new_judged=int((brought & (grades >= 0)).sum()),
+            waiting=arrival_waiting(campaign, arrays, grades, arrival, level),
+        )
+        if level.draws_whole_topics:
+            report.unreachable = _topic_unreachable(campaign, arrays, grades, index, arrival.drawable_after)
         else:
-            report = _item_report(campaign, arrays, grades, index, reference, brought)
+            report.unreachable, report.judge_missing = _item_unreachable(campaign, arrays, grades, index)
         if reference in names:
-            report.difference = strategy.level.difference_estimate(
+            report.difference = level.difference_estimate(
                 campaign, arrays, grades, index, names.index(reference)
             )
     judged, spent = topup_spent(arrival)
-    done = bool(arrival.verdict) or topup_over(arrival, spent)
+    verdict = getattr(arrival, "verdict_record", None)
+    decided = verdict is not None and bool(verdict.outcome)
+    done = decided or topup_over(arrival, spent)
     labelling = arrival_labelling_judge(campaign) is not None and not done
     status = "labelling" if labelling else "judging"
-    if arrival.verdict:
-        rule, band = (
-            arrival.rule,
-            Interval(
-                -math.inf if arrival.decided_low is None else arrival.decided_low,
-                math.inf if arrival.decided_high is None else arrival.decided_high,
-            ),
+    band, reason = Interval(-math.inf, math.inf), ""
+    if verdict is not None and decided:
+        band = Interval(
+            -math.inf if verdict.low is None else verdict.low,
+            math.inf if verdict.high is None else verdict.high,
         )
-    else:
-        reading = verdict_reading(arrival, arrays, grades, report.difference, done)
-        rule, band = reading.rule, reading.band
+        reason = verdict.reason
+    elif verdict is not None:
+        state = verdict_state(verdict, arrays, grades)
+        if state is not None:
+            reading = verdict_reading(verdict, state)
+            band, reason = reading.band, reading.reason
+    plan = verdict_summary(verdict) or {}
     return {
         "id": arrival.pk,
         "system": arrival.system.name,
         "reference": reference,
+        "reference_given": arrival.reference_given,
         "created": arrival.created_at.isoformat(),
         "status": "done" if done or campaign.status != Campaign.Status.RUNNING else status,
         "estimate": _numbers(own),
@@ -323,16 +389,21 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
         "topup_spent": spent,
         "unreachable_share": report.unreachable,
         "judge_missing": report.judge_missing,
-        "rule": rule,
-        "verdict": arrival.verdict or None,
-        "decided_at": arrival.decided_at.isoformat() if arrival.decided_at else None,
-        # The interval the rule reads: the anytime sequence's band, or (decided by the fixed
-        # rule) the 95 % interval it was read from; nulls while it cannot be read.
+        "rule": plan.get("rule", ""),
+        "question": plan.get("question", "difference"),
+        "margin": plan.get("margin", 0.0),
+        "horizon": plan.get("horizon"),
+        "verdict": plan.get("verdict"),
+        "decided_at": plan.get("decided_at"),
+        "decided_labels": plan.get("decided_labels"),
+        "verdict_reason": reason,
+        # The interval the rule reads: its current band (the sequential boundary or the anytime
+        # sequence), or the one the verdict was read from; nulls while it cannot be read.
         "sequence": {
             "low": band.low if math.isfinite(band.low) else None,
             "high": band.high if math.isfinite(band.high) else None,
         },
-        "topup_returned": arrival.topup_returned,
+        "topup_returned": plan.get("returned", 0.0),
     }
 
 
@@ -348,87 +419,44 @@ class _Report:
     difference: dict[str, Any] | None = None
 
 
-def _item_report(
-    campaign: Campaign,
-    arrays: PoolArrays,
-    grades: np.ndarray,
-    index: int,
-    reference: str | None,
-    brought: np.ndarray,
-) -> _Report:
-    """Items drawn one by one: the new items in the metric's depth, those no draw could reach yet,
-    the late strata still without a draw of their own, the judge's missing labels."""
-    names = list(arrays.system_names)
+def _item_unreachable(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, index: int
+) -> tuple[float, int | None]:
+    """Items drawn one by one: the share of its metric's weight no draw could reach yet, and the
+    judge's missing labels of its documents (None without a judge)."""
     pool = pool_from_arrays(arrays)
     strategy = strategy_for(campaign)
     metric = strategy.level.evaluation_metric(campaign)
     weights = system_weights(pool, metric, index)
-    brought = brought & (weights > 0)
     draws = counted_item_draws(campaign, arrays, grades)
     reached = np.zeros(arrays.slot_used.shape, dtype=bool)
     for boundary in np.unique(arrays.drawable_after[weights > 0]):
         if (draws.order > boundary).any():
             reached |= arrays.drawable_after == boundary
-    # Its late groups of documents no draw picked since they joined, as the estimate and the
-    # difference split them (`CountedDraws.strata`): no value until none is left.
-    targets = [weights]
-    if reference in names:
-        targets.append(weights - system_weights(pool, metric, names.index(reference)))
-    thin = np.zeros(arrays.slot_used.shape, dtype=bool)
-    for target in targets:
-        for boundary, mask in target_strata(arrays.drawable_after, target):
-            if boundary > 0 and draws.stratum_draws(mask, draws.order > boundary) < MIN_STRATUM_DRAWS:
-                thin |= mask
     total = float(weights.sum())
     judge_missing = None
     if strategy.uses_judge:
         # Its pool documents the judge has no label for (an uploaded judge's to upload).
         classes = pool_judge_classes(judge_for_sampling(campaign), arrays)
         judge_missing = int(((weights > 0) & (classes == MISSING)).sum())
-    return _Report(
-        new_items=int(brought.sum()),
-        new_judged=int((brought & (grades >= 0)).sum()),
-        waiting=int(thin.sum()),
-        unreachable=float(weights[~reached].sum() / total) if total > 0 else 0.0,
-        judge_missing=judge_missing,
-    )
+    return (float(weights[~reached].sum() / total) if total > 0 else 0.0), judge_missing
 
 
-def _topic_report(
-    campaign: Campaign,
-    arrays: PoolArrays,
-    grades: np.ndarray,
-    index: int,
-    brought: np.ndarray,
-    drawable_after: int,
-) -> _Report:
-    """Topics drawn whole: the run's new documents, and its documents on the topics drawn before
-    it arrived not judged yet (the completion; until it is done those topics wait, and their
-    share is the unreachable one)."""
+def _topic_unreachable(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, index: int, drawable_after: int
+) -> float:
+    """Topics drawn whole: the share of its documents on the topics drawn before it arrived that
+    are not judged yet (those topics wait until they are)."""
     drawn = np.zeros(arrays.n_topics, dtype=bool)
     topic_ids = Draw.objects.filter(
         campaign=campaign, kind=Draw.Kind.QUERY, order__lte=drawable_after
     ).values_list("topic_id", flat=True)
     located = {int(topic_id): position for position, topic_id in enumerate(arrays.topic_ids)}
     drawn[[located[topic_id] for topic_id in set(topic_ids) if topic_id in located]] = True
-    ranked = _ranked(arrays, index)
+    ranked = ranked_slots(arrays, index)
     unjudged = ranked & (grades < 0) & drawn[:, None]
     on_drawn = int((ranked & drawn[:, None]).sum())
-    return _Report(
-        new_items=int(brought.sum()),
-        new_judged=int((brought & (grades >= 0)).sum()),
-        waiting=int(unjudged.sum()),
-        unreachable=float(unjudged.sum() / on_drawn) if on_drawn else 0.0,
-    )
-
-
-def _ranked(arrays: PoolArrays, index: int) -> np.ndarray:
-    """The pool slots system `index` ranks (within the pool depth)."""
-    ranked = np.zeros(arrays.slot_used.shape, dtype=bool)
-    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], arrays.rankings.shape[1:])
-    slots = arrays.rankings[index] >= 0
-    ranked[topics[slots], arrays.rankings[index][slots]] = True
-    return ranked
+    return float(unjudged.sum() / on_drawn) if on_drawn else 0.0
 
 
 def arrivals_json(campaign: Campaign) -> str:
@@ -443,7 +471,7 @@ def _retrieved_before(arrays: PoolArrays, system_id: int) -> np.ndarray:
     covered = np.zeros(arrays.slot_used.shape, dtype=bool)
     for index, other in enumerate(arrays.system_ids):
         if other < system_id:
-            covered |= _ranked(arrays, index)
+            covered |= ranked_slots(arrays, index)
     return covered
 
 
@@ -465,6 +493,7 @@ __all__ = [
     "TopupPlan",
     "arrival_add",
     "arrival_summary",
+    "best_certified",
     "arrivals_json",
     "arrivals_summaries",
     "topup_plan",

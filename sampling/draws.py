@@ -282,6 +282,26 @@ def tasks_trim_to_budget(*, campaign_id: int) -> int:
     return dropped
 
 
+def draws_drop_idle(campaign: Campaign, arrival_id: int | None) -> int:
+    """Drop the queued draws nobody has leased or answered a task of: the arrival's (its top-up
+    stopped at a verdict), or every draw of the campaign for None (its verdict stopped it);
+    returns the tasks dropped. Leased tasks stay, to be answered."""
+    tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True, assessor__isnull=True)
+    if arrival_id is not None:
+        tasks = tasks.filter(arrival_id=arrival_id)
+    dropped = 0
+    for draw in Draw.objects.filter(pk__in=tasks.values("draw_id")).prefetch_related("tasks"):
+        held = list(draw.tasks.all())
+        if any(task.assessor_id is not None or task.answered_at is not None for task in held):
+            continue
+        PoolItem.objects.filter(pk__in=[task.pool_item_id for task in held if task.pool_item_id]).update(
+            drawn=False
+        )
+        dropped += len(held)
+        draw.delete()
+    return dropped
+
+
 def draw_price(campaign: Campaign, arrays: PoolArrays) -> float:
     """What one draw costs on average over the pool, in the budget's unit (overlap included),
     under the stored cost model (never a state computed here: it may predate a change)."""

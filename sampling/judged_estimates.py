@@ -18,11 +18,12 @@ from estimation.sampling.items import system_weights
 from estimation.sampling.results import Estimate
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, JudgeCalibration
+from sampling.difference_terms import DifferenceTerms
 from sampling.focus import focus_indices
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.level_estimates import (
     CountedDraws,
-    counted_item_draws,
+    counted_item_draws_and_gap,
     difference_row,
     estimate_row,
     not_linear_rows,
@@ -89,8 +90,14 @@ class _JudgedDraws:
         return stratified_estimate(strata_terms, n_judged=self.n_judged, budget_spent=spent), None
 
 
-def _judged_draws(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, metric: Metric) -> _JudgedDraws:
-    draws = counted_item_draws(campaign, arrays, grades)
+def _judged_draws(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, metric: Metric, *, prefix: bool = False
+) -> _JudgedDraws:
+    """The counted draws with their calibrations (`prefix`: only those before the first draw that
+    does not count yet, as a verdict reads them)."""
+    draws, gap = counted_item_draws_and_gap(campaign, arrays, grades)
+    if prefix:
+        draws = draws.before(gap)
     topic, slot = draws.topic, draws.slot
     judge = judge_for_sampling(campaign)
     classes = pool_judge_classes(judge, arrays)
@@ -164,6 +171,23 @@ def judged_difference_estimate(
     on the difference's own parts (linear in the weights)."""
     metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
     return _judged_difference(campaign, arrays, _judged_draws(campaign, arrays, grades, metric), a, b, spent)
+
+
+def judged_difference_terms(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int
+) -> DifferenceTerms:
+    """The certified difference's power-tuned terms per stratum over the prefix of draws that all
+    count (`sampling.difference_terms`): each weight is fitted on earlier draws only, so these are
+    the terms `judged_difference_estimate` means."""
+    metric = campaign_metric(campaign, f"DCG@{campaign.metric_cutoff}")
+    judged = _judged_draws(campaign, arrays, grades, metric, prefix=True)
+    draws = judged.draws
+    pool = pool_from_arrays(arrays)
+    target = system_weights(pool, metric, a) - system_weights(pool, metric, b)
+    strata = draws.strata(arrays, target) if draws.size else None
+    chosen = strata or [(np.ones(target.shape, dtype=bool), np.ones(draws.size, dtype=bool))]
+    terms = [tuned_terms(*judged.parts(target * mask, later)) for mask, later in chosen]
+    return DifferenceTerms(terms, draws.order, draws.topic * arrays.n_slots + draws.slot)
 
 
 def _judged_difference(

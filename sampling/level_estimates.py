@@ -152,27 +152,51 @@ class CountedDraws:
         """How many of the selected draws picked an item of the stratum `mask`."""
         return int(mask[self.topic[later], self.slot[later]].sum())
 
+    def before(self, order: int | None) -> CountedDraws:
+        """The draws made before draw `order` (all of them for None)."""
+        if order is None:
+            return self
+        kept = self.order < order
+        return CountedDraws(
+            self.topic[kept], self.slot[kept], self.propensity[kept], self.version[kept], self.order[kept]
+        )
+
 
 def counted_item_draws(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray) -> CountedDraws:
     """The item draws that count (their item judged, no task of it open), in draw order."""
+    return counted_item_draws_and_gap(campaign, arrays, grades)[0]
+
+
+def counted_item_draws_and_gap(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
+) -> tuple[CountedDraws, int | None]:
+    """`counted_item_draws`, and the order of the first draw that does not count yet (None when
+    every draw counts): the draws before it are a prefix a verdict can read."""
     draws = item_draws(campaign)
     topic, slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
     judged = np.zeros(topic.shape, dtype=bool)
     inside = topic >= 0
     judged[inside] = grades[topic[inside], slot[inside]] >= 0
     open_pairs = _open_pairs(campaign)
-    if open_pairs.size and judged.any():
+    held = np.zeros(topic.shape, dtype=bool)
+    if open_pairs.size:
         open_topic, open_slot = arrays.locate(open_pairs[:, 0], open_pairs[:, 1])
         open_flat = set((open_topic * arrays.n_slots + open_slot)[open_topic >= 0].tolist())
         flat = topic * arrays.n_slots + slot
-        judged &= np.array([value not in open_flat for value in flat.tolist()], dtype=bool)
-    return CountedDraws(
+        held = np.array([value in open_flat for value in flat.tolist()], dtype=bool)
+        judged &= ~held
+    # A draw waits while a task of its item is open; one with neither a label nor an open task
+    # (off the pool, say) never counts, and is no gap.
+    waiting = draws[held & inside, 4]
+    gap = int(waiting.min()) if waiting.size else None
+    counted = CountedDraws(
         topic=topic[judged],
         slot=slot[judged],
         propensity=draws[judged, 2],
         version=draws[judged, 3].astype(np.int64),
         order=draws[judged, 4].astype(np.int64),
     )
+    return counted, gap
 
 
 def counted_query_draws(
@@ -180,6 +204,15 @@ def counted_query_draws(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The query draws that count (their topic fully labelled, no open task): topic indices
     into the pool arrays and the propensities stored with each draw, in draw order."""
+    indices, propensities, counted = query_draws_counted(campaign, arrays, grades)
+    return indices[counted], propensities[counted]
+
+
+def query_draws_counted(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every query draw in draw order: its topic index (-1 off the pool), stored propensity, and
+    whether it counts."""
     draws = np.array(
         list(
             Draw.objects.filter(campaign=campaign, kind=Draw.Kind.QUERY)
@@ -196,7 +229,7 @@ def counted_query_draws(
     topic_index = {int(topic_id): index for index, topic_id in enumerate(arrays.topic_ids)}
     indices = np.array([topic_index.get(int(t), -1) for t in draws[:, 0]], dtype=np.int64)
     counted = (indices >= 0) & complete[np.clip(indices, 0, None)] if indices.size else indices.astype(bool)
-    return indices[counted], draws[counted, 1]
+    return indices, draws[:, 1], counted
 
 
 def _clipped(interval: list[float], bounds: tuple[float, float]) -> list[float]:

@@ -51,7 +51,7 @@ def _settings_fingerprint(campaign: Campaign) -> str:
             judges_fingerprint(campaign),
             # A run that arrives with a top-up changes the design (`sampling.arrival_design`),
             # and so does its verdict (its top-up stops).
-            list(campaign.arrivals.values_list("id", "verdict")),
+            list(campaign.arrivals.values_list("id", "verdict_record__outcome")),
         )
     )
 

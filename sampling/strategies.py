@@ -46,6 +46,7 @@ from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, SamplingState
 from labeling.preflight import Problem
 from sampling.arrival_design import arrival_labelling_judge, arrival_topup_design
+from sampling.difference_terms import DifferenceTerms, item_difference_terms, query_difference_terms
 from sampling.judged import (
     JudgedDistribution,
     calibration_store,
@@ -53,7 +54,7 @@ from sampling.judged import (
     judged_design,
     judged_inputs_problem,
 )
-from sampling.judged_estimates import judged_difference_estimate, judged_level_rows
+from sampling.judged_estimates import judged_difference_estimate, judged_difference_terms, judged_level_rows
 from sampling.label_model import judged_grades
 from sampling.level_estimates import (
     RunLayout,
@@ -99,6 +100,15 @@ class Level(ABC):
     method_note: ClassVar[str] = ""
     # Whether a run may arrive with a top-up (`sampling.arrivals`).
     takes_arrivals: ClassVar[bool] = False
+    # Whether its draws are whole topics: a run that arrives first completes the topics already
+    # drawn (`sampling.arrival_topics`), and the difference counts a topic once fully judged.
+    draws_whole_topics: ClassVar[bool] = False
+    # Whether a top-up can be planned for an interval width (`sampling.arrivals.topup_plan`, which
+    # predicts the variance of single-document draws).
+    topup_by_width: ClassVar[bool] = False
+    # Whether its verdicts may be read after every label (the sequential and anytime rules need
+    # `difference_terms`); a level without them offers the fixed rule only.
+    sequential_verdicts: ClassVar[bool] = True
 
     def presentation(self) -> dict[str, Any]:
         return {
@@ -147,6 +157,13 @@ class Level(ABC):
         campaign's verdict read)."""
 
     @abstractmethod
+    def difference_terms(
+        self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int
+    ) -> DifferenceTerms:
+        """The per-draw terms of that difference over the draws that all count, in draw order
+        (`sampling.difference_terms`): what a verdict reads after every label."""
+
+    @abstractmethod
     def evaluation_metric(self, campaign: Campaign) -> Metric:
         """The metric a new run is evaluated with."""
 
@@ -182,8 +199,10 @@ class QueryLevel(Level):
 
     estimate_rows = staticmethod(query_level_rows)
     run_estimate = staticmethod(query_level_run_estimate)
+    difference_terms = staticmethod(query_difference_terms)
     # A run arrives by completing the drawn topics first (`sampling.arrival_topics`).
     takes_arrivals = True
+    draws_whole_topics = True
 
     def difference_estimate(
         self, campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int
@@ -223,6 +242,7 @@ class ItemLevel(Level):
 
     name = "item"
     takes_arrivals = True
+    topup_by_width = True
     draw_kind = Draw.Kind.ITEM
     interval_header = "95 % CI (CLT)"
     extra_intervals: ClassVar[tuple[tuple[str, str], ...]] = (
@@ -238,6 +258,7 @@ class ItemLevel(Level):
     run_estimate = staticmethod(item_level_run_estimate)
     # The row of pooled system a minus b (campaign, arrays, grades, a, b): what an arrival reports.
     difference_estimate = staticmethod(item_difference_estimate)
+    difference_terms = staticmethod(item_difference_terms)
 
     def unit_items(self, unit: int, slot_used: np.ndarray) -> tuple[int, np.ndarray]:
         return pair_unit_items(unit, slot_used)
@@ -293,6 +314,7 @@ class JudgedLevel(ItemLevel):
 
     estimate_rows = staticmethod(judged_level_rows)
     difference_estimate = staticmethod(judged_difference_estimate)
+    difference_terms = staticmethod(judged_difference_terms)
 
 
 QUERY_LEVEL = QueryLevel()

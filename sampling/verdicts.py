@@ -1,19 +1,31 @@
-"""Release verdicts of the runs that arrive (`estimation.sampling.sequences`): better, worse or
-not settled for the difference with the reference, under the campaign's rule.
+"""Release verdicts in the app: of each run that arrives (its difference with its reference) and
+of a two-system campaign (its compared pair), stored in one table (`Verdict`) and read by the
+numeric core's one reading (`estimation.sampling.verdicts`).
 
-- ``fixed``: read once, when the top-up is spent, from the difference's 95 % interval.
-- ``anytime``: read at every recompute (after every label) from the 95 % confidence sequence,
-  once 20 top-up draws count; the first time it excludes 0 the verdict is taken, the arrival's
-  top-up stops and what is left of it is taken off the campaign's budget. A top-up spent
-  without the sequence excluding 0 is not settled. Campaigns that draw whole topics read their
-  arrivals by the fixed rule (the sequence is built on the top-up's draws of single documents).
+A verdict's plan (rule, question, margin, horizon) is fixed before the data it judges: an
+arrival's when it is submitted (its own, or the campaign's defaults), a two-system campaign's
+from its settings until its first judgment (`campaign_verdict_sync`; a change after that is
+refused, `campaign_verdict_change_problem`). The horizon is the planned top-up in labels (the
+top-up's budget, or a two-system campaign's, over the price of a label: documents judged), and a
+raised budget does not move it.
 
-Called by the graded mode's recompute (`graded.modes`), before new draws are made, so a decided
-arrival's top-up is not drawn further.
+`verdicts_update` runs in the graded mode's recompute before new draws are made. It reads every
+open verdict after each label, retrospectively: the looks are the difference's estimate after
+each top-up draw that brought a label, over the draws that all count
+(`sampling.difference_terms`), so a verdict the sequence reached at label k is stored at label k
+(`decided_labels`) whenever the recompute runs, and labels judged meanwhile change nothing. A
+peeking rule's verdict before the top-up is spent stops it: idle queued draws are dropped and
+what the top-up will not spend (beyond the tasks still leased) is taken off the campaign's
+budget, so spent + returned adds up to the top-up. When the top-up can take no more (spent, or
+the campaign stopped drawing with none of its tasks open) an undecided verdict is ``not_settled``
+with the reason; the fixed rule is read then, unless the budget was cut before its horizon (a
+cut must not become an early fixed reading: not settled). No verdict is taken while documents
+the difference depends on wait for a draw of their own (`sampling.arrival_design.arrival_waiting`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,71 +34,245 @@ from django.db import transaction
 from django.utils import timezone
 
 from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED
-from estimation.sampling.sequences import Interval, anytime_interval, verdict
-from labeling.models import Arrival, Campaign, Draw, Task, WebhookEvent
-from labeling.selectors import campaign_spent
+from estimation.sampling.sequences import UNREAD
+from estimation.sampling.verdicts import (
+    NOT_SETTLED,
+    UNCHANGED,
+    LookArrays,
+    Reading,
+    VerdictPlan,
+    first_verdict,
+    stratified_look_arrays,
+)
+from labeling.models import Arrival, Campaign, Judgment, Task, Verdict, WebhookEvent
+from labeling.selectors import campaign_spent, verdict_summary
 from labeling.services.webhooks import event_emit
-from sampling.arrival_design import topup_spent
-from sampling.draws import draw_price, tasks_open_count
+from sampling.arrival_design import arrival_waiting, topup_spent
+from sampling.draws import draw_price, draws_drop_idle, tasks_open_count
 from sampling.focus import focus_indices
 from sampling.label_model import judged_grades
-from sampling.level_estimates import counted_item_draws
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
-from sampling.strategies import strategy_for
+from sampling.strategies import Level, strategy_for
+
+BUDGET_SLACK = 1e-9
+
+
+def verdict_plan(verdict: Verdict) -> VerdictPlan:
+    return VerdictPlan(
+        rule=verdict.rule,
+        horizon=max(float(verdict.horizon), 1.0),
+        question=verdict.question,
+        margin=float(verdict.margin),
+        alpha=float(verdict.alpha),
+    )
+
+
+def plan_problem(level: Level, rule: str, question: str, margin: float) -> str | None:
+    """Why a verdict cannot be read by this rule and question on this level (None when it can):
+    the plan's own checks (`VerdictPlan`), and a level that reads only once."""
+    try:
+        VerdictPlan(rule=rule, question=question, margin=margin)
+    except (ValueError, TypeError) as error:
+        return str(error)
+    if rule != Campaign.VerdictRule.FIXED and not level.sequential_verdicts:
+        return "this campaign's strategy reads its verdicts once (the fixed rule): its draws give no looks"
+    return None
+
+
+def identical_rankings(arrays: PoolArrays, a: int, b: int, cutoff: int) -> bool:
+    """Whether pooled systems a and b rank the same documents at every rank the metric weighs, on
+    every topic: their difference is 0 whatever the grades."""
+    depth = min(int(cutoff), arrays.rankings.shape[2])
+    return bool(np.array_equal(arrays.rankings[a][:, :depth], arrays.rankings[b][:, :depth]))
+
+
+def planned_labels(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, budget: float) -> float:
+    """The labels `budget` pays for (documents judged; whole topics where the level draws
+    them), at most what the pool holds unjudged: a budget larger than the pool can use ends when
+    it is judged, so the sequential rule's horizon is that end."""
+    unjudged = arrays.slot_used & (grades < 0)
+    price = draw_price(campaign, arrays)
+    if strategy_for(campaign).level.draws_whole_topics:
+        per_topic = unjudged.sum(axis=1)
+        open_topics = per_topic[per_topic > 0]
+        if not open_topics.size:
+            return 1.0
+        return float(max(min(budget / (price * float(open_topics.mean())), open_topics.size), 1.0))
+    return float(max(min(budget / price, int(unjudged.sum())), 1.0))
+
+
+def arrival_verdict_open(
+    arrival: Arrival, *, rule: str, question: str, margin: float, horizon: float, unchanged: bool
+) -> Verdict:
+    """The arrival's verdict with its plan, fixed now (it is submitted with it): `horizon` is the
+    labels its top-up pays for. An identical release is decided at once as ``unchanged``, with no
+    top-up."""
+    now = timezone.now()
+    verdict = Verdict.objects.create(
+        campaign=arrival.campaign,
+        arrival=arrival,
+        first=arrival.system.name,
+        second=arrival.reference.name if arrival.reference else "",
+        rule=rule,
+        question=question,
+        margin=margin,
+        horizon=max(horizon, 1.0),
+        budget=arrival.topup_budget,
+        plan_fixed_at=now,
+    )
+    if unchanged:
+        _unchanged(verdict, now)
+    return verdict
+
+
+def _unchanged(verdict: Verdict, now: Any) -> None:
+    Verdict.objects.filter(pk=verdict.pk).update(
+        outcome=UNCHANGED,
+        decided_at=now,
+        decided_draws=0,
+        decided_labels=0,
+        value=0.0,
+        low=0.0,
+        high=0.0,
+        reason="the same documents at every rank the metric weighs, on every topic: the difference is 0",
+    )
+    verdict.refresh_from_db()
+
+
+def campaign_verdict_sync(campaign: Campaign) -> Verdict | None:
+    """A two-system campaign's verdict plan from its settings, its pair and its budget, while no
+    judgment fixed it (None for other goals, or before two systems are pooled); an identical pair
+    is decided at once as ``unchanged``."""
+    if campaign.goal != Campaign.Goal.DIFFERENCE:
+        return None
+    arrays = pool_arrays_for(campaign)
+    focus = focus_indices(campaign, arrays)
+    if len(focus) != 2:
+        return None
+    verdict = Verdict.objects.filter(campaign=campaign, arrival__isnull=True).first()
+    if verdict is not None and (verdict.plan_fixed_at is not None or verdict.outcome):
+        return verdict
+    first_judged = _first_judgment_at(campaign)
+    if verdict is not None and first_judged is not None:
+        # A judgment counts: the plan is fixed as it was before it, whatever changed since.
+        Verdict.objects.filter(pk=verdict.pk, plan_fixed_at__isnull=True).update(plan_fixed_at=first_judged)
+        verdict.refresh_from_db()
+        return verdict
+    names = [arrays.system_names[index] for index in focus]
+    plan = {
+        "first": names[0],
+        "second": names[1],
+        "rule": campaign.verdict_rule,
+        "question": campaign.verdict_question,
+        "margin": campaign.verdict_margin,
+        "horizon": planned_labels(campaign, arrays, judged_grades(campaign, arrays), campaign.budget),
+        "budget": campaign.budget,
+    }
+    if verdict is None:
+        verdict = Verdict.objects.create(campaign=campaign, **plan)
+    else:
+        Verdict.objects.filter(pk=verdict.pk).update(**plan)
+        verdict.refresh_from_db()
+    level = strategy_for(campaign).level
+    if identical_rankings(arrays, focus[0], focus[1], level.evaluation_metric(campaign).cutoff):
+        _unchanged(verdict, timezone.now())
+    return verdict
+
+
+VERDICT_SETTINGS = ("verdict_rule", "verdict_question", "verdict_margin", "focus_systems")
+"""The campaign settings a two-system campaign's verdict is read by (its pair included)."""
+
+
+def _first_judgment_at(campaign: Campaign) -> Any:
+    """When the campaign's first assessor judgment was stored (None before any)."""
+    judgments = Judgment.objects.filter(campaign=campaign, source=Judgment.Source.ASSESSOR).order_by("id")
+    return judgments.values_list("created_at", flat=True).first()
+
+
+def campaign_verdict_change_problem(campaign: Campaign, stored: Campaign) -> str | None:
+    """Why the campaign's verdict settings cannot change from `stored` to `campaign`'s (None when
+    they may): a two-system campaign's are fixed once a judgment counts towards its verdict."""
+    changed = [name for name in VERDICT_SETTINGS if getattr(campaign, name) != getattr(stored, name)]
+    if not changed or stored.goal != Campaign.Goal.DIFFERENCE:
+        return None
+    if _first_judgment_at(stored) is None:
+        return None
+    plan = Verdict.objects.filter(campaign=stored, arrival__isnull=True).first()
+    fixed = f" ({plan.rule}, horizon {plan.horizon:.0f} labels)" if plan is not None else ""
+    return (
+        f"{', '.join(changed)} cannot change once judgments count towards the campaign's verdict: its "
+        f"rule, question, margin and pair were fixed before the data{fixed}; start a new campaign "
+        "(Clone) to read it another way"
+    )
 
 
 @dataclass(frozen=True)
-class VerdictReading:
-    """What an undecided rule reads now: the rule, the interval it reads (infinite when it is
-    not read yet), and the verdict it would take now ("" for none yet)."""
+class VerdictState:
+    """What a verdict reads now: its looks (after each top-up draw that brought a label), whether
+    its top-up can take no more, whether the budget was cut before its horizon, what it spent,
+    and documents it depends on still waiting for a draw of their own."""
 
-    rule: str
-    band: Interval
-    verdict: str
-
-
-def arrival_rule(campaign: Campaign) -> str:
-    """The rule the campaign's arrivals are read by (fixed where topics are drawn whole)."""
-    if strategy_for(campaign).level.draw_kind == Draw.Kind.QUERY:
-        return Campaign.VerdictRule.FIXED
-    return str(campaign.verdict_rule)
+    looks: LookArrays
+    over: bool
+    cut: bool
+    spent: float
+    waiting: int
 
 
-def rule_reading(
-    rule: str, difference: dict[str, Any] | None, draws: int, planned: float, over: bool
-) -> VerdictReading:
-    """The rule's reading of a difference row now: anytime reads the sequence after `draws` of
-    the `planned` draws, and says not settled only when no more can come (`over`); fixed reads
-    the 95 % interval once `over` (not settled when the row has no interval)."""
-    row = difference or {}
-    band = Interval(-np.inf, np.inf)
-    if rule == Campaign.VerdictRule.ANYTIME:
-        if row.get("value") is not None and row.get("se") is not None:
-            band = anytime_interval(row["value"], row["se"], draws, max(planned, 1.0))
-        decided = verdict(*band)
-        if decided == Arrival.Verdict.NOT_SETTLED and not over:
-            decided = ""
-        return VerdictReading(rule, band, decided)
-    if not over:
-        return VerdictReading(rule, band, "")
-    low, high = row.get("low"), row.get("high")
-    if low is None or high is None:
-        return VerdictReading(rule, band, Arrival.Verdict.NOT_SETTLED)
-    return VerdictReading(rule, Interval(low, high), verdict(low, high))
+def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> VerdictState | None:
+    """None when its runs are not (or no longer) both pooled."""
+    campaign = verdict.campaign
+    names = list(arrays.system_names)
+    if verdict.first not in names or verdict.second not in names:
+        return None
+    first, second = names.index(verdict.first), names.index(verdict.second)
+    level = strategy_for(campaign).level
+    terms = level.difference_terms(campaign, arrays, grades, first, second)
+    after = verdict.arrival.drawable_after if verdict.arrival is not None else 0
+    topup_start = int((terms.order <= after).sum())
+    looks = stratified_look_arrays(terms.strata, topup_start, terms.new_labels(after))
+    # Read after every label: the looks at the draws that brought one.
+    brought = np.flatnonzero(np.diff(np.concatenate([[0], looks.labels])) > 0)
+    looks = looks.at(brought)
+    if verdict.arrival is not None:
+        _, spent = topup_spent(verdict.arrival)
+        over = topup_over(verdict.arrival, spent)
+        waiting = arrival_waiting(campaign, arrays, grades, verdict.arrival, level)
+    else:
+        _, spent = campaign_spent(campaign)
+        over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
+        waiting = 0
+    cut = over and campaign.blocked == STOP_BUDGET and spent < verdict.budget - BUDGET_SLACK
+    return VerdictState(looks, over, cut, spent, waiting)
 
 
-def verdict_reading(
-    arrival: Arrival, arrays: PoolArrays, grades: np.ndarray, difference: dict[str, Any] | None, spent: bool
-) -> VerdictReading:
-    """The arrival's rule's reading of `difference` (its difference row) now; `spent` says whether
-    its top-up can take no more judgments. The anytime sequence counts the top-up's draws."""
-    campaign = arrival.campaign
-    rule = arrival_rule(campaign)
-    draws = 0
-    if rule == Campaign.VerdictRule.ANYTIME:
-        counted = counted_item_draws(campaign, arrays, grades)
-        draws = int((counted.order > arrival.drawable_after).sum())
-    return rule_reading(rule, difference, draws, arrival.topup_draws, spent)
+def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
+    """The plan's reading of the state: the first look that decides, or not settled once over
+    (the fixed rule: not settled when the budget was cut before its horizon)."""
+    plan = verdict_plan(verdict)
+    if state.cut and plan.rule == Campaign.VerdictRule.FIXED:
+        reason = (
+            f"the budget was cut before the horizon (spent {state.spent:g} of {verdict.budget:g}): the "
+            "fixed rule reads only at its horizon"
+        )
+        return Reading(NOT_SETTLED, UNREAD, None, reason)
+    if state.waiting:
+        reason = (
+            f"{state.waiting} of the documents it depends on wait for a draw of their own: no "
+            "verdict until they have one"
+        )
+        return Reading(NOT_SETTLED if state.over else "", UNREAD, None, reason)
+    return first_verdict(plan, state.looks.looks(), over=state.over)
+
+
+def topup_over(arrival: Arrival, spent: float) -> bool:
+    """Whether the arrival's top-up can take no more judgments: spent, or the campaign stopped
+    drawing (its budget, or every pool document judged; or finished) with none of its tasks
+    open. A top-up larger than the pool can use ends there, and its verdict is read then."""
+    if spent >= arrival.topup_budget - BUDGET_SLACK:
+        return True
+    open_tasks = Task.objects.filter(arrival=arrival, answered_at__isnull=True)
+    return _drawing_stopped(arrival.campaign) and not open_tasks.exists()
 
 
 def _drawing_stopped(campaign: Campaign) -> bool:
@@ -94,147 +280,113 @@ def _drawing_stopped(campaign: Campaign) -> bool:
     return campaign.blocked in (STOP_BUDGET, STOP_EXHAUSTED) or campaign.status == Campaign.Status.DONE
 
 
-def arrival_verdicts_update(campaign: Campaign) -> list[Arrival]:
-    """Decide every undecided arrival whose rule decides now; returns the arrivals decided. An
-    anytime verdict before the top-up is spent gives the rest of the top-up back."""
-    undecided = list(campaign.arrivals.filter(verdict="").select_related("campaign", "system", "reference"))
-    if not undecided:
+def verdicts_update(campaign: Campaign) -> list[Verdict]:
+    """Read every open verdict of the campaign (its arrivals' and its own) and store those that
+    decide now; returns them. The two-system campaign's plan is fixed at its first judgment."""
+    campaign = Campaign.objects.get(pk=campaign.pk)  # its pool version and budget as stored now
+    campaign_verdict_sync(campaign)
+    open_verdicts = list(
+        Verdict.objects.filter(campaign=campaign, outcome="").select_related(
+            "campaign", "arrival", "arrival__system"
+        )
+    )
+    if not open_verdicts:
         return []
     arrays = pool_arrays_for(campaign)
-    names = list(arrays.system_names)
     grades = judged_grades(campaign, arrays)
-    level = strategy_for(campaign).level
     decided = []
-    for arrival in undecided:
-        reference = arrival.reference.name if arrival.reference is not None else None
-        if reference not in names or arrival.system.name not in names:
+    for verdict in open_verdicts:
+        if verdict.plan_fixed_at is None and _first_judgment_at(campaign) is None:
             continue
-        difference = level.difference_estimate(
-            campaign, arrays, grades, names.index(arrival.system.name), names.index(reference)
-        )
-        judged, spent = topup_spent(arrival)
-        reading = verdict_reading(arrival, arrays, grades, difference, topup_over(arrival, spent))
-        if reading.verdict and _decide(arrival, reading, spent):
-            decided.append(arrival)
+        state = verdict_state(verdict, arrays, grades)
+        if state is None:
+            continue
+        reading = verdict_reading(verdict, state)
+        if reading.verdict and _store(verdict, reading, state, arrays):
+            decided.append(verdict)
     return decided
 
 
-def topup_over(arrival: Arrival, spent: float) -> bool:
-    """Whether the arrival's top-up can take no more judgments: spent, or the campaign stopped
-    drawing (its budget, or every pool document judged; or finished) with none of its tasks
-    open. A top-up larger than the pool can use ends there, and its verdict is read then."""
-    if spent >= arrival.topup_budget:
-        return True
-    open_tasks = Task.objects.filter(arrival=arrival, answered_at__isnull=True)
-    return _drawing_stopped(arrival.campaign) and not open_tasks.exists()
-
-
 @transaction.atomic
-def _decide(arrival: Arrival, reading: VerdictReading, spent: float) -> bool:
-    """Store the verdict once (a concurrent recompute may have stored it first); an early one
-    gives the unspent top-up back to the campaign's budget."""
-    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=arrival.campaign_id)
-    returned = max(arrival.topup_budget - spent, 0.0)
-    stored = Arrival.objects.filter(pk=arrival.pk, verdict="").update(
-        verdict=reading.verdict,
-        rule=reading.rule,
+def _store(verdict: Verdict, reading: Reading, state: VerdictState, arrays: PoolArrays) -> bool:
+    """Store the reading once (a concurrent recompute may have stored it first). A verdict before
+    its top-up is over stops it: idle draws go, and the part of its budget that no leased task
+    will spend is taken off the campaign's."""
+    campaign = Campaign.objects.select_for_update(no_key=True).get(pk=verdict.campaign_id)
+    look = reading.look
+    stored = Verdict.objects.filter(pk=verdict.pk, outcome="").update(
+        outcome=reading.verdict,
         decided_at=timezone.now(),
-        decided_low=_finite(reading.band.low),
-        decided_high=_finite(reading.band.high),
-        topup_returned=returned,
+        decided_draws=look.draws if look is not None else None,
+        decided_labels=look.labels if look is not None else None,
+        value=_finite(look.value) if look is not None else None,
+        low=_finite(reading.band.low),
+        high=_finite(reading.band.high),
+        reason=reading.reason[:400],
     )
     if not stored:
         return False
-    if returned > 0:
-        campaign.budget = max(campaign.budget - returned, 0.0)
-        campaign.save(update_fields=["budget", "updated_at"])
-    arrival.refresh_from_db()
+    if not state.over:
+        arrival_id = verdict.arrival_id
+        draws_drop_idle(campaign, arrival_id)
+        leased = Task.objects.filter(campaign=campaign, answered_at__isnull=True)
+        if arrival_id is not None:
+            leased = leased.filter(arrival_id=arrival_id)
+        price = draw_price(campaign, arrays) / max(campaign.overlap, 1)
+        still = leased.count() * price
+        if arrival_id is not None:
+            returned = max(verdict.budget - state.spent - still, 0.0)
+        else:
+            returned = max(campaign.budget - state.spent - still, 0.0)
+        if returned > 0:
+            campaign.budget = max(campaign.budget - returned, 0.0)
+            campaign.save(update_fields=["budget", "updated_at"])
+            Verdict.objects.filter(pk=verdict.pk).update(returned=returned)
+    verdict.refresh_from_db()
     return True
 
 
 def _finite(number: float) -> float | None:
-    return float(number) if np.isfinite(number) else None
+    return float(number) if math.isfinite(number) else None
 
 
-def campaign_verdict_update(campaign: Campaign) -> bool:
-    """Decide a two-system campaign (goal: the difference of two systems) by its rule, as an
-    arrival is decided: fixed when the budget is spent (or the pool is), anytime at the first
-    look at the sequence that excludes 0, the rest of the budget then taken off. True when it was
-    decided now (the ``campaign.decided`` webhook event is recorded)."""
-    if campaign.goal != Campaign.Goal.DIFFERENCE or campaign.verdict:
-        return False
-    arrays = pool_arrays_for(campaign)
-    focus = focus_indices(campaign, arrays)
-    if len(focus) != 2:
-        return False
-    grades = judged_grades(campaign, arrays)
-    level = strategy_for(campaign).level
-    difference = level.difference_estimate(campaign, arrays, grades, focus[0], focus[1])
-    count, spent = campaign_spent(campaign)
-    over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
-    rule = arrival_rule(campaign)
-    planned = campaign.budget / draw_price(campaign, arrays)
-    reading = rule_reading(rule, difference, int(difference.get("n") or 0), planned, over)
-    decided, band = reading.verdict, reading.band
-    if not decided:
-        return False
-    with transaction.atomic():
-        locked = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
-        if locked.verdict:
-            return False
-        returned = 0.0 if over else max(locked.budget - spent, 0.0)
-        locked.verdict, locked.verdict_decided_at = decided, timezone.now()
-        locked.verdict_low, locked.verdict_high = _finite(band.low), _finite(band.high)
-        locked.verdict_returned = returned
-        locked.budget -= returned
-        changed = ["verdict", "verdict_decided_at", "verdict_low", "verdict_high", "verdict_returned"]
-        locked.save(update_fields=[*changed, "budget", "updated_at"])
-        names = [arrays.system_names[index] for index in focus]
-        event_emit(
-            locked,
-            "campaign.decided",
-            f"campaign.decided:{locked.pk}",
-            {
-                "systems": names,
-                "verdict": decided,
-                "rule": rule,
-                "low": locked.verdict_low,
-                "high": locked.verdict_high,
-                "judgments": count,
-                "budget_returned": returned,
-            },
-        )
-    return True
-
-
-def arrival_events_emit(campaign: Campaign, decided: list[Arrival]) -> None:
-    """Webhook events of the arrivals: ``arrival.decided`` for each one just decided, and
-    ``arrival.topup_spent`` once for each whose top-up is spent (each recorded once)."""
-    for arrival in decided:
-        event_emit(
-            campaign,
-            "arrival.decided",
-            f"arrival.decided:{arrival.pk}",
-            {
-                "arrival": arrival.pk,
-                "system": arrival.system.name,
-                "reference": arrival.reference.name if arrival.reference else None,
-                "verdict": arrival.verdict,
-                "rule": arrival.rule,
-                "decided_at": arrival.decided_at.isoformat() if arrival.decided_at else None,
-                "low": arrival.decided_low,
-                "high": arrival.decided_high,
-                "topup_returned": arrival.topup_returned,
-            },
-        )
+def verdict_events_emit(campaign: Campaign, decided: list[Verdict]) -> None:
+    """Webhook events: ``arrival.decided`` or ``campaign.decided`` for each verdict just decided
+    (with its plan: rule, question, margin, horizon), and ``arrival.topup_spent`` once for each
+    arrival whose top-up is over (each recorded once)."""
+    for verdict in decided:
+        summary = verdict_summary(verdict) or {}
+        if verdict.arrival is not None:
+            event_emit(
+                campaign,
+                "arrival.decided",
+                f"arrival.decided:{verdict.arrival_id}",
+                {
+                    "arrival": verdict.arrival_id,
+                    "system": verdict.first,
+                    "reference": verdict.second,
+                    **summary,
+                },
+            )
+        else:
+            count, _ = campaign_spent(campaign)
+            event_emit(
+                campaign,
+                "campaign.decided",
+                f"campaign.decided:{campaign.pk}",
+                {"systems": [verdict.first, verdict.second], "judgments": count, **summary},
+            )
+    if not campaign.arrivals.exists():
+        return
     recorded = WebhookEvent.objects.filter(campaign=campaign, name="arrival.topup_spent")
     told = set(recorded.values_list("key", flat=True))
-    for arrival in campaign.arrivals.select_related("system"):
+    for arrival in campaign.arrivals.select_related("system", "verdict_record"):
         key = f"arrival.topup_spent:{arrival.pk}"
         if key in told:
             continue
         judged, spent = topup_spent(arrival)
-        if arrival.verdict or topup_over(arrival, spent):
+        record = getattr(arrival, "verdict_record", None)
+        if (record is not None and record.outcome) or topup_over(arrival, spent):
             event_emit(
                 campaign,
                 "arrival.topup_spent",
@@ -244,12 +396,17 @@ def arrival_events_emit(campaign: Campaign, decided: list[Arrival]) -> None:
 
 
 __all__ = [
-    "VerdictReading",
-    "arrival_events_emit",
-    "arrival_rule",
-    "arrival_verdicts_update",
-    "campaign_verdict_update",
-    "rule_reading",
+    "VERDICT_SETTINGS",
+    "VerdictState",
+    "arrival_verdict_open",
+    "campaign_verdict_change_problem",
+    "campaign_verdict_sync",
+    "identical_rankings",
+    "plan_problem",
     "topup_over",
+    "verdict_events_emit",
+    "verdict_plan",
     "verdict_reading",
+    "verdict_state",
+    "verdicts_update",
 ]

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 
 def test_every_model_change_has_its_migration(db: None) -> None:
@@ -14,3 +17,66 @@ def test_every_model_change_has_its_migration(db: None) -> None:
         call_command("makemigrations", "--check", "--dry-run", stdout=written)
     except SystemExit as exit:
         raise AssertionError(f"models changed without a migration:\n{written.getvalue()}") from exit
+
+
+@pytest.mark.postgresql  # also on PostgreSQL, where the rule's column length is enforced
+@pytest.mark.django_db(transaction=True)
+def test_the_verdicts_move_into_one_table_and_back() -> None:
+    """0033 moves each arrival's and each two-system campaign's verdict columns into `Verdict`
+    rows with the plan they imply, and back: nothing decided is lost either way."""
+    executor = MigrationExecutor(connection)
+    before, after = [("labeling", "0032_campaign_verdict")], [("labeling", "0033_release_verdict_plans")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    campaign = old.get_model("labeling", "Campaign").objects.create(
+        name="pair",
+        goal="difference",
+        focus_systems=["a", "b"],
+        verdict_rule="anytime",
+        verdict="better",
+        verdict_low=0.2,
+        verdict_high=0.9,
+        verdict_returned=3.0,
+        budget=40,
+    )
+    system = old.get_model("labeling", "System")
+    arrived = system.objects.create(campaign=campaign, name="c")
+    reference = system.objects.create(campaign=campaign, name="a")
+    old.get_model("labeling", "Arrival").objects.create(
+        campaign=campaign,
+        system=arrived,
+        reference=reference,
+        topup_budget=25,
+        topup_draws=25,
+        drawable_after=12,
+        verdict="worse",
+        rule="fixed",
+        decided_low=-2.0,
+        decided_high=-0.5,
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    new = executor.loader.project_state(after).apps
+    rows = {row.arrival_id is None: row for row in new.get_model("labeling", "Verdict").objects.all()}
+    assert (rows[True].outcome, rows[True].rule, rows[True].low, rows[True].returned) == (
+        "better",
+        "anytime",
+        0.2,
+        3.0,
+    )
+    assert (rows[True].first, rows[True].second) == ("a", "b")
+    assert (rows[False].outcome, rows[False].rule, rows[False].high, rows[False].first) == (
+        "worse",
+        "fixed",
+        -0.5,
+        "c",
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    back = executor.loader.project_state(before).apps
+    restored = back.get_model("labeling", "Campaign").objects.get(pk=campaign.pk)
+    assert (restored.verdict, restored.verdict_low, restored.verdict_returned) == ("better", 0.2, 3.0)
+    arrival = back.get_model("labeling", "Arrival").objects.get(system_id=arrived.pk)
+    assert (arrival.verdict, arrival.rule, arrival.decided_high) == ("worse", "fixed", -0.5)
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())

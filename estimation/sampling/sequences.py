@@ -10,7 +10,7 @@ estimate after `draws` top-up draws (`estimation.sampling.verdicts` reads them):
 - ``fixed``: Student's t with draws - 1 degrees of freedom, read once, at the horizon (the
   top-up spent).
 - ``sequential``: a group-sequential boundary that spends alpha over the planned top-up (the
-  horizon H, in draws), read after every label. On the information fraction tau = t / H the
+  horizon H, in labels), read after every label. On the information fraction tau = labels / H the
   estimate's standardised sum behaves as a Brownian motion W(tau); the O'Brien-Fleming shape
   |W(tau)| >= a, constant on that scale, is crossed before tau = 1 with probability at most
   2 * 2 (1 - Phi(a)) (the reflection principle, each side), so a = Phi^-1(1 - alpha / 4) = 2.2414
@@ -19,8 +19,12 @@ estimate after `draws` top-up draws (`estimation.sampling.verdicts` reads them):
   bound is conservative (Lan and DeMets 1983 spend alpha by the same shape; Siegmund's
   correction for discrete looks is not taken). Each look's normal quantile is turned into
   Student's t at the same tail probability with draws - 1 degrees of freedom (the variance is
-  estimated). Past the horizon (repeats of judged documents are free draws) the boundary stays
-  at its horizon value.
+  estimated). The fraction counts labels, not draws: a draw of a document already judged is
+  free, so a top-up makes more draws than labels, and its last label is the horizon whatever the
+  repeats (counted in draws, the boundary would reach its horizon value early and be read there
+  many more times: 7.5-9.6 % wrong calls on equal DL19 runs as two-system campaigns of 100
+  labels, against 4.6-6.4 % for the fixed interval). Past the horizon (a budget raised after
+  the plan was fixed) it stays at its horizon value.
 - ``anytime``: the asymptotic confidence sequence of Waudby-Smith, Arbour, Sinha, Kennedy and
   Ramdas (2021, "Time-uniform central limit theory and asymptotic confidence sequences"):
   Robbins' two-sided normal-mixture boundary on the estimator's martingale sum, valid for every
@@ -93,15 +97,19 @@ def spending_constant(alpha: float = 0.05) -> float:
     return float(norm.ppf(1 - alpha / 4))
 
 
-def sequential_multiplier(draws: float, horizon: float, alpha: float = 0.05) -> float:
-    """The sequential boundary in standard errors after `draws` of `horizon` planned draws: the
-    O'Brien-Fleming shape a / sqrt(tau), as Student's t at the same tail probability with
+def sequential_multiplier(
+    draws: float, horizon: float, alpha: float = 0.05, *, labels: float | None = None
+) -> float:
+    """The sequential boundary in standard errors after `draws` top-up draws that brought `labels`
+    of the `horizon` planned labels (default: one label per draw): the O'Brien-Fleming shape
+    a / sqrt(tau), tau = labels / horizon, as Student's t at the same tail probability with
     draws - 1 degrees of freedom (inf below two draws)."""
     if not horizon > 0:
         raise ValueError(f"the horizon must be positive, got {horizon:g}")
     if draws < 2:
         return math.inf
-    z = spending_constant(alpha) / math.sqrt(min(draws / horizon, 1.0))
+    counted = draws if labels is None else labels
+    z = spending_constant(alpha) / math.sqrt(min(max(counted, 1e-9) / horizon, 1.0))
     # The upper tail probability, kept in log space: early boundaries lie far out in the tail.
     return float(student_t.isf(norm.sf(z), draws - 1))
 

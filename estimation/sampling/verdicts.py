@@ -3,7 +3,7 @@
 
 A `VerdictPlan` is fixed before the first top-up label: the rule (`estimation.sampling.sequences`:
 ``sequential``, ``anytime``, ``fixed``; ``peek``, the naive reading, exists for the replays only),
-the horizon (the planned top-up, in draws), the question and its margin, alpha. The question
+the horizon (the planned top-up, in labels), the question and its margin, alpha. The question
 says what is tested on the difference d = arriving run minus reference, in metric units:
 
 - ``difference``: better (d > 0) or worse (d < 0);
@@ -93,7 +93,7 @@ class VerdictPlan:
         if self.question == "difference" and self.margin != 0:
             raise ValueError("a margin needs the question non_inferiority or superiority")
         if not (math.isfinite(self.horizon) and self.horizon >= 1):
-            raise ValueError(f"the horizon must be at least one draw, got {self.horizon!r}")
+            raise ValueError(f"the horizon must be at least one label, got {self.horizon!r}")
         if not 0 < self.alpha < 1:
             raise ValueError(f"need 0 < alpha < 1, got {self.alpha!r}")
 
@@ -111,9 +111,11 @@ class VerdictPlan:
         """Whether the rule reads before the horizon."""
         return self.rule != "fixed"
 
-    def multiplier(self, draws: float) -> float:
-        """The rule's half-width in standard errors after `draws` top-up draws (inf: not read)."""
-        return _multiplier(self.rule, draws, self.horizon, self.alpha)
+    def multiplier(self, draws: float, labels: float | None = None) -> float:
+        """The rule's half-width in standard errors after `draws` top-up draws that brought
+        `labels` labels (default: as many as the draws); inf: not read. The sequential rule's
+        information fraction is labels / horizon (the horizon is the planned labels)."""
+        return _multiplier(self.rule, draws, draws if labels is None else labels, self.horizon, self.alpha)
 
     def as_dict(self) -> dict[str, float | str]:
         return {
@@ -126,10 +128,10 @@ class VerdictPlan:
 
 
 @lru_cache(maxsize=65536)
-def _multiplier(rule: str, draws: float, horizon: float, alpha: float) -> float:
+def _multiplier(rule: str, draws: float, labels: float, horizon: float, alpha: float) -> float:
     # Cached: replays read the same few hundred draw counts millions of times.
     if rule == "sequential":
-        return sequential_multiplier(draws, horizon, alpha)
+        return sequential_multiplier(draws, horizon, alpha, labels=labels)
     if rule == "anytime":
         if draws < MIN_ANYTIME_DRAWS:
             return math.inf
@@ -140,8 +142,9 @@ def _multiplier(rule: str, draws: float, horizon: float, alpha: float) -> float:
 @dataclass(frozen=True)
 class Look:
     """The estimate of the difference after `draws` top-up draws: value, standard error, the
-    estimate's skewness, and for a run that arrived the agreement of the stored draws with the
-    top-up's on the pooled documents (|stored - top-up| / their standard error; nan: none)."""
+    estimate's skewness, for a run that arrived the agreement of the stored draws with the
+    top-up's on the pooled documents (|stored - top-up| / their standard error; nan: none), and
+    the top-up labels those draws brought (0: one per draw)."""
 
     value: float
     se: float
@@ -288,7 +291,14 @@ def decision(plan: VerdictPlan, looks: LookArrays, *, over: bool) -> tuple[int, 
         candidates[:] = True
     elif over:
         candidates[-1] = True
-    multiplier = np.array([plan.multiplier(float(draws)) for draws in looks.draws])
+    # A look that does not say its labels counts one per draw.
+    labels = np.where(looks.labels > 0, looks.labels, looks.draws)
+    multiplier = np.array(
+        [
+            plan.multiplier(float(draws), float(count))
+            for draws, count in zip(looks.draws, labels, strict=True)
+        ]
+    )
     usable = candidates & readable(plan, looks) & np.isfinite(multiplier)
     with np.errstate(invalid="ignore"):
         low = looks.value - multiplier * looks.se

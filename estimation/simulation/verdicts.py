@@ -61,15 +61,20 @@ def equal_twin(
     share: float = 0.5,
     seed: int = 0,
     tag: str = "twin",
+    grade: int | None = None,
+    limit: int | None = None,
 ) -> Run:
     """A run exactly as good as `reference` on every topic of the qrels, with new documents: each
     of its top `depth` documents is, with probability `share`, swapped for a judged document of
     the same grade that no pooled run ranks within `depth` (when one is left), so every rank keeps
     its gain and the metric's truth difference is 0 while the top-up has new documents to judge.
-    Documents below `depth` are kept."""
+    With `grade`, only documents of that grade are swapped, at most `limit` in all (topics in
+    the run's order): a few new documents of the top grade make the rare, large terms of importance
+    sampling. Documents below `depth` are kept."""
     rng = np.random.default_rng(seed)
     rankings: dict[str, tuple[str, ...]] = {}
     scores: dict[str, tuple[float, ...]] = {}
+    left = limit if limit is not None else -1
     for qid, documents in reference.rankings.items():
         grades = qrels.get(qid, {})
         pooled_top = {docno for run in pooled for docno in run.rankings.get(qid, ())[:depth]}
@@ -81,9 +86,13 @@ def equal_twin(
             rng.shuffle(pile)
         twin = list(documents)
         for rank, docno in enumerate(documents[:depth]):
-            pile = spare.get(int(grades.get(docno, 0)), [])
-            if pile and rng.random() < share:
+            own = int(grades.get(docno, 0))
+            pile = spare.get(own, [])
+            if grade is not None and own != grade:
+                continue
+            if pile and left != 0 and rng.random() < share:
                 twin[rank] = pile.pop()
+                left -= 1
         rankings[qid] = tuple(twin)
         count = len(twin)
         scores[qid] = tuple(float(count - rank) for rank in range(count))

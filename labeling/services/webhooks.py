@@ -49,10 +49,10 @@ from labeling.outbound import outbound_allowlists
 logger = logging.getLogger(__name__)
 
 WEBHOOK_EVENTS: dict[str, str] = {
-    "arrival.decided": "a run that arrived got its verdict (better, worse or not settled)",
+    "arrival.decided": "a run that arrived got its verdict, with the plan it was read by",
     "arrival.topup_spent": "a run's human top-up was spent",
     "campaign.budget_spent": "the campaign's budget is spent (judging stops)",
-    "campaign.decided": "a two-system campaign got its verdict (better, worse or not settled)",
+    "campaign.decided": "a two-system campaign got its verdict, with its plan",
     "judge_run.finished": "a model judge's run finished",
     "judge_run.failed": "a model judge's run failed",
 }

@@ -591,22 +591,40 @@
     done: "top-up done",
   };
 
-  const VERDICT_WORDS = { better: "better", worse: "worse", not_settled: "not settled" };
+  const VERDICT_WORDS = {
+    better: "better",
+    worse: "worse",
+    not_worse: "not worse",
+    not_better: "not better",
+    not_settled: "not settled",
+    unchanged: "unchanged (same documents, no top-up)",
+  };
 
-  // The verdict and the interval it is read from: the anytime sequence (valid at every look) or
-  // the fixed 95 % interval read once the top-up is spent.
+  // The plan a verdict is read by: rule, question with its margin, horizon (fixed when it arrived).
+  function verdictPlan(arrival) {
+    const question = arrival.question === "non_inferiority" ? ", not worse by " + fmt(arrival.margin)
+      : arrival.question === "superiority" ? ", better by " + fmt(arrival.margin) : "";
+    const horizon = arrival.rule === "sequential" && arrival.horizon ? " over " + fmt(arrival.horizon) + " labels" : "";
+    return arrival.rule + question + horizon;
+  }
+
+  // The verdict and the interval it is read from, with the plan; while undecided, the current
+  // band and why a look is held back.
   function verdictText(arrival) {
     const band = arrival.sequence || {};
     const interval = band.low !== null && band.low !== undefined ? " " + fmtInterval([band.low, band.high]) : "";
-    if (arrival.verdict === "not_settled" && !interval) {
-      // No interval to read: its estimate never had a value (documents still waiting for a draw).
-      return "not settled: no estimate when its top-up ended (" + arrival.rule + " rule)";
+    const plan = verdictPlan(arrival);
+    if (arrival.verdict === "unchanged") return VERDICT_WORDS.unchanged;
+    if (arrival.verdict === "not_settled") {
+      return "not settled (" + plan + interval + ")" + (arrival.verdict_reason ? ": " + arrival.verdict_reason : "");
     }
     if (arrival.verdict) {
-      return VERDICT_WORDS[arrival.verdict] + " (" + arrival.rule + interval + (arrival.topup_returned > 0 ? "; " + fmt(arrival.topup_returned) + " of the top-up not spent, taken off the budget" : "") + ")";
+      const at = arrival.decided_labels !== null && arrival.decided_labels !== undefined ? " at label " + arrival.decided_labels : "";
+      return VERDICT_WORDS[arrival.verdict] + " (" + plan + interval + at + (arrival.topup_returned > 0 ? "; " + fmt(arrival.topup_returned) + " of the top-up not spent, taken off the budget" : "") + ")";
     }
-    if (arrival.rule === "anytime") return interval ? "not yet: sequence" + interval : "not yet (read from the 20th top-up draw on)";
-    return "when the top-up is spent";
+    if (arrival.verdict_reason) return "not yet (" + plan + "): " + arrival.verdict_reason;
+    if (arrival.rule === "fixed") return "when the top-up is spent (" + plan + ")";
+    return interval ? "not yet (" + plan + "): band" + interval : "not yet (" + plan + ")";
   }
 
   function showArrivals(arrivals) {

@@ -82,7 +82,8 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
 ) -> None:
     campaign = _running(api, coordinator, assessor, "items")
     assert _judge_all(campaign, assessor) == 12
-    created = _arrive(api, coordinator, campaign, budget="10", reference="beta")
+    # Read once at the end (the fixed rule): the whole top-up is judged.
+    created = _arrive(api, coordinator, campaign, budget="10", reference="beta", rule="fixed")
     assert created.status_code == 201, created.content
     body = created.json()
     assert (body["system"], body["reference"], body["status"]) == ("gamma", "beta", "judging")

@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.authtoken.models import Token
 
-from labeling.models import Arrival, Campaign
+from labeling.models import Arrival, Campaign, Judgment, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.run_imports import runs_import
 from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
@@ -52,13 +52,14 @@ def _gate(live_server: Any, token: str, *arguments: str) -> subprocess.Popen[str
     )
 
 
-@pytest.mark.parametrize("rule", ["anytime", "fixed"])
+@pytest.mark.parametrize(("rule", "margin"), [("sequential", None), ("fixed", None), ("sequential", "0.5")])
 def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     live_server: Any,
     coordinator: AbstractBaseUser,
     assessor: AbstractBaseUser,
     tmp_path: Path,
     rule: str,
+    margin: str | None,
 ) -> None:
     campaign = _campaign(coordinator, strategy="items", verdict_rule=rule)
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
@@ -67,7 +68,8 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     run = tmp_path / "poor.run"
     run.write_text(RUN_POOR)
     token = Token.objects.create(user=coordinator).key
-    budget = "200" if rule == "anytime" else "8"
+    budget = "200" if rule == "sequential" else "8"
+    asked = ["--margin", margin] if margin is not None else []
     gate = _gate(
         live_server,
         token,
@@ -79,6 +81,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
         "alpha",
         "--budget",
         budget,
+        *asked,
         "--poll",
         "0.2",
         "--timeout",
@@ -92,16 +95,42 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
         time.sleep(0.2)
     output, errors = gate.communicate(timeout=30)
     arrival = Arrival.objects.get(campaign=campaign)
-    assert arrival.verdict in ("better", "worse", "not_settled"), (output, errors)
-    assert gate.returncode == {"better": 0, "worse": 1, "not_settled": 2}[arrival.verdict], (output, errors)
+    verdict = Verdict.objects.get(arrival=arrival)
+    codes = {"better": 0, "not_worse": 0, "worse": 1, "not_better": 1, "not_settled": 2, "unchanged": 5}
+    assert verdict.outcome in codes, (output, errors)
+    assert gate.returncode == codes[verdict.outcome], (output, errors)
+    question = "non_inferiority" if margin else "difference"
     assert output.startswith(
-        f"arrival {arrival.pk}: poor against alpha, top-up {budget}, verdict by the {rule} rule"
-    )
-    assert f"{arrival.verdict}: poor minus alpha = " in output and "95 % interval [" in output
-    if rule == "anytime":
-        assert arrival.verdict == "worse" and arrival.topup_returned > 0, (
-            "decided before the top-up was spent"
-        )
+        f"arrival {arrival.pk}: poor against alpha, top-up {budget}, verdict by the {rule} rule "
+        f"({question}, margin {margin or 0})"
+    ), output
+    assert f"{verdict.outcome}: poor minus alpha = " in output and "95 % interval [" in output
+    assert f"decided by the {rule} rule" in output
+    if margin:
+        assert "not worse by 0.5" in output
+        assert (verdict.question, verdict.margin) == ("non_inferiority", 0.5)
+    if rule == "sequential":
+        assert verdict.outcome == "worse" and verdict.returned > 0, "decided before the top-up was spent"
+        assert f"at label {verdict.decided_labels}" in output
+
+
+def test_an_identical_release_exits_with_its_own_code_and_costs_nothing(
+    live_server: Any, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, tmp_path: Path
+) -> None:
+    campaign = _campaign(coordinator, strategy="items")
+    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
+    campaign = campaign_start(campaign=campaign)
+    _judge_all(campaign, assessor)
+    run = tmp_path / "same.run"
+    run.write_text(RUN_A.replace(" alpha\n", " release\n"))
+    token = Token.objects.create(user=coordinator).key
+    gate = _gate(live_server, token, "--campaign", str(campaign.pk), "--run", str(run), "--budget", "20")
+    output, errors = gate.communicate(timeout=60)
+    assert gate.returncode == 5, (output, errors)
+    # The default reference, said as such: the best certified run (alpha or beta).
+    assert "(the best certified run)" in output
+    assert output.splitlines()[-1].startswith("unchanged: release minus")
+    assert Judgment.objects.filter(task__arrival__campaign=campaign).count() == 0
 
 
 def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(

@@ -1,6 +1,8 @@
 """Release verdicts in the app (sampling.verdicts): a run that arrives gets better / worse / not
-settled for its difference with the reference, under the campaign's rule; an anytime verdict that
-comes early stops its top-up and gives the rest back to the budget."""
+settled (or not worse / worse with a margin) for its difference with the reference, under the
+plan it arrived with; a peeking verdict that comes early stops its top-up and gives the rest back,
+with the figures adding up; the plan cannot change once labels count; an identical release costs
+nothing; a verdict read late is the one the sequence reached at its label."""
 
 from __future__ import annotations
 
@@ -11,13 +13,19 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
+from estimation.sampling.verdicts import first_verdict
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Arrival, Campaign, Judgment, WebhookEvent
+from labeling.models import Arrival, Campaign, Judgment, Task, Verdict, WebhookEvent
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
 from labeling.services.run_imports import runs_import
+from sampling import draws_top_up, verdicts_update
+from sampling.label_model import judged_grades
+from sampling.pool_arrays import pool_arrays_for
+from sampling.verdicts import verdict_plan, verdict_state
 from tests.conftest import RUN_A, upload
 from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
+from tests.sampling.test_arrival_strata import _grade
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 pytestmark = pytest.mark.postgresql
@@ -28,90 +36,183 @@ RUN_POOR = "".join(
     for q in (1, 2, 3)
     for rank, doc in enumerate((f"d{q}-12", f"d{q}-3", f"d{q}-15", f"d{q}-6", f"d{q}-9"), start=1)
 )
+# The reference alpha again under another name: identical at every rank.
+RUN_ALPHA_AGAIN = RUN_A.replace(" alpha\n", " alpha2\n")
 
 
-def test_an_anytime_verdict_comes_early_and_gives_the_rest_of_the_topup_back(
+def _verdict(arrival_id: int) -> Verdict:
+    return Verdict.objects.get(arrival_id=arrival_id)
+
+
+def test_a_sequential_verdict_comes_early_and_the_budget_figures_add_up(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = _running(api, coordinator, assessor, "items")
-    patched = api(coordinator).patch(
-        f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "anytime"}, format="json"
-    )
-    assert patched.status_code == 200 and patched.json()["verdict_rule"] == "anytime", patched.content
+    assert campaign.verdict_rule == Campaign.VerdictRule.SEQUENTIAL, "the default"
     _judge_all(campaign, assessor)
     body = _arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
-    assert body["rule"] == "anytime" and body["verdict"] is None
-    assert body["sequence"] == {"low": None, "high": None}, "no band before 20 top-up draws"
+    assert body["rule"] == "sequential" and body["verdict"] is None and body["horizon"] >= 1
+    assert body["question"] == "difference" and body["margin"] == 0
     _judge_all(campaign, assessor)
-    arrival = Arrival.objects.get(pk=body["id"])
-    assert arrival.verdict == "worse" and arrival.rule == "anytime" and arrival.decided_at is not None
-    assert arrival.decided_high is not None and arrival.decided_high < 0
+    verdict = _verdict(body["id"])
+    assert verdict.outcome == "worse" and verdict.rule == "sequential" and verdict.high is not None
+    assert verdict.high < 0 and verdict.decided_labels is not None
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
     assert report["verdict"] == "worse" and report["status"] == "done"
-    assert report["topup_spent"] < 200 and report["topup_returned"] == pytest.approx(
-        200 - report["topup_spent"]
-    )
+    assert report["decided_labels"] == verdict.decided_labels <= report["topup_judged"]
+    # Spent plus returned is the top-up; the campaign's budget is the stored 12 plus what was spent.
+    assert report["topup_spent"] < 200
+    assert report["topup_spent"] + report["topup_returned"] == pytest.approx(200)
     campaign.refresh_from_db()
-    # The budget is the stored 12 plus what the top-up spent: the rest went back.
     assert campaign.budget == pytest.approx(12 + report["topup_spent"])
-    assert report["sequence"]["high"] < 0
-    # The webhook events: decided, its top-up over (what it spent), each recorded once.
+    assert not Task.objects.filter(arrival_id=body["id"], answered_at__isnull=True).exists()
+    # The webhook events carry the plan the verdict was read by.
     events = {event.name: event.data for event in WebhookEvent.objects.filter(campaign=campaign)}
-    assert events["arrival.decided"]["verdict"] == "worse" and events["arrival.decided"]["rule"] == "anytime"
+    decided = events["arrival.decided"]
+    assert decided["verdict"] == "worse" and decided["rule"] == "sequential"
+    assert (
+        decided["horizon"] == verdict.horizon
+        and decided["margin"] == 0
+        and decided["question"] == "difference"
+    )
     assert events["arrival.topup_spent"]["spent"] == pytest.approx(report["topup_spent"])
+
+
+def test_a_verdict_read_late_is_taken_at_the_label_where_the_sequence_decided(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    """Two campaigns alike (same seed, same answers): one reads its verdict after every label, the
+    other only once its assessors have judged the whole top-up (faster than any recompute). Both
+    store the verdict at the same label, with the same interval."""
+    campaigns = []
+    for _ in range(2):
+        campaign = _running(api, coordinator, assessor, "items", start=False)
+        Campaign.objects.filter(pk=campaign.pk).update(seed=20261206)
+        campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
+        _judge_all(campaign, assessor)
+        body = _arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
+        campaigns.append((campaign, body["id"]))
+    (eager, eager_arrival), (late, late_arrival) = campaigns
+    for campaign, read_every_label in ((eager, True), (late, False)):
+        while True:
+            draws_top_up(campaign_id=campaign.pk)
+            task = task_next(campaign=campaign, assessor=assessor)
+            if task is None:
+                break
+            task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+            if read_every_label and verdicts_update(campaign):
+                break
+    assert _verdict(late_arrival).outcome == "", "nothing read yet"
+    verdicts_update(late)
+    early, read_late = _verdict(eager_arrival), _verdict(late_arrival)
+    assert early.outcome == read_late.outcome == "worse"
+    assert read_late.decided_labels == early.decided_labels
+    assert (read_late.low, read_late.high) == pytest.approx((early.low, early.high))
+    judged_late = Judgment.objects.filter(task__arrival_id=late_arrival).count()
+    assert judged_late > read_late.decided_labels, "labels after the decision did not move it"
+    # The look it was taken at is the first whose interval clears 0 (checked from the looks).
+    late.refresh_from_db()
+    arrays = pool_arrays_for(late)
+    state = verdict_state(read_late, arrays, judged_grades(late, arrays))
+    assert state is not None
+    looks = state.looks.looks()
+    decisive = [
+        i
+        for i, look in enumerate(looks)
+        if first_verdict(verdict_plan(read_late), looks[: i + 1], over=False).verdict
+    ]
+    assert looks[decisive[0]].labels == read_late.decided_labels
 
 
 def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = _running(api, coordinator, assessor, "items")
-    assert campaign.verdict_rule == Campaign.VerdictRule.FIXED
     _judge_all(campaign, assessor)
-    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="6", reference="alpha").json()
+    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="6", reference="alpha", rule="fixed").json()
     assert body["rule"] == "fixed" and body["verdict"] is None
     _judge_all(campaign, assessor)
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
     assert report["status"] == "done" and report["decided_at"] is not None
     assert report["verdict"] in ("worse", "not_settled") and report["topup_returned"] == 0
-    # The band is the 95 % interval the verdict was read from when the top-up was spent (judgments
-    # of tasks drawn before then may still move the current difference a little).
     band = report["sequence"]
     if report["verdict"] == "worse":
         assert band["high"] < 0
     else:
-        assert band["low"] is None or band["low"] <= 0 <= band["high"]
-    listed = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/").json()
-    assert listed[0]["verdict"] == report["verdict"]
-    # The budget was spent before the run arrived (12), and again with its top-up (12 + 6), with
-    # nothing left open: one webhook event each time.
+        assert report["verdict_reason"]
+    # The budget was spent before the run arrived (12), and again with its top-up (12 + 6).
     spent_events = WebhookEvent.objects.filter(campaign=campaign, name="campaign.budget_spent")
     assert [event.data["budget"] for event in spent_events] == [12, 18]
-    assert spent_events.last().data["judgments"] >= 18
-    refused = api(coordinator).patch(
-        f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "peek"}, format="json"
-    )
-    assert refused.status_code == 400 and "verdict_rule" in refused.content.decode()
 
 
-def test_the_campaign_page_sets_the_verdict_rule(
-    client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+def test_a_budget_cut_does_not_turn_into_an_early_fixed_reading(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = _running(api, coordinator, assessor, "items")
     _judge_all(campaign, assessor)
-    client.force_login(coordinator)
-    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
-    assert 'name="verdict_rule"' in page and '<option value="fixed" selected>' in page
-    saved = client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "anytime"}, follow=True)
-    assert "Verdicts: Anytime" in saved.content.decode()
+    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="30", reference="alpha", rule="fixed").json()
+    for _ in range(3):
+        task = task_next(campaign=campaign, assessor=assessor)
+        assert task is not None
+        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+    spent = Judgment.objects.filter(campaign=campaign).count()
+    cut = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"budget": spent}, format="json")
+    assert cut.status_code == 200, cut.content
+    _judge_all(campaign, assessor)
+    verdict = _verdict(body["id"])
+    assert verdict.outcome == "not_settled" and "cut before the horizon" in verdict.reason
+
+
+def test_an_identical_release_is_answered_at_once_with_no_topup(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
     campaign.refresh_from_db()
-    assert campaign.verdict_rule == "anytime"
-    refused = client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "peek"}, follow=True)
-    assert "Verdict rule not changed: unknown rule &#x27;peek&#x27;" in refused.content.decode()
-    client.force_login(assessor)
-    assert client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "fixed"}).status_code in (
-        403,
-        404,
-    )
+    budget = campaign.budget
+    body = _arrive(api, coordinator, campaign, RUN_ALPHA_AGAIN, budget="25", reference="alpha")
+    assert body.status_code == 201, body.content
+    report = body.json()
+    assert report["verdict"] == "unchanged" and report["topup_budget"] == 0 and report["status"] == "done"
+    campaign.refresh_from_db()
+    assert campaign.budget == budget and _judge_all(campaign, assessor) == 0, "no label spent on it"
+    assert not Task.objects.filter(arrival_id=report["id"]).exists()
+
+
+def test_non_inferiority_with_a_margin_says_not_worse_or_worse(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    refused = _arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha", margin="0.5")
+    assert refused.status_code == 400 and "needs the question" in refused.content.decode()
+    assert not Arrival.objects.filter(campaign=campaign).exists(), "nothing stored on a refusal"
+    body = _arrive(
+        api,
+        coordinator,
+        campaign,
+        RUN_POOR,
+        budget="200",
+        reference="alpha",
+        question="non_inferiority",
+        margin="0.1",
+    ).json()
+    assert body["question"] == "non_inferiority" and body["margin"] == 0.1
+    _judge_all(campaign, assessor)
+    verdict = _verdict(body["id"])
+    # Every document of the poor run is graded 0: worse than alpha by far more than 0.1.
+    assert verdict.outcome == "worse" and verdict.high is not None and verdict.high < -0.1
+
+
+def test_the_default_reference_is_never_a_run_that_just_arrived(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    first = _arrive(api, coordinator, campaign, RUN_POOR, budget="5", reference="alpha").json()
+    second = _arrive(api, coordinator, campaign, budget="5").json()
+    assert second["reference"] in ("alpha", "beta") and second["reference"] != first["system"]
+    assert second["reference_given"] is False and first["reference_given"] is True
 
 
 def test_two_runs_arriving_together_count_only_their_own_topups(
@@ -153,7 +254,7 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
 ) -> None:
     campaign = _running(api, coordinator, assessor, "items")
     _judge_all(campaign, assessor)
-    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="500", reference="alpha").json()
+    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="500", reference="alpha", rule="fixed").json()
     _judge_all(campaign, assessor)
     campaign.refresh_from_db()
     assert campaign.blocked == "exhausted", "every pool document is judged"
@@ -186,26 +287,102 @@ def _two_systems(
     return campaign_start(campaign=campaign)
 
 
-@pytest.mark.parametrize("rule", ["anytime", "fixed"])
-def test_a_two_system_campaign_gets_its_own_verdict(
+@pytest.mark.parametrize("rule", ["sequential", "fixed"])
+def test_a_two_system_campaign_gets_its_own_verdict_shown_on_its_pages(
     client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, rule: str
 ) -> None:
-    budget = 300 if rule == "anytime" else 14
+    budget = 300 if rule == "sequential" else 14
     campaign = _two_systems(api, coordinator, assessor, rule, budget)
     _judge_all(campaign, assessor)
     campaign.refresh_from_db()
     body = api(coordinator).get(f"/api/campaigns/{campaign.pk}/").json()
-    assert body["verdict"] == campaign.verdict == "better", body  # alpha minus a run of grade-0 documents
-    assert body["verdict_decided_at"] is not None and body["verdict_low"] > 0
-    if rule == "anytime":
-        # Decided before the budget was spent: the rest was taken off and judging stopped.
-        assert campaign.verdict_returned > 0 and campaign.budget == pytest.approx(
-            budget - campaign.verdict_returned
-        )
+    assert body["verdict"] == "better", body  # alpha minus a run of grade-0 documents
+    plan = body["verdict_plan"]
+    assert plan["rule"] == rule and plan["plan_fixed_at"] is not None and body["verdict_low"] > 0
+    if rule == "sequential":
+        # Decided before the budget was spent: the rest was taken off, and the figures add up.
+        assert body["verdict_returned"] > 0
+        assert campaign.budget == pytest.approx(budget - body["verdict_returned"])
+        assert Judgment.objects.filter(campaign=campaign).count() == pytest.approx(campaign.budget)
     else:
-        assert campaign.verdict_returned == 0 and campaign.budget == budget
+        assert body["verdict_returned"] == 0 and campaign.budget == budget
     (event,) = WebhookEvent.objects.filter(campaign=campaign, name="campaign.decided")
     assert event.data["verdict"] == "better" and event.data["systems"] == ["alpha", "poor"]
+    assert event.data["rule"] == rule and event.data["horizon"] == plan["horizon"]
     client.force_login(coordinator)
     page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
-    assert "Verdict: alpha is better than poor" in page
+    assert "Verdict: alpha is better than poor" in page and "Save the pair" not in page
+    dashboard = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
+    assert "Verdict: alpha is better than poor" in dashboard
+
+
+def test_the_plan_cannot_change_once_a_judgment_counts(
+    client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _two_systems(api, coordinator, assessor, "sequential", 40)
+    # Before any judgment the plan follows the settings.
+    changed = api(coordinator).patch(
+        f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "fixed"}, format="json"
+    )
+    assert changed.status_code == 200 and changed.json()["verdict_plan"]["rule"] == "fixed"
+    task = task_next(campaign=campaign, assessor=assessor)
+    assert task is not None
+    task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+    for change in (
+        {"verdict_rule": "sequential"},
+        {"verdict_margin": 0.5, "verdict_question": "non_inferiority"},
+        {"focus_systems": ["poor", "alpha"]},
+    ):
+        refused = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", change, format="json")
+        assert refused.status_code == 400 and "cannot change once judgments count" in refused.content.decode()
+    # The budget may grow: the horizon the rule spends its error over stays.
+    horizon = Verdict.objects.get(campaign=campaign, arrival__isnull=True).horizon
+    raised = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"budget": 80}, format="json")
+    assert raised.status_code == 200 and raised.json()["verdict_plan"]["horizon"] == horizon
+    # The page refuses the same way and shows the plan read-only.
+    client.force_login(coordinator)
+    answer = client.post(
+        f"/campaigns/{campaign.pk}/verdict-rule/",
+        {"verdict_rule": "anytime", "verdict_question": "difference", "verdict_margin": "0"},
+        follow=True,
+    )
+    assert "cannot change once judgments count" in answer.content.decode()
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "fixed</strong> since the first judgment" in page and "Save the pair" not in page
+    assert Campaign.objects.get(pk=campaign.pk).verdict_rule == "fixed"
+
+
+def test_the_verdict_defaults_are_checked_alike_on_the_page_and_the_api(
+    client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    campaign = _running(api, coordinator, assessor, "items")
+    refused = api(coordinator).patch(
+        f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "peek"}, format="json"
+    )
+    assert refused.status_code == 400 and "verdict_rule" in refused.content.decode()
+    margin = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"verdict_margin": 0.5}, format="json")
+    assert margin.status_code == 400 and "needs the question" in margin.content.decode()
+    client.force_login(coordinator)
+    page = client.post(
+        f"/campaigns/{campaign.pk}/verdict-rule/",
+        {"verdict_rule": "sequential", "verdict_question": "difference", "verdict_margin": "0.5"},
+        follow=True,
+    ).content.decode()
+    assert "Verdict rule not changed" in page and "needs the question" in page
+    saved = client.post(
+        f"/campaigns/{campaign.pk}/verdict-rule/",
+        {"verdict_rule": "anytime", "verdict_question": "non_inferiority", "verdict_margin": "0.5"},
+        follow=True,
+    )
+    assert "Verdicts: Anytime" in saved.content.decode()
+    campaign.refresh_from_db()
+    assert (campaign.verdict_rule, campaign.verdict_question, campaign.verdict_margin) == (
+        "anytime",
+        "non_inferiority",
+        0.5,
+    )
+    client.force_login(assessor)
+    # An assessor sees the campaign but may not manage it (labeling.access).
+    assert (
+        client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "fixed"}).status_code == 403
+    )
