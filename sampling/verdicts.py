@@ -374,7 +374,12 @@ def verdict_events_emit(campaign: Campaign, decided: list[Verdict]) -> None:
                 campaign,
                 "campaign.decided",
                 f"campaign.decided:{campaign.pk}",
-                {"systems": [verdict.first, verdict.second], "judgments": count, **summary},
+                {
+                    "systems": [verdict.first, verdict.second],
+                    "judgments": count,
+                    **summary,
+                    "budget_returned": verdict.returned,  # the name events had before
+                },
             )
     if not campaign.arrivals.exists():
         return
