@@ -131,9 +131,17 @@ def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
     _judge_all(campaign, assessor)
     body = _arrive(api, coordinator, campaign, RUN_POOR, budget="6", reference="alpha", rule="fixed").json()
     assert body["rule"] == "fixed" and body["verdict"] is None
+    task = task_next(campaign=campaign, assessor=assessor)
+    assert task is not None
+    task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+    # The campaign's defaults may change (for runs still to come); this arrival keeps its plan.
+    patched = api(coordinator).patch(
+        f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "anytime"}, format="json"
+    )
+    assert patched.status_code == 200
     _judge_all(campaign, assessor)
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
-    assert report["status"] == "done" and report["decided_at"] is not None
+    assert report["status"] == "done" and report["decided_at"] is not None and report["rule"] == "fixed"
     assert report["verdict"] in ("worse", "not_settled") and report["topup_returned"] == 0
     band = report["sequence"]
     if report["verdict"] == "worse":
@@ -386,3 +394,26 @@ def test_the_verdict_defaults_are_checked_alike_on_the_page_and_the_api(
     assert (
         client.post(f"/campaigns/{campaign.pk}/verdict-rule/", {"verdict_rule": "fixed"}).status_code == 403
     )
+
+
+def test_a_campaign_that_draws_whole_topics_reads_the_sequential_rule_too(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    """Topic-level arrivals are read after every topic that counts (its documents all judged),
+    from the query level's own difference terms."""
+    campaign = _running(api, coordinator, assessor, "passive")
+    _judge_all(campaign, assessor)
+    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
+    assert body["rule"] == "sequential"
+    _judge_all(campaign, assessor)
+    verdict = _verdict(body["id"])
+    assert verdict.outcome in ("worse", "not_settled"), verdict
+    campaign.refresh_from_db()
+    arrays = pool_arrays_for(campaign)
+    state = verdict_state(verdict, arrays, judged_grades(campaign, arrays))
+    assert state is not None and state.looks.value.size >= 1, "looks after the topics drawn since it arrived"
+    assert state.over and state.waiting == 0
+    if verdict.outcome == "worse":
+        assert verdict.high is not None and verdict.high < 0
+    else:
+        assert verdict.reason
