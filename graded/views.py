@@ -160,6 +160,12 @@ def dashboard_page(request: HttpRequest, campaign: Campaign) -> HttpResponse:
             else ""
         ),
         "campaign_verdict": campaign_verdict_panel(campaign),
+        # The arrival form's verdict fields (its plan, fixed when the run is submitted).
+        "verdict_rules": list(Campaign.VerdictRule.values),
+        "verdict_questions": Campaign.VerdictQuestion.choices,
+        "arrival_metric": str(strategy_for(campaign).level.evaluation_metric(campaign))
+        if takes_arrivals
+        else "",
     }
     return render(request, "graded/dashboard.html", context)
 
@@ -186,6 +192,7 @@ def campaign_section(request: HttpRequest, campaign: Campaign) -> dict[str, Any]
         "agreement": grade_agreement(campaign),
         "compared": compared_panel(campaign, can_manage),
         "arrival": arrival_panel(campaign, can_manage),
+        "verdicts": verdicts_panel(campaign, can_manage),
         "plan_url": reverse("api-plan", args=[campaign.pk]) if can_plan else None,
     }
 
@@ -206,14 +213,27 @@ def arrival_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None
         return None
     return {
         "form": ArrivalForm(names=_pooled_names(campaign), campaign=campaign),
-        "defaults": VerdictDefaultsForm(campaign=campaign),
-        "rule_url": reverse("graded:campaign_verdict_rule", args=[campaign.pk]),
         "url": reverse("graded:campaign_arrival", args=[campaign.pk]),
         "unit": campaign.get_budget_unit_display().lower(),
         "metric": str(level.evaluation_metric(campaign)),
         "whole_topics": level.draws_whole_topics,
         "by_width": level.topup_by_width,
         "dashboard": reverse("labeling:campaign_dashboard", args=[campaign.pk]) + "#arrivals-panel",
+    }
+
+
+def verdicts_panel(campaign: Campaign, can_manage: bool) -> dict[str, Any] | None:
+    """The campaign's release-verdict defaults, from the draft on (None unless the coordinator
+    can set them on a strategy that takes arrivals, or the campaign compares two systems)."""
+    level = strategy_for(campaign).level
+    two_systems = campaign.goal == Campaign.Goal.DIFFERENCE
+    if not can_manage or not (level.takes_arrivals or two_systems):
+        return None
+    return {
+        "form": VerdictDefaultsForm(campaign=campaign),
+        "url": reverse("graded:campaign_verdict_rule", args=[campaign.pk]),
+        "metric": str(level.evaluation_metric(campaign)),
+        "two_systems": two_systems,
     }
 
 
@@ -282,17 +302,19 @@ def campaign_verdict_rule(request: HttpRequest, campaign_id: int) -> HttpRespons
     unless it names its own, and a two-system campaign's plan until its first judgment."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     form = VerdictDefaultsForm(request.POST, campaign=campaign)
+    page = reverse("labeling:campaign_detail", args=[campaign.pk])
+    # A refusal lands at the top of the page, where its message is shown.
     if not form.is_valid():
         messages.error(request, f"Verdict rule not changed: {form_errors_text(form)}")
-    else:
-        try:
-            campaign_update(campaign=campaign, **form.cleaned_data)
-        except ValueError as error:
-            messages.error(request, f"Verdict rule not changed: {error}")
-        else:
-            rule = Campaign.VerdictRule(form.cleaned_data["verdict_rule"]).label
-            messages.success(request, f"Verdicts: {rule}.")
-    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#arrival")
+        return redirect(page)
+    try:
+        campaign_update(campaign=campaign, **form.cleaned_data)
+    except ValueError as error:
+        messages.error(request, f"Verdict rule not changed: {error}")
+        return redirect(page)
+    rule = Campaign.VerdictRule(form.cleaned_data["verdict_rule"]).label
+    messages.success(request, f"Verdicts: {rule}.")
+    return redirect(page + "#verdicts")
 
 
 def campaign_verdict_panel(campaign: Campaign) -> dict[str, Any] | None:
@@ -311,7 +333,7 @@ def campaign_verdict_panel(campaign: Campaign) -> dict[str, Any] | None:
         "decided": own.decided_at,
         "fixed": own.plan_fixed_at is not None,
         "words": VERDICT_WORDS.get(own.outcome, ""),
-        "rule_label": Campaign.VerdictRule(own.rule).label,
+        "rule_label": own.rule,
         "question_label": Campaign.VerdictQuestion(own.question).label,
     }
 

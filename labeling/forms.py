@@ -84,18 +84,23 @@ class CampaignCreateForm(forms.Form):
     )
     verdict_rule = forms.ChoiceField(
         label="Release verdicts",
-        choices=Campaign.VerdictRule.choices,
+        # Short names in the menu; what each does is the help text's (and docs/coordinators.md).
+        choices=[(value, value.capitalize()) for value in Campaign.VerdictRule.values],
         initial=Campaign.VerdictRule.SEQUENTIAL,
         required=False,
         help_text="How a run that arrives (or, comparing two systems, the pair) gets better, worse or "
-        "not settled. Chosen now, before any label: it cannot change once labels count.",
+        "not settled: sequential reads after every label and stops early on a clear difference; "
+        "anytime too, with no horizon (the budget may grow); fixed reads once, at the end. It cannot "
+        "change once labels count.",
     )
     verdict_question = forms.ChoiceField(
         label="Question",
         choices=Campaign.VerdictQuestion.choices,
         initial=Campaign.VerdictQuestion.DIFFERENCE,
         required=False,
-        help_text="Not worse by a margin: ship a cheaper ranker unless it loses more than the margin.",
+        help_text="Better or worse: is there a difference? Not worse by more than the margin: ship a "
+        "cheaper ranker unless it loses more than the margin. Better by more than the margin: adopt "
+        "a new ranker only if it gains at least that much.",
     )
     verdict_margin = forms.FloatField(
         label="Margin (metric points)",

@@ -133,12 +133,14 @@ def describe(report: dict[str, Any]) -> str:
     horizon = f", horizon {report['horizon']:.0f} labels" if report.get("horizon") else ""
     at = f" at label {report['decided_labels']}" if report.get("decided_labels") is not None else ""
     reason = f" ({report['verdict_reason']})" if report.get("verdict_reason") else ""
+    read = ""
+    if band.get("low") is not None and band.get("high") is not None:
+        read = f" on [{number(band.get('low'))}, {number(band.get('high'))}]"
     return (
         f"{report['verdict']}: {report['system']} minus {report['reference']} = "
         f"{number(difference.get('value'))} "
         f"(95 % interval [{number(difference.get('low'))}, {number(difference.get('high'))}]); "
-        f"decided by the {report['rule']} rule{margin}{horizon}{at} on "
-        f"[{number(band.get('low'))}, {number(band.get('high'))}]"
+        f"read by the {report['rule']} rule{margin}{horizon}{at}{read}"
         f"; top-up spent {report.get('topup_spent', 0):g} of {report.get('topup_budget', 0):g}{reason}"
     )
 

@@ -13,7 +13,7 @@ from estimation.sampling.arrivals import stratum_shares, target_strata, topup_di
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
-from labeling.models import Arrival, Campaign, Draw, Judge, JudgeRun, Judgment
+from labeling.models import Arrival, Campaign, Draw, Judge, JudgeRun, Judgment, Task
 from labeling.selectors import judgments_spent
 from sampling.judge_labels import judge_for_sampling
 from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws
@@ -34,12 +34,19 @@ def topup_spent(arrival: Arrival) -> tuple[int, float]:
 
 
 def arrival_open(campaign: Campaign) -> Arrival | None:
-    """The newest arrival whose top-up is not spent yet and that has no verdict, if any."""
+    """The newest arrival with no verdict whose top-up its spent and queued judgments do not
+    cover yet, if any: the one the next draws are for. Counting the queue keeps one arrival from
+    drawing past its top-up while another waits (the queue runs ahead of the answers)."""
     arrivals = campaign.arrivals.filter(verdict_record__outcome="").select_related(
         "campaign", "system", "reference"
     )
     for arrival in arrivals.order_by("-id"):
-        if topup_spent(arrival)[1] < arrival.topup_budget:
+        judged, spent = topup_spent(arrival)
+        queued = Task.objects.filter(arrival=arrival, answered_at__isnull=True).count()
+        # A queued task costs what the judged ones cost on average (one judgment in that unit).
+        judgments = campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS
+        per_task = 1.0 if judgments or not judged else spent / judged
+        if spent + queued * per_task < arrival.topup_budget:
             return arrival
     return None
 

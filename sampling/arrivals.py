@@ -165,8 +165,9 @@ def arrival_add(
 def _check_topup(campaign: Campaign, level: Level, budget: float | None, target_width: float | None) -> None:
     """ValueError unless exactly one of a valid budget and a valid width is given."""
     if (budget is None) == (target_width is None):
+        given = "both" if budget is not None else "neither"
         raise ValueError(
-            "give either a top-up (budget) or the interval width to reach (target_width), not both"
+            f"give either a top-up (budget) or the interval width to reach (target_width): {given} was given"
         )
     if target_width is not None:
         if not level.topup_by_width:

@@ -21,6 +21,8 @@ the campaign stopped drawing with none of its tasks open) an undecided verdict i
 with the reason; the fixed rule is read then, unless the budget was cut before its horizon (a
 cut must not become an early fixed reading: not settled). No verdict is taken while documents
 the difference depends on wait for a draw of their own (`sampling.arrival_design.arrival_waiting`).
+Once every document the difference weighs is judged (a small pool, or a top-up larger than it),
+the difference is known exactly and decides at once, whatever the rule (`exact_difference`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED
-from estimation.sampling.sequences import UNREAD
+from estimation.sampling.sequences import UNREAD, Interval
 from estimation.sampling.verdicts import (
     NOT_SETTLED,
     UNCHANGED,
+    Look,
     LookArrays,
     Reading,
     VerdictPlan,
@@ -51,6 +54,7 @@ from sampling.arrival_design import arrival_waiting, topup_spent
 from sampling.draws import draw_price, draws_drop_idle, tasks_open_count
 from sampling.focus import focus_indices
 from sampling.label_model import judged_grades
+from sampling.level_estimates import topic_metric_values
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.strategies import Level, strategy_for
 
@@ -210,13 +214,47 @@ def campaign_verdict_change_problem(campaign: Campaign, stored: Campaign) -> str
 class VerdictState:
     """What a verdict reads now: its looks (after each top-up draw that brought a label), whether
     its top-up can take no more, whether the budget was cut before its horizon, what it spent,
-    and documents it depends on still waiting for a draw of their own."""
+    documents it depends on still waiting for a draw of their own, and the difference itself
+    when every document it weighs is judged (None otherwise)."""
 
     looks: LookArrays
     over: bool
     cut: bool
     spent: float
     waiting: int
+    exact: float | None = None
+
+
+def exact_difference(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, a: int, b: int
+) -> float | None:
+    """Pooled system a minus b when every document the metric weighs in either ranking is judged
+    with no task of it open (every pool document of those topics, for nDCG's ideal): the mean over
+    the topics of the metric's difference, with no sampling error. None otherwise."""
+    metric = strategy_for(campaign).level.evaluation_metric(campaign)
+    depth = min(metric.cutoff, arrays.rankings.shape[2])
+    weighed = np.zeros(arrays.slot_used.shape, dtype=bool)
+    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], (arrays.n_topics, depth))
+    for system in (a, b):
+        ranking = arrays.rankings[system][:, :depth]
+        weighed[topics[ranking >= 0], ranking[ranking >= 0]] = True
+    if metric.name == "nDCG":
+        topics_weighed = np.asarray(weighed.any(axis=1))
+        weighed |= arrays.slot_used & topics_weighed[:, None]
+    if (grades[weighed] < 0).any():
+        return None
+    open_tasks = Task.objects.filter(campaign=campaign, answered_at__isnull=True)
+    open_topic, open_slot = arrays.locate(
+        np.array(open_tasks.values_list("topic_id", flat=True), dtype=np.int64),
+        np.array(open_tasks.values_list("document_id", flat=True), dtype=np.int64),
+    )
+    inside = open_topic >= 0
+    if weighed[open_topic[inside], open_slot[inside]].any():
+        return None
+    difference = topic_metric_values(arrays, grades, metric, a) - topic_metric_values(
+        arrays, grades, metric, b
+    )
+    return float(difference.mean())
 
 
 def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> VerdictState | None:
@@ -243,13 +281,21 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
         over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
         waiting = 0
     cut = over and campaign.blocked == STOP_BUDGET and spent < verdict.budget - BUDGET_SLACK
-    return VerdictState(looks, over, cut, spent, waiting)
+    exact = exact_difference(campaign, arrays, grades, first, second)
+    return VerdictState(looks, over, cut, spent, waiting, exact)
 
 
 def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
     """The plan's reading of the state: the first look that decides, or not settled once over
     (the fixed rule: not settled when the budget was cut before its horizon)."""
     plan = verdict_plan(verdict)
+    if state.exact is not None:
+        # A look that decided before every document was judged stands (it was valid then); else
+        # the exact value decides.
+        reading = first_verdict(plan, state.looks.looks(), over=False)
+        if reading.verdict:
+            return reading
+        return _exact_reading(plan, state)
     if state.cut and plan.rule == Campaign.VerdictRule.FIXED:
         reason = (
             f"the budget was cut before the horizon (spent {state.spent:g} of {verdict.budget:g}): the "
@@ -263,6 +309,18 @@ def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
         )
         return Reading(NOT_SETTLED if state.over else "", UNREAD, None, reason)
     return first_verdict(plan, state.looks.looks(), over=state.over)
+
+
+def _exact_reading(plan: VerdictPlan, state: VerdictState) -> Reading:
+    """Every document the difference weighs is judged: its value is known, and any rule's
+    verdict is its side of the threshold (not settled exactly on it)."""
+    value = float(state.exact)  # type: ignore[arg-type]  # set by the caller's check
+    labels = int(state.looks.labels[-1]) if state.looks.labels.size else 0
+    look = Look(value, 0.0, int(state.looks.draws[-1]) if state.looks.draws.size else 0, labels=labels)
+    above, below = plan.verdict_names
+    decided = above if value > plan.threshold else below if value < plan.threshold else NOT_SETTLED
+    reason = f"every document the difference weighs is judged: it is exactly {value:+.4g}, no sampling error"
+    return Reading(decided, Interval(value, value), look, reason)
 
 
 def topup_over(arrival: Arrival, spent: float) -> bool:

@@ -91,7 +91,10 @@ class VerdictPlan:
         if not (math.isfinite(self.margin) and self.margin >= 0):
             raise ValueError(f"the margin must be a finite number >= 0, got {self.margin!r}")
         if self.question == "difference" and self.margin != 0:
-            raise ValueError("a margin needs the question non_inferiority or superiority")
+            raise ValueError(
+                "a margin needs a question that reads it: not worse by more than the margin "
+                "(non_inferiority) or better by more than the margin (superiority)"
+            )
         if not (math.isfinite(self.horizon) and self.horizon >= 1):
             raise ValueError(f"the horizon must be at least one label, got {self.horizon!r}")
         if not 0 < self.alpha < 1:
@@ -226,7 +229,7 @@ def first_verdict(plan: VerdictPlan, looks: Sequence[Look], *, over: bool) -> Re
     last = looks[-1]
     reason = look_problem(plan, last)
     if over:
-        reason = reason or "the interval still holds the threshold at the end of the top-up"
+        reason = reason or "the interval still held the threshold when the labels ran out"
         return Reading(NOT_SETTLED, band, last, reason)
     return Reading("", band, last, reason)
 

@@ -736,7 +736,7 @@
       const button = form.querySelector("button");
       button.disabled = true;
       const body = new FormData(form);
-      if (!body.get("reference")) body.delete("reference");  // the best current estimate
+      if (!body.get("reference")) body.delete("reference");  // the best certified run
       // A width asked for: the planner picks the top-up.
       if (body.get("target_width")) body.delete("budget"); else body.delete("target_width");
       try {

@@ -156,7 +156,7 @@ def test_a_plan_names_its_question_and_refuses_what_it_cannot_read() -> None:
     for wrong, message in (
         ({"rule": "peeking"}, "unknown rule"),
         ({"question": "faster"}, "unknown question"),
-        ({"margin": 0.5}, "needs the question"),
+        ({"margin": 0.5}, "needs a question that reads it"),
         ({"question": "non_inferiority", "margin": -1.0}, "margin"),
         ({"question": "non_inferiority", "margin": float("nan")}, "margin"),
         ({"horizon": 0.5}, "horizon"),
@@ -220,7 +220,7 @@ def test_first_verdict_reads_each_rule_at_its_looks() -> None:
     flat = [Look(0.0, 0.1, draws, 0.0) for draws in range(2, 7)]
     assert first_verdict(VerdictPlan(horizon=6), flat, over=False).verdict == ""
     unsettled = first_verdict(VerdictPlan(horizon=6), flat, over=True)
-    assert unsettled.verdict == "not_settled" and "holds the threshold" in unsettled.reason
+    assert unsettled.verdict == "not_settled" and "held the threshold" in unsettled.reason
     # Not worse by more than 0.3: a difference of -0.1 with a tight interval clears -0.3.
     close = [Look(-0.1, 0.02, draws, 0.0) for draws in range(2, 30)]
     plan = VerdictPlan(rule="sequential", horizon=30, question="non_inferiority", margin=0.3)

@@ -193,7 +193,7 @@ def test_non_inferiority_with_a_margin_says_not_worse_or_worse(
     campaign = _running(api, coordinator, assessor, "items")
     _judge_all(campaign, assessor)
     refused = _arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha", margin="0.5")
-    assert refused.status_code == 400 and "needs the question" in refused.content.decode()
+    assert refused.status_code == 400 and "needs a question that reads it" in refused.content.decode()
     assert not Arrival.objects.filter(campaign=campaign).exists(), "nothing stored on a refusal"
     body = _arrive(
         api,
@@ -260,15 +260,18 @@ def test_two_runs_arriving_together_count_only_their_own_topups(
 def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is_judged(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
+    """Once every document the difference weighs is judged, it is known exactly: the verdict is
+    its side of 0, whatever the rule, and the rest of the top-up goes back."""
     campaign = _running(api, coordinator, assessor, "items")
     _judge_all(campaign, assessor)
     body = _arrive(api, coordinator, campaign, RUN_POOR, budget="500", reference="alpha", rule="fixed").json()
     _judge_all(campaign, assessor)
-    campaign.refresh_from_db()
-    assert campaign.blocked == "exhausted", "every pool document is judged"
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
     assert report["topup_spent"] < 500 and report["status"] == "done"
-    assert report["verdict"] in ("better", "worse", "not_settled"), "read when the pool ran out"
+    verdict = _verdict(body["id"])
+    assert verdict.outcome == "worse" and "exactly" in verdict.reason, verdict.reason
+    assert verdict.low == verdict.high == verdict.value < 0
+    assert report["topup_spent"] + report["topup_returned"] == pytest.approx(500)
 
 
 def _two_systems(
@@ -369,14 +372,14 @@ def test_the_verdict_defaults_are_checked_alike_on_the_page_and_the_api(
     )
     assert refused.status_code == 400 and "verdict_rule" in refused.content.decode()
     margin = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"verdict_margin": 0.5}, format="json")
-    assert margin.status_code == 400 and "needs the question" in margin.content.decode()
+    assert margin.status_code == 400 and "needs a question that reads it" in margin.content.decode()
     client.force_login(coordinator)
     page = client.post(
         f"/campaigns/{campaign.pk}/verdict-rule/",
         {"verdict_rule": "sequential", "verdict_question": "difference", "verdict_margin": "0.5"},
         follow=True,
     ).content.decode()
-    assert "Verdict rule not changed" in page and "needs the question" in page
+    assert "Verdict rule not changed" in page and "needs a question that reads it" in page
     saved = client.post(
         f"/campaigns/{campaign.pk}/verdict-rule/",
         {"verdict_rule": "anytime", "verdict_question": "non_inferiority", "verdict_margin": "0.5"},
