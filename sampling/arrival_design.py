@@ -4,6 +4,7 @@ ask it, and above the models and the numeric core only."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,14 +42,19 @@ def arrival_open(campaign: Campaign) -> Arrival | None:
         "campaign", "system", "reference"
     )
     for arrival in arrivals.order_by("-id"):
-        judged, spent = topup_spent(arrival)
-        queued = Task.objects.filter(arrival=arrival, answered_at__isnull=True).count()
-        # A queued task costs what the judged ones cost on average (one judgment in that unit).
-        judgments = campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS
-        per_task = 1.0 if judgments or not judged else spent / judged
-        if spent + queued * per_task < arrival.topup_budget:
+        if arrival_tasks_left(arrival) > 0:
             return arrival
     return None
+
+
+def arrival_tasks_left(arrival: Arrival) -> int:
+    """How many more tasks the arrival's top-up pays for beyond those judged and queued (a task
+    costs what its judged ones cost on average: one judgment in that unit)."""
+    judged, spent = topup_spent(arrival)
+    queued = Task.objects.filter(arrival=arrival, answered_at__isnull=True).count()
+    judgments = arrival.campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS
+    per_task = 1.0 if judgments or not judged else max(spent / judged, 1e-12)
+    return max(math.ceil((arrival.topup_budget - spent) / per_task - 1e-9) - queued, 0)
 
 
 def arrival_labelling_judge(campaign: Campaign) -> Judge | None:
@@ -167,6 +173,7 @@ __all__ = [
     "arrival_waiting",
     "ranked_slots",
     "arrival_open",
+    "arrival_tasks_left",
     "TopupDesign",
     "arrival_topup_design",
     "topup_spent",

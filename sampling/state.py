@@ -18,6 +18,7 @@ from django.db.models import Count, F, Max, Sum
 from estimation.sampling.pool import Pool
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judgment, SamplingState
+from sampling.arrival_design import arrival_open
 from sampling.focus import focus_indices
 from sampling.judge_labels import judge_label_model_inputs, judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
@@ -52,6 +53,8 @@ def _settings_fingerprint(campaign: Campaign) -> str:
             # A run that arrives with a top-up changes the design (`sampling.arrival_design`),
             # and so does its verdict (its top-up stops).
             list(campaign.arrivals.values_list("id", "verdict_record__outcome")),
+            # The open top-up (its design is the sampling's) moves on when one's queue covers it.
+            getattr(arrival_open(campaign), "pk", None) if campaign.arrivals.exists() else None,
         )
     )
 

@@ -420,3 +420,19 @@ def test_a_campaign_that_draws_whole_topics_reads_the_sequential_rule_too(
         assert verdict.high is not None and verdict.high < 0
     else:
         assert verdict.reason
+
+
+def test_two_runs_arriving_one_after_the_other_each_get_their_own_topup(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    """The newer arrival's queue counts against its top-up: it does not draw past it while the
+    older one waits, and the older one is not ended with nothing spent."""
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    older = _arrive(api, coordinator, campaign, RUN_POOR, budget="4", reference="alpha", rule="fixed").json()
+    newer = _arrive(api, coordinator, campaign, budget="4", reference="alpha", rule="fixed").json()
+    _judge_all(campaign, assessor)
+    for body in (older, newer):
+        report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+        assert report["status"] == "done" and report["verdict"] is not None
+        assert 0 < report["topup_spent"] <= 4, report
