@@ -328,6 +328,16 @@ def shortcut_preferences(user: User | AnonymousUser) -> ShortcutPreferences:
     return ShortcutPreferences(enabled=found.shortcuts_enabled, keys=dict(found.shortcut_keys))
 
 
+def verdict_stopped(campaign: Campaign) -> Verdict | None:
+    """The campaign's own verdict when it came before its budget was spent (and took the rest
+    off), else None."""
+    return (
+        Verdict.objects.filter(campaign=campaign, arrival__isnull=True, returned__gt=0)
+        .exclude(outcome="")
+        .first()
+    )
+
+
 def verdict_summary(verdict: Verdict | None) -> dict[str, Any] | None:
     """What the API, the pages and the webhook events say of a release verdict and its plan."""
     if verdict is None:

@@ -353,6 +353,8 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "mode_summary": mode.describe(campaign),
         "progress": progress,
         "progress_percent": 100.0 * progress.fraction,
+        # A campaign's own verdict that stopped judging before its budget was spent.
+        "stopped_by_verdict": selectors.verdict_stopped(campaign),
         "pool": selectors.campaign_counts(campaign),
         "skips": skip_counts(campaign),
         "skipped_by_everyone": items_skipped_by_every_assessor(campaign),

@@ -313,6 +313,9 @@ def test_a_two_system_campaign_gets_its_own_verdict_shown_on_its_pages(
     if rule == "sequential":
         # Decided before the budget was spent: the rest was taken off, and the figures add up.
         assert body["verdict_returned"] > 0
+        client.force_login(coordinator)
+        page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+        assert "Judging stopped: the verdict (better) came before the budget was spent" in page
         assert campaign.budget == pytest.approx(budget - body["verdict_returned"])
         assert Judgment.objects.filter(campaign=campaign).count() == pytest.approx(campaign.budget)
     else:
