@@ -225,7 +225,11 @@ class CampaignOutputSerializer(StrictModelSerializer):
         return mode_of(campaign).settings_of(campaign).get("k")
 
     def _own_verdict(self, campaign: Campaign) -> Verdict | None:
-        return Verdict.objects.filter(campaign=campaign, arrival__isnull=True).first()
+        """The campaign's own verdict, read once for the six fields that show it."""
+        read: dict[int, Verdict | None] = self.__dict__.setdefault("_own_verdicts", {})
+        if campaign.pk not in read:
+            read[campaign.pk] = Verdict.objects.filter(campaign=campaign, arrival__isnull=True).first()
+        return read[campaign.pk]
 
     def get_verdict(self, campaign: Campaign) -> str | None:
         own = self._own_verdict(campaign)

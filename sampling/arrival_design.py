@@ -5,7 +5,6 @@ ask it, and above the models and the numeric core only."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,9 +19,6 @@ from sampling.judge_labels import judge_for_sampling
 from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
 
-if TYPE_CHECKING:  # the strategies import this module
-    from sampling.strategies import Level
-
 
 def topup_spent(arrival: Arrival) -> tuple[int, float]:
     """(assessor judgments, budget spent in the campaign's unit) of the arrival's top-up: of the
@@ -36,25 +32,28 @@ def topup_spent(arrival: Arrival) -> tuple[int, float]:
 
 def arrival_open(campaign: Campaign) -> Arrival | None:
     """The newest arrival with no verdict whose top-up its spent and queued judgments do not
-    cover yet, if any: the one the next draws are for. Counting the queue keeps one arrival from
-    drawing past its top-up while another waits (the queue runs ahead of the answers)."""
+    cover yet, if any: the one the next draws are for (`arrival_open_room`)."""
+    found = arrival_open_room(campaign)
+    return None if found is None else found[0]
+
+
+def arrival_open_room(campaign: Campaign) -> tuple[Arrival, int] | None:
+    """`arrival_open` with the tasks its top-up still pays for beyond those judged and queued (a
+    task costs what its judged ones cost on average: one judgment in that unit). Counting the
+    queue keeps one arrival from drawing past its top-up while another waits (the queue runs
+    ahead of the answers)."""
     arrivals = campaign.arrivals.filter(verdict_record__outcome="").select_related(
         "campaign", "system", "reference"
     )
     for arrival in arrivals.order_by("-id"):
-        if arrival_tasks_left(arrival) > 0:
-            return arrival
+        judged, spent = topup_spent(arrival)
+        queued = Task.objects.filter(arrival=arrival, answered_at__isnull=True).count()
+        judgments = arrival.campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS
+        per_task = 1.0 if judgments or not judged else max(spent / judged, 1e-12)
+        room = max(math.ceil((arrival.topup_budget - spent) / per_task - 1e-9) - queued, 0)
+        if room > 0:
+            return arrival, room
     return None
-
-
-def arrival_tasks_left(arrival: Arrival) -> int:
-    """How many more tasks the arrival's top-up pays for beyond those judged and queued (a task
-    costs what its judged ones cost on average: one judgment in that unit)."""
-    judged, spent = topup_spent(arrival)
-    queued = Task.objects.filter(arrival=arrival, answered_at__isnull=True).count()
-    judgments = arrival.campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS
-    per_task = 1.0 if judgments or not judged else max(spent / judged, 1e-12)
-    return max(math.ceil((arrival.topup_budget - spent) / per_task - 1e-9) - queued, 0)
 
 
 def arrival_labelling_judge(campaign: Campaign) -> Judge | None:
@@ -86,26 +85,25 @@ def arrival_topup_design(
 
 
 def arrival_waiting(
-    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, arrival: Arrival, level: Level
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    arrival: Arrival,
+    metric: Metric,
+    whole_topics: bool,
 ) -> int:
     """How many documents the arrival's estimate and its difference with the reference depend on
-    that cannot be estimated yet: at item level, the documents of late strata no draw has picked
-    one of since they joined (their estimate has no value until then, `CountedDraws.strata`); with
-    topics drawn whole, its unjudged documents on the topics drawn before it arrived (those topics
-    count once complete)."""
+    that cannot be estimated yet: at item level (`metric` its DCG), the documents of late strata
+    no draw has picked one of since they joined (their estimate has no value until then,
+    `CountedDraws.strata`); with topics drawn whole, its unjudged documents on the topics drawn
+    before it arrived (those topics count once complete)."""
     names = list(arrays.system_names)
     if arrival.system.name not in names:
         return 0
     index = names.index(arrival.system.name)
-    if level.draws_whole_topics:
-        drawn = np.zeros(arrays.n_topics, dtype=bool)
-        topic_ids = Draw.objects.filter(
-            campaign=campaign, kind=Draw.Kind.QUERY, order__lte=arrival.drawable_after
-        ).values_list("topic_id", flat=True)
-        located = {int(topic_id): position for position, topic_id in enumerate(arrays.topic_ids)}
-        drawn[[located[int(topic_id)] for topic_id in set(topic_ids) if int(topic_id) in located]] = True
+    if whole_topics:
+        drawn = topics_drawn_by(campaign, arrays, arrival.drawable_after)
         return int((ranked_slots(arrays, index) & (grades < 0) & drawn[:, None]).sum())
-    metric = level.evaluation_metric(campaign)
     pool = pool_from_arrays(arrays)
     weights = system_weights(pool, metric, index)
     targets = [weights]
@@ -121,12 +119,24 @@ def arrival_waiting(
     return int(thin.sum())
 
 
-def ranked_slots(arrays: PoolArrays, index: int) -> np.ndarray:
-    """The pool slots system `index` ranks (within the pool depth)."""
+def topics_drawn_by(campaign: Campaign, arrays: PoolArrays, order: int) -> np.ndarray:
+    """Which pool topics a query draw up to draw `order` picked, shape (m,)."""
+    drawn = np.zeros(arrays.n_topics, dtype=bool)
+    topic_ids = Draw.objects.filter(campaign=campaign, kind=Draw.Kind.QUERY, order__lte=order).values_list(
+        "topic_id", flat=True
+    )
+    located = {int(topic_id): position for position, topic_id in enumerate(arrays.topic_ids)}
+    drawn[[located[int(topic_id)] for topic_id in set(topic_ids) if int(topic_id) in located]] = True
+    return drawn
+
+
+def ranked_slots(arrays: PoolArrays, index: int, depth: int | None = None) -> np.ndarray:
+    """The pool slots system `index` ranks within `depth` (default: the pool depth)."""
+    rankings = arrays.rankings[index][:, :depth]
     ranked = np.zeros(arrays.slot_used.shape, dtype=bool)
-    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], arrays.rankings.shape[1:])
-    slots = arrays.rankings[index] >= 0
-    ranked[topics[slots], arrays.rankings[index][slots]] = True
+    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], rankings.shape)
+    slots = rankings >= 0
+    ranked[topics[slots], rankings[slots]] = True
     return ranked
 
 
@@ -173,7 +183,8 @@ __all__ = [
     "arrival_waiting",
     "ranked_slots",
     "arrival_open",
-    "arrival_tasks_left",
+    "arrival_open_room",
+    "topics_drawn_by",
     "TopupDesign",
     "arrival_topup_design",
     "topup_spent",

@@ -41,6 +41,7 @@ from sampling.arrival_design import (
     arrival_labelling_judge,
     arrival_waiting,
     ranked_slots,
+    topics_drawn_by,
     topup_spent,
 )
 from sampling.arrival_topics import completion_needed, drawn_topics_complete
@@ -341,7 +342,9 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
         report = _Report(
             new_items=int(brought.sum()),
             new_judged=int((brought & (grades >= 0)).sum()),
-            waiting=arrival_waiting(campaign, arrays, grades, arrival, level),
+            waiting=arrival_waiting(
+                campaign, arrays, grades, arrival, level.evaluation_metric(campaign), level.draws_whole_topics
+            ),
         )
         if level.draws_whole_topics:
             report.unreachable = _topic_unreachable(campaign, arrays, grades, index, arrival.drawable_after)
@@ -448,12 +451,7 @@ def _topic_unreachable(
 ) -> float:
     """Topics drawn whole: the share of its documents on the topics drawn before it arrived that
     are not judged yet (those topics wait until they are)."""
-    drawn = np.zeros(arrays.n_topics, dtype=bool)
-    topic_ids = Draw.objects.filter(
-        campaign=campaign, kind=Draw.Kind.QUERY, order__lte=drawable_after
-    ).values_list("topic_id", flat=True)
-    located = {int(topic_id): position for position, topic_id in enumerate(arrays.topic_ids)}
-    drawn[[located[topic_id] for topic_id in set(topic_ids) if topic_id in located]] = True
+    drawn = topics_drawn_by(campaign, arrays, drawable_after)
     ranked = ranked_slots(arrays, index)
     unjudged = ranked & (grades < 0) & drawn[:, None]
     on_drawn = int((ranked & drawn[:, None]).sum())

@@ -33,7 +33,7 @@ from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
 from labeling.services.webhooks import event_emit
-from sampling.arrival_design import arrival_open, arrival_tasks_left
+from sampling.arrival_design import arrival_open_room
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import LoadedState, sampling_state_current, stored_cost_model
@@ -185,9 +185,11 @@ def draws_top_up(*, campaign_id: int, target: int | None = None, at_least: int =
             return 0
     # A top-up's draws are its own: they count towards it, not any other arrival's, and stop at
     # what it pays for (the next top-up, or the campaign's own design, draws on from there).
-    topup = arrival_open(campaign) if campaign.arrivals.exists() else None
-    if topup is not None:
-        wanted = min(wanted, arrival_tasks_left(topup))
+    open_room = arrival_open_room(campaign) if campaign.arrivals.exists() else None
+    topup = None
+    if open_room is not None:
+        topup, room = open_room
+        wanted = min(wanted, room)
     arrays = pool_arrays_for(campaign)
     _, spent = campaign_spent(campaign)
     left = campaign.budget - spent - outstanding_cost(campaign, state)

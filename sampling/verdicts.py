@@ -50,7 +50,7 @@ from estimation.sampling.verdicts import (
 from labeling.models import Arrival, Campaign, Judgment, Task, Verdict, WebhookEvent
 from labeling.selectors import campaign_spent, verdict_summary
 from labeling.services.webhooks import event_emit
-from sampling.arrival_design import arrival_waiting, topup_spent
+from sampling.arrival_design import arrival_waiting, ranked_slots, topup_spent
 from sampling.draws import draw_price, draws_drop_idle, tasks_open_count
 from sampling.focus import focus_indices
 from sampling.label_model import judged_grades
@@ -149,10 +149,6 @@ def campaign_verdict_sync(campaign: Campaign) -> Verdict | None:
     is decided at once as ``unchanged``."""
     if campaign.goal != Campaign.Goal.DIFFERENCE:
         return None
-    arrays = pool_arrays_for(campaign)
-    focus = focus_indices(campaign, arrays)
-    if len(focus) != 2:
-        return None
     verdict = Verdict.objects.filter(campaign=campaign, arrival__isnull=True).first()
     if verdict is not None and (verdict.plan_fixed_at is not None or verdict.outcome):
         return verdict
@@ -162,6 +158,10 @@ def campaign_verdict_sync(campaign: Campaign) -> Verdict | None:
         Verdict.objects.filter(pk=verdict.pk, plan_fixed_at__isnull=True).update(plan_fixed_at=first_judged)
         verdict.refresh_from_db()
         return verdict
+    arrays = pool_arrays_for(campaign)
+    focus = focus_indices(campaign, arrays)
+    if len(focus) != 2:
+        return None
     names = [arrays.system_names[index] for index in focus]
     plan = {
         "first": names[0],
@@ -232,12 +232,7 @@ def exact_difference(
     with no task of it open (every pool document of those topics, for nDCG's ideal): the mean over
     the topics of the metric's difference, with no sampling error. None otherwise."""
     metric = strategy_for(campaign).level.evaluation_metric(campaign)
-    depth = min(metric.cutoff, arrays.rankings.shape[2])
-    weighed = np.zeros(arrays.slot_used.shape, dtype=bool)
-    topics = np.broadcast_to(np.arange(arrays.n_topics)[:, None], (arrays.n_topics, depth))
-    for system in (a, b):
-        ranking = arrays.rankings[system][:, :depth]
-        weighed[topics[ranking >= 0], ranking[ranking >= 0]] = True
+    weighed = ranked_slots(arrays, a, metric.cutoff) | ranked_slots(arrays, b, metric.cutoff)
     if metric.name == "nDCG":
         topics_weighed = np.asarray(weighed.any(axis=1))
         weighed |= arrays.slot_used & topics_weighed[:, None]
@@ -275,7 +270,14 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
     if verdict.arrival is not None:
         _, spent = topup_spent(verdict.arrival)
         over = topup_over(verdict.arrival, spent)
-        waiting = arrival_waiting(campaign, arrays, grades, verdict.arrival, level)
+        waiting = arrival_waiting(
+            campaign,
+            arrays,
+            grades,
+            verdict.arrival,
+            level.evaluation_metric(campaign),
+            level.draws_whole_topics,
+        )
     else:
         _, spent = campaign_spent(campaign)
         over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
@@ -354,7 +356,7 @@ def verdicts_update(campaign: Campaign) -> list[Verdict]:
     grades = judged_grades(campaign, arrays)
     decided = []
     for verdict in open_verdicts:
-        if verdict.plan_fixed_at is None and _first_judgment_at(campaign) is None:
+        if verdict.plan_fixed_at is None:  # no judgment yet (`campaign_verdict_sync` fixes it at the first)
             continue
         state = verdict_state(verdict, arrays, grades)
         if state is None:
@@ -384,7 +386,11 @@ def _store(verdict: Verdict, reading: Reading, state: VerdictState, arrays: Pool
     )
     if not stored:
         return False
-    if not state.over:
+    # Before the top-up is over, or when it is over because every pool document is judged (a
+    # top-up larger than the pool), what it will not spend goes back; whether the recompute that
+    # reads the verdict runs before or after the campaign notices the pool is used up must not
+    # change the figures. A top-up spent, or cut by the coordinator, has nothing to give back.
+    if not state.over or campaign.blocked == STOP_EXHAUSTED:
         arrival_id = verdict.arrival_id
         draws_drop_idle(campaign, arrival_id)
         leased = Task.objects.filter(campaign=campaign, answered_at__isnull=True)

@@ -121,48 +121,12 @@ def fixed_multiplier(draws: float, alpha: float = 0.05) -> float:
     return float(student_t.ppf(1 - alpha / 2, draws - 1))
 
 
-def anytime_interval(
-    value: float,
-    se: float,
-    draws: int,
-    t_opt: float,
-    *,
-    alpha: float = 0.05,
-    min_draws: int = MIN_ANYTIME_DRAWS,
-) -> Interval:
-    """The anytime-valid interval after `draws` top-up draws (infinite before `min_draws`)."""
-    if draws < min_draws or not math.isfinite(value) or not math.isfinite(se):
-        return UNREAD
-    half = mixture_multiplier(draws, max(t_opt, 1.0), alpha) * se
-    return Interval(value - half, value + half)
-
-
-def fixed_interval(value: float, se: float, draws: int, *, alpha: float = 0.05) -> Interval:
-    """The fixed-sample t interval with `draws` - 1 degrees of freedom (the top-up's stratum)."""
-    if draws < 2 or not math.isfinite(value) or not math.isfinite(se):
-        return UNREAD
-    half = fixed_multiplier(draws, alpha) * se
-    return Interval(value - half, value + half)
-
-
-def verdict(low: float, high: float) -> str:
-    """ "better" when the interval lies above 0, "worse" below, else "not_settled"."""
-    if low > 0:
-        return "better"
-    if high < 0:
-        return "worse"
-    return "not_settled"
-
-
 __all__ = [
     "MIN_ANYTIME_DRAWS",
     "UNREAD",
     "Interval",
-    "anytime_interval",
-    "fixed_interval",
     "fixed_multiplier",
     "mixture_multiplier",
     "sequential_multiplier",
     "spending_constant",
-    "verdict",
 ]

@@ -109,25 +109,11 @@ class VerdictPlan:
     def verdict_names(self) -> tuple[str, str]:
         return QUESTIONS[self.question]
 
-    @property
-    def peeks(self) -> bool:
-        """Whether the rule reads before the horizon."""
-        return self.rule != "fixed"
-
     def multiplier(self, draws: float, labels: float | None = None) -> float:
         """The rule's half-width in standard errors after `draws` top-up draws that brought
         `labels` labels (default: as many as the draws); inf: not read. The sequential rule's
         information fraction is labels / horizon (the horizon is the planned labels)."""
         return _multiplier(self.rule, draws, draws if labels is None else labels, self.horizon, self.alpha)
-
-    def as_dict(self) -> dict[str, float | str]:
-        return {
-            "rule": self.rule,
-            "horizon": self.horizon,
-            "question": self.question,
-            "margin": self.margin,
-            "alpha": self.alpha,
-        }
 
 
 @lru_cache(maxsize=65536)

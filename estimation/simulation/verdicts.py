@@ -131,9 +131,7 @@ class VerdictRow:
     def wrong(self) -> float:
         """The share of verdicts on the wrong side of the threshold given the truth (both sides
         when the truth is the threshold itself)."""
-        threshold = {"difference": 0.0, "non_inferiority": -self.margin, "superiority": self.margin}[
-            self.question
-        ]
+        threshold = VerdictPlan(question=self.question, margin=self.margin).threshold
         if self.truth > threshold:
             return self.below
         if self.truth < threshold:

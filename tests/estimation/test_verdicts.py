@@ -18,13 +18,10 @@ from estimation.metrics.values import summarize_run
 from estimation.sampling.arrivals import stratified_estimate
 from estimation.sampling.sequences import (
     MIN_ANYTIME_DRAWS,
-    anytime_interval,
-    fixed_interval,
     fixed_multiplier,
     mixture_multiplier,
     sequential_multiplier,
     spending_constant,
-    verdict,
 )
 from estimation.sampling.verdicts import (
     Look,
@@ -55,15 +52,14 @@ def _slack(rate: float, runs: int) -> float:
 
 
 def test_the_sequence_is_wider_than_the_fixed_interval_and_narrowest_near_its_target() -> None:
-    for draws in (10, 25, 50, 200, 1000):
-        fixed = fixed_interval(0.3, 0.1, draws)
-        anytime = anytime_interval(0.3, 0.1, draws, 50)
-        assert anytime.low < fixed.low and anytime.high > fixed.high
+    anytime, fixed = VerdictPlan(rule="anytime", horizon=50), VerdictPlan(rule="fixed", horizon=50)
+    for draws in (25, 50, 200, 1000):
+        assert anytime.multiplier(draws) > fixed.multiplier(draws)
     # Width in units of sigma / sqrt(t): smallest near t_opt among these.
     widths = {t: mixture_multiplier(t, 50) / np.sqrt(t) * np.sqrt(50) for t in (5, 50, 500)}
     assert widths[50] < widths[5] and mixture_multiplier(50, 50) < mixture_multiplier(500, 50)
-    assert anytime_interval(0.3, 0.1, MIN_ANYTIME_DRAWS - 1, 50).low == -np.inf
-    assert [verdict(0.1, 0.4), verdict(-0.4, -0.1), verdict(-0.1, 0.1)] == ["better", "worse", "not_settled"]
+    assert anytime.multiplier(MIN_ANYTIME_DRAWS - 1) == np.inf, "not read before its burn-in"
+    assert fixed.multiplier(1) == np.inf
     with pytest.raises(ValueError, match="t_opt > 0"):
         mixture_multiplier(10, 0)
 
@@ -97,14 +93,10 @@ def test_checked_after_every_draw_the_sequence_holds_and_a_peek_does_not() -> No
         rule: int(((np.abs(mean) > half * se) & looks[rule]).any(axis=1).sum())
         for rule, half in (("anytime", anytime), ("peek", peek))
     }
-    # The functions the app reads agree with the arrays above.
+    # The plans the app reads give the half-widths used above.
     t = draws // 2
-    assert anytime_interval(mean[0, t - 1], se[0, t - 1], t, draws).high == pytest.approx(
-        mean[0, t - 1] + anytime[t - 1] * se[0, t - 1]
-    )
-    assert fixed_interval(mean[0, t - 1], se[0, t - 1], t).high == pytest.approx(
-        mean[0, t - 1] + peek[t - 1] * se[0, t - 1]
-    )
+    assert VerdictPlan(rule="anytime", horizon=draws).multiplier(t) == pytest.approx(anytime[t - 1])
+    assert VerdictPlan(rule="peek", horizon=draws).multiplier(t) == pytest.approx(peek[t - 1])
     assert wrong["anytime"] / runs <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs), wrong  # 5 % + 3 MC se
     assert wrong["peek"] / runs >= 0.15, wrong
 

@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
+from estimation.sampling.draws import STOP_EXHAUSTED
 from estimation.sampling.verdicts import first_verdict
 from graded.claims import task_next
 from graded.judging import task_answer
@@ -272,6 +273,18 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
     assert verdict.outcome == "worse" and "exactly" in verdict.reason, verdict.reason
     assert verdict.low == verdict.high == verdict.value < 0
     assert report["topup_spent"] + report["topup_returned"] == pytest.approx(500)
+    # Read again once the campaign knows its pool is used up (the recompute that reads it may
+    # come after that): the same verdict, and the same figures.
+    campaign.refresh_from_db()
+    budget_after = campaign.budget
+    Campaign.objects.filter(pk=campaign.pk).update(
+        budget=budget_after + verdict.returned, blocked=STOP_EXHAUSTED
+    )
+    Verdict.objects.filter(pk=verdict.pk).update(outcome="", returned=0.0)
+    assert [again.outcome for again in verdicts_update(campaign)] == ["worse"]
+    assert _verdict(body["id"]).returned == pytest.approx(verdict.returned)
+    campaign.refresh_from_db()
+    assert campaign.budget == pytest.approx(budget_after)
 
 
 def _two_systems(
