@@ -11,7 +11,17 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-PACKAGES = ("config", "estimation", "labeling", "sampling", "graded", "pairwise", "sxs", "training")
+PACKAGES = (
+    "clients",
+    "config",
+    "estimation",
+    "labeling",
+    "sampling",
+    "graded",
+    "pairwise",
+    "sxs",
+    "training",
+)
 MODES = {"graded", "pairwise", "sxs", "training"}
 
 
@@ -122,3 +132,17 @@ def test_it_has_no_import_ring_between_packages() -> None:
 
 def test_it_keeps_the_numeric_core_at_the_bottom() -> None:
     assert package_imports().get("estimation", set()) == set()
+
+
+def test_it_keeps_the_clients_free_of_the_app() -> None:
+    """A CI job runs a client with any Python and nothing else installed: standard library only."""
+    import sys
+
+    offenders = sorted(
+        f"{path.relative_to(REPO_ROOT)}: {name}"
+        for path in _modules("clients")
+        for name in _imported_modules(path)
+        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "clients"
+    )
+    assert offenders == []
+    assert package_imports().get("clients", set()) == set()

@@ -1,4 +1,4 @@
-"""The release pipeline's step end to end: `python -m labeling.release_gate` (a separate process,
+"""The release pipeline's step end to end: `python -m clients.release_gate` (a separate process,
 standard library only) submits a run to a running app, an assessor judges the top-up, and the
 command exits with the verdict's code and prints the difference with its interval."""
 
@@ -33,14 +33,17 @@ def _campaign(coordinator: AbstractBaseUser, **fields: Any) -> Campaign:
     return campaign
 
 
-def _gate(live_server: Any, token: str, *arguments: str) -> subprocess.Popen[str]:
+def _gate(
+    live_server: Any, token: str, *arguments: str, module: str = "clients.release_gate"
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "labeling.release_gate",
+            module,
             "--url",
             live_server.url,
+            "--allow-http",  # the test server is plain http on loopback
             "--token",
             token,
             *arguments,
@@ -83,7 +86,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
         budget,
         *asked,
         "--poll",
-        "0.2",
+        "1",
         "--timeout",
         "120",
     )
@@ -134,7 +137,8 @@ def test_an_identical_release_exits_with_its_own_code_and_costs_nothing(
         "--budget",
         "20",
         "--poll",
-        "0.2",
+        "1",
+        module="labeling.release_gate",  # the old command keeps working
     )
     output, errors = gate.communicate(timeout=120)
     assert gate.returncode == 5, (output, errors)
@@ -170,7 +174,7 @@ def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(
         "--budget",
         "5",
         "--poll",
-        "0.2",
+        "1",
         "--timeout",
         "1",
     )
