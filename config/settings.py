@@ -577,6 +577,20 @@ LABELING_UPLOAD_MAX_LINES = env_int("LABELING_UPLOAD_MAX_LINES", 2_000_000)
 # largest named: these bound the largest index and the matrix (rows x columns x 4 bytes).
 TRAINING_MAX_FEATURE_INDEX = env_int("TRAINING_MAX_FEATURE_INDEX", 1000)
 TRAINING_MAX_FEATURE_BYTES = env_int("TRAINING_MAX_FEATURE_BYTES", 1024 * 1024 * 1024)
+# The largest budget a campaign may have, in its budget unit (its top-ups included): checked on
+# create, on every change and when a run arrives with a top-up (labeling.budgets).
+LABELING_MAX_BUDGET = env_float("LABELING_MAX_BUDGET", 1_000_000.0)
+# Runs that arrive in one campaign, and runs pooled in one campaign (arrivals included): each
+# pooled run adds to every recompute's arrays and to the arrivals list.
+LABELING_MAX_ARRIVALS = env_int("LABELING_MAX_ARRIVALS", 500)
+LABELING_MAX_POOLED_RUNS = env_int("LABELING_MAX_POOLED_RUNS", 1000)
+# Lines of one run file (a TREC run of 1,000 documents on 5,000 topics is 5 million).
+LABELING_MAX_RUN_LINES = env_int("LABELING_MAX_RUN_LINES", 10_000_000)
+_ARRIVAL_CEILINGS = (LABELING_MAX_ARRIVALS, LABELING_MAX_POOLED_RUNS, LABELING_MAX_RUN_LINES)
+if LABELING_MAX_BUDGET <= 0 or min(_ARRIVAL_CEILINGS) < 1:
+    raise ImproperlyConfigured(
+        "LABELING_MAX_BUDGET must be above 0, and the arrival and run ceilings at least 1"
+    )
 LABELING_MAX_TITLE_CHARS = env_int("LABELING_MAX_TITLE_CHARS", 1000)
 # A document's text, a topic's description or narrative.
 LABELING_MAX_TEXT_CHARS = env_int("LABELING_MAX_TEXT_CHARS", 1_000_000)

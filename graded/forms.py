@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from labeling.forms import PlainFloatField
 from labeling.models import Campaign
 from labeling.outbound import key_variables
 from sampling import judge_kind, judge_kind_choices, judge_kind_own_fields
@@ -200,8 +201,8 @@ class ArrivalForm(forms.Form):
     campaign's budget unit or the interval width it should reach."""
 
     file = forms.FileField(label="Run")
-    budget = forms.FloatField(label="Top-up", required=False, min_value=0.0)
-    target_width = forms.FloatField(label="or the 95 % width to reach", required=False, min_value=0.0)
+    budget = PlainFloatField(label="Top-up", required=False, min_value=0.0)
+    target_width = PlainFloatField(label="or the 95 % width to reach", required=False, min_value=0.0)
     reference = forms.ChoiceField(label="Compared with", required=False)
     rule = forms.ChoiceField(
         label="Verdict rule",
@@ -209,7 +210,7 @@ class ArrivalForm(forms.Form):
         required=False,
     )
     question = forms.ChoiceField(label="Question", choices=Campaign.VerdictQuestion.choices, required=False)
-    margin = forms.FloatField(label="Margin (metric points)", required=False, min_value=0.0)
+    margin = PlainFloatField(label="Margin (metric points)", required=False, min_value=0.0)
 
     def __init__(self, *args: Any, names: list[str], campaign: Campaign | None = None, **kwargs: Any) -> None:
         if campaign is not None:

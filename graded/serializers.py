@@ -10,7 +10,7 @@ from rest_framework import serializers
 from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.models import Campaign, Judgment, Task, Verdict
 from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
-from labeling.strict_json import StrictSerializer
+from labeling.strict_json import PlainFloatField, StrictSerializer
 
 
 class TaskOutputSerializer(StrictSerializer):
@@ -173,7 +173,7 @@ class ArrivalInputSerializer(StrictSerializer):
     """A run that arrives: multipart form fields."""
 
     file = serializers.FileField(help_text="the arriving run (TREC run format, plain or gzip)")
-    budget = serializers.FloatField(
+    budget = PlainFloatField(
         required=False,
         help_text="what the top-up spends on the arriving run, in the campaign's budget unit (give "
         "this or target_width)",
@@ -183,7 +183,7 @@ class ArrivalInputSerializer(StrictSerializer):
         max_length=200,
         help_text="the pooled run it is compared with (default: the best current estimate)",
     )
-    target_width = serializers.FloatField(
+    target_width = PlainFloatField(
         required=False,
         help_text="the 95 % interval width of its difference with the reference that the top-up should "
         "reach, in the metric's units: the budget is planned for it from the label model and the stored "
@@ -199,7 +199,7 @@ class ArrivalInputSerializer(StrictSerializer):
         required=False,
         help_text="difference, non_inferiority or superiority (default: the campaign's verdict_question)",
     )
-    margin = serializers.FloatField(
+    margin = PlainFloatField(
         required=False,
         min_value=0.0,
         help_text="the margin of a non_inferiority or superiority question, in metric units (default: the "

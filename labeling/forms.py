@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 
 from estimation.metrics.spec import Metric
+from labeling.budgets import plain_decimal
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
 from labeling.modes import field_choices, mode_choices, mode_named, mode_of, shortcut_actions
@@ -48,6 +49,18 @@ def parse_grade_lines(text: str) -> list[dict[str, str]]:
     return grades
 
 
+class PlainFloatField(forms.FloatField):
+    """A number typed as plain ASCII decimal (``float`` alone takes ``"١٢"`` or ``"1_000"``)."""
+
+    def to_python(self, value: Any) -> float | None:  # type: ignore[override]  # django-stubs types FloatField by IntegerField
+        if isinstance(value, str) and value.strip():
+            try:
+                plain_decimal(value.strip())
+            except ValueError as error:
+                raise forms.ValidationError(str(error), code="invalid") from None
+        return super().to_python(value)
+
+
 class CampaignCreateForm(forms.Form):
     """What to measure, how to judge and how much to spend."""
 
@@ -75,7 +88,7 @@ class CampaignCreateForm(forms.Form):
         help_text="One grade per line, lowest first. Keys are 0, 1, 2, … unless a line starts with a "
         "key and a colon, e.g. “n: Not relevant”.",
     )
-    budget = forms.FloatField(min_value=0.0, initial=1000)
+    budget = PlainFloatField(min_value=0.0, initial=1000)
     budget_unit = forms.ChoiceField(
         label="Budget unit", choices=Campaign.BudgetUnit.choices, initial=Campaign.BudgetUnit.JUDGMENTS
     )
@@ -225,7 +238,7 @@ class GuidelinesForm(forms.Form):
 class BudgetForm(forms.Form):
     """A new total budget, in the campaign's unit."""
 
-    budget = forms.FloatField(min_value=0.0, label="Total budget")
+    budget = PlainFloatField(min_value=0.0, label="Total budget")
 
 
 class AssignForm(forms.Form):

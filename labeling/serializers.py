@@ -12,7 +12,7 @@ from labeling.models import Campaign, Verdict
 from labeling.modes import field_choices
 from labeling.permissions import ROLES
 from labeling.selectors import Progress, verdict_summary
-from labeling.strict_json import StrictModelSerializer, StrictSerializer
+from labeling.strict_json import PlainFloatField, StrictModelSerializer, StrictSerializer
 
 
 class CustomDcgSerializer(StrictSerializer):
@@ -47,7 +47,7 @@ class CampaignInputSerializer(StrictSerializer):
     goal = serializers.ChoiceField(Campaign.Goal.choices, default=Campaign.Goal.ONE)
     goal_k = serializers.IntegerField(min_value=1, max_value=10_000, required=False, allow_null=True)
     strategy = serializers.CharField(max_length=32, default="passive")
-    budget = serializers.FloatField(min_value=0)
+    budget = PlainFloatField(min_value=0)
     budget_unit = serializers.ChoiceField(Campaign.BudgetUnit.choices, default=Campaign.BudgetUnit.JUDGMENTS)
     overlap = serializers.IntegerField(min_value=1, max_value=20, default=1)
     pool_depth = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True)

@@ -12,12 +12,15 @@ fields' usual parsing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from django.http import QueryDict
 from rest_framework import serializers
 from rest_framework.fields import empty
+
+from labeling.budgets import plain_decimal
 
 
 def _json_type(value: Any) -> str:
@@ -88,3 +91,19 @@ class StrictSerializer(StrictJsonMixin, serializers.Serializer):
 
 class StrictModelSerializer(StrictJsonMixin, serializers.ModelSerializer):
     """The base of every model serializer of the API."""
+
+
+class PlainFloatField(serializers.FloatField):
+    """A number: a finite JSON number, or in a form a plain ASCII decimal (``float`` alone would
+    take ``"١٢"``, ``"1_000"`` or ``"nan"``)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, str):
+            try:
+                data = plain_decimal(data.strip(" \t"))
+            except ValueError as error:
+                raise serializers.ValidationError(str(error)) from None
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            raise serializers.ValidationError(f"a finite number is expected, not {value!r}")
+        return value

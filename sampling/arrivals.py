@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from scipy.stats import norm
@@ -32,6 +33,7 @@ from estimation.judges.calibration import MISSING
 from estimation.sampling.arrivals import topup_for_width, topup_variance
 from estimation.sampling.items import system_weights
 from estimation.sampling.sequences import Interval
+from labeling.budgets import budget_ceiling, budget_problem
 from labeling.models import Arrival, Campaign, Draw, System
 from labeling.selectors import verdict_summary
 from labeling.services.imports import UploadedFile
@@ -67,6 +69,8 @@ from sampling.verdicts import (
 
 TOPUP_PLAN_MAX_DRAWS = 5000
 """The largest top-up the width planner proposes (draws); past it, it says the width it reaches."""
+MAX_TOPUP_DRAWS = 2**31 - 1
+"""What an arrival's draw count can hold (a PositiveIntegerField on PostgreSQL)."""
 LEVEL_REFUSAL = (
     "this campaign's strategy does not take a run with a top-up: evaluate it on the stored "
     "judgments (Evaluate a new run)"
@@ -102,6 +106,7 @@ def arrival_add(
         raise ValueError(f"one run arrives at a time, got {len(files)} files")
     whole_topics = level.draws_whole_topics
     _check_topup(campaign, level, budget, target_width)
+    _check_room(campaign)
     rule = rule or str(campaign.verdict_rule)
     question = question or str(campaign.verdict_question)
     margin = float(campaign.verdict_margin if margin is None else margin)
@@ -127,11 +132,14 @@ def arrival_add(
     if unchanged:
         budget, draws = 0.0, 1
     else:
+        price = draw_price(campaign, arrays)
         if target_width is not None:
-            plan = topup_plan(campaign, arrays, pair, last_draw, target_width)
+            planned = topup_plan(campaign, arrays, pair, last_draw, target_width)
+            plan = _within_ceiling(campaign, planned, price)
             budget = plan.budget
         assert budget is not None  # _check_topup: one of the two was given
-        draws = plan.draws if plan is not None else max(1, round(budget / draw_price(campaign, arrays)))
+        draws = plan.draws if plan is not None else max(1, round(budget / price))
+        draws = min(draws, MAX_TOPUP_DRAWS)
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
         system = System.objects.get(campaign=campaign, name=report.systems[0])
@@ -143,7 +151,7 @@ def arrival_add(
             topup_budget=float(budget),
             topup_draws=draws,
             target_width=target_width,
-            planned_width=None if plan is None else plan.width,
+            planned_width=None if plan is None or not math.isfinite(plan.width) else plan.width,
             drawable_after=last_draw,
         )
         labels = planned_labels(campaign, arrays, judged_grades(campaign, arrays), float(budget))
@@ -180,10 +188,38 @@ def _check_topup(campaign: Campaign, level: Level, budget: float | None, target_
             raise ValueError(f"the target width must be a positive number, got {target_width:g}")
         return
     assert budget is not None
-    if not np.isfinite(budget) or budget <= 0:
-        raise ValueError(f"the top-up budget must be a positive number, got {budget:g}")
+    problem = budget_problem(budget, what="top-up budget", positive=True) or budget_problem(
+        campaign.budget + budget, what=f"campaign's budget with the top-up ({campaign.budget:g} + {budget:g})"
+    )
+    if problem is not None:
+        raise ValueError(problem)
     if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS and budget != int(budget):
         raise ValueError(f"a top-up in judgments is a whole number, got {budget:g}")
+
+
+def _check_room(campaign: Campaign) -> None:
+    """ValueError naming the operator's setting when the campaign holds as many arrivals as it may
+    (its pooled runs are `runs_import`'s to count)."""
+    arrivals = Arrival.objects.filter(campaign=campaign).count()
+    if arrivals >= settings.LABELING_MAX_ARRIVALS:
+        raise ValueError(
+            f"this campaign has {arrivals} arrivals, as many as the operator allows "
+            f"(LABELING_MAX_ARRIVALS={settings.LABELING_MAX_ARRIVALS}): start a new campaign"
+        )
+
+
+def _within_ceiling(campaign: Campaign, plan: TopupPlan, price: float) -> TopupPlan:
+    """A planned top-up that would take the campaign past LABELING_MAX_BUDGET is the largest the
+    ceiling leaves, with no predicted width (the arrival's planned_width is null): the run is
+    pooled by then, and a refusal would leave it pooled without an arrival."""
+    room = budget_ceiling() - campaign.budget
+    if plan.budget <= room:
+        return plan
+    budget = max(room, 0.0)
+    if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS:
+        budget = float(math.floor(budget))
+    draws = max(1, min(plan.draws, round(budget / price) if price > 0 else plan.draws))
+    return TopupPlan(budget=budget, draws=draws, width=math.nan)
 
 
 def topup_plan(

@@ -43,8 +43,15 @@ MAX_REQUESTS_PER_MINUTE = 1_000_000.0
 
 def judge_settings_problems(kind: str, fields: Mapping[str, Any]) -> list[str]:
     """What is wrong with a judge's settings, in words (empty: fine): its kind's own checks, then
-    the operator's ceilings."""
-    return judge_kind(kind).settings_problems(fields) + limit_problems(kind, fields)
+    the operator's ceilings. A setting that only some kinds have is refused on the others (a key
+    variable on a judge that sends nothing would only name an environment variable for no use)."""
+    own = judge_kind(kind)
+    foreign = [
+        f"a judge of kind {kind!r} takes no {name} (it sends nothing)"
+        for name in ("api_key_variable", "base_url")
+        if str(fields.get(name) or "").strip() and name not in own.own_fields
+    ]
+    return foreign + own.settings_problems(fields) + limit_problems(kind, fields)
 
 
 def limit_problems(kind: str, fields: Mapping[str, Any]) -> list[str]:

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from estimation.metrics.spec import Metric
+from labeling.budgets import budget_problem
 from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign, CampaignMember, CampaignProgress, System, Task
 from labeling.modes import mode_named, mode_of
@@ -120,8 +121,9 @@ CAMPAIGN_RANGES = {
 
 def _validate(campaign: Campaign) -> None:
     metric = Metric.parse(campaign.metric, y_max=max(1, campaign.grade_count - 1))
-    if campaign.budget < 0:
-        raise ValueError("budget must be >= 0")
+    problem = budget_problem(campaign.budget)
+    if problem is not None:
+        raise ValueError(problem)
     for name, (low, high) in CAMPAIGN_RANGES.items():
         value = getattr(campaign, name)
         if value is not None and not low <= value <= high:

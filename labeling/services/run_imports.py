@@ -83,6 +83,7 @@ class _StagedFile:
     tag: str
     lines: int = 0
     qids: set[str] = field(default_factory=set)
+    first_line: int = 1
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,8 @@ def runs_import(
     evaluation_only: bool = False,
     staged_check: Callable[[StagedRuns], None] | None = None,
 ) -> ImportReport:
-    """Import TREC runs (one system per file, named by its first tag), then rebuild the pool.
+    """Import TREC runs (one system per file, named by its tag: a file with two tags is refused
+    at the first line of the second), then rebuild the pool.
 
     With `evaluation_only` the runs are stored to be evaluated on the stored draws
     (`sampling.evaluation`): they are not pooled and the sampling ignores them.
@@ -129,6 +131,8 @@ def runs_import(
     """
     if not files:
         raise ImportFailed([InputFileError("(no file)", None, "no file was uploaded")])
+    if not evaluation_only:
+        _check_pooled_room(campaign, files)
     import_key = uuid.uuid4().hex
     # Once draws were made, the pool's topics are what they were drawn from (the estimators
     # weigh each topic 1/m): a pooled run may add documents to them, not new topics.
@@ -160,6 +164,32 @@ def runs_import(
     if not evaluation_only:
         pool_rebuild(campaign=campaign)
     return report
+
+
+def _check_pooled_room(campaign: Campaign, files: Sequence[UploadedFile]) -> None:
+    """ImportFailed, before anything is read, when the runs would take the campaign past the
+    operator's LABELING_MAX_POOLED_RUNS."""
+    from django.conf import settings
+
+    ceiling = settings.LABELING_MAX_POOLED_RUNS
+    pooled = System.objects.filter(campaign=campaign, evaluation_only=False).count()
+    if pooled + len(files) > ceiling:
+        reason = (
+            f"the campaign pools {pooled} runs and may pool at most {ceiling} (the operator's "
+            "LABELING_MAX_POOLED_RUNS): import it for evaluation only, or start a new campaign"
+        )
+        raise ImportFailed([InputFileError(files[0][0], None, reason)])
+
+
+def _lines_checked(name: str, total: int, added: Sequence[int]) -> None:
+    """InputFileError at the first line past the operator's LABELING_MAX_RUN_LINES; `total` run
+    lines so far, the last of them on the file lines `added`."""
+    from django.conf import settings
+
+    ceiling = settings.LABELING_MAX_RUN_LINES
+    if total > ceiling:
+        reason = f"a run may hold at most {ceiling} lines (the operator's LABELING_MAX_RUN_LINES)"
+        raise InputFileError(name, int(added[len(added) - (total - ceiling)]), reason)
 
 
 def _sqlite_cache_grow() -> int | None:
@@ -211,9 +241,12 @@ def _stage_file(
         for block in blocks:
             if staged is None:
                 staged = _first_block(index, name, block, tags_taken)
+            if any(tag != staged.tag for tag in block.tags):
+                raise NeedsLineReader  # the line reader names the first line of another run
             _check_pooled(block, pooled_qids)
             staged.qids.update(block.qids)
             staged.lines += len(block)
+            _lines_checked(name, staged.lines, block.lines.tolist())
             _stage_rows(
                 import_key,
                 index,
@@ -295,11 +328,18 @@ def _stage_file_by_lines(
             if run_line.tag in tags_taken:
                 reason = f"a run tagged {run_line.tag!r} is already in this campaign"
                 raise InputFileError(name, run_line.line, reason)
-            staged = _StagedFile(index=index, name=name, tag=run_line.tag)
+            staged = _StagedFile(index=index, name=name, tag=run_line.tag, first_line=run_line.line)
+        elif run_line.tag != staged.tag:
+            reason = (
+                f"the run tag {run_line.tag!r} differs from {staged.tag!r} (line {staged.first_line}): one "
+                "file holds one run; split the file by its last column"
+            )
+            raise InputFileError(name, run_line.line, reason)
         if pooled_qids is not None and run_line.qid not in pooled_qids:
             raise _not_pooled(name, run_line.line, run_line.qid)
         staged.qids.add(run_line.qid)
         staged.lines += 1
+        _lines_checked(name, staged.lines, [run_line.line])
         pending.append((run_line.qid, run_line.docno, run_line.rank, run_line.score, run_line.line))
         if len(pending) >= BATCH_SIZE:
             flush()

@@ -234,8 +234,8 @@ def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
     _judge_all(campaign, assessor)
     cases = [
         ({"budget": "5", "reference": "omega"}, RUN_C, "'omega' is not a pooled run"),
-        ({"budget": "0"}, RUN_C, "top-up budget must be a positive number"),
-        ({"budget": "-3"}, RUN_C, "top-up budget must be a positive number, got -3"),
+        ({"budget": "0"}, RUN_C, "top-up budget must be above 0, got 0"),
+        ({"budget": "-3"}, RUN_C, "top-up budget must be above 0, got -3"),
         ({"budget": "2.5"}, RUN_C, "a top-up in judgments is a whole number, got 2.5"),
         ({"budget": "5", "target_width": "0.5"}, RUN_C, "give either a top-up (budget)"),
         ({"budget": "5"}, "1 Q0 d1-8 1 x gamma\n", "c.run"),  # a malformed score: file and line
