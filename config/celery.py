@@ -13,11 +13,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-def worker_argv(*extra: str) -> list[str]:
+def worker_argv(*extra: str, threads: int = 0) -> list[str]:
     """The command line of one Celery worker process for this project: solo pool (one task at a
-    time; run more workers for more), no gossip or mingle (workers coordinate through the
-    database and the cache, not with each other). Several workers on one broker need distinct
-    node names: pass ``-n worker1@%h``, ``-n worker2@%h``."""
+    time; run more workers for more), or with `threads` that many tasks at once in threads (the
+    webhooks worker: its tasks wait on the network, and one slow receiver must not hold the
+    others); no gossip or mingle (workers coordinate through the database and the cache, not
+    with each other). Several workers on one broker need distinct node names: pass
+    ``-n worker1@%h``, ``-n worker2@%h``."""
+    pool = ["--pool=threads", f"--concurrency={threads}"] if threads else ["--pool=solo"]
     return [
         sys.executable,
         "-m",
@@ -25,7 +28,7 @@ def worker_argv(*extra: str) -> list[str]:
         "-A",
         "config",
         "worker",
-        "--pool=solo",
+        *pool,
         "--loglevel=INFO",
         "--without-gossip",
         "--without-mingle",

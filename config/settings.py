@@ -456,6 +456,19 @@ CELERY_TASK_ACKS_LATE = True
 # addresses, CIDR networks, each with an optional :port. Outside production loopback only; in
 # production nothing until listed. See docs/operations.md.
 LOOPBACK_HOSTS = ["127.0.0.0/8", "::1", "localhost"]
+# Webhooks: one attempt's wall-clock deadline (connect, send, the answer's status; the body is
+# never read), the webhooks worker's delivery slots (threads: one slow receiver holds one, and
+# each receiver gets one attempt at a time), webhooks per campaign, and attempts per receiver
+# per minute (past it, deliveries wait for the next minute).
+WEBHOOK_ATTEMPT_SECONDS = env_float("WEBHOOK_ATTEMPT_SECONDS", 10.0)
+WEBHOOK_DELIVERY_SLOTS = env_int("WEBHOOK_DELIVERY_SLOTS", 4)
+WEBHOOKS_MAX_PER_CAMPAIGN = env_int("WEBHOOKS_MAX_PER_CAMPAIGN", 10)
+WEBHOOK_MAX_PER_MINUTE = env_int("WEBHOOK_MAX_PER_MINUTE", 60)
+if (
+    WEBHOOK_ATTEMPT_SECONDS <= 0
+    or min(WEBHOOK_DELIVERY_SLOTS, WEBHOOKS_MAX_PER_CAMPAIGN, WEBHOOK_MAX_PER_MINUTE) < 1
+):
+    raise ImproperlyConfigured("the WEBHOOK* settings must be above 0")
 OUTBOUND_ALLOWED_HOSTS = env_hosts("OUTBOUND_ALLOWED_HOSTS", [] if PRODUCTION else LOOPBACK_HOSTS)
 # An endpoint judge's API key is read from an environment variable of the worker; a judge names
 # which one. Only the variables bound here may be named, and each key is sent only to the hosts

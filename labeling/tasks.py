@@ -75,17 +75,17 @@ def _catch_up_on_start(**_: object) -> None:
     autoretry_for=(OperationalError,),
     retry_backoff=True,
     max_retries=5,
-    soft_time_limit=60,
-    time_limit=90,
 )
 def webhook_deliver(delivery_id: int) -> str:
     """One attempt of a webhook delivery (`services.webhooks`); a failed one queues the next
-    after its backoff. Routed to the ``webhooks`` queue, which its own worker serves, so a slow
-    or failing receiver never holds up the recomputes."""
+    after its backoff, a deferred one (its receiver busy) after one attempt's deadline. Routed
+    to the ``webhooks`` queue, which its own worker serves, so a slow or failing receiver never
+    holds up the recomputes. No Celery time limit: the attempt's own deadline bounds it (the
+    threads pool the webhooks worker runs could not enforce one)."""
     from labeling.services.webhooks import WEBHOOKS_QUEUE, delivery_attempt
 
     outcome, wait = delivery_attempt(delivery_id)
-    if outcome == "retry":
+    if outcome in ("retry", "deferred"):
         webhook_deliver.apply_async((delivery_id,), countdown=wait, queue=WEBHOOKS_QUEUE)
     return outcome
 

@@ -77,8 +77,9 @@ class CeleryWorker:
         with self.log.open("ab") as output:
             # A worker of named queues (the webhooks') beside the default one needs its own name.
             named = ("-Q", ",".join(self.queues), "-n", f"{self.queues[0]}@%h") if self.queues else ()
+            slots = settings.WEBHOOK_DELIVERY_SLOTS if "webhooks" in self.queues else 0  # type: ignore[attr-defined]
             self.process = subprocess.Popen(
-                worker_argv("--without-heartbeat", *named),
+                worker_argv("--without-heartbeat", *named, threads=slots),
                 cwd=REPO_ROOT,
                 env=self.env(),
                 stdout=output,

@@ -52,7 +52,6 @@ class WebhookSerializer(StrictSerializer):
     url = serializers.CharField()
     events = serializers.ListField(child=serializers.CharField())
     active = serializers.BooleanField()
-    secret_hint = serializers.CharField(help_text="the secret's last four characters")
     created = serializers.CharField()
     deliveries = WebhookDeliverySerializer(many=True, help_text="the ten most recent, newest first")
 

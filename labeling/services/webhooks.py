@@ -2,7 +2,11 @@
 
 An event (`event_emit`) is recorded once per key and becomes one delivery per active webhook
 that asked for it. Deliveries are made by the Celery worker of the ``webhooks`` queue, never by a
-web request nor by the worker that recomputes estimates, one attempt per task: a 2xx answer
+web request nor by the worker that recomputes estimates, one attempt per task, each within a
+wall-clock deadline (WEBHOOK_ATTEMPT_SECONDS: a receiver that trickles its answer is cut there;
+only the status is read, never the body), one attempt per receiver at a time and at most
+WEBHOOK_MAX_PER_MINUTE a minute (`_receiver_claim`), so a slow receiver holds one of the worker's
+delivery slots at most and delays no other receiver by more than one deadline: a 2xx answer
 delivers it; anything else (an error status, a refused or timed-out connection, a URL the
 outbound check now refuses) is logged as an attempt and retried after BACKOFF_SECONDS, until
 MAX_ATTEMPTS. A crashed worker loses nothing: the delivery stays pending, and the worker's start
@@ -27,16 +31,20 @@ import hashlib
 import hmac
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
 import httpx
+from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from estimation.judges.outbound import (
+    DEFAULT_PORTS,
     CheckedTransport,
     OutboundRefused,
     Resolver,
@@ -59,10 +67,13 @@ WEBHOOK_EVENTS: dict[str, str] = {
 MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = (10, 60, 300, 1800)
 """Waits before the 2nd, 3rd, ... attempt."""
-TIMEOUT_SECONDS = 10.0
 MAX_REDIRECTS = 3
 SECRET_MIN_CHARS = 16
+SECRET_MAX_CHARS = 200
 WEBHOOKS_QUEUE = "webhooks"
+# One attempt per receiver at a time, across the webhooks worker's delivery slots (threads) and
+# its processes: the claim lives in the shared cache, and this lock makes it exact within one.
+_CLAIMS = threading.Lock()
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -106,8 +117,14 @@ def webhook_add(
         raise ValueError(
             f"unknown event(s) {', '.join(map(repr, unknown))}" if unknown else "choose at least one event"
         )
-    if len(secret) < SECRET_MIN_CHARS or len(secret) > 200:
-        raise ValueError(f"the secret must have {SECRET_MIN_CHARS} to 200 characters")
+    if not SECRET_MIN_CHARS <= len(secret) <= SECRET_MAX_CHARS:
+        raise ValueError(f"the secret must have {SECRET_MIN_CHARS} to {SECRET_MAX_CHARS} characters")
+    ceiling = settings.WEBHOOKS_MAX_PER_CAMPAIGN
+    if campaign.webhooks.count() >= ceiling:
+        raise ValueError(
+            f"the campaign has {ceiling} webhooks, as many as the operator allows "
+            "(WEBHOOKS_MAX_PER_CAMPAIGN): remove one first"
+        )
     problem = webhook_url_problem(url)
     if problem:
         raise ValueError(problem)
@@ -161,9 +178,37 @@ def delivery_body(delivery: WebhookDelivery, attempt: int, sent_at: float) -> by
     ).encode()
 
 
+def _receiver(url: str) -> str:
+    """The receiver a URL names (scheme, host and port): the unit of the per-receiver limits."""
+    parsed = httpx.URL(url)
+    return f"{parsed.scheme}://{parsed.host}:{parsed.port or DEFAULT_PORTS.get(parsed.scheme, 0)}"
+
+
+def _receiver_claim(receiver: str, seconds: float) -> str | None:
+    """Claim the receiver for one attempt (None: another attempt holds it, or it had its
+    deliveries of this minute); the claim's key, to release."""
+    minute = int(time.time() // 60)
+    with _CLAIMS:
+        sent = cache.get_or_set(f"webhook-rate:{receiver}:{minute}", 0, timeout=120)
+        if sent is not None and sent >= settings.WEBHOOK_MAX_PER_MINUTE:
+            return None
+        key = f"webhook-busy:{receiver}"
+        if not cache.add(key, 1, timeout=seconds + 5):
+            return None
+        try:
+            cache.incr(f"webhook-rate:{receiver}:{minute}")
+        except ValueError:  # expired between the two calls
+            cache.set(f"webhook-rate:{receiver}:{minute}", 1, timeout=120)
+    return key
+
+
 def delivery_attempt(delivery_id: int, *, resolve: Resolver = system_resolver) -> tuple[str, float]:
-    """One attempt of a pending delivery: ("delivered" | "retry" | "failed" | "skipped", seconds
-    until the next attempt). Logged as a WebhookAttempt whatever happens."""
+    """One attempt of a pending delivery: ("delivered" | "retry" | "failed" | "skipped" |
+    "deferred", seconds until the next attempt). Logged as a WebhookAttempt whatever happens,
+    except when deferred: its receiver is busy with another attempt or had its
+    WEBHOOK_MAX_PER_MINUTE, so no slot waits on it (the delivery is tried again after one
+    attempt's deadline, not counted as an attempt)."""
+    deadline_seconds = float(settings.WEBHOOK_ATTEMPT_SECONDS)
     with transaction.atomic():
         delivery = (
             WebhookDelivery.objects.select_for_update()
@@ -176,41 +221,20 @@ def delivery_attempt(delivery_id: int, *, resolve: Resolver = system_resolver) -
             return "skipped", 0.0  # delivered or failed already
         if delivery.next_attempt_at is not None and delivery.next_attempt_at > now + timedelta(seconds=2):
             return "skipped", 0.0  # another task holds it, or its next attempt is not due
+        claim = _receiver_claim(_receiver(delivery.webhook.url), deadline_seconds)
+        if claim is None:
+            WebhookDelivery.objects.filter(pk=delivery_id).update(
+                next_attempt_at=now + timedelta(seconds=deadline_seconds)
+            )
+            return "deferred", deadline_seconds
         attempt = delivery.attempts + 1
         # Held while this attempt runs, so that a second task for it (a resumed queue) skips it.
-        held = now + timedelta(seconds=6 * TIMEOUT_SECONDS)
+        held = now + timedelta(seconds=2 * deadline_seconds + 10)
         WebhookDelivery.objects.filter(pk=delivery_id).update(attempts=attempt, next_attempt_at=held)
-    hook = delivery.webhook
-    sent_at = time.time()
-    body = delivery_body(delivery, attempt, sent_at)
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "assess-webhooks/1",
-        "X-Webhook-Event": delivery.event.name,
-        "X-Webhook-Delivery": str(delivery.pk),
-        "X-Webhook-Timestamp": str(int(sent_at)),
-        "X-Signature-256": signature(hook.secret, body),
-    }
-    status_code, error = None, ""
-    started = time.perf_counter()
     try:
-        with httpx.Client(
-            transport=CheckedTransport(outbound_allowlists(), resolve=resolve),
-            timeout=httpx.Timeout(TIMEOUT_SECONDS),
-            follow_redirects=True,
-            max_redirects=MAX_REDIRECTS,
-        ) as client:
-            response = client.post(hook.url, content=body, headers=headers)
-        status_code = response.status_code
-        if not 200 <= status_code < 300:
-            error = f"the receiver answered {status_code}"
-    except OutboundRefused as refusal:
-        error = f"refused by the outbound check: {refusal}"
-    except httpx.TooManyRedirects:
-        error = f"more than {MAX_REDIRECTS} redirects"
-    except httpx.HTTPError as failure:
-        error = f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
-    seconds = time.perf_counter() - started
+        status_code, error, seconds = _post(delivery, attempt, deadline_seconds, resolve)
+    finally:
+        cache.delete(claim)
     WebhookAttempt.objects.create(
         delivery=delivery, status_code=status_code, seconds=seconds, error=error[:500]
     )
@@ -228,6 +252,55 @@ def delivery_attempt(delivery_id: int, *, resolve: Resolver = system_resolver) -
     return "retry", wait
 
 
+def _post(
+    delivery: WebhookDelivery, attempt: int, deadline_seconds: float, resolve: Resolver
+) -> tuple[int | None, str, float]:
+    """POST one attempt within its wall-clock deadline, following at most MAX_REDIRECTS
+    redirects (each hop checked by the transport); only the status is read, never the body, so
+    a receiver's answer costs no memory whatever its size. (status, error, seconds)."""
+    hook = delivery.webhook
+    sent_at = time.time()
+    body = delivery_body(delivery, attempt, sent_at)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "assess-webhooks/1",
+        "X-Webhook-Event": delivery.event.name,
+        "X-Webhook-Delivery": str(delivery.pk),
+        "X-Webhook-Timestamp": str(int(sent_at)),
+        "X-Signature-256": signature(hook.secret, body),
+    }
+    status_code, error = None, ""
+    started = time.perf_counter()
+    deadline = time.monotonic() + deadline_seconds
+    transport = CheckedTransport(outbound_allowlists(), resolve=resolve, deadline=deadline)
+    try:
+        with httpx.Client(transport=transport, timeout=httpx.Timeout(deadline_seconds)) as client:
+            request: httpx.Request | None = client.build_request(
+                "POST", hook.url, content=body, headers=headers
+            )
+            hops, answered = 0, None
+            while request is not None:
+                response = client.send(request, stream=True)
+                response.close()  # the status is the answer; the body is never read
+                answered, request = response.status_code, response.next_request
+                if request is not None:
+                    hops += 1
+                    if hops > MAX_REDIRECTS:
+                        raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects", request=request)
+            status_code = answered  # the last hop's: a redirect refused on its way records none
+        if status_code is None or not 200 <= status_code < 300:
+            error = f"the receiver answered {status_code}"
+    except OutboundRefused as refusal:
+        error = f"refused by the outbound check: {refusal}"
+    except httpx.TooManyRedirects:
+        error = f"more than {MAX_REDIRECTS} redirects"
+    except httpx.TimeoutException:
+        error = f"no answer within the attempt's deadline ({deadline_seconds:g} s, WEBHOOK_ATTEMPT_SECONDS)"
+    except httpx.HTTPError as failure:
+        error = f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
+    return status_code, error, time.perf_counter() - started
+
+
 def deliveries_due(now: Any = None) -> list[int]:
     """Pending deliveries whose next attempt is due (a worker that died with them queued)."""
     moment = now or timezone.now()
@@ -243,8 +316,8 @@ def deliveries_resume() -> int:
 
 
 def webhooks_summary(campaign: Campaign, *, recent: int = 10) -> list[dict[str, Any]]:
-    """Each webhook with its events, the secret's last four characters and its recent deliveries
-    with every attempt (status code, seconds, error, time)."""
+    """Each webhook with its events and its recent deliveries with every attempt (status code,
+    seconds, error, time). The secret is never shown, not even in part."""
     rows = []
     for hook in campaign.webhooks.order_by("id"):
         deliveries = hook.deliveries.select_related("event").prefetch_related("tries")
@@ -255,7 +328,6 @@ def webhooks_summary(campaign: Campaign, *, recent: int = 10) -> list[dict[str, 
                 "url": hook.url,
                 "events": list(hook.events),
                 "active": hook.active,
-                "secret_hint": "…" + hook.secret[-4:],
                 "created": hook.created_at.isoformat(),
                 "deliveries": [
                     {

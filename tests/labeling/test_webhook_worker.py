@@ -8,12 +8,16 @@ import hmac
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import redis
 from django.db import transaction
 
 from labeling.models import Campaign, WebhookAttempt
+from labeling.services.campaigns import campaign_create
 from labeling.services.webhooks import WEBHOOKS_QUEUE, event_emit, webhook_add
+from tests.hostile_server import hostile_server
 from tests.labeling.test_webhooks import SECRET, Receiver
 from tests.workers import CeleryWorker
 
@@ -49,3 +53,62 @@ def test_the_webhooks_worker_delivers_a_signed_event(
     finally:
         receiver.server.shutdown()
         deliverer.stop()
+
+
+@pytest.mark.parametrize("broker", ["redis", "embedded"])
+def test_a_receiver_that_trickles_delays_another_campaign_s_webhook_by_at_most_one_deadline(
+    broker: str,
+    draft_campaign: Campaign,
+    coordinator: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    redis_url = request.getfixturevalue("redis_url") if broker == "redis" else None
+    if redis_url:
+        redis.Redis.from_url(redis_url).flushdb()
+    deadline = 3.0
+    monkeypatch.setenv("WEBHOOK_ATTEMPT_SECONDS", str(deadline))
+
+    def trickled_headers(request: Any, connection: Any) -> None:
+        while True:  # headers a byte at a time, for ever: no read timeout ever fires
+            connection.sendall(b"X")
+            time.sleep(0.5)
+
+    other = campaign_create(creator=coordinator, name="other", metric="DCG@5", grades=["0", "1"], budget=10)
+    receiver = Receiver()
+    with hostile_server(trickled_headers) as slow:
+        # Six deliveries to the slow receiver first (more than the worker's slots), then one of
+        # another campaign: all pending before the worker starts, which queues them in order.
+        for number in range(6):
+            webhook_add(
+                campaign=draft_campaign,
+                url=f"{slow.url}/hook{number}",
+                secret=SECRET,
+                events=["arrival.decided"],
+            )
+        event_emit(draft_campaign, "arrival.decided", "arrival.decided:1", {"verdict": "worse"})
+        webhook_add(campaign=other, url=receiver.url, secret=SECRET, events=["arrival.decided"])
+        event_emit(other, "arrival.decided", "arrival.decided:2", {"verdict": "better"})
+        deliverer = CeleryWorker(redis_url, tmp_path, queues=(WEBHOOKS_QUEUE,))
+        deliverer.start()
+        try:
+            deliverer.wait_ready()
+            ready = time.monotonic()
+            while not receiver.requests and time.monotonic() < ready + 60:
+                time.sleep(0.05)
+            waited = time.monotonic() - ready
+            assert receiver.requests, deliverer.log.read_text(errors="replace")[-3000:]
+            assert json.loads(receiver.requests[0]["body"])["data"] == {"verdict": "better"}
+            # One attempt's deadline plus a few seconds of queue start-up, whatever the slow one does.
+            assert waited < deadline + 3, waited
+            # The slow receiver had one attempt at a time, each cut at the deadline.
+            time.sleep(deadline + 1)
+            attempts = WebhookAttempt.objects.filter(delivery__webhook__campaign=draft_campaign)
+            assert attempts.exists() and all(
+                "WEBHOOK_ATTEMPT_SECONDS" in attempt.error and attempt.seconds < deadline + 1
+                for attempt in attempts
+            ), [(attempt.error, attempt.seconds) for attempt in attempts]
+        finally:
+            receiver.server.shutdown()
+            deliverer.stop()

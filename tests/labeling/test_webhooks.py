@@ -190,14 +190,14 @@ def test_the_api_registers_lists_and_removes_webhooks_and_never_shows_the_secret
     created = api(coordinator).post(url, body, format="json")
     assert created.status_code == 201, created.content
     row = created.json()
-    assert row["secret_hint"] == "…" + SECRET[-4:] and SECRET not in created.content.decode()
+    assert "secret_hint" not in row and SECRET[-4:] not in created.content.decode(), "not even in part"
     refused = api(coordinator).post(url, {**body, "url": "http://192.0.2.1/hook"}, format="json")
     assert refused.status_code == 400 and "OUTBOUND_ALLOWED_HOSTS" in refused.content.decode()
     assert api(assessor).post(url, body, format="json").status_code in (403, 404)
     event_emit(draft_campaign, "arrival.decided", "arrival.decided:7", {"arrival": 7})
     delivery_attempt(WebhookDelivery.objects.get().pk)
     listed = api(coordinator).get(url).json()
-    assert [hook["id"] for hook in listed] == [row["id"]] and SECRET not in json.dumps(listed)
+    assert [hook["id"] for hook in listed] == [row["id"]] and SECRET[-4:] not in json.dumps(listed)
     (delivery,) = listed[0]["deliveries"]
     assert delivery["status"] == "delivered" and delivery["attempts"][0]["status_code"] == 200
     assert api(coordinator).delete(f"{url}{row['id']}/").status_code == 204
@@ -235,3 +235,64 @@ def test_the_campaign_page_adds_lists_and_removes_webhooks(
     hook = Webhook.objects.get()
     removed = client.post(f"{page}webhooks/{hook.pk}/remove/", follow=True)
     assert "Webhook removed." in removed.content.decode() and not Webhook.objects.exists()
+
+
+def test_a_trickling_receiver_costs_one_attempt_s_deadline_and_a_huge_answer_no_memory(
+    draft_campaign: Campaign, settings: Any
+) -> None:
+    from tests.hostile_server import hostile_server, huge, trickling
+
+    settings.WEBHOOK_ATTEMPT_SECONDS = 2
+    with hostile_server(trickling(0.3)) as slow:
+        webhook_add(
+            campaign=draft_campaign, url=slow.url + "/hook", secret=SECRET, events=["arrival.decided"]
+        )
+        event_emit(draft_campaign, "arrival.decided", "arrival.decided:1", {"arrival": 1})
+        started = time.monotonic()
+        outcome, _ = delivery_attempt(WebhookDelivery.objects.get().pk)
+        seconds = time.monotonic() - started
+    # Headers came at once, the body a byte at a time: only the status is read, so it is
+    # delivered at once; a receiver that trickles its headers is cut at the deadline below.
+    assert outcome == "delivered" and seconds < 2 + 1, seconds
+    Webhook.objects.all().delete()
+
+    def trickled_headers(request: Any, connection: Any) -> None:
+        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000:
+            connection.sendall(bytes([byte]))
+            time.sleep(0.3)
+
+    with hostile_server(trickled_headers) as slower:
+        webhook_add(
+            campaign=draft_campaign, url=slower.url + "/hook", secret=SECRET, events=["arrival.decided"]
+        )
+        event_emit(draft_campaign, "arrival.decided", "arrival.decided:2", {"arrival": 2})
+        started = time.monotonic()
+        outcome, _ = delivery_attempt(WebhookDelivery.objects.get(status="pending").pk)
+        seconds = time.monotonic() - started
+    assert outcome == "retry" and seconds < 2 + 1, seconds
+    assert "WEBHOOK_ATTEMPT_SECONDS" in WebhookAttempt.objects.latest("id").error
+    Webhook.objects.all().delete()
+
+    with hostile_server(huge(400)) as big:
+        webhook_add(campaign=draft_campaign, url=big.url + "/hook", secret=SECRET, events=["arrival.decided"])
+        event_emit(draft_campaign, "arrival.decided", "arrival.decided:3", {"arrival": 3})
+        outcome, _ = delivery_attempt(WebhookDelivery.objects.get(status="pending").pk)
+    assert outcome == "delivered" and WebhookAttempt.objects.latest("id").seconds < 2
+
+
+def test_the_operator_bounds_webhooks_per_campaign_and_attempts_per_receiver(
+    draft_campaign: Campaign, receiver: Receiver, settings: Any
+) -> None:
+    settings.WEBHOOKS_MAX_PER_CAMPAIGN = 2
+    settings.WEBHOOK_MAX_PER_MINUTE = 1
+    for _ in range(2):
+        webhook_add(campaign=draft_campaign, url=receiver.url, secret=SECRET, events=["arrival.decided"])
+    with pytest.raises(ValueError, match="WEBHOOKS_MAX_PER_CAMPAIGN"):
+        webhook_add(campaign=draft_campaign, url=receiver.url, secret=SECRET, events=["arrival.decided"])
+    event_emit(draft_campaign, "arrival.decided", "arrival.decided:1", {"arrival": 1})
+    first, second = WebhookDelivery.objects.order_by("id")
+    assert delivery_attempt(first.pk)[0] == "delivered"
+    # The receiver had its one attempt of this minute: the next waits, not counted as an attempt.
+    assert delivery_attempt(second.pk) == ("deferred", settings.WEBHOOK_ATTEMPT_SECONDS)
+    second.refresh_from_db()
+    assert second.attempts == 0 and second.status == "pending" and len(receiver.requests) == 1

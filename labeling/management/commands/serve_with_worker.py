@@ -80,7 +80,9 @@ class Command(BaseCommand):
             worker = subprocess.Popen(worker_argv(), cwd=settings.BASE_DIR, env=os.environ.copy())
             self.stdout.write(f"Celery worker started (pid {worker.pid}) on the {broker}.")
             # Webhook deliveries have a worker of their own: a slow receiver never delays a recompute.
-            deliverer_argv = worker_argv("-Q", WEBHOOKS_QUEUE, "-n", "webhooks@%h")
+            deliverer_argv = worker_argv(
+                "-Q", WEBHOOKS_QUEUE, "-n", "webhooks@%h", threads=settings.WEBHOOK_DELIVERY_SLOTS
+            )
             deliverer = subprocess.Popen(deliverer_argv, cwd=settings.BASE_DIR, env=os.environ.copy())
             self.stdout.write(f"Webhook worker started (pid {deliverer.pid}).")
             self.stdout.write(
