@@ -390,16 +390,24 @@ def _positive_int(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="release_gate", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="release_gate",
+        description=__doc__.splitlines()[0],
+        epilog="exit codes: 0 better or not worse (ship), 1 worse or not better, 2 not settled, "
+        "5 unchanged; 3 no verdict: refused, a bad answer, a redirect or bad arguments; 4 no verdict "
+        "within --timeout (an unreachable server is retried until then)",
+    )
     parser.add_argument("--url", required=True, help="the app's base URL, e.g. https://labels.example.org")
     parser.add_argument(
         "--token", default=os.environ.get("ASSESS_TOKEN", ""), help="API token (or ASSESS_TOKEN)"
     )
-    parser.add_argument("--campaign", type=_positive_int, required=True)
+    parser.add_argument("--campaign", type=_positive_int, required=True, help="the campaign's id")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--run", type=Path, help="a TREC run file to submit as an arrival")
     what.add_argument("--arrival", type=_positive_int, help="wait for an arrival already submitted")
-    parser.add_argument("--reference", help="the pooled run to compare with (default: the best current one)")
+    parser.add_argument(
+        "--reference", help="the pooled run to compare with (default: the best certified run)"
+    )
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--budget", help="the top-up, in the campaign's budget unit")
     size.add_argument("--target-width", help="the 95 %% interval width to plan the top-up for")
@@ -414,13 +422,14 @@ def parser() -> argparse.ArgumentParser:
         "--poll",
         type=_seconds(POLL_FLOOR),
         default=5.0,
-        help=f"first pause between polls, seconds (at least {POLL_FLOOR:g})",
+        help=f"first pause between polls, seconds (at least {POLL_FLOOR:g}; default 5)",
     )
     parser.add_argument(
         "--timeout",
         type=_seconds(1.0),
         default=24 * 3600.0,
-        help="give up after this many seconds of wall clock, whatever the server does (exit 4)",
+        help="give up after this many seconds of wall clock, whatever the server does (exit 4; "
+        "default 86400, a day: give what the CI job can wait)",
     )
     parser.add_argument(
         "--allow-http", action="store_true", help="allow an http:// URL (the token travels unencrypted)"

@@ -5,6 +5,7 @@ timeout by the wall clock; in bounded memory; and it never sends the token to an
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -197,3 +198,16 @@ def test_a_decided_verdict_exits_with_its_code() -> None:
     with hostile_server(_json({**DECIDED, "verdict": "not_settled"})) as server:
         result = _gate(server.url, "--campaign", "1", "--arrival", "1")
     assert result.code == 2 and result.out.startswith("not_settled: release minus prod"), result
+
+
+def test_the_help_lists_the_exit_codes_and_never_the_token() -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "clients.release_gate", "--help"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "ASSESS_TOKEN": TOKEN},
+    )
+    assert shown.returncode == 0 and "exit codes: 0 better or not worse" in shown.stdout
+    assert TOKEN not in shown.stdout + shown.stderr
