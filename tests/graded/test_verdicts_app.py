@@ -305,6 +305,10 @@ def _two_systems(
         format="json",
     )
     assert created.status_code == 201, created.content
+    # A fixed seed: the draws are the same on every run. With a random one the fixed rule's
+    # reading at 14 labels was now and then not settled, rightly: with seed 7 the estimate's
+    # skewness is 0.32, past the normal approximation's 0.30 (the check this test is not about).
+    Campaign.objects.filter(pk=created.json()["id"]).update(seed=1)
     campaign = Campaign.objects.get(pk=created.json()["id"])
     runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("poor.run", RUN_POOR)])
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
