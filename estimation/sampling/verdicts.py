@@ -318,7 +318,8 @@ def stratified_look_arrays(
     `labels` (one per top-up draw): the labels counted at each look (default: the draws).
 
     Strata are suffixes of one run of draws, longest first (the first covers every draw), as in
-    `stratified_estimate`; a look where some stratum has no draw yet has no value. Every look is
+    `stratified_estimate`; a look where some stratum has no draw yet has no value (an empty
+    stratum may sit before one with draws). Every look is
     computed from running sums, all at once.
     """
     terms = [np.asarray(each, dtype=float) for each in stratum_terms]
@@ -326,7 +327,10 @@ def stratified_look_arrays(
         raise ValueError("give one 1-D array of terms per stratum")
     n = terms[0].size
     starts = [n - each.size for each in terms]
-    if any(later < earlier for earlier, later in zip(starts, starts[1:], strict=False)):
+    # A stratum no draw could estimate yet (any position: an earlier arrival's may be emptied
+    # while a later one has draws) leaves every look without a value, as `stratified_estimate`.
+    drawn = [start for each, start in zip(terms, starts, strict=True) if each.size]
+    if any(later < earlier for earlier, later in zip(drawn, drawn[1:], strict=False)):
         raise ValueError("a later stratum cannot have more draws than an earlier one")
     if not 0 <= topup_start <= n:
         raise ValueError(f"the top-up starts within the {n} draws, not at {topup_start}")

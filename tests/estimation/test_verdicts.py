@@ -180,6 +180,11 @@ def test_stratified_looks_are_the_stratified_estimate_after_each_top_up_draw() -
     # A stratum without a draw yet gives no value.
     early = stratified_looks([old, middle, new], 40)
     assert all(np.isnan(look.value) for look in early[:8]) and np.isfinite(early[8].value)
+    # An earlier arrival's stratum emptied (too few of its own draws) before a later one with
+    # draws: no look has a value, as the stratified estimate has none (it raised before).
+    emptied = stratified_looks([old, np.zeros(0), new], 48)
+    assert len(emptied) == 12 and all(np.isnan(look.value) for look in emptied)
+    assert np.isnan(stratified_estimate([old, np.zeros(0), new]).value)
 
 
 def test_the_checks_hold_back_looks_the_normal_approximation_cannot_read() -> None:
