@@ -18,7 +18,7 @@ from labeling.models import Arrival
 from labeling.permissions import MANAGE, VIEW_RESULTS
 from labeling.serializers import ErrorsSerializer
 from labeling.services.imports import ImportFailed
-from sampling import arrival_add, arrival_summary, arrivals_summaries
+from sampling import arrival_add, arrival_report, arrivals_summaries
 
 
 class ArrivalsApi(APIView):
@@ -62,12 +62,13 @@ class ArrivalsApi(APIView):
             return import_failed(failure)
         except ValueError as error:
             return bad_request(str(error))
-        return Response(arrival_summary(arrival), status=status.HTTP_201_CREATED)
+        return Response(arrival_report(arrival), status=status.HTTP_201_CREATED)
 
 
 class ArrivalApi(APIView):
     """One arrival: status, its estimate, the difference with the reference (value, se, low,
-    high), the probability that their order is right, new items, top-up budget and judged."""
+    high), the probability that their order is right, new items, top-up budget and judged: as
+    the worker last computed them (`report_at`), with the verdict as stored now."""
 
     @extend_schema(responses={200: ArrivalSerializer})
     def get(self, request: Request, campaign_id: int, arrival_id: int) -> Response:
@@ -79,4 +80,4 @@ class ArrivalApi(APIView):
         )
         if arrival is None:
             raise NotFound("No such arrival in this campaign.")
-        return Response(arrival_summary(arrival))
+        return Response(arrival_report(arrival))

@@ -32,6 +32,7 @@ from labeling.shortcuts import EVERY, GRADES, NOTE
 from labeling.token_access import TokenJudge
 from sampling import (
     VERDICT_SETTINGS,
+    arrival_reports_refresh,
     budget_spent_emit,
     campaign_verdict_change_problem,
     campaign_verdict_sync,
@@ -367,6 +368,7 @@ class GradedMode(GradedTasksMode):
         draws_top_up(campaign_id=campaign.pk)
         campaign.refresh_from_db()
         snapshot_record(campaign)
+        arrival_reports_refresh(campaign)
         verdict_events_emit(campaign, decided)
         budget_spent_emit(campaign)
 

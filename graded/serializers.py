@@ -255,6 +255,11 @@ class ArrivalSerializer(StrictSerializer):
         "documents on the topics drawn before)"
     )
     topup_spent = serializers.FloatField(help_text="what they spent, in the campaign's budget unit")
+    report_at = serializers.CharField(
+        allow_null=True,
+        help_text="when these figures were computed (the worker refreshes an undecided arrival's at every "
+        "recompute, a decided one's now and then); the verdict fields are as stored now",
+    )
     reference_given = serializers.BooleanField(
         help_text="false when the submission named none and the best certified pooled run was taken"
     )

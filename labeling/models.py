@@ -393,6 +393,12 @@ class Arrival(models.Model):
     )
     drawable_after = models.PositiveIntegerField(help_text="the order of the last draw before it was pooled")
     created_at = models.DateTimeField(auto_now_add=True)
+    report = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="its report as the worker last computed it (sampling.arrivals)",
+    )
+    report_at = models.DateTimeField(null=True, blank=True, help_text="when `report` was computed")
 
     class Meta:
         ordering = ("id",)

@@ -8,7 +8,15 @@ sample (graded) use it through the names below; its modules are its own business
 test holds every other package to this surface).
 """
 
-from sampling.arrivals import arrival_add, arrival_summary, arrivals_json, arrivals_summaries, best_certified
+from sampling.arrivals import (
+    arrival_add,
+    arrival_report,
+    arrival_reports_refresh,
+    arrival_summary,
+    arrivals_json,
+    arrivals_summaries,
+    best_certified,
+)
 from sampling.dashboard import campaign_model_summary
 from sampling.draws import (
     budget_spent_emit,
@@ -86,6 +94,8 @@ from sampling.verdicts import (
 
 __all__ = [
     "arrival_add",
+    "arrival_report",
+    "arrival_reports_refresh",
     "arrival_summary",
     "best_certified",
     "arrivals_json",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -27,6 +27,7 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
+from django.utils import timezone
 from scipy.stats import norm
 
 from estimation.judges.calibration import MISSING
@@ -34,7 +35,7 @@ from estimation.sampling.arrivals import topup_for_width, topup_variance
 from estimation.sampling.items import system_weights
 from estimation.sampling.sequences import Interval
 from labeling.budgets import budget_ceiling, budget_problem
-from labeling.models import Arrival, Campaign, Draw, System
+from labeling.models import Arrival, Campaign, Draw, System, Verdict
 from labeling.selectors import verdict_summary
 from labeling.services.imports import UploadedFile
 from labeling.services.run_imports import StagedRuns, runs_import
@@ -341,37 +342,178 @@ def best_certified(campaign: Campaign, pooled: list[str]) -> str:
     return candidates[0] if candidates else pooled[0]
 
 
-def arrivals_summaries(campaign: Campaign) -> list[dict[str, Any]]:
-    """`arrival_summary` of every arrival of the campaign, oldest first, from one reading of its
-    current estimates."""
-    estimates = estimates_current(campaign)
-    arrivals = campaign.arrivals.select_related("campaign", "system", "reference", "verdict_record").order_by(
-        "id"
+REFRESH_DONE_PER_RECOMPUTE = 3
+"""Decided arrivals whose stored report a recompute refreshes (those refreshed longest ago): their
+figures still move with the campaign's labels, but no longer decide anything."""
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every arrival's report of one campaign reads, read once."""
+
+    campaign: Campaign
+    arrays: PoolArrays
+    names: list[str]
+    estimates: dict[str, Any]
+    grades: np.ndarray
+    level: Level
+    labelling: bool
+
+
+def _context(campaign: Campaign, estimates: dict[str, Any] | None = None) -> _Context:
+    arrays = pool_arrays_for(campaign)
+    return _Context(
+        campaign=campaign,
+        arrays=arrays,
+        names=list(arrays.system_names),
+        estimates=estimates_current(campaign) if estimates is None else estimates,
+        grades=judged_grades(campaign, arrays),
+        level=strategy_for(campaign).level,
+        labelling=arrival_labelling_judge(campaign) is not None,
     )
-    return [arrival_summary(arrival, estimates) for arrival in arrivals]
+
+
+def arrivals_summaries(campaign: Campaign) -> list[dict[str, Any]]:
+    """Every arrival's report, oldest first: as the worker stored it at its last recompute
+    (`arrival_reports_refresh`), with the verdict as stored now; one computed here only when
+    none is stored yet (then stored). Bounded by reading rows, whatever the number of arrivals."""
+    arrivals = list(
+        campaign.arrivals.select_related("campaign", "system", "reference", "verdict_record").order_by("id")
+    )
+    missing = [arrival for arrival in arrivals if arrival.report is None]
+    if missing:
+        context = _context(campaign)
+        for arrival in missing:
+            _store(arrival, _summary(arrival, context))
+    labelling = _labelling(campaign)
+    return [_with_verdict(arrival, labelling) for arrival in arrivals]
+
+
+def arrival_report(arrival: Arrival) -> dict[str, Any]:
+    """One arrival's report as `arrivals_summaries` gives it (what a release gate polls)."""
+    if arrival.report is None:
+        _store(arrival, arrival_summary(arrival))
+    return _with_verdict(arrival, _labelling(arrival.campaign))
+
+
+def arrival_reports_refresh(campaign: Campaign) -> int:
+    """Compute and store the reports of the campaign's undecided arrivals, and of the
+    REFRESH_DONE_PER_RECOMPUTE decided ones refreshed longest ago (the worker's recompute, after
+    the verdicts are read); how many were stored."""
+    arrivals = list(
+        campaign.arrivals.select_related("campaign", "system", "reference", "verdict_record").order_by("id")
+    )
+    if not arrivals:
+        return 0
+    open_ones = [arrival for arrival in arrivals if arrival.report is None or not _decided(arrival)]
+    decided = [arrival for arrival in arrivals if arrival not in open_ones]
+    decided.sort(key=lambda arrival: arrival.report_at or arrival.created_at)
+    chosen = open_ones + decided[:REFRESH_DONE_PER_RECOMPUTE]
+    context = _context(campaign)
+    for arrival in chosen:
+        _store(arrival, _summary(arrival, context))
+    return len(chosen)
+
+
+def _decided(arrival: Arrival) -> bool:
+    verdict = getattr(arrival, "verdict_record", None)
+    return verdict is not None and bool(verdict.outcome)
+
+
+def _store(arrival: Arrival, report: dict[str, Any]) -> None:
+    arrival.report, arrival.report_at = report, timezone.now()
+    Arrival.objects.filter(pk=arrival.pk).update(report=arrival.report, report_at=arrival.report_at)
+
+
+def _with_verdict(arrival: Arrival, labelling: Callable[[], bool]) -> dict[str, Any]:
+    """The stored report with what moves between recomputes read now: the verdict as stored (a
+    verdict read after the report was computed shows at once) and, while undecided, the top-up's
+    judgments, spending and status (a query each); and when its figures were computed.
+    `labelling`: whether the campaign's model judge is labelling (asked once, when needed)."""
+    report = dict(arrival.report or {})
+    verdict = getattr(arrival, "verdict_record", None)
+    if _decided(arrival):
+        report.update(_verdict_fields(verdict))
+        report["status"] = "done"
+    else:
+        judged, spent = topup_spent(arrival)
+        done = topup_over(arrival, spent) or arrival.campaign.status != Campaign.Status.RUNNING
+        report.update(topup_judged=judged, topup_spent=spent)
+        report["status"] = "done" if done else "labelling" if labelling() else "judging"
+    report["report_at"] = arrival.report_at.isoformat() if arrival.report_at else None
+    return report
+
+
+def _labelling(campaign: Campaign) -> Callable[[], bool]:
+    """Whether the campaign's model judge is still labelling the new pairs, asked at most once."""
+    asked: list[bool] = []
+
+    def labelling() -> bool:
+        if not asked:
+            asked.append(arrival_labelling_judge(campaign) is not None)
+        return asked[0]
+
+    return labelling
+
+
+def _verdict_fields(
+    verdict: Verdict | None, band: Interval | None = None, reason: str = ""
+) -> dict[str, Any]:
+    """The report's verdict part: the plan, the verdict, and the interval it was read from (a
+    decided one's stored band, else `band`: the rule's current one)."""
+    plan = verdict_summary(verdict) or {}
+    if verdict is not None and verdict.outcome:
+        band = Interval(
+            -math.inf if verdict.low is None else verdict.low,
+            math.inf if verdict.high is None else verdict.high,
+        )
+        reason = verdict.reason
+    band = band or Interval(-math.inf, math.inf)
+    return {
+        "rule": plan.get("rule", ""),
+        "question": plan.get("question", "difference"),
+        "margin": plan.get("margin", 0.0),
+        "horizon": plan.get("horizon"),
+        "verdict": plan.get("verdict"),
+        "decided_at": plan.get("decided_at"),
+        "decided_labels": plan.get("decided_labels"),
+        "verdict_reason": reason,
+        # The interval the rule reads: its current band (the sequential boundary or the anytime
+        # sequence), or the one the verdict was read from; nulls while it cannot be read.
+        "sequence": {
+            "low": band.low if math.isfinite(band.low) else None,
+            "high": band.high if math.isfinite(band.high) else None,
+        },
+        "topup_returned": plan.get("returned", 0.0),
+    }
 
 
 def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What the arrival's page and API show: status, its estimate, the difference with the
-    reference and the probability that their order is right, the new items, the top-up, and its
-    verdict with the plan it is read by (`sampling.verdicts`). `estimates` is the campaign's
-    `estimates_current` when the caller has read it already."""
-    campaign = arrival.campaign
-    arrays = pool_arrays_for(campaign)
-    names = list(arrays.system_names)
-    estimates = estimates_current(campaign) if estimates is None else estimates
+    """What the arrival's page and API show, computed now: status, its estimate, the difference
+    with the reference and the probability that their order is right, the new items, the top-up,
+    and its verdict with the plan it is read by (`sampling.verdicts`). `estimates` is the
+    campaign's `estimates_current` when the caller has read it already."""
+    return _summary(arrival, _context(arrival.campaign, estimates))
+
+
+def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
+    campaign, arrays, names, grades, level = (
+        context.campaign,
+        context.arrays,
+        context.names,
+        context.grades,
+        context.level,
+    )
     own = next(
         (
             row
-            for row in estimates["systems"]
+            for row in context.estimates["systems"]
             if row["name"] == arrival.system.name and row["value"] is not None
         ),
         None,
     )
     reference = arrival.reference.name if arrival.reference is not None else None
     report = _Report()
-    grades = judged_grades(campaign, arrays)
-    level = strategy_for(campaign).level
     if arrival.system.name in names:
         index = names.index(arrival.system.name)
         brought = ranked_slots(arrays, index) & ~_retrieved_before(arrays, arrival.system_id)
@@ -394,21 +536,13 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
     verdict = getattr(arrival, "verdict_record", None)
     decided = verdict is not None and bool(verdict.outcome)
     done = decided or topup_over(arrival, spent)
-    labelling = arrival_labelling_judge(campaign) is not None and not done
-    status = "labelling" if labelling else "judging"
-    band, reason = Interval(-math.inf, math.inf), ""
-    if verdict is not None and decided:
-        band = Interval(
-            -math.inf if verdict.low is None else verdict.low,
-            math.inf if verdict.high is None else verdict.high,
-        )
-        reason = verdict.reason
-    elif verdict is not None:
+    status = "labelling" if context.labelling and not done else "judging"
+    band, reason = None, ""
+    if verdict is not None and not decided:
         state = verdict_state(verdict, arrays, grades)
         if state is not None:
             reading = verdict_reading(verdict, state)
             band, reason = reading.band, reading.reason
-    plan = verdict_summary(verdict) or {}
     return {
         "id": arrival.pk,
         "system": arrival.system.name,
@@ -429,21 +563,7 @@ def arrival_summary(arrival: Arrival, estimates: dict[str, Any] | None = None) -
         "topup_spent": spent,
         "unreachable_share": report.unreachable,
         "judge_missing": report.judge_missing,
-        "rule": plan.get("rule", ""),
-        "question": plan.get("question", "difference"),
-        "margin": plan.get("margin", 0.0),
-        "horizon": plan.get("horizon"),
-        "verdict": plan.get("verdict"),
-        "decided_at": plan.get("decided_at"),
-        "decided_labels": plan.get("decided_labels"),
-        "verdict_reason": reason,
-        # The interval the rule reads: its current band (the sequential boundary or the anytime
-        # sequence), or the one the verdict was read from; nulls while it cannot be read.
-        "sequence": {
-            "low": band.low if math.isfinite(band.low) else None,
-            "high": band.high if math.isfinite(band.high) else None,
-        },
-        "topup_returned": plan.get("returned", 0.0),
+        **_verdict_fields(verdict, band, reason),
     }
 
 
@@ -527,6 +647,8 @@ __all__ = [
     "TOPUP_PLAN_MAX_DRAWS",
     "TopupPlan",
     "arrival_add",
+    "arrival_report",
+    "arrival_reports_refresh",
     "arrival_summary",
     "best_certified",
     "arrivals_json",

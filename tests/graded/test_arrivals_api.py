@@ -269,6 +269,8 @@ def test_a_judge_assisted_campaign_counts_the_new_pairs_its_uploaded_judge_has_n
         judge=judge,
         files=[upload("more.txt", "".join(f"{q} 0 d{q}-{d} 1\n" for q in (1, 2, 3) for d in (8, 9)))],
     )
+    # The report's figures are the worker's, as of its last recompute (an upload queues one).
+    recompute(campaign.pk)
     again = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
     assert again["judge_missing"] == 0
 
@@ -450,3 +452,33 @@ def test_runs_arriving_one_after_another_keep_every_page_answering_at_every_step
             assert api(coordinator).get(url).status_code == 200, url
     rows = {row["system"]: row for row in api(coordinator).get(urls[1]).json()}
     assert set(rows) == {"gamma", "delta"} and all(row["status"] == "done" for row in rows.values())
+
+
+def test_the_arrivals_list_reads_stored_reports_in_queries_that_do_not_grow_with_decided_arrivals(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.graded.test_verdicts_app import RUN_ALPHA_AGAIN, RUN_POOR
+
+    campaign = _running(api, coordinator, assessor, "items")
+    _judge_all(campaign, assessor)
+    first = _arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
+    _judge_all(campaign, assessor)
+    url = f"/api/campaigns/{campaign.pk}/arrivals/"
+    client = api(coordinator)
+    client.get(url)  # the first read after an arrival stores what is missing
+    with CaptureQueriesContext(connection) as one:
+        listed = client.get(url).json()
+    assert [row["verdict"] for row in listed] == ["worse"] and listed[0]["report_at"] is not None
+    # The worker's figures are the live computation's, as of its last recompute.
+    stored = Arrival.objects.get(pk=first["id"]).report
+    assert stored["difference"] == listed[0]["difference"] and stored["difference"]["value"] < 0
+    for number in range(2):  # identical releases: decided at once, stored when they arrive
+        text = RUN_ALPHA_AGAIN.replace(" alpha2\n", f" same{number}\n")
+        assert _arrive(api, coordinator, campaign, text, budget="5").status_code == 201
+    with CaptureQueriesContext(connection) as three:
+        listed = client.get(url).json()
+    assert [row["verdict"] for row in listed] == ["worse", "unchanged", "unchanged"]
+    assert len(three.captured_queries) == len(one.captured_queries), "no recompute per arrival"
