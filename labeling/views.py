@@ -42,7 +42,7 @@ from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
 from labeling.services.preferences import shortcuts_update
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
-from labeling.services.webhooks import WEBHOOK_EVENTS, webhook_add, webhooks_summary
+from labeling.services.webhooks import events_for, webhook_add, webhooks_summary
 from labeling.shortcuts import ShortcutsInvalid
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
@@ -375,7 +375,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "preflight": preflight,
         "preflight_blocked": any(problem.blocking for problem in preflight),
         "webhooks": webhooks_summary(campaign, recent=5),
-        "webhook_events": list(WEBHOOK_EVENTS.items()),
+        "webhook_events": events_for(campaign),
         **extra,
     }
 

@@ -19,9 +19,12 @@ from django.utils import timezone
 from estimation.judges.calibration import judge_classes
 from estimation.judges.endpoint import EndpointAnswer
 from labeling.models import Judge, JudgeCall, JudgeLabel, JudgeRun, PoolItem
-from labeling.services.webhooks import event_emit
+from labeling.services.webhooks import event_emit, register_event
+from sampling.served import engine_serves
 
 OUTCOME_COUNTERS = {"label": "labels", "refusal": "refusals", "error": "errors"}
+register_event("judge_run.finished", "a model judge's run finished", emitted_for=engine_serves)
+register_event("judge_run.failed", "a model judge's run failed", emitted_for=engine_serves)
 """The run's counter of each answer's outcome."""
 BATCH_PAIRS = 2000
 """Pending pairs loaded per step (a step rarely gets through more)."""

@@ -49,16 +49,33 @@ from estimation.sampling.verdicts import (
 )
 from labeling.models import Arrival, Campaign, Judgment, Task, Verdict, WebhookEvent
 from labeling.selectors import campaign_spent, verdict_summary
-from labeling.services.webhooks import event_emit
+from labeling.services.webhooks import event_emit, register_event
 from sampling.arrival_design import arrival_waiting, ranked_slots, topup_spent
 from sampling.draws import draw_price, draws_drop_idle, tasks_open_count
 from sampling.focus import focus_indices
 from sampling.label_model import judged_grades
 from sampling.level_estimates import topic_metric_values
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
+from sampling.served import engine_serves
 from sampling.strategies import Level, strategy_for
 
 BUDGET_SLACK = 1e-9
+
+register_event(
+    "arrival.decided",
+    "a run that arrived got its verdict, with the plan it was read by",
+    emitted_for=lambda campaign: engine_serves(campaign) and strategy_for(campaign).level.takes_arrivals,
+)
+register_event(
+    "arrival.topup_spent",
+    "a run's human top-up was spent",
+    emitted_for=lambda campaign: engine_serves(campaign) and strategy_for(campaign).level.takes_arrivals,
+)
+register_event(
+    "campaign.decided",
+    "a two-system campaign got its verdict, with its plan",
+    emitted_for=lambda campaign: engine_serves(campaign) and campaign.goal == Campaign.Goal.DIFFERENCE,
+)
 
 
 def verdict_plan(verdict: Verdict) -> VerdictPlan:

@@ -33,7 +33,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -56,14 +57,42 @@ from labeling.outbound import outbound_allowlists
 
 logger = logging.getLogger(__name__)
 
-WEBHOOK_EVENTS: dict[str, str] = {
-    "arrival.decided": "a run that arrived got its verdict, with the plan it was read by",
-    "arrival.topup_spent": "a run's human top-up was spent",
-    "campaign.budget_spent": "the campaign's budget is spent (judging stops)",
-    "campaign.decided": "a two-system campaign got its verdict, with its plan",
-    "judge_run.finished": "a model judge's run finished",
-    "judge_run.failed": "a model judge's run failed",
-}
+
+@dataclass(frozen=True)
+class EventKind:
+    """An event a module emits: its name, what it means, and which campaigns can emit it."""
+
+    name: str
+    description: str
+    emitted_for: Callable[[Campaign], bool]
+
+
+_EVENTS: dict[str, EventKind] = {}
+
+
+def register_event(
+    name: str, description: str, *, emitted_for: Callable[[Campaign], bool] = lambda campaign: True
+) -> str:
+    """Register an event the calling module emits (at import, next to its `event_emit`);
+    `emitted_for` says which campaigns can emit it, so a page offers only those. Its name."""
+    known = _EVENTS.get(name)
+    if known is not None and known.description != description:
+        raise ValueError(f"the webhook event {name!r} is registered twice")
+    _EVENTS[name] = EventKind(name, description, emitted_for)
+    return name
+
+
+def events_for(campaign: Campaign) -> list[tuple[str, str]]:
+    """(name, description) of the events the campaign can emit, by name."""
+    return [(kind.name, kind.description) for kind in sorted(_EVENTS.values(), key=lambda kind: kind.name)
+            if kind.emitted_for(campaign)]  # fmt: skip
+
+
+def event_names() -> list[str]:
+    """Every registered event's name."""
+    return sorted(_EVENTS)
+
+
 MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = (10, 60, 300, 1800)
 """Waits before the 2nd, 3rd, ... attempt."""
@@ -112,10 +141,14 @@ def webhook_add(
     """Register a webhook; ValueError with the reason (nothing stored) for a URL the outbound
     check refuses, a short secret or an unknown event."""
     chosen = list(dict.fromkeys(events))
-    unknown = [name for name in chosen if name not in WEBHOOK_EVENTS]
+    offered = dict(events_for(campaign))
+    unknown = [name for name in chosen if name not in offered]
     if unknown or not chosen:
         raise ValueError(
-            f"unknown event(s) {', '.join(map(repr, unknown))}" if unknown else "choose at least one event"
+            f"unknown event(s) {', '.join(map(repr, unknown))} (this campaign can emit: "
+            f"{', '.join(offered) or 'none'})"
+            if unknown
+            else "choose at least one event"
         )
     if not SECRET_MIN_CHARS <= len(secret) <= SECRET_MAX_CHARS:
         raise ValueError(f"the secret must have {SECRET_MIN_CHARS} to {SECRET_MAX_CHARS} characters")
@@ -133,8 +166,8 @@ def webhook_add(
 
 def event_emit(campaign: Campaign, name: str, key: str, data: dict[str, Any]) -> WebhookEvent | None:
     """Record the event once (None when `key` was recorded before) and queue its deliveries."""
-    if name not in WEBHOOK_EVENTS:
-        raise ValueError(f"unknown webhook event {name!r}")
+    if name not in _EVENTS:
+        raise ValueError(f"unknown webhook event {name!r}: register it (register_event)")
     hooks = [hook for hook in campaign.webhooks.filter(active=True) if name in hook.events]
     try:
         with transaction.atomic():
@@ -360,12 +393,15 @@ __all__ = [
     "BACKOFF_SECONDS",
     "MAX_ATTEMPTS",
     "WEBHOOKS_QUEUE",
-    "WEBHOOK_EVENTS",
+    "EventKind",
     "deliveries_due",
     "deliveries_resume",
     "delivery_attempt",
     "delivery_body",
     "event_emit",
+    "event_names",
+    "events_for",
+    "register_event",
     "signature",
     "signature_valid",
     "webhook_add",

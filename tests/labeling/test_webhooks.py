@@ -296,3 +296,20 @@ def test_the_operator_bounds_webhooks_per_campaign_and_attempts_per_receiver(
     assert delivery_attempt(second.pk) == ("deferred", settings.WEBHOOK_ATTEMPT_SECONDS)
     second.refresh_from_db()
     assert second.attempts == 0 and second.status == "pending" and len(receiver.requests) == 1
+
+
+def test_a_campaign_is_offered_only_the_events_its_mode_and_goal_can_emit(
+    draft_campaign: Campaign, coordinator: AbstractBaseUser, receiver: Receiver
+) -> None:
+    from labeling.services.campaigns import campaign_create
+    from labeling.services.webhooks import events_for
+
+    graded = [name for name, _ in events_for(draft_campaign)]
+    assert "arrival.decided" in graded and "judge_run.failed" in graded
+    assert "campaign.decided" not in graded, "a two-system verdict needs the difference goal"
+    pairwise = campaign_create(
+        creator=coordinator, name="pairs", metric="DCG@5", grades=["0", "1"], judging_mode="pairwise"
+    )
+    assert events_for(pairwise) == []
+    with pytest.raises(ValueError, match="this campaign can emit: none"):
+        webhook_add(campaign=pairwise, url=receiver.url, secret=SECRET, events=["arrival.decided"])
