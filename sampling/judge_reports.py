@@ -436,8 +436,13 @@ def judges_json(campaign: Campaign) -> str:
     )
 
 
+CSV_CHUNK_CHARS = 64 * 1024
+
+
 def judge_labels_csv(campaign: Campaign) -> Any:
-    """Every judge label (pool or not; calibration-set rows with their human grade)."""
+    """Every judge label (pool or not; calibration-set rows with their human grade), streamed: the
+    header at once, then about 64 KB at a time (700,000 labels: the first row within a second,
+    all in about 20 s on SQLite; docs/benchmarks.md)."""
 
     header = ["judge", "model", "qid", "docno", "grade", "probs", "class", "human_grade", "set", "rationale",
               "seconds", "cost", "file", "version"]  # fmt: skip
@@ -448,9 +453,13 @@ def judge_labels_csv(campaign: Campaign) -> Any:
     rows = JudgeLabel.objects.filter(judge__campaign=campaign).order_by(
         "judge_id", "human_grade", "qid", "docno"
     )
+    buffer.seek(0)
+    buffer.truncate()
     for label in rows.select_related("judge").iterator(chunk_size=2000):
-        buffer.seek(0)
-        buffer.truncate()
+        if buffer.tell() >= CSV_CHUNK_CHARS:  # one write per ~64 KB, not per row
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
         writer.writerow(
             [
                 label.judge.name,
@@ -469,7 +478,7 @@ def judge_labels_csv(campaign: Campaign) -> Any:
                 "" if label.version is None else label.version,
             ]
         )
-        yield buffer.getvalue()
+    yield buffer.getvalue()
 
 
 def judged_sample_csv(campaign: Campaign) -> Any:

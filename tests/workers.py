@@ -127,6 +127,18 @@ class CeleryWorker:
             self.process.wait()
 
 
+def broker_chosen(broker: str, request: pytest.FixtureRequest) -> str | None:
+    """For a test parametrized over ``broker``: an emptied throwaway Redis's URL for "redis", None
+    (the embedded file broker) for "embedded"."""
+    if broker != "redis":
+        return None
+    redis_url: str = request.getfixturevalue("redis_url")
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    return redis_url
+
+
 @contextmanager
 def running_worker(redis_url: str | None, folder: Path, settings: object) -> Iterator[CeleryWorker]:
     """A started worker that has caught up (recomputes spaced 2 s apart, as the tests expect);

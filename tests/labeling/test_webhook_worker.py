@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from django.db import transaction
 
 from labeling.models import Campaign, WebhookAttempt
@@ -19,7 +18,7 @@ from labeling.services.campaigns import campaign_create
 from labeling.services.webhooks import WEBHOOKS_QUEUE, event_emit, webhook_add
 from tests.hostile_server import hostile_server
 from tests.labeling.test_webhooks import SECRET, Receiver
-from tests.workers import CeleryWorker
+from tests.workers import CeleryWorker, broker_chosen
 
 pytestmark = [pytest.mark.servers, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
 
@@ -64,9 +63,7 @@ def test_a_receiver_that_trickles_delays_another_campaign_s_webhook_by_at_most_o
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
-    redis_url = request.getfixturevalue("redis_url") if broker == "redis" else None
-    if redis_url:
-        redis.Redis.from_url(redis_url).flushdb()
+    redis_url = broker_chosen(broker, request)
     deadline = 3.0
     monkeypatch.setenv("WEBHOOK_ATTEMPT_SECONDS", str(deadline))
 

@@ -11,13 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import redis
 
 from labeling.models import Campaign, JudgeCall, JudgeLabel, JudgeRun
 from sampling import judge_create, judge_run_start
 from tests.chat_server import ChatServerState, chat_server, grade_of
 from tests.sampling.test_judge_runs import SECRET, TEMPLATE, texts_import
-from tests.workers import CeleryWorker
+from tests.workers import CeleryWorker, broker_chosen
 
 pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]
 
@@ -40,9 +39,7 @@ def test_a_killed_worker_loses_no_answer_and_asks_no_stored_pair_again(
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
-    redis_url = request.getfixturevalue("redis_url") if broker == "redis" else None
-    if redis_url:
-        redis.Redis.from_url(redis_url).flushdb()
+    redis_url = broker_chosen(broker, request)
     monkeypatch.setenv("JUDGE_API_KEY", SECRET)
     monkeypatch.setenv("JUDGE_RUN_CHUNK_SECONDS", "1")
     monkeypatch.setenv("JUDGE_REQUEST_TIMEOUT_SECONDS", "2")

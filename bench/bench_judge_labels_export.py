@@ -1,0 +1,79 @@
+"""`judge-labels.csv` with many labels outside the pool: when its first bytes and its last arrive.
+
+A judge of one campaign holds ``--labels`` labels (none of them on a pooled pair: an upload of a
+whole collection's labels); the export is read through Django's test client as a browser reads a
+download. Prints the seconds to the header, to the first row and to the end, and the size.
+
+    python bench/bench_judge_labels_export.py --labels 700000
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=int, default=700_000)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp())
+    os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
+    os.environ["VAR_DIR"] = str(folder / "var")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.pop("REDIS_URL", None)
+    sys.path.insert(0, str(REPO_ROOT))
+    import django
+
+    django.setup()
+    logging.disable(logging.INFO)
+    from django.core.management import call_command
+    from django.test import Client
+
+    from labeling.models import Judge, JudgeLabel
+    from labeling.services.campaigns import campaign_create, user_create
+
+    call_command("migrate", verbosity=0)
+    admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
+    campaign = campaign_create(
+        creator=admin, name="labels", metric="DCG@5", grades=["0", "1", "2"], budget=10
+    )
+    judge = Judge.objects.create(campaign=campaign, name="collection", kind="upload")
+    batch = []
+    for number in range(args.labels):
+        grade = number % 3
+        batch.append(
+            JudgeLabel(
+                judge=judge, qid=f"q{number % 5000}", docno=f"d{number}", grade=grade, judge_class=grade
+            )
+        )
+        if len(batch) == 20_000:
+            JudgeLabel.objects.bulk_create(batch)
+            batch = []
+    JudgeLabel.objects.bulk_create(batch)
+    client = Client()
+    client.force_login(admin)
+    started = time.perf_counter()
+    answer = client.get(f"/api/campaigns/{campaign.pk}/export/judge-labels.csv")
+    chunks = iter(answer.streaming_content)
+    header = next(chunks)
+    at_header = time.perf_counter() - started
+    first = next(chunks)
+    at_first = time.perf_counter() - started
+    size = len(header) + len(first) + sum(len(chunk) for chunk in chunks)
+    at_end = time.perf_counter() - started
+    print(
+        f"{args.labels} labels outside the pool (SQLite): header after {at_header:.3f} s, first rows "
+        f"after {at_first:.2f} s, all {size / 1e6:.1f} MB after {at_end:.1f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
