@@ -179,9 +179,9 @@ def main() -> None:
     lines = [
         f"# Arrivals list and one arrival's report ({vendor})",
         "",
-        f"`python bench/bench_arrivals_list.py --arrivals {args.arrivals}`"
+        f"`python bench/bench_arrivals_list.py --arrivals {args.arrivals}"
         + (" --database-url postgresql://..." if vendor != "sqlite" else "")
-        + f"; {TOPICS} topics x {DOCUMENTS} documents, {POOLED} pooled runs, each arrival a top-up of 2 "
+        + f"`; {TOPICS} topics x {DOCUMENTS} documents, {POOLED} pooled runs, each arrival a top-up of 2 "
         f"labels judged at once; {args.repeats} requests per cell; {result['machine']}. Adding one "
         f"arrival (import, pool, verdict plan): median {result['arrival_add_median_s']:.2f} s.",
         "",
