@@ -35,29 +35,15 @@ from pathlib import Path
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+from django_setup import django_for_bench  # noqa: E402
+
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 DATA = Path(os.environ.get("SHARED_DATA_DIR", REPO_ROOT.parent / "shared" / "data")) / "mq2008"
 RUNS = ("RankBoost", "ListNet")
 BUDGETS = (50, 100, 150, 200, 300)
 PASSIVE_EXTRA = (400, 500)
 REFIT_EVERY = 3
-
-
-def _setup_django(folder: Path) -> None:
-    os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
-    os.environ["VAR_DIR"] = str(folder / "var")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.pop("REDIS_URL", None)
-    sys.path.insert(0, str(REPO_ROOT))
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
-    from config.celery import app
-
-    app.conf.broker_url = "memory://"
-    app.conf.broker_transport_options = {}
 
 
 def _truth(metric_cutoff: int) -> dict[str, float]:
@@ -83,7 +69,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder_name:
-        _setup_django(Path(folder_name))
+        django_for_bench(Path(folder_name))
         from django.utils import timezone
 
         from estimation.formats.trec import read_qrels

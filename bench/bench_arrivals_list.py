@@ -29,28 +29,11 @@ from pathlib import Path
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+from django_setup import django_for_bench  # noqa: E402
+
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 TOPICS, DOCUMENTS, POOLED = 40, 30, 4
-
-
-def _setup_django(folder: Path, database_url: str) -> None:
-    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{folder / 'bench.sqlite3'}"
-    os.environ["VAR_DIR"] = str(folder / "var")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.pop("REDIS_URL", None)
-    sys.path.insert(0, str(REPO_ROOT))
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    import logging
-
-    logging.disable(logging.INFO)  # a recompute per label logs a line each
-    call_command("migrate", verbosity=0)
-    from config.celery import app
-
-    app.conf.broker_url = "memory://"  # recomputes run synchronously here
-    app.conf.broker_transport_options = {}
 
 
 def _run(name: str, rng: np.random.Generator, base: np.ndarray) -> io.BytesIO:
@@ -78,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder_name:
-        _setup_django(Path(folder_name), args.database_url)
+        django_for_bench(Path(folder_name), args.database_url, quiet=True)
         from django.db import connection
         from django.test import Client
 

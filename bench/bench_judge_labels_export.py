@@ -10,37 +10,26 @@ download. Prints the seconds to the header, to the first row and to the end, and
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+from django_setup import django_for_bench  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=int, default=700_000)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp())
-    os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
-    os.environ["VAR_DIR"] = str(folder / "var")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.pop("REDIS_URL", None)
-    sys.path.insert(0, str(REPO_ROOT))
-    import django
-
-    django.setup()
-    logging.disable(logging.INFO)
-    from django.core.management import call_command
+    django_for_bench(Path(tempfile.mkdtemp()), quiet=True)
     from django.test import Client
 
     from labeling.models import Judge, JudgeLabel
     from labeling.services.campaigns import campaign_create, user_create
 
-    call_command("migrate", verbosity=0)
     admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
     campaign = campaign_create(
         creator=admin, name="labels", metric="DCG@5", grades=["0", "1", "2"], budget=10

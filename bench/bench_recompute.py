@@ -32,24 +32,10 @@ from pathlib import Path
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+from django_setup import django_for_bench  # noqa: E402
+
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
-
-
-def _setup_django(folder: Path) -> None:
-    os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
-    os.environ["VAR_DIR"] = str(folder / "var")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.pop("REDIS_URL", None)
-    sys.path.insert(0, str(REPO_ROOT))
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
-    from config.celery import app
-
-    app.conf.broker_url = "memory://"  # the recompute is timed synchronously here
-    app.conf.broker_transport_options = {}
 
 
 def _runs(topics: int, documents: int, systems: int, seed: int) -> list[tuple[str, io.BytesIO]]:
@@ -86,7 +72,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder_name:
         folder = Path(folder_name)
-        _setup_django(folder)
+        django_for_bench(folder)
+        from django.conf import settings
         from django.db import connection
 
         from graded.claims import task_next
@@ -124,7 +111,7 @@ def main() -> None:
             goal_k=args.systems,
             strategy=args.strategy,
             pool_depth=args.documents,
-            budget=1e9,
+            budget=settings.LABELING_MAX_BUDGET,  # no limit within the bench: the operator ceiling
             budget_unit="judgments",
             seed=7,
         )
