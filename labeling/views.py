@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -376,6 +377,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "preflight_blocked": any(problem.blocking for problem in preflight),
         "webhooks": webhooks_summary(campaign, recent=5),
         "webhook_events": events_for(campaign),
+        "webhook_attempt_seconds": f"{settings.WEBHOOK_ATTEMPT_SECONDS:g}",
         **extra,
     }
 

@@ -313,3 +313,12 @@ def test_a_campaign_is_offered_only_the_events_its_mode_and_goal_can_emit(
     assert events_for(pairwise) == []
     with pytest.raises(ValueError, match="this campaign can emit: none"):
         webhook_add(campaign=pairwise, url=receiver.url, secret=SECRET, events=["arrival.decided"])
+
+
+def test_the_campaign_page_says_how_long_an_attempt_may_take(
+    client: Any, coordinator: AbstractBaseUser, draft_campaign: Campaign, settings: Any
+) -> None:
+    settings.WEBHOOK_ATTEMPT_SECONDS = 7
+    client.force_login(coordinator)
+    page = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
+    assert "each attempt ends after 7 s whatever the receiver does" in page
