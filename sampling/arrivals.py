@@ -187,6 +187,11 @@ def _check_topup(campaign: Campaign, level: Level, budget: float | None, target_
             )
         if not np.isfinite(target_width) or target_width <= 0:
             raise ValueError(f"the target width must be a positive number, got {target_width:g}")
+        if campaign.budget >= budget_ceiling():
+            raise ValueError(
+                f"the campaign's budget ({campaign.budget:g}) is at the operator's LABELING_MAX_BUDGET: "
+                "no top-up fits under it"
+            )
         return
     assert budget is not None
     problem = budget_problem(budget, what="top-up budget", positive=True) or budget_problem(

@@ -107,6 +107,11 @@ def test_a_top_up_that_takes_the_campaign_past_the_ceiling_is_refused_before_the
     assert answer.status_code == 400 and "LABELING_MAX_BUDGET" in answer.content.decode()
     assert "12 + 10" in answer.content.decode(), "says what the total would be"
     assert _stored(campaign) == before
+    # A width asks the planner for a budget: with no room left under the ceiling, refused first.
+    with override_settings(LABELING_MAX_BUDGET=12):
+        answer = _arrive(api, coordinator, campaign, target_width="0.5", reference="alpha")
+    assert answer.status_code == 400 and "no top-up fits under it" in answer.content.decode()
+    assert _stored(campaign) == before
 
 
 def test_arrivals_past_the_operator_s_ceiling_are_refused_with_its_name(
