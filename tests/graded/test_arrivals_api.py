@@ -477,7 +477,7 @@ def test_the_arrivals_list_reads_stored_reports_in_queries_that_do_not_grow_with
     assert stored["difference"] == listed[0]["difference"] and stored["difference"]["value"] < 0
     for number in range(2):  # identical releases: decided at once, stored when they arrive
         text = RUN_ALPHA_AGAIN.replace(" alpha2\n", f" same{number}\n")
-        assert _arrive(api, coordinator, campaign, text, budget="5").status_code == 201
+        assert _arrive(api, coordinator, campaign, text, budget="5", reference="alpha").status_code == 201
     with CaptureQueriesContext(connection) as three:
         listed = client.get(url).json()
     assert [row["verdict"] for row in listed] == ["worse", "unchanged", "unchanged"]
