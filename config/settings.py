@@ -94,7 +94,7 @@ _BRACKETED_HOST = re.compile(r"^\[(?P<host>[^\]]+)\](?::(?P<port>.*))?$")
 
 def _host_entry(name: str, entry: str) -> str:
     """One host entry, lower-cased: a host name, an IP address or a CIDR network, with an optional
-    :port (an IPv6 address with a port in brackets); estimation/judges/outbound.py reads them."""
+    :port (an IPv6 address with a port in brackets); outbound/rules.py reads them."""
     text = entry.strip().lower()
     bracketed = _BRACKETED_HOST.match(text)
     host, port = text, None
@@ -217,6 +217,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "labeling",
+    "webhooks",
     "graded",
     "pairwise",
     "sxs",
@@ -433,10 +434,12 @@ else:
         "control_folder": str(CELERY_QUEUE_DIR / "control"),
         "store_processed": False,
     }
-# Webhook deliveries go to their own queue, which `serve_with_worker` gives its own worker.
+# Webhook deliveries go to their own queue, which `serve_with_worker` gives its own worker (the
+# tasks keep the names they had in the core app, so messages queued before the move still run).
+WEBHOOKS_QUEUE = "webhooks"
 CELERY_TASK_ROUTES = {
-    "labeling.tasks.webhook_deliver": {"queue": "webhooks"},
-    "labeling.tasks.webhook_deliveries_resume": {"queue": "webhooks"},
+    "labeling.tasks.webhook_deliver": {"queue": WEBHOOKS_QUEUE},
+    "labeling.tasks.webhook_deliveries_resume": {"queue": WEBHOOKS_QUEUE},
 }
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
@@ -449,7 +452,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 
-# Outbound calls (endpoint judges, and every later caller through labeling/outbound.py): the only
+# Outbound calls (endpoint judges and webhooks, every caller through outbound/policy.py): the only
 # hosts and networks the server connects to, checked on the addresses a name resolves to (a
 # coordinator types the URL; the worker must not become their client for the operator's key,
 # the cloud's metadata address or the services of its network). Entries: host names, IP

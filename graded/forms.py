@@ -8,7 +8,7 @@ from django import forms
 
 from labeling.forms import PlainFloatField
 from labeling.models import Campaign
-from labeling.outbound import key_variables
+from outbound import key_variables
 from sampling import judge_kind, judge_kind_choices, judge_kind_own_fields
 
 

@@ -50,12 +50,6 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/undo/", _api(api.UndoApi.as_view()), name="api-undo"),
     path("campaigns/<id:campaign_id>/progress/", _api(api.ProgressApi.as_view()), name="api-progress"),
     path("campaigns/<id:campaign_id>/labels/", _api(api.LabelsImportApi.as_view()), name="api-labels"),
-    path("campaigns/<id:campaign_id>/webhooks/", _api(api.WebhooksApi.as_view()), name="api-webhooks"),
-    path(
-        "campaigns/<id:campaign_id>/webhooks/<id:webhook_id>/",
-        _api(api.WebhookApi.as_view()),
-        name="api-webhook",
-    ),
     path("my/judgments/", _api(api.OwnJudgmentsApi.as_view()), name="api-own-judgments"),
     path("my/shortcuts/", _api(api.ShortcutsApi.as_view()), name="api-shortcuts"),
     path("judgments/<id:judgment_id>/grade/", _api(api.OwnJudgmentGradeApi.as_view()), name="api-regrade"),

@@ -13,12 +13,12 @@ and gets its quote.
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from labeling.budgets import PLAIN_DECIMAL
+
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_DECIMAL_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class _TextBuffer(Protocol):
@@ -28,7 +28,7 @@ class _TextBuffer(Protocol):
 def csv_cell(value: Any) -> Any:
     """`value` as a CSV cell: text starting with a formula character gets a leading single
     quote unless it is one decimal number; numbers and everything else pass unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _DECIMAL_NUMBER.fullmatch(value):
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not PLAIN_DECIMAL.fullmatch(value):
         return "'" + value
     return value
 

@@ -243,6 +243,8 @@ class JudgingMode:
 
 _MODES: dict[str, JudgingMode] = {}
 CORE_EXPORTS: list[Export] = []
+CampaignPanel = Callable[["HttpRequest", "Campaign"], "dict[str, Any] | None"]
+_CAMPAIGN_PANELS: list[CampaignPanel] = []
 
 
 def register(mode: JudgingMode) -> JudgingMode:
@@ -259,6 +261,21 @@ def register_export(export: Export) -> Export:
     if all(known.name != export.name for known in CORE_EXPORTS):
         CORE_EXPORTS.append(export)
     return export
+
+
+def register_campaign_panel(panel: CampaignPanel) -> CampaignPanel:
+    """A panel of every campaign's page whatever its mode, from an app above the core (the
+    webhooks'): called with the request and the campaign, it returns ``{"template": ...,
+    **context}`` or None (nothing to show). Call once, from the app's ready()."""
+    if panel not in _CAMPAIGN_PANELS:
+        _CAMPAIGN_PANELS.append(panel)
+    return panel
+
+
+def campaign_panels(request: HttpRequest, campaign: Campaign) -> list[dict[str, Any]]:
+    """The campaign page's panels: its mode's, then the apps' (`register_campaign_panel`)."""
+    apps = [panel(request, campaign) for panel in _CAMPAIGN_PANELS]
+    return mode_of(campaign).campaign_panels(request, campaign) + [panel for panel in apps if panel]
 
 
 def all_modes() -> list[JudgingMode]:

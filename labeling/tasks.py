@@ -63,36 +63,3 @@ def _catch_up_on_start(**_: object) -> None:
         campaigns_catch_up.delay()
     except Exception:  # a worker must start even if the broker hiccups; the next judgment catches up
         logger.exception("could not queue the catch-up recompute")
-    try:
-        webhook_deliveries_resume.delay()
-    except Exception as error:  # nothing is lost: pending deliveries wait for the next start
-        logger.warning("could not queue the pending webhook deliveries (%s); the next start will", error)
-
-
-@shared_task(
-    name="labeling.tasks.webhook_deliver",
-    acks_late=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=5,
-)
-def webhook_deliver(delivery_id: int) -> str:
-    """One attempt of a webhook delivery (`services.webhooks`); a failed one queues the next
-    after its backoff, a deferred one (its receiver busy) after one attempt's deadline. Routed
-    to the ``webhooks`` queue, which its own worker serves, so a slow or failing receiver never
-    holds up the recomputes. No Celery time limit: the attempt's own deadline bounds it (the
-    threads pool the webhooks worker runs could not enforce one)."""
-    from labeling.services.webhooks import WEBHOOKS_QUEUE, delivery_attempt
-
-    outcome, wait = delivery_attempt(delivery_id)
-    if outcome in ("retry", "deferred"):
-        webhook_deliver.apply_async((delivery_id,), countdown=wait, queue=WEBHOOKS_QUEUE)
-    return outcome
-
-
-@shared_task(name="labeling.tasks.webhook_deliveries_resume", acks_late=True)
-def webhook_deliveries_resume() -> int:
-    """Queue every pending delivery that is due (after a worker stopped with some queued)."""
-    from labeling.services.webhooks import deliveries_resume
-
-    return deliveries_resume()

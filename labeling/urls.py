@@ -24,12 +24,6 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/assessors/", views.campaign_assign, name="campaign_assign"),
     path("campaigns/<id:campaign_id>/budget/", views.campaign_budget, name="campaign_budget"),
     path("campaigns/<id:campaign_id>/guidelines/", views.campaign_guidelines, name="campaign_guidelines"),
-    path("campaigns/<id:campaign_id>/webhooks/", views.campaign_webhook_add, name="campaign_webhook_add"),
-    path(
-        "campaigns/<id:campaign_id>/webhooks/<id:webhook_id>/remove/",
-        views.campaign_webhook_remove,
-        name="campaign_webhook_remove",
-    ),
     path("campaigns/<id:campaign_id>/start/", views.campaign_start, name="campaign_start"),
     path("campaigns/<id:campaign_id>/pause/", views.campaign_pause, name="campaign_pause"),
 ]

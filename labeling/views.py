@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -28,8 +27,9 @@ from labeling.forms import (
     ShortcutsForm,
     UploadForm,
 )
-from labeling.models import Campaign, Judgment, Webhook
+from labeling.models import Campaign, Judgment
 from labeling.modes import (
+    campaign_panels,
     campaign_preflight,
     campaign_progress,
     export_links,
@@ -43,7 +43,6 @@ from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
 from labeling.services.preferences import shortcuts_update
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
-from labeling.services.webhooks import events_for, webhook_add, webhooks_summary
 from labeling.shortcuts import ShortcutsInvalid
 
 # The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
@@ -366,7 +365,7 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "budget_form": extra.pop("budget_form", None)
         or BudgetForm(initial={"budget": _plain_number(campaign.budget)}),
         "guidelines_form": extra.pop("guidelines_form", None) or GuidelinesForm(campaign=campaign),
-        "mode_panels": mode.campaign_panels(request, campaign),
+        "mode_panels": campaign_panels(request, campaign),
         "uploads": [
             {"kind": kind, **{k: v for k, v in UPLOADS[kind].items() if k != "service"}}
             for kind in mode.uploads
@@ -375,9 +374,6 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "exports": export_links(campaign, "campaign") if request.user.has_perm(EXPORT, campaign) else [],
         "preflight": preflight,
         "preflight_blocked": any(problem.blocking for problem in preflight),
-        "webhooks": webhooks_summary(campaign, recent=5),
-        "webhook_events": events_for(campaign),
-        "webhook_attempt_seconds": f"{settings.WEBHOOK_ATTEMPT_SECONDS:g}",
         **extra,
     }
 
@@ -506,35 +502,6 @@ def campaign_guidelines(request: HttpRequest, campaign_id: int) -> HttpResponse:
         _detail_context(request, campaign, guidelines_form=form),
         status=400,
     )
-
-
-@login_required
-@require_POST
-def campaign_webhook_add(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """Register a webhook; a refusal (a host the operator does not allow, a short secret) says why."""
-    campaign = campaign_for_page(request, campaign_id, MANAGE)
-    try:
-        webhook_add(
-            campaign=campaign,
-            url=request.POST.get("url", "").strip(),
-            secret=request.POST.get("secret", ""),
-            events=request.POST.getlist("events"),
-            user=request.user,
-        )
-    except ValueError as error:
-        messages.error(request, f"Webhook not added: {error}")
-    else:
-        messages.success(request, "Webhook added: events from now on are sent to it.")
-    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#webhooks")
-
-
-@login_required
-@require_POST
-def campaign_webhook_remove(request: HttpRequest, campaign_id: int, webhook_id: int) -> HttpResponse:
-    campaign = campaign_for_page(request, campaign_id, MANAGE)
-    Webhook.objects.filter(campaign=campaign, pk=webhook_id).delete()
-    messages.success(request, "Webhook removed.")
-    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#webhooks")
 
 
 def _status_change(request: HttpRequest, campaign_id: int, service: Any, done: str) -> HttpResponse:

@@ -362,7 +362,7 @@ class _Context:
     estimates: dict[str, Any]
     grades: np.ndarray
     level: Level
-    labelling: bool
+    labelling: Callable[[], bool]  # whether the model judge is labelling, asked once if at all
 
 
 def _context(campaign: Campaign, estimates: dict[str, Any] | None = None) -> _Context:
@@ -374,7 +374,7 @@ def _context(campaign: Campaign, estimates: dict[str, Any] | None = None) -> _Co
         estimates=estimates_current(campaign) if estimates is None else estimates,
         grades=judged_grades(campaign, arrays),
         level=strategy_for(campaign).level,
-        labelling=arrival_labelling_judge(campaign) is not None,
+        labelling=_labelling(campaign),
     )
 
 
@@ -541,7 +541,7 @@ def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
     verdict = getattr(arrival, "verdict_record", None)
     decided = verdict is not None and bool(verdict.outcome)
     done = decided or topup_over(arrival, spent)
-    status = "labelling" if context.labelling and not done else "judging"
+    status = "labelling" if not done and context.labelling() else "judging"
     band, reason = None, ""
     if verdict is not None and not decided:
         state = verdict_state(verdict, arrays, grades)

@@ -32,13 +32,13 @@ from estimation.sampling.draws import STOP_EXHAUSTED, draw_batch
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.modes import mode_of
 from labeling.selectors import campaign_spent, seconds_per_judgment
-from labeling.services.webhooks import event_emit, register_event
 from sampling.arrival_design import arrival_open_room
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.served import engine_serves
 from sampling.state import LoadedState, sampling_state_current, stored_cost_model
 from sampling.strategies import strategy_for
+from webhooks.events import event_emit, register_event
 
 # Repeated draws of labelled units cost nothing; this bounds one top-up's loop.
 MAX_DRAWS_PER_TOP_UP = 5000

@@ -19,8 +19,8 @@ from django.utils import timezone
 from estimation.judges.calibration import judge_classes
 from estimation.judges.endpoint import EndpointAnswer
 from labeling.models import Judge, JudgeCall, JudgeLabel, JudgeRun, PoolItem
-from labeling.services.webhooks import event_emit, register_event
 from sampling.served import engine_serves
+from webhooks.events import event_emit, register_event
 
 OUTCOME_COUNTERS = {"label": "labels", "refusal": "refusals", "error": "errors"}
 register_event("judge_run.finished", "a model judge's run finished", emitted_for=engine_serves)

@@ -47,9 +47,8 @@ from estimation.sampling.verdicts import (
     first_verdict,
     stratified_look_arrays,
 )
-from labeling.models import Arrival, Campaign, Judgment, Task, Verdict, WebhookEvent
+from labeling.models import Arrival, Campaign, Judgment, Task, Verdict
 from labeling.selectors import campaign_spent, verdict_summary
-from labeling.services.webhooks import event_emit, register_event
 from sampling.arrival_design import arrival_waiting, ranked_slots, topup_spent
 from sampling.draws import draw_price, draws_drop_idle, tasks_open_count
 from sampling.focus import focus_indices
@@ -58,6 +57,7 @@ from sampling.level_estimates import topic_metric_values
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.served import engine_serves
 from sampling.strategies import Level, strategy_for
+from webhooks.events import event_emit, event_keys_recorded, register_event
 
 BUDGET_SLACK = 1e-9
 
@@ -464,8 +464,7 @@ def verdict_events_emit(campaign: Campaign, decided: list[Verdict]) -> None:
             )
     if not campaign.arrivals.exists():
         return
-    recorded = WebhookEvent.objects.filter(campaign=campaign, name="arrival.topup_spent")
-    told = set(recorded.values_list("key", flat=True))
+    told = event_keys_recorded(campaign, "arrival.topup_spent")
     for arrival in campaign.arrivals.select_related("system", "verdict_record"):
         key = f"arrival.topup_spent:{arrival.pk}"
         if key in told:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-APPLICATION_PACKAGES = ("labeling", "graded", "pairwise", "sxs", "training", "sampling")
+APPLICATION_PACKAGES = ("labeling", "graded", "pairwise", "sxs", "training", "sampling", "webhooks")
 
 DATABASE_SPECIFIC = re.compile(
     r"connection\.vendor|connection\.cursor\(|connection\.features|prepared_cursor\(|select_for_update|RawSQL"
@@ -42,7 +42,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "labeling/services/corrections.py": ("labeling/test_corrections.py",),
     "sampling/arrivals.py": ("graded/test_arrivals_api.py",),
     "sampling/verdicts.py": ("graded/test_verdicts_app.py",),
-    "labeling/services/webhooks.py": ("labeling/test_webhooks.py",),
+    "webhooks/deliveries.py": ("webhooks/test_webhooks.py",),
     "labeling/services/imports.py": (
         "labeling/test_imports.py",
         "labeling/test_import_batches.py",

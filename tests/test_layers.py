@@ -16,6 +16,8 @@ PACKAGES = (
     "config",
     "estimation",
     "labeling",
+    "outbound",
+    "webhooks",
     "sampling",
     "graded",
     "pairwise",
@@ -95,14 +97,25 @@ def test_it_reads_function_level_imports_too(tmp_path: Path) -> None:
 def test_it_keeps_every_labeling_module_free_of_engine_and_mode_imports() -> None:
     modules = _modules("labeling")
     assert len(modules) > 30
-    offenders = sorted(
-        str(path.relative_to(REPO_ROOT)) for path in modules if ({"sampling"} | MODES) & _imports(path)
-    )
+    above = {"sampling", "webhooks", "outbound"} | MODES
+    offenders = sorted(str(path.relative_to(REPO_ROOT)) for path in modules if above & _imports(path))
     assert offenders == []
 
 
 def test_it_keeps_the_sampling_engine_below_the_modes() -> None:
-    assert package_imports()["sampling"] <= {"labeling", "estimation"}
+    assert package_imports()["sampling"] <= {"labeling", "estimation", "webhooks", "outbound"}
+
+
+def test_it_keeps_webhooks_between_the_core_and_the_engine() -> None:
+    """Webhooks build on the core and the outbound policy; the engine emits their events."""
+    assert package_imports()["webhooks"] <= {"labeling", "outbound"}
+    assert "webhooks" in package_imports()["sampling"]
+
+
+def test_it_keeps_the_outbound_policy_free_of_the_apps() -> None:
+    """The outbound policy reads the settings and hands the numeric core's client a transport;
+    it imports none of the apps (only the client's refusal type from the numeric core)."""
+    assert package_imports().get("outbound", set()) <= {"estimation"}
 
 
 def test_it_lets_packages_outside_the_engine_use_only_its_public_surface() -> None:

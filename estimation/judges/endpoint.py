@@ -9,9 +9,10 @@ honoured when it is longer); other 4xx answers (a wrong key, an unknown model) a
 every later request would fail the same way. The API key is sent in the ``Authorization`` header
 and nowhere else: it is never part of an answer, an error message or a repr.
 
-With ``allowlists`` set (the app always sets them), every connection goes through
-`estimation.judges.outbound.CheckedTransport`: only hosts the operator allowed are contacted, a
-refusal is fatal, and redirects are never followed (a 3xx is a fatal answer). Error texts say
+The caller owns the outbound policy: it hands a ``transport`` factory (the app's is
+`outbound.checked_transport`: only hosts the operator allowed are contacted); a
+`ConnectionNotAllowed` the transport raises is fatal, and redirects are never followed (a 3xx is
+a fatal answer). Error texts say
 what kind of failure happened and never repeat the remote body beyond the endpoint's own JSON
 ``error.message``: a coordinator must not read other services' pages through a judge run.
 
@@ -38,7 +39,6 @@ from typing import Any
 
 import httpx
 
-from estimation.judges.outbound import Allowlist, CheckedTransport, OutboundRefused
 from estimation.judges.prompts import ParsedAnswer, grade_probabilities, parse_grade
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -51,12 +51,17 @@ ERROR_MESSAGE_CHARS = 200
 """The most of an endpoint's own JSON ``error.message`` an error text repeats."""
 
 
+class ConnectionNotAllowed(Exception):
+    """Raised by a caller's transport for a connection its policy refuses (nothing was sent):
+    fatal, since every later request would be refused the same way."""
+
+
 @dataclass(frozen=True)
 class EndpointSettings:
     """Where and how to ask. ``api_key`` is the key itself (read by the caller from an
-    environment variable); it is left out of the repr. ``allowlists``: every connection must
-    pass all of them (`estimation.judges.outbound`); None, no check (the command line, where
-    the operator types the URL)."""
+    environment variable); it is left out of the repr. ``transport``: builds the HTTP transport
+    from the connection limits (the app's checks every connection against the operator's
+    hosts); None, httpx's own (the command line, where the operator types the URL)."""
 
     base_url: str
     model: str
@@ -70,7 +75,7 @@ class EndpointSettings:
     max_tokens: int = 64
     backoff_seconds: float = 1.0
     answer_max_bytes: int = 2_000_000
-    allowlists: tuple[Allowlist, ...] | None = None
+    transport: Callable[[httpx.Limits], httpx.BaseTransport] | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -154,9 +159,7 @@ class EndpointClient:
         if settings.api_key:
             headers["Authorization"] = f"Bearer {settings.api_key}"
         limits = httpx.Limits(max_connections=max(1, settings.concurrency))
-        transport = (
-            CheckedTransport(settings.allowlists, limits=limits) if settings.allowlists is not None else None
-        )
+        transport = settings.transport(limits) if settings.transport is not None else None
         self._http = httpx.Client(
             headers=headers,
             timeout=httpx.Timeout(settings.timeout_seconds),
@@ -204,7 +207,7 @@ class EndpointClient:
                 return self._cut(key, started, attempt, last_error)
             except AnswerTooLarge:
                 return self._too_large(key, prompt, started, attempt)
-            except OutboundRefused as refusal:
+            except ConnectionNotAllowed as refusal:
                 raise FatalEndpointError(f"refused by the outbound-host check: {refusal}") from None
             except httpx.TimeoutException:
                 last_error = f"timed out after {self.settings.timeout_seconds:g} s"

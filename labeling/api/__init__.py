@@ -25,11 +25,8 @@ from labeling.api.imports import (
 from labeling.api.judging import AnswerApi, LeaseApi, NextTaskApi, ProgressApi, SkipApi, UndoApi
 from labeling.api.own import OwnJudgmentGradeApi, OwnJudgmentsApi
 from labeling.api.preferences import ShortcutsApi
-from labeling.api.webhooks import WebhookApi, WebhooksApi
 
 __all__ = [
-    "WebhookApi",
-    "WebhooksApi",
     "ShortcutsApi",
     "SkipApi",
     "LeaseApi",

@@ -5,6 +5,7 @@ logged or exported."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -23,7 +24,7 @@ from estimation.judges.prompts import (
     render_prompt,
 )
 from labeling.models import Campaign, Document, JudgeRun, JudgeVersion, Topic
-from labeling.outbound import key_variable_problem, outbound_allowlists, outbound_url_problem
+from outbound import checked_transport, key_variable_problem, outbound_url_problem
 from sampling.judge_calls import (
     judge_answer_store,
     judge_pair_skip_store,
@@ -152,7 +153,7 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         backoff_seconds=settings.JUDGE_RETRY_BACKOFF_SECONDS,
         max_tokens=min(int(asked.get("max_tokens", judge.max_tokens)), settings.JUDGE_MAX_TOKENS_CEILING),
         answer_max_bytes=settings.JUDGE_ANSWER_MAX_BYTES,
-        allowlists=outbound_allowlists(judge.api_key_variable),
+        transport=functools.partial(checked_transport, key_variable=judge.api_key_variable),
     )
     topics, documents = _texts(campaign, pending)
     spent = judge_total_cost(judge)

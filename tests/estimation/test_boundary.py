@@ -39,10 +39,10 @@ def test_it_has_no_django_import_in_any_module() -> None:
 
 # Third-party packages the numeric core may import: numpy/scipy for the maths, qpsolvers for
 # the learned-DCG QP, lightgbm for the ELO-DCG bootstrap ensemble, httpx for the endpoint
-# judges' chat-completions client (shared by the worker and `python -m estimation judge`), and
-# httpcore, httpx's own transport (pinned), whose network backend carries an outbound request's
-# wall-clock deadline. Anything else is a decision to take here, on purpose.
-ALLOWED_THIRD_PARTY = {"numpy", "scipy", "qpsolvers", "lightgbm", "httpx", "httpcore"}
+# judges' chat-completions client (shared by the worker and `python -m estimation judge`; the
+# outbound policy and its transport are the server's, in `outbound/`). Anything else is a
+# decision to take here, on purpose.
+ALLOWED_THIRD_PARTY = {"numpy", "scipy", "qpsolvers", "lightgbm", "httpx"}
 
 
 def test_it_imports_only_the_standard_library_and_allowed_packages() -> None:

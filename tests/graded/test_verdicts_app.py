@@ -17,7 +17,7 @@ from estimation.sampling.draws import STOP_EXHAUSTED
 from estimation.sampling.verdicts import first_verdict
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Arrival, Campaign, Judgment, Task, Verdict, WebhookEvent
+from labeling.models import Arrival, Campaign, Judgment, Task, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
 from labeling.services.run_imports import runs_import
 from sampling import draws_top_up, verdicts_update
@@ -27,6 +27,7 @@ from sampling.verdicts import verdict_plan, verdict_state
 from tests.conftest import RUN_A, upload
 from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
 from tests.sampling.test_arrival_strata import _grade
+from webhooks.models import WebhookEvent
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 pytestmark = pytest.mark.postgresql

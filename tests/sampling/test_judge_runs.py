@@ -27,7 +27,6 @@ from labeling.models import (
     JudgeRun,
     JudgeVersion,
     Topic,
-    WebhookEvent,
 )
 from labeling.services.imports import documents_import, topics_import
 from sampling import (
@@ -41,6 +40,7 @@ from sampling import (
     judges_json,
 )
 from tests.chat_server import ChatServerState, chat_server, grade_of
+from webhooks.models import WebhookEvent
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

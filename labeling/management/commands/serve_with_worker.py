@@ -20,7 +20,6 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from config.celery import worker_argv
 from labeling.demo import demo_logins
-from labeling.services.webhooks import WEBHOOKS_QUEUE
 
 
 def gunicorn_argv(bind: str, *extra: str) -> list[str]:
@@ -81,7 +80,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Celery worker started (pid {worker.pid}) on the {broker}.")
             # Webhook deliveries have a worker of their own: a slow receiver never delays a recompute.
             deliverer_argv = worker_argv(
-                "-Q", WEBHOOKS_QUEUE, "-n", "webhooks@%h", threads=settings.WEBHOOK_DELIVERY_SLOTS
+                "-Q", settings.WEBHOOKS_QUEUE, "-n", "webhooks@%h", threads=settings.WEBHOOK_DELIVERY_SLOTS
             )
             deliverer = subprocess.Popen(deliverer_argv, cwd=settings.BASE_DIR, env=os.environ.copy())
             self.stdout.write(f"Webhook worker started (pid {deliverer.pid}).")

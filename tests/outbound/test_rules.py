@@ -1,29 +1,30 @@
-"""Outbound calls: the operator's allow list checked after DNS resolution, a transport that connects
-only to the address it checked, redirects not followed, and error texts that never repeat a
-remote page. Only loopback is ever contacted: other names are resolved by a stub resolver."""
+"""Outbound calls (`outbound`): the operator's allow list checked after DNS resolution, a
+transport that connects only to the address it checked, redirects not followed by the endpoint
+client, and error texts that never repeat a remote page. Only loopback is ever contacted: other
+names are resolved by a stub resolver."""
 
 from __future__ import annotations
 
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
 from estimation.judges.endpoint import EndpointClient, EndpointSettings, FatalEndpointError
-from estimation.judges.outbound import (
-    Allowlist,
-    CheckedTransport,
-    OutboundRefused,
-    base_url_problem,
-    host_rule,
-    url_problem,
-)
+from outbound.rules import Allowlist, OutboundRefused, host_rule, url_form_problem, url_problem
+from outbound.transport import CheckedTransport
 from tests.chat_server import HTML_PAGE_MARKER, chat_server
 from tests.servers import free_port
 
 LOOPBACK = Allowlist.parse("OUTBOUND_ALLOWED_HOSTS", ["127.0.0.0/8", "::1", "localhost"])
+
+
+def _through(*allowlists: Allowlist) -> Callable[[httpx.Limits], CheckedTransport]:
+    """The endpoint client's transport under `allowlists`, as the app builds it."""
+    return lambda limits: CheckedTransport(allowlists, limits=limits)
 
 
 def _resolver(table: dict[str, list[str]]) -> Callable[[str, int], list[str]]:
@@ -68,7 +69,7 @@ def test_it_refuses_malformed_rules(text: str) -> None:
     ],
 )
 def test_it_refuses_base_urls_that_are_not_plain_http_hosts(url: str, reason: str) -> None:
-    assert reason in base_url_problem(url)
+    assert reason in url_form_problem(url)
 
 
 def test_every_resolved_address_must_be_in_a_listed_network_unless_the_name_is_listed() -> None:
@@ -120,7 +121,7 @@ def test_the_transport_connects_to_the_checked_address_with_the_urls_host_header
             model="m",
             timeout_seconds=2.0,
             max_retries=0,
-            allowlists=(LOOPBACK,),
+            transport=_through(LOOPBACK),
         )
         with EndpointClient(settings) as client:
             assert client.ask(("1", "d1"), "Grade [1/d1]").outcome == "label"
@@ -135,7 +136,7 @@ def test_a_host_outside_the_list_is_never_contacted() -> None:
     with chat_server() as (url, state):
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         other = Allowlist.parse("OUTBOUND_ALLOWED_HOSTS", [f"127.0.0.1:{port + 1}"])
-        settings = EndpointSettings(base_url=url, model="m", max_retries=0, allowlists=(other,))
+        settings = EndpointSettings(base_url=url, model="m", max_retries=0, transport=_through(other))
         with EndpointClient(settings) as client, pytest.raises(FatalEndpointError) as refused:
             client.ask(("1", "d1"), "Grade [1/d1]")
     assert "refused by the outbound-host check" in str(refused.value)
@@ -147,7 +148,7 @@ def test_a_host_outside_the_list_is_never_contacted() -> None:
 def test_a_redirect_is_not_followed() -> None:
     with chat_server() as (url, state), chat_server() as (elsewhere, target):
         state.scripts = {("1", "d1"): [f"redirect:{elsewhere}/chat/completions"]}
-        settings = EndpointSettings(base_url=url, model="m", max_retries=0, allowlists=(LOOPBACK,))
+        settings = EndpointSettings(base_url=url, model="m", max_retries=0, transport=_through(LOOPBACK))
         with EndpointClient(settings) as client, pytest.raises(FatalEndpointError) as fatal:
             client.ask(("1", "d1"), "Grade [1/d1]")
     assert "HTTP 302" in str(fatal.value) and target.requests == []
@@ -156,7 +157,7 @@ def test_a_redirect_is_not_followed() -> None:
 def test_error_texts_name_the_failure_and_never_the_remote_page() -> None:
     with chat_server() as (url, state):
         state.scripts = {("1", "d1"): ["403html"], ("1", "d2"): ["401"]}
-        settings = EndpointSettings(base_url=url, model="m", max_retries=0, allowlists=(LOOPBACK,))
+        settings = EndpointSettings(base_url=url, model="m", max_retries=0, transport=_through(LOOPBACK))
         with EndpointClient(settings) as client:
             with pytest.raises(FatalEndpointError) as page:
                 client.ask(("1", "d1"), "Grade [1/d1]")
@@ -202,7 +203,7 @@ def test_transport_failures_are_named_by_kind(not_http: int) -> None:
     texts = []
     for port in (closed, not_http):
         settings = EndpointSettings(
-            base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0, allowlists=(LOOPBACK,)
+            base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0, transport=_through(LOOPBACK)
         )
         with EndpointClient(settings) as client:
             texts.append(client.ask(("1", "d1"), "Grade [1/d1]").error)
@@ -211,3 +212,32 @@ def test_transport_failures_are_named_by_kind(not_http: int) -> None:
         "no HTTP answer (the server closed the connection or does not speak HTTP)",
     ]
     assert not any("SSH" in text or "mismatch" in text for text in texts)
+
+
+@pytest.mark.parametrize(
+    ("url", "judge_reason", "webhook_reason"),
+    [
+        ("http://127.0.0.1:8000/hook?token=1", "the base URL must not contain '?'", ""),
+        ("http://127.0.0.1:8000/hook#part", "the base URL must not contain '?' or '#'", "fragment"),
+        (
+            "http://u:p@127.0.0.1:8000/hook",
+            "the base URL must not contain a user",
+            "the webhook URL must not",
+        ),
+        ("ftp://127.0.0.1/hook", "the base URL must start with", "the webhook URL must start with"),
+        ("http://192.0.2.1/hook", "OUTBOUND_ALLOWED_HOSTS", "OUTBOUND_ALLOWED_HOSTS"),
+    ],
+)
+def test_each_client_has_its_own_url_form_under_one_policy(
+    url: str, judge_reason: str, webhook_reason: str, settings: Any
+) -> None:
+    """One policy module: an endpoint judge's base URL takes no query, a webhook's may carry the
+    receiver's token; both are checked against the same OUTBOUND_ALLOWED_HOSTS, and a refusal
+    names the URL as its client calls it."""
+    from outbound import ENDPOINT_JUDGE, WEBHOOK, outbound_url_problem
+
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.0/8"]
+    assert judge_reason in outbound_url_problem(url, client=ENDPOINT_JUDGE) and judge_reason
+    webhook = outbound_url_problem(url, client=WEBHOOK)
+    assert (webhook_reason in webhook and webhook_reason) if webhook_reason else webhook == ""
+    assert ENDPOINT_JUDGE.max_redirects == 0 and WEBHOOK.max_redirects > 0

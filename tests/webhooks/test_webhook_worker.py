@@ -11,14 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 
-from labeling.models import Campaign, WebhookAttempt
+from labeling.models import Campaign
 from labeling.services.campaigns import campaign_create
-from labeling.services.webhooks import WEBHOOKS_QUEUE, event_emit, webhook_add
 from tests.hostile_server import hostile_server
-from tests.labeling.test_webhooks import SECRET, Receiver
+from tests.webhooks.test_webhooks import SECRET, Receiver
 from tests.workers import CeleryWorker, broker_chosen
+from webhooks.events import event_emit
+from webhooks.models import WebhookAttempt
+from webhooks.services import webhook_add
 
 pytestmark = [pytest.mark.servers, pytest.mark.alone, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +29,7 @@ pytestmark = [pytest.mark.servers, pytest.mark.alone, pytest.mark.django_db(tran
 def test_the_webhooks_worker_delivers_a_signed_event(
     celery_worker: CeleryWorker, draft_campaign: Campaign, tmp_path: Path
 ) -> None:
-    deliverer = CeleryWorker(celery_worker.redis_url, tmp_path, queues=(WEBHOOKS_QUEUE,))
+    deliverer = CeleryWorker(celery_worker.redis_url, tmp_path, queues=(settings.WEBHOOKS_QUEUE,))
     deliverer.start()
     receiver = Receiver()
     try:
@@ -87,7 +90,7 @@ def test_a_receiver_that_trickles_delays_another_campaign_s_webhook_by_at_most_o
         event_emit(draft_campaign, "arrival.decided", "arrival.decided:1", {"verdict": "worse"})
         webhook_add(campaign=other, url=receiver.url, secret=SECRET, events=["arrival.decided"])
         event_emit(other, "arrival.decided", "arrival.decided:2", {"verdict": "better"})
-        deliverer = CeleryWorker(redis_url, tmp_path, queues=(WEBHOOKS_QUEUE,))
+        deliverer = CeleryWorker(redis_url, tmp_path, queues=(settings.WEBHOOKS_QUEUE,))
         deliverer.start()
         try:
             deliverer.wait_ready()

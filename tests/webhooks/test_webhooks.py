@@ -1,4 +1,4 @@
-"""Webhooks (labeling.services.webhooks): deliveries are signed so that a receiver can verify them
+"""Webhooks (the `webhooks` app): deliveries are signed so that a receiver can verify them
 as the docs say, failures are logged and retried with backoff, URLs outside the operator's
 allowed hosts are refused at registration and on every redirect, and an event is recorded once."""
 
@@ -17,15 +17,11 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
-from labeling.services.webhooks import (
-    BACKOFF_SECONDS,
-    MAX_ATTEMPTS,
-    delivery_attempt,
-    event_emit,
-    signature_valid,
-    webhook_add,
-)
+from labeling.models import Campaign
+from webhooks.deliveries import BACKOFF_SECONDS, MAX_ATTEMPTS, delivery_attempt, signature_valid
+from webhooks.events import event_emit
+from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
+from webhooks.services import webhook_add
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
@@ -302,7 +298,7 @@ def test_a_campaign_is_offered_only_the_events_its_mode_and_goal_can_emit(
     draft_campaign: Campaign, coordinator: AbstractBaseUser, receiver: Receiver
 ) -> None:
     from labeling.services.campaigns import campaign_create
-    from labeling.services.webhooks import events_for
+    from webhooks.events import events_for
 
     graded = [name for name, _ in events_for(draft_campaign)]
     assert "arrival.decided" in graded and "judge_run.failed" in graded
@@ -322,3 +318,36 @@ def test_the_campaign_page_says_how_long_an_attempt_may_take(
     client.force_login(coordinator)
     page = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
     assert "each attempt ends after 7 s whatever the receiver does" in page
+
+
+def test_the_panel_is_the_webhooks_app_s_and_shows_only_where_events_can_happen(
+    client: Any, coordinator: AbstractBaseUser, draft_campaign: Campaign, receiver: Receiver
+) -> None:
+    """The core's campaign page shows the panel the webhooks app registered: on a graded
+    campaign with the retry schedule of BACKOFF_SECONDS; on a pairwise one (no event) none.
+    Adding and removing through the page go through the app's one service each."""
+    from labeling.services.campaigns import campaign_create
+    from webhooks.deliveries import retry_schedule
+
+    client.force_login(coordinator)
+    page = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
+    assert 'id="webhooks"' in page and f"retried after {retry_schedule()}" in page
+    assert retry_schedule() == "10 s, 1 min, 5 min and 30 min"
+    pairwise = campaign_create(
+        creator=coordinator, name="pairs", metric="DCG@5", grades=["0", "1"], judging_mode="pairwise"
+    )
+    assert 'id="webhooks"' not in client.get(f"/campaigns/{pairwise.pk}/").content.decode()
+
+    added = client.post(
+        f"/campaigns/{draft_campaign.pk}/webhooks/",
+        {"url": receiver.url, "secret": "a-secret-whose-tail-is-QZ7X", "events": ["arrival.decided"]},
+        follow=True,
+    )
+    assert "Webhook added" in added.content.decode()
+    (hook,) = Webhook.objects.filter(campaign=draft_campaign)
+    assert "QZ7X" not in client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
+    removed = client.post(f"/campaigns/{draft_campaign.pk}/webhooks/{hook.pk}/remove/", follow=True)
+    assert "Webhook removed." in removed.content.decode()
+    again = client.post(f"/campaigns/{draft_campaign.pk}/webhooks/{hook.pk}/remove/", follow=True)
+    assert "No such webhook" in again.content.decode()
+    assert not Webhook.objects.filter(campaign=draft_campaign).exists()

@@ -1,4 +1,4 @@
-"""A campaign's webhooks (`labeling.services.webhooks`): register, list with their deliveries and
+"""A campaign's webhooks (`webhooks.services`): register, list with their deliveries and
 attempts, remove. Coordinators only; the secret is write-only."""
 
 from __future__ import annotations
@@ -12,10 +12,15 @@ from rest_framework.views import APIView
 
 from labeling.access import campaign_for
 from labeling.api.common import bad_request
-from labeling.models import Webhook
 from labeling.permissions import MANAGE
 from labeling.serializers import ErrorsSerializer, StrictSerializer
-from labeling.services.webhooks import webhook_add, webhooks_summary
+from webhooks.services import (
+    SECRET_MAX_CHARS,
+    SECRET_MIN_CHARS,
+    webhook_add,
+    webhook_remove,
+    webhooks_summary,
+)
 
 
 class WebhookInputSerializer(StrictSerializer):
@@ -23,7 +28,10 @@ class WebhookInputSerializer(StrictSerializer):
         max_length=2000, help_text="http(s) URL the server may reach (the operator's OUTBOUND_ALLOWED_HOSTS)"
     )
     secret = serializers.CharField(
-        min_length=16, max_length=200, write_only=True, help_text="shared secret of the HMAC-SHA256 signature"
+        min_length=SECRET_MIN_CHARS,
+        max_length=SECRET_MAX_CHARS,
+        write_only=True,
+        help_text="shared secret of the HMAC-SHA256 signature",
     )
     events = serializers.ListField(
         child=serializers.CharField(max_length=64),
@@ -91,7 +99,6 @@ class WebhookApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, campaign_id: int, webhook_id: int) -> Response:
         campaign = campaign_for(request, campaign_id, MANAGE)
-        deleted, _ = Webhook.objects.filter(campaign=campaign, pk=webhook_id).delete()
-        if not deleted:
+        if not webhook_remove(campaign, webhook_id):
             raise NotFound("No such webhook in this campaign.")
         return Response(status=status.HTTP_204_NO_CONTENT)
