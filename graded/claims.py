@@ -164,14 +164,16 @@ _topping_up_lock = threading.Lock()
 
 def _queue_top_up_unless_busy(campaign: Campaign) -> None:
     """Draw more before the queue runs dry, unless another request is drawing right now: then
-    its draws are on their way and waiting for them would only stall this request."""
+    its draws are on their way and waiting for them would only stall this request. Never a
+    refit here (a new run was pooled): this request has its task, and the worker's recompute,
+    queued with the run, refits the label model and draws."""
     if not connection.features.has_select_for_update_skip_locked:
         with _topping_up_lock:
             if campaign.pk in _topping_up:
                 return
             _topping_up.add(campaign.pk)
         try:
-            draws_top_up(campaign_id=campaign.pk)
+            draws_top_up(campaign_id=campaign.pk, refit=False)
         finally:
             with _topping_up_lock:
                 _topping_up.discard(campaign.pk)
@@ -184,7 +186,7 @@ def _queue_top_up_unless_busy(campaign: Campaign) -> None:
             .first()
         )
         if idle is not None:
-            draws_top_up(campaign_id=campaign.pk)
+            draws_top_up(campaign_id=campaign.pk, refit=False)
 
 
 @functools.cache

@@ -36,12 +36,14 @@ from sampling.arrival_design import arrival_open_room
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.served import engine_serves
-from sampling.state import LoadedState, sampling_state_current, stored_cost_model
+from sampling.state import LoadedState, sampling_state_current, sampling_state_fresh, stored_cost_model
 from sampling.strategies import strategy_for
 from webhooks.events import event_emit, register_event
 
 # Repeated draws of labelled units cost nothing; this bounds one top-up's loop.
 MAX_DRAWS_PER_TOP_UP = 5000
+STALE_RETRIES = 3
+"""Refits outside the lock a top-up makes when runs keep being pooled while it waits for it."""
 register_event(
     "campaign.budget_spent", "the campaign's budget is spent (judging stops)", emitted_for=engine_serves
 )
@@ -165,11 +167,44 @@ class _Coverage:
         return self.rows[topic]
 
 
-@transaction.atomic
-def draws_top_up(*, campaign_id: int, target: int | None = None, at_least: int = 0) -> int:
+def draws_top_up(
+    *, campaign_id: int, target: int | None = None, at_least: int = 0, refit: bool = True
+) -> int:
     """Draw until `target` tasks are open (and `at_least` new items however many are open), the
     budget stops it or every item is covered; returns the number of draws made (including free
-    repeats)."""
+    repeats).
+
+    Nothing is built while the campaign's row is locked (on SQLite, the database's write lock,
+    which every assessor's answer waits for): after a run is pooled, the pool arrays and the
+    label model's fit are made again (seconds on a big campaign), here before the lock; a pool
+    that changed while this waited for the lock sends it back out to refit. With `refit` False
+    (a request that has its task already and only tops the queue up ahead) a stale state is
+    left to the worker's recompute, queued with the run: nothing is drawn."""
+    for _ in range(STALE_RETRIES):
+        campaign = Campaign.objects.filter(pk=campaign_id).first()
+        if (
+            campaign is None
+            or campaign.status != Campaign.Status.RUNNING
+            or not mode_of(campaign).uses_sampling
+        ):
+            return 0
+        if not refit and sampling_state_fresh(campaign) is None:
+            return 0  # not even the pool arrays: building them is seconds of this request's time
+        pool_arrays_for(campaign)
+        if refit:
+            sampling_state_current(campaign)
+        made = _draws_top_up_locked(campaign_id, target, at_least)
+        if made is not None:
+            return made
+        if not refit:
+            return 0
+    return 0
+
+
+@transaction.atomic
+def _draws_top_up_locked(campaign_id: int, target: int | None, at_least: int) -> int | None:
+    """The draws, under the campaign's row lock; None when the stored state no longer fits the
+    pool (the caller refits outside the lock)."""
     campaign = Campaign.objects.select_for_update(no_key=True).get(pk=campaign_id)
     # Only modes that sample (graded) draw; the others choose their units themselves.
     if campaign.status != Campaign.Status.RUNNING or not mode_of(campaign).uses_sampling:
@@ -178,9 +213,9 @@ def draws_top_up(*, campaign_id: int, target: int | None = None, at_least: int =
     wanted = max(target - tasks_open_count(campaign), at_least)
     if wanted <= 0:
         return 0
-    state = sampling_state_current(campaign)
+    state = sampling_state_fresh(campaign)
     if state is None:
-        return 0
+        return None
     strategy = strategy_for(campaign)
     room = strategy.items_drawable(campaign)
     if room is not None:

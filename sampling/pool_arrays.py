@@ -31,6 +31,8 @@ EMPTY = -1
 _KEY_SHIFT = np.int64(1) << np.int64(32)
 _MEMORY: dict[tuple[int, str, int], PoolArrays] = {}
 _MEMORY_LOCK = threading.Lock()
+_BUILDING: dict[tuple[int, str, int], threading.Lock] = {}
+"""A lock per version being built in this process (`pool_arrays_for`)."""
 _MEMORY_LIMIT = 4
 
 
@@ -120,26 +122,39 @@ def _cache_path(key: tuple[int, str, int]) -> Path:
 
 
 def pool_arrays_for(campaign: Campaign) -> PoolArrays:
-    """The campaign's pool arrays: from memory, the file cache, or built from the database."""
+    """The campaign's pool arrays: from memory, the file cache, or built from the database. One
+    thread of a process builds a version while the others wait for it: after a big run is pooled
+    the build takes seconds of CPU, and every request that needed it built its own copy."""
     key = _cache_key(campaign)
     with _MEMORY_LOCK:
         cached = _MEMORY.get(key)
+        building = _BUILDING.setdefault(key, threading.Lock()) if cached is None else None
     if cached is not None:
         return cached
+    assert building is not None
+    with building:
+        with _MEMORY_LOCK:
+            cached = _MEMORY.get(key)
+        if cached is not None:
+            return cached  # another thread built it while this one waited
+        arrays = _loaded_or_built(campaign, key)
+        with _MEMORY_LOCK:
+            if len(_MEMORY) >= _MEMORY_LIMIT:
+                _MEMORY.pop(next(iter(_MEMORY)))
+            _MEMORY[key] = arrays
+            _BUILDING.pop(key, None)
+    return arrays
+
+
+def _loaded_or_built(campaign: Campaign, key: tuple[int, str, int]) -> PoolArrays:
     path = _cache_path(key)
-    arrays: PoolArrays | None = None
     if path.exists():
         try:
-            arrays = _load(path)
+            return _load(path)
         except (OSError, ValueError, KeyError):
-            arrays = None
-    if arrays is None:
-        arrays = pool_arrays_build(campaign)
-        _save(arrays, path)
-    with _MEMORY_LOCK:
-        if len(_MEMORY) >= _MEMORY_LIMIT:
-            _MEMORY.pop(next(iter(_MEMORY)))
-        _MEMORY[key] = arrays
+            pass
+    arrays = pool_arrays_build(campaign)
+    _save(arrays, path)
     return arrays
 
 

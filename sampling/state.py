@@ -145,13 +145,25 @@ def stored_cost_model(campaign: Campaign) -> dict[str, Any]:
     return stored or {}
 
 
-def sampling_state_current(campaign: Campaign) -> LoadedState | None:
-    """The stored state if it matches the pool version and strategy, else a fresh one."""
+def _stored_if_fresh(campaign: Campaign) -> SamplingState | None:
     stored = SamplingState.objects.filter(campaign=campaign).first()
     level = strategy_for(campaign).level
     if stored is not None and stored.pool_version == campaign.pool_version and stored.level == level.name:
-        return state_load(stored)
-    return sampling_state_recompute(campaign)
+        return stored
+    return None
+
+
+def sampling_state_fresh(campaign: Campaign) -> LoadedState | None:
+    """The stored state when it matches the campaign's pool version and strategy (draws can be
+    made from it without a refit), else None: never a refit."""
+    stored = _stored_if_fresh(campaign)
+    return state_load(stored) if stored is not None else None
+
+
+def sampling_state_current(campaign: Campaign) -> LoadedState | None:
+    """The stored state if it matches the pool version and strategy, else a fresh one."""
+    stored = _stored_if_fresh(campaign)
+    return state_load(stored) if stored is not None else sampling_state_recompute(campaign)
 
 
 def sampling_per_topic(campaign: Campaign) -> list[dict[str, object]]:

@@ -54,7 +54,12 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "labeling/services/run_imports.py": ("labeling/test_imports.py", "labeling/test_run_import_writes.py"),
     "pairwise/services/judging.py": ("pairwise/test_races.py", "pairwise/test_services.py"),
     "pairwise/services/setup.py": ("pairwise/test_services.py",),
-    "sampling/draws.py": ("sampling/test_sampling.py", "sampling/test_judges.py", "labeling/test_team.py"),
+    "sampling/draws.py": (
+        "sampling/test_sampling.py",
+        "sampling/test_judges.py",
+        "labeling/test_team.py",
+        "sampling/test_nothing_built_under_the_lock.py",
+    ),
     "sampling/judge_editing.py": ("sampling/test_judge_runs.py",),
     "sampling/judge_labels.py": ("sampling/test_judges.py",),
     "sampling/judge_runs.py": ("sampling/test_judge_runs.py",),

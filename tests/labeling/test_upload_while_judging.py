@@ -23,8 +23,10 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,30 +41,46 @@ SLOWEST_ANSWER_SECONDS = 1.0
 TEST_LINES = 300_000
 WATCH_SECONDS = 15.0
 
-SETUP = """
+# The setup scripts' parts (run as `python -c` with the number of assessors): the people, the
+# campaign's two pooled runs and its start, and the ids printed for the harness.
+SETUP_PEOPLE = """
 import io, json, django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from rest_framework.authtoken.models import Token
 from labeling.services import campaigns, run_imports
-from sampling import judge_create
 coordinator = campaigns.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
 names = [f"assessor{i}" for i in range(int(__import__("sys").argv[1]))]
 for name in names:
     campaigns.user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
-campaign = campaigns.campaign_create(creator=coordinator, name="judged", metric="DCG@10",
-                                     grades=["Bad", "Fair", "Good"], budget=100000, budget_unit="judgments")
+extra = {}
+"""
+SETUP_RUNS_AND_START = """
 for tag, shift in (("a", 0), ("b", 5)):
     run = "".join(f"{t} Q0 d{t}-{r + shift} {r} {100 - r} {tag}\\n" for t in range(300) for r in range(20))
     run_imports.runs_import(campaign=campaign, files=[(f"{tag}.run", io.BytesIO(run.encode()))])
 campaigns.campaign_assessors_assign(campaign=campaign, usernames=names)
 campaigns.campaign_start(campaign=campaign)
-judge = judge_create(campaign=campaign, name="umbrela", model="an LLM")
+"""
+SETUP_IDS_PRINTED = """
 tokens = {user.username: Token.objects.create(user=user).key
           for user in campaigns.User.objects.filter(username__in=["carl", *names])}
-print(json.dumps({"campaign": campaign.pk, "judge": judge.pk, "tokens": tokens, "assessors": names}))
+print(json.dumps({"campaign": campaign.pk, "tokens": tokens, "assessors": names, **extra}))
 """
+SETUP = (
+    SETUP_PEOPLE
+    + """
+from sampling import judge_create
+campaign = campaigns.campaign_create(creator=coordinator, name="judged", metric="DCG@10",
+                                     grades=["Bad", "Fair", "Good"], budget=100000, budget_unit="judgments")
+"""
+    + SETUP_RUNS_AND_START
+    + """
+extra = {"judge": judge_create(campaign=campaign, name="umbrela", model="an LLM").pk}
+"""
+    + SETUP_IDS_PRINTED
+)
 
 
 @dataclass
@@ -77,6 +95,7 @@ class UploadWhileJudging:
     answers: int = 0
     upload_started: float = float("inf")
     upload_running: bool = False  # still under way when the watch ended
+    upload_times: list[float] = field(default_factory=list)  # each upload's, in order
     slow: list[tuple[float, float, str]] = field(default_factory=list)
 
     def summary(self) -> dict[str, float]:
@@ -112,7 +131,9 @@ def _request(
     return response.status, response.read()
 
 
-def _assessor(port: int, token: str, campaign: int, stop: threading.Event, seen: UploadWhileJudging) -> None:
+def _assessor(
+    port: int, token: str, campaign: int, stop: threading.Event, seen: UploadWhileJudging, think: float
+) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     grade = 0
     try:
@@ -132,7 +153,7 @@ def _assessor(port: int, token: str, campaign: int, stop: threading.Event, seen:
             _record(seen, started, status, "answer")
             seen.answers += status in (200, 201)
             grade += 1
-            time.sleep(0.02)
+            stop.wait(think)
     finally:
         connection.close()
 
@@ -148,12 +169,18 @@ def _record(seen: UploadWhileJudging, started: float, status: int, what: str) ->
         seen.slow.append((round(started - seen.upload_started, 2), round(latency, 2), what))
 
 
-def _multipart(filename: str, content: bytes) -> tuple[bytes, str]:
+def _multipart(filename: str, content: bytes, fields: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, str]:
     boundary = uuid.uuid4().hex
     head = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n"
-    ).encode()
+        "".join(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+            for name, value in fields
+        ).encode()
+        + (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+    )
     return head + content + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
@@ -164,7 +191,46 @@ def upload_while_judging(
     judge, upload `lines` judge labels meanwhile, and return the upload's time and every assessor
     request's latency: until the upload ends, or for its first `watch_seconds` (the server is then
     stopped mid-upload; `upload_status` stays 0)."""
+    content = label_file(lines)
+
+    def upload(ids: dict[str, Any]) -> list[Upload]:
+        path = f"/api/campaigns/{ids['campaign']}/judges/{ids['judge']}/labels/"
+        return [Upload(path, "labels.jsonl", content)]
+
+    return uploads_while_judging(workdir, SETUP, upload, assessors, workers, watch_seconds)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One multipart upload a coordinator makes: where, the file's name and content, and the
+    form's other fields."""
+
+    path: str
+    filename: str
+    content: bytes
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+def uploads_while_judging(
+    workdir: Path,
+    setup: str,
+    uploads: Callable[[dict[str, Any]], list[Upload]],
+    assessors: int = 3,
+    workers: int = 1,
+    watch_seconds: float | None = None,
+    celery_worker: bool = False,
+    think_seconds: float = 0.02,
+) -> UploadWhileJudging:
+    """Run the `setup` script (it prints the ids: campaign, tokens, assessors), start gunicorn
+    with `workers` processes (and with `celery_worker`, the embedded default's worker, which
+    recomputes as answers and uploads come), let `assessors` threads judge, make the `uploads`
+    one after another meanwhile, and return their time and every assessor request's latency: until
+    the last upload ends, or for the first `watch_seconds` (the server is then stopped mid-upload;
+    `upload_status` stays 0). `upload_status` is the first status that was not 2xx, else the last.
+    Each assessor waits `think_seconds` between an answer and the next item (0.02: as fast as
+    the server lets them, the harshest case for the write lock)."""
     from bench.http_support import free_port, wait_for_port
+    from config.celery import worker_argv
 
     env = {
         **os.environ,
@@ -175,17 +241,17 @@ def upload_while_judging(
         "ALLOWED_HOSTS": "localhost,127.0.0.1",
     }
     env.pop("REDIS_URL", None)
-    setup = subprocess.run(
-        [sys.executable, "-c", SETUP, str(assessors)],
+    prepared = subprocess.run(
+        [sys.executable, "-c", setup, str(assessors)],
         env=env,
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert setup.returncode == 0, setup.stderr[-3000:]
-    ids = json.loads(setup.stdout.strip().splitlines()[-1])
-    content = label_file(lines)
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    ids = json.loads(prepared.stdout.strip().splitlines()[-1])
+    made = uploads(ids)
     port = free_port()
     log = open(workdir / "gunicorn.log", "wb")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
@@ -207,11 +273,25 @@ def upload_while_judging(
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: killed whole, workers included
     )
+    worker = (
+        subprocess.Popen(
+            worker_argv(),
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        if celery_worker
+        else None
+    )
     stop = threading.Event()
     connection: http.client.HTTPConnection | None = None
     seen = UploadWhileJudging(upload_seconds=0.0, upload_status=0, upload_body=b"")
     threads = [
-        threading.Thread(target=_assessor, args=(port, ids["tokens"][name], ids["campaign"], stop, seen))
+        threading.Thread(
+            target=_assessor, args=(port, ids["tokens"][name], ids["campaign"], stop, seen, think_seconds)
+        )
         for name in ids["assessors"]
     ]
     try:
@@ -222,19 +302,22 @@ def upload_while_judging(
         while seen.answers < 2 * assessors and time.monotonic() < warm_until:
             time.sleep(0.1)  # every assessor is judging, every worker warm, before the upload starts
         seen.answers = 0
-        body, kind = _multipart("labels.jsonl", content)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1800)
         started = seen.upload_started = time.perf_counter()
-        path = f"/api/campaigns/{ids['campaign']}/judges/{ids['judge']}/labels/"
 
         def upload(connection: http.client.HTTPConnection) -> None:
-            try:
-                seen.upload_status, seen.upload_body = _request(
-                    connection, "POST", path, ids["tokens"]["carl"], body, kind
-                )
-            except OSError:
-                return  # the server was stopped mid-upload at the end of the watch
-            seen.upload_seconds = time.perf_counter() - started
+            for each in made:
+                body, kind = _multipart(each.filename, each.content, each.fields)
+                try:
+                    status, answer = _request(
+                        connection, "POST", each.path, ids["tokens"]["carl"], body, kind
+                    )
+                except OSError:
+                    return  # the server was stopped mid-upload at the end of the watch
+                seen.upload_times.append(time.perf_counter() - started - seen.upload_seconds)
+                seen.upload_seconds = time.perf_counter() - started
+                if not seen.upload_status or 200 <= seen.upload_status < 300:
+                    seen.upload_status, seen.upload_body = status, answer
 
         uploader = threading.Thread(target=upload, args=(connection,), daemon=True)
         uploader.start()
@@ -249,9 +332,12 @@ def upload_while_judging(
             connection.close()
         # Mid-upload a graceful stop would wait for the upload; killing only the arbiter would
         # leave the worker storing it.
-        with contextlib.suppress(ProcessLookupError):  # it never started: wait_for_port said why
-            os.killpg(server.pid, signal.SIGKILL)
-        server.wait(30)
+        for process in (server, worker):
+            if process is None:
+                continue
+            with contextlib.suppress(ProcessLookupError):  # it never started: wait_for_port said why
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
         log.close()
     return seen
 
