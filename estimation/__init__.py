@@ -71,7 +71,7 @@ if TYPE_CHECKING:
         topic_unit_items,
     )
     from estimation.sampling.estimators import query_level_estimate, unreachable_mass
-    from estimation.sampling.inclusion import horvitz_thompson_total, inclusion_probabilities, systematic_draw
+    from estimation.sampling.inclusion import horvitz_thompson_total, inclusion_probabilities
     from estimation.sampling.item_estimators import (
         ReuseEstimate,
         item_level_difference_estimate,
@@ -138,7 +138,7 @@ _PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
         "topic_unit_items",
     ),
     "estimation.sampling.estimators": ("query_level_estimate", "unreachable_mass"),
-    "estimation.sampling.inclusion": ("horvitz_thompson_total", "inclusion_probabilities", "systematic_draw"),
+    "estimation.sampling.inclusion": ("horvitz_thompson_total", "inclusion_probabilities"),
     "estimation.sampling.item_estimators": (
         "ReuseEstimate",
         "item_level_difference_estimate",
@@ -285,7 +285,6 @@ __all__ = [
     "stratum_shares",
     "summarize_run",
     "system_weights",
-    "systematic_draw",
     "topic_unit_items",
     "topup_distribution",
     "unreachable_mass",

@@ -36,7 +36,9 @@ class CampaignInputSerializer(StrictSerializer):
         help_text="grade names lowest first, or [{name, key, description}] (description optional)",
     )
     judging_mode = serializers.CharField(
-        max_length=16, default="graded", help_text="graded (default), pairwise or topk: a registered mode"
+        max_length=16,
+        default="graded",
+        help_text="a registered judging mode's name (graded by default; docs/modes/ has one page per mode)",
     )
     mode = serializers.CharField(
         max_length=16, source="judging_mode", required=False, help_text="as judging_mode"

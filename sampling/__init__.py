@@ -40,7 +40,6 @@ from sampling.judge_calls import judge_answer_store, judge_run_done
 from sampling.judge_editing import judge_create, judge_settings_problems, judge_update
 from sampling.judge_kinds import (
     JudgeKind,
-    all_judge_kinds,
     judge_kind,
     judge_kind_choices,
     judge_kind_own_fields,
@@ -115,7 +114,6 @@ __all__ = [
     "evaluation_runs_import",
     "item_cost_units",
     "JudgeKind",
-    "all_judge_kinds",
     "judge_answer_store",
     "judge_calibration_import",
     "judge_choose_for_sampling",

@@ -5,9 +5,9 @@ unbiased variance estimate, for selections that stay estimable.
 ``pi_x = min(1, c q_x)`` summing to the sample size n (units capped at 1 are taken for sure).
 `estimation.sampling.conditional_poisson` draws n units with exactly those probabilities and
 gives their joint probabilities ``pi_xy`` (all > 0), which the variance estimators below need.
-`systematic_draw` (systematic PPS over a random order; Madow 1949, Tillé 2006 §7.2) also hits
-the ``pi_x`` but leaves ``pi_xy`` unknown and some of them 0: no unbiased variance estimate
-exists for its samples, so training selection no longer uses it.
+A systematic PPS draw (Madow 1949, Tillé 2006 §7.2) would also hit the ``pi_x`` but leaves
+``pi_xy`` unknown and some of them 0: no unbiased variance estimate exists for its samples, so
+training selection, its one user, no longer draws that way and the library offers none.
 
 The Horvitz-Thompson total ``sum_{x in S} y_x / pi_x`` is unbiased for ``sum_x y_x`` whatever
 the y, provided every ``pi_x > 0`` (Horvitz & Thompson 1952); its variance estimate is unbiased
@@ -61,25 +61,6 @@ def inclusion_probabilities(weights: np.ndarray, size: int) -> np.ndarray:
             break
     pi[sure] = 1.0
     return np.minimum(pi, 1.0)
-
-
-def systematic_draw(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Indices of a systematic PPS draw with inclusion probabilities `pi` (sum = integer n).
-
-    The units are put in random order, their probabilities laid end to end on [0, n), and the
-    units hit by the points ``u, u + 1, ..., u + n - 1`` (``u ~ U[0, 1)``) are drawn: exactly n
-    distinct units, unit x with probability ``pi_x``. Returned in the random order.
-    """
-    pi = np.asarray(pi, dtype=np.float64)
-    size = int(round(pi.sum()))
-    if size == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = rng.permutation(pi.size)
-    ends = np.cumsum(pi[order])
-    ends *= size / ends[-1]  # remove rounding drift so the last point lands inside
-    points = rng.uniform() + np.arange(size)
-    hit = np.searchsorted(ends, points, side="right")
-    return order[np.unique(np.minimum(hit, pi.size - 1))]
 
 
 def horvitz_thompson_total(values: np.ndarray, propensity: np.ndarray) -> float:

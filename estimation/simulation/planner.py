@@ -54,7 +54,6 @@ from estimation.sampling.results import SamplingDistribution
 from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
 from estimation.simulation.judged import JudgedReplay, replay_external, replay_internal
 
-Strategy = Literal["passive", "active", "items", "judged"]
 PlannerGoal = Literal["one", "difference"]
 GOAL_SYSTEMS = {"one": 1, "difference": 2}
 DEFAULT_TOPIC_MULTIPLES = (10, 20, 40)

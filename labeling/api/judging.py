@@ -78,8 +78,9 @@ def _answer_schema() -> PolymorphicProxySerializer:
 
 
 class NextTaskApi(APIView):
-    """Lease your next item: 200 with it (`kind` "grade", or "pair" with `left` and `right` in
-    pairwise and top-k campaigns), 204 when nothing is left for you."""
+    """Lease your next item: 200 with it (its `kind` says what the campaign's mode serves, a
+    "grade" or a "pair" with `left` and `right`, say: the mode's page in docs/modes/), 204 when
+    nothing is left for you."""
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # The request every assessor makes for every item: a token holder who may judge is

@@ -23,7 +23,9 @@ class ShortcutActionSerializer(StrictSerializer):
         help_text="a grade's default is the campaign's key, this unless it sets one"
     )
     key = serializers.CharField(help_text="your key: your choice, else the default")
-    pages = serializers.ListField(child=serializers.CharField(), help_text="graded, pair, sxs, sxs-grade")
+    pages = serializers.ListField(
+        child=serializers.CharField(), help_text="the judge pages it acts on, as the modes name them"
+    )
 
 
 class ShortcutsSerializer(StrictSerializer):

@@ -60,10 +60,3 @@ def checked_text(value: str, what: str, max_chars: int, filename: str, line: int
     if has_lone_surrogate(value):
         raise InputFileError(filename, line, f"{what} contains a lone surrogate (not valid Unicode text)")
     return value
-
-
-def checked_integer(value: int, what: str, low: int, high: int, filename: str, line: int) -> int:
-    """`value` if it lies in [low, high] (a database column's range)."""
-    if not low <= value <= high:
-        raise InputFileError(filename, line, f"{what} {value} is outside {low}..{high}")
-    return value

@@ -28,11 +28,6 @@ def register_judge_kind(kind: JudgeKind) -> JudgeKind:
     return kind
 
 
-def all_judge_kinds() -> list[JudgeKind]:
-    """Every registered kind, in registration order."""
-    return list(_KINDS.values())
-
-
 def judge_kind(name: str) -> JudgeKind:
     """The kind called `name`; ValueError naming the known ones otherwise."""
     try:

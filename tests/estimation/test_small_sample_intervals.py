@@ -32,14 +32,16 @@ def test_it_flags_intervals_below_the_reliability_threshold_and_offers_any_n_bou
     values = np.array([3.0, 0.0, 8.0, 1.0])
     uniform = np.full(4, 0.01)
     estimate = query_level_estimate(values, uniform, uniform, value_bounds=(0.0, 10.0), weight_bound=1.0)
-    assert MIN_RELIABLE_TOPICS == 5 and estimate.reliable_from == 5
+    assert estimate.reliable_from == MIN_RELIABLE_TOPICS > values.size
     assert not estimate.reliable
     # Hoeffding over [0, 10] with 4 draws: 10 sqrt(ln(40) / 8) = 6.789..., cut to [0, 10].
     halfwidth = 10 * math.sqrt(math.log(40) / 8)
     assert estimate.any_n_low == pytest.approx(max(0.0, 3.0 - halfwidth))
     assert estimate.any_n_high == pytest.approx(3.0 + halfwidth)
-    five = query_level_estimate(np.append(values, 2.0), np.full(5, 0.01), np.full(5, 0.01))
-    assert five.reliable
+    # From MIN_RELIABLE_TOPICS judged topics on, the interval is reliable (one fewer: not).
+    for n, reliable in ((MIN_RELIABLE_TOPICS - 1, False), (MIN_RELIABLE_TOPICS, True)):
+        grown = np.resize(np.append(values, 2.0), n)
+        assert query_level_estimate(grown, np.full(n, 0.01), np.full(n, 0.01)).reliable is reliable
 
 
 def test_it_cuts_every_interval_to_the_metric_range() -> None:

@@ -245,7 +245,7 @@ def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
         assert response.status_code == 400 and reason in response.content.decode(), response.content
     assert not Arrival.objects.exists() and not System.objects.filter(name="gamma").exists()
     assessor_call = _arrive(api, assessor, campaign, budget="5")
-    assert assessor_call.status_code in (403, 404)
+    assert assessor_call.status_code == 403, "a member whose role may not manage (labeling/access.py)"
 
 
 def test_a_judge_assisted_campaign_counts_the_new_pairs_its_uploaded_judge_has_no_label_for(
@@ -387,7 +387,8 @@ def test_the_dashboard_offers_the_arrival_form_to_its_coordinators(
         assert 'id="arrival-form"' in page and '<option value="alpha">alpha</option>' in page
         client.force_login(assessor)
         watched = client.get(f"/campaigns/{campaign.pk}/dashboard/")
-        assert watched.status_code in (403, 404) or 'id="arrival-form"' not in watched.content.decode()
+        # A member without the right to see results: 403 (access.campaign_for_page), no form.
+        assert watched.status_code == 403 and 'id="arrival-form"' not in watched.content.decode()
 
 
 def test_the_campaign_page_adds_an_arrival_and_says_why_when_it_refuses(

@@ -19,10 +19,10 @@ from graded.forms import JudgeForm
 from labeling.models import Campaign, Judge, JudgeLabel, JudgeRun
 from sampling import (
     JudgeKind,
-    all_judge_kinds,
     judge_answer_store,
     judge_create,
     judge_kind,
+    judge_kind_choices,
     judge_run_done,
     judge_run_start,
     judge_run_step,
@@ -64,8 +64,8 @@ def top_grade_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeKind]:
 
 
 def test_the_built_in_kinds_are_registered_once_in_order() -> None:
-    assert [kind.name for kind in all_judge_kinds()] == ["upload", "endpoint", "lexical"]
-    assert [kind.runs for kind in all_judge_kinds()] == [False, True, True]
+    assert [name for name, _ in judge_kind_choices()] == ["upload", "endpoint", "lexical"]
+    assert [judge_kind(name).runs for name, _ in judge_kind_choices()] == [False, True, True]
     with pytest.raises(ValueError, match="two judge kinds are called 'upload'"):
         register_judge_kind(type("Other", (JudgeKind,), {"name": "upload"})())
     with pytest.raises(
