@@ -36,7 +36,13 @@ from sampling.arrival_design import arrival_open_room
 from sampling.label_model import item_cost_units, item_seconds
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.served import engine_serves
-from sampling.state import LoadedState, sampling_state_current, sampling_state_fresh, stored_cost_model
+from sampling.state import (
+    LoadedState,
+    sampling_state_current,
+    sampling_state_fresh,
+    sampling_state_ready,
+    stored_cost_model,
+)
 from sampling.strategies import strategy_for
 from webhooks.events import event_emit, register_event
 
@@ -188,11 +194,9 @@ def draws_top_up(
             or not mode_of(campaign).uses_sampling
         ):
             return 0
-        if not refit and sampling_state_fresh(campaign) is None:
-            return 0  # not even the pool arrays: building them is seconds of this request's time
+        if not sampling_state_ready(campaign, refit=refit):
+            return 0  # stale, and not this request's to refit: not even the pool arrays
         pool_arrays_for(campaign)
-        if refit:
-            sampling_state_current(campaign)
         made = _draws_top_up_locked(campaign_id, target, at_least)
         if made is not None:
             return made

@@ -160,6 +160,14 @@ def sampling_state_fresh(campaign: Campaign) -> LoadedState | None:
     return state_load(stored) if stored is not None else None
 
 
+def sampling_state_ready(campaign: Campaign, *, refit: bool) -> bool:
+    """Whether a state fitting the campaign's pool is stored, after refitting a stale one when
+    `refit` (outside any transaction: the fit takes seconds on a big campaign)."""
+    if _stored_if_fresh(campaign) is not None:
+        return True
+    return refit and sampling_state_recompute(campaign) is not None
+
+
 def sampling_state_current(campaign: Campaign) -> LoadedState | None:
     """The stored state if it matches the pool version and strategy, else a fresh one."""
     stored = _stored_if_fresh(campaign)
