@@ -345,7 +345,8 @@ def describe(report: dict[str, Any]) -> str:
     question = report.get("question", "difference")
     asked = {"non_inferiority": " not worse by", "superiority": " better by"}.get(question, "")
     margin = f",{asked} {report.get('margin') or 0:g}" if asked else ""
-    horizon = f", horizon {report['horizon']:.0f} labels" if report.get("horizon") else ""
+    unit = report.get("horizon_unit") if report.get("horizon_unit") in ("labels", "topics") else "labels"
+    horizon = f", horizon {report['horizon']:.0f} {unit}" if report.get("horizon") else ""
     at = f" at label {report['decided_labels']}" if report.get("decided_labels") is not None else ""
     reason = f" ({report['verdict_reason']})" if report.get("verdict_reason") else ""
     read = ""

@@ -273,7 +273,11 @@ class ArrivalSerializer(StrictSerializer):
     margin = serializers.FloatField(help_text="in metric units")
     horizon = serializers.FloatField(
         allow_null=True,
-        help_text="the planned top-up in labels: the sequential rule spends its error over it",
+        help_text="the planned top-up in `horizon_unit`: the sequential rule spends its error over it",
+    )
+    horizon_unit = serializers.ChoiceField(
+        ("labels", "topics"),
+        help_text="what the horizon and the looks count: labels, or topics where whole topics are drawn",
     )
     verdict = serializers.ChoiceField(
         Verdict.Outcome.choices,

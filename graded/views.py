@@ -41,6 +41,7 @@ from sampling import (
     arrival_add,
     campaign_model_summary,
     compared_systems,
+    horizon_unit,
     judge_calibration_import,
     judge_choose_for_sampling,
     judge_create,
@@ -335,6 +336,7 @@ def campaign_verdict_panel(campaign: Campaign) -> dict[str, Any] | None:
         "words": VERDICT_WORDS.get(own.outcome, ""),
         "rule_label": own.rule,
         "question_label": Campaign.VerdictQuestion(own.question).label,
+        "horizon_unit": horizon_unit(campaign),
     }
 
 

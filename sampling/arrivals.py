@@ -60,6 +60,7 @@ from sampling.state import campaign_pool
 from sampling.strategies import Level, strategy_for
 from sampling.verdicts import (
     arrival_verdict_open,
+    horizon_unit,
     identical_rankings,
     plan_problem,
     planned_labels,
@@ -436,6 +437,7 @@ def _with_verdict(arrival: Arrival, labelling: Callable[[], bool]) -> dict[str, 
     judgments, spending and status (a query each); and when its figures were computed.
     `labelling`: whether the campaign's model judge is labelling (asked once, when needed)."""
     report = dict(arrival.report or {})
+    report["horizon_unit"] = horizon_unit(arrival.campaign)
     verdict = getattr(arrival, "verdict_record", None)
     if _decided(arrival):
         report.update(_verdict_fields(verdict))

@@ -107,6 +107,12 @@ def identical_rankings(arrays: PoolArrays, a: int, b: int, cutoff: int) -> bool:
     return bool(np.array_equal(arrays.rankings[a][:, :depth], arrays.rankings[b][:, :depth]))
 
 
+def horizon_unit(campaign: Campaign) -> str:
+    """What a verdict's horizon and its looks count: "topics" where the level draws whole topics
+    (a look after each drawn topic), else "labels"."""
+    return "topics" if strategy_for(campaign).level.draws_whole_topics else "labels"
+
+
 def planned_labels(campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, budget: float) -> float:
     """The labels `budget` pays for (documents judged; whole topics where the level draws
     them), at most what the pool holds unjudged: a budget larger than the pool can use ends when
@@ -219,7 +225,8 @@ def campaign_verdict_change_problem(campaign: Campaign, stored: Campaign) -> str
     if _first_judgment_at(stored) is None:
         return None
     plan = Verdict.objects.filter(campaign=stored, arrival__isnull=True).first()
-    fixed = f" ({plan.rule}, horizon {plan.horizon:.0f} labels)" if plan is not None else ""
+    unit = horizon_unit(stored)
+    fixed = f" ({plan.rule}, horizon {plan.horizon:.0f} {unit})" if plan is not None else ""
     return (
         f"{', '.join(changed)} cannot change once judgments count towards the campaign's verdict: its "
         f"rule, question, margin and pair were fixed before the data{fixed}; start a new campaign "
@@ -486,6 +493,7 @@ __all__ = [
     "arrival_verdict_open",
     "campaign_verdict_change_problem",
     "campaign_verdict_sync",
+    "horizon_unit",
     "identical_rankings",
     "plan_problem",
     "topup_over",

@@ -604,7 +604,7 @@
   function verdictPlan(arrival) {
     const question = arrival.question === "non_inferiority" ? ", not worse by " + fmt(arrival.margin)
       : arrival.question === "superiority" ? ", better by " + fmt(arrival.margin) : "";
-    const horizon = arrival.rule === "sequential" && arrival.horizon ? " over " + Math.round(arrival.horizon) + " labels" : "";
+    const horizon = arrival.rule === "sequential" && arrival.horizon ? " over " + Math.round(arrival.horizon) + " " + (arrival.horizon_unit || "labels") : "";
     return arrival.rule + question + horizon;
   }
 

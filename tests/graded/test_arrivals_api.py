@@ -89,6 +89,7 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     assert (body["system"], body["reference"], body["status"]) == ("gamma", "beta", "judging")
     assert body["new_items"] == 6 and body["new_judged"] == 0
     assert body["topup_budget"] == 10 and body["topup_judged"] == 0
+    assert (body["horizon_unit"], body["horizon"]) == ("labels", 10), "one label a draw at item level"
     assert body["unreachable_share"] > 0, "its new documents have no draw yet"
     assert body["difference"]["value"] is None, "no value rather than a low one"
     campaign.refresh_from_db()
@@ -328,6 +329,8 @@ def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_fi
     created = _arrive(api, coordinator, campaign, budget=str(completion + 7), reference="beta")
     assert created.status_code == 201, created.content
     body = created.json()
+    # Whole topics are drawn: the horizon counts topics, not labels (the budget buys fewer).
+    assert body["horizon_unit"] == "topics" and 1 <= body["horizon"] <= len(drawn) + 7
     assert body["status"] == "judging" and body["new_items"] == 6
     assert body["waiting_items"] == completion and body["unreachable_share"] > 0
     assert body["difference"]["value"] is None, "its drawn topics wait for their new documents"

@@ -115,6 +115,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     if rule == "sequential":
         assert verdict.outcome == "worse" and verdict.returned > 0, "decided before the top-up was spent"
         assert f"at label {verdict.decided_labels}" in output
+        assert f"horizon {verdict.horizon:.0f} labels" in output, "the campaign's unit (items: labels)"
 
 
 def test_an_identical_release_exits_with_its_own_code_and_costs_nothing(
