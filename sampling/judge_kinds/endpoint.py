@@ -9,6 +9,7 @@ import functools
 import os
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -127,23 +128,75 @@ def _chunks(values: list[str], size: int) -> Iterator[list[str]]:
         yield values[start : start + size]
 
 
-def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
+@dataclass
+class _StepBudget:
+    """What may stop one step of a run, read while answers come in: a cancel request (read from
+    the database at most every CANCEL_CHECK_SECONDS, the run's lease renewed then), the judge's
+    cost cap, too many failed requests in a row, and the step's deadline (set when the client is
+    ready: building it can take a while)."""
+
+    run_pk: int
+    cost_cap: float | None
+    spent: float
+    failing: int
+    failures_allowed: int
+    checked: float = field(default_factory=time.monotonic)
+    deadline: float | None = None
+    cancel: bool = False
+    unreachable: str = ""
+
+    @property
+    def capped(self) -> bool:
+        return self.cost_cap is not None and self.spent >= self.cost_cap
+
+    def should_stop(self) -> bool:
+        if time.monotonic() - self.checked >= CANCEL_CHECK_SECONDS:
+            self.checked = time.monotonic()
+            requested = JudgeRun.objects.filter(pk=self.run_pk).values_list("cancel_requested", flat=True)
+            self.cancel = bool(requested.first())
+            judge_run_lease_renew(self.run_pk)
+        late = self.deadline is not None and time.monotonic() >= self.deadline
+        return self.cancel or self.capped or bool(self.unreachable) or late
+
+    def answered(self, cost: float, failed: bool, error: str) -> None:
+        """Count one answer: its cost, and whether it failed (with `error`, the reason)."""
+        self.spent += cost
+        self.failing = self.failing + 1 if failed else 0
+        if self.failing >= self.failures_allowed:
+            self.unreachable = error or "a failed request"
+
+    def ending(self, judge_cost_cap: float | None) -> tuple[str, str, str] | None:
+        """(the step's result, the run's final status, its message) when the run ends here."""
+        if self.cancel:
+            return "cancelled", JudgeRun.Status.CANCELLED, ""
+        if self.unreachable:
+            return (
+                "failed",
+                JudgeRun.Status.FAILED,
+                f"stopped after {self.failing} requests in a row failed (the settings' "
+                f"JUDGE_FAILURES_IN_A_ROW: {self.failures_allowed}); the last: {self.unreachable}",
+            )
+        if self.capped:
+            return "cost_cap", JudgeRun.Status.COST_CAP, f"stopped at the cost cap {judge_cost_cap:g}"
+        return None
+
+
+def _endpoint_settings(run: JudgeRun) -> tuple[EndpointSettings | None, str, int]:
+    """The client's settings for the run's version (None and the reason when the outbound check
+    refuses its URL now: the operator's settings may have changed since the judge was saved), and
+    its prompt template and grade count."""
     judge = run.judge
-    campaign = judge.campaign
-    n_grades = campaign.grade_count
     version = JudgeVersion.objects.filter(judge=judge, number=run.version).first()
     template = version.prompt if version is not None else judge.prompt
-    model = version.model if version is not None else judge.model
     asked = version.asked_with if version is not None else {}
     base_url = asked.get("base_url", judge.base_url)
-    # Checked again here: the operator's settings may have changed since the judge was saved.
     refused = outbound_url_problem(base_url, key_variable=judge.api_key_variable)
     if refused:
-        judge_run_finish(run.pk, JudgeRun.Status.FAILED, f"not run: {refused}")
-        return "failed"
+        return None, refused, 0
+    n_grades = judge.campaign.grade_count
     endpoint = EndpointSettings(
         base_url=base_url,
-        model=model,
+        model=version.model if version is not None else judge.model,
         api_key=os.environ.get(judge.api_key_variable, "") if judge.api_key_variable else "",
         n_grades=n_grades,
         with_probabilities=bool(asked.get("with_probabilities", judge.with_probabilities)),
@@ -155,60 +208,52 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         answer_max_bytes=settings.JUDGE_ANSWER_MAX_BYTES,
         transport=functools.partial(checked_transport, key_variable=judge.api_key_variable),
     )
-    topics, documents = _texts(campaign, pending)
-    spent = judge_total_cost(judge)
+    return endpoint, template, n_grades
+
+
+def _prompts(
+    run: JudgeRun, pending: list[tuple[str, str]], template: str, n_grades: int
+) -> Iterator[tuple[tuple[str, str], str]]:
+    """Each pending pair's prompt; a pair with nothing to judge in the data, or whose prompt is
+    too long, is recorded as skipped and not sent (nor cached: fixing the data and running again
+    asks it, where a refusal would be the model's answer, kept for ever)."""
+    topics, documents = _texts(run.judge.campaign, pending)
+    for qid, docno in pending:
+        document = documents.get(docno)
+        topic = topics.get(qid)
+        if document is None or not document.body.strip() or topic is None or not topic.query:
+            what = "the topic has no text" if topic is None or not topic.query else "the document has no text"
+            judge_pair_skip_store(run, (qid, docno), what)
+            continue
+        prompt = render_prompt(template, topic, document, n_grades=n_grades)
+        if len(prompt) > settings.JUDGE_PROMPT_MAX_CHARS:
+            judge_pair_skip_store(run, (qid, docno), "the prompt is longer than JUDGE_PROMPT_MAX_CHARS")
+            continue
+        yield (qid, docno), prompt
+
+
+def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
+    judge = run.judge
+    endpoint, template_or_refusal, n_grades = _endpoint_settings(run)
+    if endpoint is None:
+        judge_run_finish(run.pk, JudgeRun.Status.FAILED, f"not run: {template_or_refusal}")
+        return "failed"
     prices = judge_prices(judge)
-    state: dict[str, Any] = {
-        "checked": time.monotonic(),
-        "cancel": False,
-        "capped": False,
-        "spent": spent,
-        "failing": run.failures_in_a_row,
-        "unreachable": "",
-    }
-    failures_allowed = settings.JUDGE_FAILURES_IN_A_ROW
-
-    def should_stop() -> bool:
-        if time.monotonic() - state["checked"] >= CANCEL_CHECK_SECONDS:
-            state["checked"] = time.monotonic()
-            state["cancel"] = bool(
-                JudgeRun.objects.filter(pk=run.pk).values_list("cancel_requested", flat=True).first()
-            )
-            judge_run_lease_renew(run.pk)
-        state["capped"] = judge.cost_cap is not None and state["spent"] >= judge.cost_cap
-        return bool(
-            state["cancel"] or state["capped"] or state["unreachable"] or time.monotonic() >= deadline
-        )
-
-    def prompts() -> Iterator[tuple[tuple[str, str], str]]:
-        for qid, docno in pending:
-            document = documents.get(docno)
-            topic = topics.get(qid)
-            if document is None or not document.body.strip() or topic is None or not topic.query:
-                # Nothing to judge in the data: not sent, and not cached (fixing the data and
-                # running again asks it; a refusal would be the model's answer, kept for ever).
-                what = (
-                    "the topic has no text"
-                    if topic is None or not topic.query
-                    else "the document has no text"
-                )
-                judge_pair_skip_store(run, (qid, docno), what)
-                continue
-            prompt = render_prompt(template, topic, document, n_grades=n_grades)
-            if len(prompt) > settings.JUDGE_PROMPT_MAX_CHARS:
-                judge_pair_skip_store(run, (qid, docno), "the prompt is longer than JUDGE_PROMPT_MAX_CHARS")
-                continue
-            yield (qid, docno), prompt
-
+    budget = _StepBudget(
+        run_pk=run.pk,
+        cost_cap=judge.cost_cap,
+        spent=judge_total_cost(judge),
+        failing=run.failures_in_a_row,
+        failures_allowed=settings.JUDGE_FAILURES_IN_A_ROW,
+    )
     try:
         with EndpointClient(endpoint) as client:
-            # The step's clock starts once the client is ready (building it can take a while).
             started = time.monotonic()
-            deadline = started + settings.JUDGE_RUN_CHUNK_SECONDS
+            budget.deadline = started + settings.JUDGE_RUN_CHUNK_SECONDS
             answers = client.ask_many(
-                prompts(),
-                should_stop=should_stop,
-                should_cancel=lambda: bool(state["cancel"]),
+                _prompts(run, pending, template_or_refusal, n_grades),
+                should_stop=budget.should_stop,
+                should_cancel=lambda: budget.cancel,
                 deadline=started + settings.JUDGE_STEP_MAX_SECONDS,
             )
             for answer in answers:
@@ -217,25 +262,14 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
                     JudgeRun.objects.filter(pk=run.pk).update(requests=F("requests") + answer.attempts)
                     continue
                 cost = answer_cost(answer, per_1k_in=prices[0], per_1k_out=prices[1])
-                state["spent"] += cost
                 judge_answer_store(run, answer, cost)
-                state["failing"] = state["failing"] + 1 if answer.outcome == "error" else 0
-                if state["failing"] >= failures_allowed:
-                    state["unreachable"] = answer.error
+                budget.answered(cost, answer.outcome == "error", answer.error)
     except FatalEndpointError as error:
         judge_run_finish(run.pk, JudgeRun.Status.FAILED, str(error))
         return "failed"
-    if state["cancel"]:
-        judge_run_finish(run.pk, JudgeRun.Status.CANCELLED)
-        return "cancelled"
-    if state["unreachable"]:
-        message = (
-            f"stopped after {state['failing']} requests in a row failed (the settings' "
-            f"JUDGE_FAILURES_IN_A_ROW: {failures_allowed}); the last: {state['unreachable']}"
-        )
-        judge_run_finish(run.pk, JudgeRun.Status.FAILED, message)
-        return "failed"
-    if judge.cost_cap is not None and state["spent"] >= judge.cost_cap:
-        judge_run_finish(run.pk, JudgeRun.Status.COST_CAP, f"stopped at the cost cap {judge.cost_cap:g}")
-        return "cost_cap"
+    ending = budget.ending(judge.cost_cap)
+    if ending is not None:
+        result, status, message = ending
+        judge_run_finish(run.pk, status, message)
+        return result
     return "more" if pending_pairs(run, limit=1) else judge_run_done(run.pk)

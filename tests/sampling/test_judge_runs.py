@@ -360,3 +360,27 @@ def test_a_live_workers_sweep_resumes_a_run_whose_worker_died(draft_campaign: Ca
     assert sweep() == []  # the step it queued may merely wait for a busy worker
     assert judge_run_step(run.pk) == "done"
     assert sweep() == [] and JudgeLabel.objects.filter(judge=judge).count() == 21
+
+
+def test_a_step_budget_ends_a_run_on_failures_in_a_row_the_cost_cap_or_a_cancel() -> None:
+    """The endpoint step's stops, in their order: a cancel, failures in a row (even answers that
+    failed without a reason text), the cost cap; a success resets the failures."""
+    from sampling.judge_kinds.endpoint import _StepBudget
+
+    budget = _StepBudget(run_pk=0, cost_cap=1.0, spent=0.0, failing=0, failures_allowed=2)
+    budget.answered(0.25, True, "")
+    budget.answered(0.25, False, "")
+    budget.answered(0.0, True, "")
+    assert budget.ending(1.0) is None and budget.failing == 1
+    budget.answered(0.0, True, "")
+    result, status, message = budget.ending(1.0) or ("", "", "")
+    assert (result, status) == ("failed", JudgeRun.Status.FAILED) and "2 requests in a row" in message
+    capped = _StepBudget(run_pk=0, cost_cap=1.0, spent=0.75, failing=0, failures_allowed=2)
+    capped.answered(0.25, False, "")
+    assert capped.capped and capped.ending(1.0) == (
+        "cost_cap",
+        JudgeRun.Status.COST_CAP,
+        "stopped at the cost cap 1",
+    )
+    capped.cancel = True
+    assert capped.ending(1.0) == ("cancelled", JudgeRun.Status.CANCELLED, "")
