@@ -210,7 +210,6 @@ def topics_import(
     *, campaign: Campaign, files: Sequence[UploadedFile], file_format: str | None = None
 ) -> ImportReport:
     """Import TREC topic files or JSONL topics; existing topics (and stubs) are updated."""
-    fields = ["title", "description", "narrative", "is_stub"]
 
     def records(name: str, stream: BinaryIO) -> Iterator[TopicRecord]:
         kind = _format_of(name, stream, file_format, ("trec", "jsonl"))
@@ -218,39 +217,13 @@ def topics_import(
         return reader(upload_lines(name, stream), name)
 
     def write(batch: list[TopicRecord]) -> tuple[dict[type[Model], list[int]], list[_Changed]]:
-        stored = {
-            qid: (pk, values)
-            for pk, qid, *values in Topic.objects.filter(
-                campaign=campaign, qid__in=[r.qid for r in batch]
-            ).values_list("pk", "qid", *fields)
-        }
-        changed = [
-            r
+        rows = [
+            {"qid": r.qid, "title": r.title, "description": r.description, "narrative": r.narrative}
             for r in batch
-            if r.qid not in stored or stored[r.qid][1] != [r.title, r.description, r.narrative, False]
         ]
-        Topic.objects.bulk_create(
-            [
-                Topic(
-                    campaign=campaign,
-                    qid=r.qid,
-                    title=r.title,
-                    description=r.description,
-                    narrative=r.narrative,
-                    is_stub=False,
-                )
-                for r in changed
-            ],
-            update_conflicts=True,
-            unique_fields=["campaign", "qid"],
-            update_fields=fields,
-        )
-        replaced = [[pk, *values] for pk, values in (stored[r.qid] for r in changed if r.qid in stored)]
-        new = [r.qid for r in changed if r.qid not in stored]
-        _count(report, len(batch), len(changed), len(replaced))
-        filled[0] += sum(1 for row in replaced if row[-1])  # is_stub before
-        created = list(Topic.objects.filter(campaign=campaign, qid__in=new).values_list("pk", flat=True))
-        return {Topic: created}, [_Changed(Topic, fields, replaced)]
+        created, changes = _text_rows_upsert(Topic, campaign, "qid", rows, report)
+        filled[0] += sum(1 for row in changes[0].values if row[-1])  # is_stub before
+        return created, changes
 
     uploads_check(files, records)
     report = ImportReport(files=len(files))
@@ -270,46 +243,17 @@ def documents_import(
     *, campaign: Campaign, files: Sequence[UploadedFile], file_format: str | None = None
 ) -> ImportReport:
     """Import JSONL documents; stubs that runs created are filled in."""
-    fields = ["title", "text", "url", "length", "is_stub"]
 
     def records(name: str, stream: BinaryIO) -> Iterator[DocumentRecord]:
         _format_of(name, stream, file_format, ("jsonl",))
         return iter_documents_jsonl(upload_lines(name, stream), name)
 
     def write(batch: list[DocumentRecord]) -> tuple[dict[type[Model], list[int]], list[_Changed]]:
-        stored = {
-            docno: (pk, values)
-            for pk, docno, *values in Document.objects.filter(
-                campaign=campaign, docno__in=[r.docno for r in batch]
-            ).values_list("pk", "docno", *fields)
-        }
-        changed = [
-            r
+        rows = [
+            {"docno": r.docno, "title": r.title, "text": r.text, "url": r.url, "length": r.length}
             for r in batch
-            if r.docno not in stored or stored[r.docno][1] != [r.title, r.text, r.url, r.length, False]
         ]
-        Document.objects.bulk_create(
-            [
-                Document(
-                    campaign=campaign,
-                    docno=r.docno,
-                    title=r.title,
-                    text=r.text,
-                    url=r.url,
-                    length=r.length,
-                    is_stub=False,
-                )
-                for r in changed
-            ],
-            update_conflicts=True,
-            unique_fields=["campaign", "docno"],
-            update_fields=fields,
-        )
-        replaced = [[pk, *values] for pk, values in (stored[r.docno] for r in changed if r.docno in stored)]
-        new = [r.docno for r in changed if r.docno not in stored]
-        _count(report, len(batch), len(changed), len(replaced))
-        created = list(Document.objects.filter(campaign=campaign, docno__in=new).values_list("pk", flat=True))
-        return {Document: created}, [_Changed(Document, fields, replaced)]
+        return _text_rows_upsert(Document, campaign, "docno", rows, report)
 
     uploads_check(files, records)
     report = ImportReport(files=len(files))
@@ -318,6 +262,44 @@ def documents_import(
             for batch in batches(records(name, stream), STORE_ROWS):
                 writes.store(partial(write, batch))
     return report
+
+
+def _text_rows_upsert(
+    model: type[Topic] | type[Document],
+    campaign: Campaign,
+    key: str,
+    rows: list[dict[str, Any]],
+    report: ImportReport,
+) -> tuple[dict[type[Model], list[int]], list[_Changed]]:
+    """Store a batch of topics or documents by their key (`qid`, `docno`): new ones created,
+    stubs that runs named filled in, changed ones updated, identical ones left alone and counted
+    as unchanged. (The created rows' ids, and the replaced rows' old values: the upload's undo
+    log takes both.)"""
+    fields = [*(name for name in (rows[0] if rows else {}) if name != key), "is_stub"]
+    stored = {
+        found: (pk, values)
+        for pk, found, *values in model.objects.filter(
+            campaign=campaign, **{f"{key}__in": [row[key] for row in rows]}
+        ).values_list("pk", key, *fields)
+    }
+    changed = [
+        row
+        for row in rows
+        if row[key] not in stored or stored[row[key]][1] != [*(row[name] for name in fields[:-1]), False]
+    ]
+    model.objects.bulk_create(
+        [model(campaign=campaign, **row, is_stub=False) for row in changed],  # type: ignore[misc]
+        update_conflicts=True,
+        unique_fields=["campaign", key],
+        update_fields=fields,
+    )
+    replaced = [[pk, *values] for pk, values in (stored[row[key]] for row in changed if row[key] in stored)]
+    new = [row[key] for row in changed if row[key] not in stored]
+    _count(report, len(rows), len(changed), len(replaced))
+    created = list(
+        model.objects.filter(campaign=campaign, **{f"{key}__in": new}).values_list("pk", flat=True)
+    )
+    return {model: created}, [_Changed(model, fields, replaced)]
 
 
 def _count(report: ImportReport, lines: int, written: int, updated: int) -> None:
