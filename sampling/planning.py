@@ -35,7 +35,7 @@ from sampling.judged import external_calibration_of
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import campaign_pool
-from sampling.strategies import planned_strategies, planning_metric
+from sampling.strategies import planned_strategies, planning_metric, unplanned_strategies
 
 # Campaigns replayed per strategy: coverage to about 1.5 points in a second or two.
 PLAN_REPETITIONS = 200
@@ -186,7 +186,12 @@ def campaign_plan(
         },
         "savings": {strategy: _number(s) for strategy, s in savings.items()},
         "savings_against_items": savings_against_items,
-        "unplanned": notes + _unplanned(rows, savings, width, advice_budget, pooled),
+        "unplanned": notes
+        + _unplanned(rows, savings, width, advice_budget, pooled)
+        + [
+            f"not planned: {strategy.label}: {strategy.unplanned_reason}"
+            for strategy in unplanned_strategies()
+        ],
         "recommendation": _recommendation(rows, savings, advice_budget, savings_against_items),
         "strategies": {
             name: {"label": strategy.plan_words[0], "help": strategy.plan_words[1], "paper": strategy.paper}

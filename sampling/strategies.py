@@ -345,9 +345,12 @@ class SamplingStrategy(ABC):
     # Whether it samples with a model judge's labels (the judges panel then offers to choose one).
     uses_judge: ClassVar[bool] = False
     # The campaign planner (sampling.planning): the numeric core's replay of this strategy
-    # (estimation.simulation.planner.PLANNED; None: the planner does not replay it), its name and
-    # what it does in plain words, and the paper it comes from.
-    planned_as: ClassVar[str | None] = None
+    # (estimation.simulation.planner.PLANNED), its name and what it does in plain words, and the
+    # paper it comes from. Every strategy states it (`register_strategy` refuses one that does
+    # not): None with `unplanned_reason` when the planner does not replay it, which the plan page
+    # then says.
+    planned_as: ClassVar[str | None]
+    unplanned_reason: ClassVar[str] = ""
     plan_words: ClassVar[tuple[str, str]] = ("", "")
     paper: ClassVar[str] = ""
 
@@ -473,12 +476,22 @@ class ActiveUniformLabelsStrategy(QueryStrategy):
     name = "active_uniform_labels"
     label = "Uncertain topics, labels assumed uniform (comparison)"
     uniform_labels = True
+    planned_as = None
+    unplanned_reason = (
+        "a comparison from the paper (the active strategy without its label model): the planner "
+        "replays the strategies a campaign would choose to save judgments"
+    )
 
 
 class ActiveUniformCostsStrategy(QueryStrategy):
     name = "active_uniform_costs"
     label = "Uncertain topics, every topic costing the same (comparison)"
     unit_costs = True
+    planned_as = None
+    unplanned_reason = (
+        "a comparison from the paper (the active strategy without its cost model): the planner "
+        "replays the strategies a campaign would choose to save judgments"
+    )
 
 
 class ItemStrategy(SamplingStrategy):
@@ -564,7 +577,15 @@ STRATEGIES: dict[str, SamplingStrategy] = {}
 
 
 def register_strategy(strategy: SamplingStrategy) -> SamplingStrategy:
-    """Make a strategy available to campaigns; a name registers once."""
+    """Make a strategy available to campaigns; a name registers once. A strategy states whether
+    the planner replays it (`planned_as`), and why not when it does not (`unplanned_reason`)."""
+    if not hasattr(strategy, "planned_as"):
+        raise TypeError(
+            f"the strategy {strategy.name!r} does not say whether the planner replays it: set "
+            "planned_as (a name of estimation.simulation.planner.PLANNED, or None with unplanned_reason)"
+        )
+    if strategy.planned_as is None and not strategy.unplanned_reason:
+        raise TypeError(f"the strategy {strategy.name!r} is not planned: say why in unplanned_reason")
     existing = STRATEGIES.get(strategy.name)
     if existing is not None and type(existing) is not type(strategy):
         raise ValueError(f"two sampling strategies are called {strategy.name!r}")
@@ -587,6 +608,11 @@ for _builtin in (
 def strategy_choices() -> list[tuple[str, str]]:
     """(name, label) of every strategy, for the New campaign form."""
     return [(strategy.name, strategy.label) for strategy in STRATEGIES.values()]
+
+
+def unplanned_strategies() -> list[SamplingStrategy]:
+    """The strategies the campaign planner does not replay, each with its reason."""
+    return [strategy for strategy in STRATEGIES.values() if strategy.planned_as is None]
 
 
 def planned_strategies() -> dict[str, SamplingStrategy]:

@@ -89,6 +89,9 @@ def test_it_plans_the_four_shares_of_a_budget_smaller_than_the_pool(
     plan = campaign_plan(campaign_update(campaign=campaign, budget=8), repetitions=20)
     assert sorted({row["budget"] for row in plan["rows"]}) == [2, 4, 8, 16]
     assert not any("pool holds" in note for note in plan["unplanned"])
+    # The strategies it does not replay are named, each with its reason.
+    named = [note for note in plan["unplanned"] if note.startswith("not planned: ")]
+    assert len(named) == 2 and all("comparison from the paper" in note for note in named)
 
 
 def test_it_recommends_the_strategy_with_the_smallest_error_among_those_that_save(

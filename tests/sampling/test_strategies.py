@@ -17,6 +17,7 @@ from sampling.strategies import (
     QUERY_LEVEL,
     STRATEGIES,
     PassiveStrategy,
+    QueryStrategy,
     level_named,
     register_strategy,
     strategy_for,
@@ -113,3 +114,20 @@ def test_the_planner_replays_exactly_the_strategies_the_core_can_replay_and_expl
     for name, strategy in planned.items():
         label, how = strategy.plan_words
         assert label and how and strategy.paper, f"{name}: the planner shows its words and paper"
+
+
+def test_a_strategy_says_whether_the_planner_replays_it_and_why_not() -> None:
+    """No silent default: a strategy that does not state `planned_as` is refused, as is one
+    that is not planned without a reason; the comparison strategies give theirs."""
+    silent = type("Silent", (QueryStrategy,), {"name": "silent", "label": "Silent"})
+    with pytest.raises(TypeError, match="does not say whether the planner replays it"):
+        register_strategy(silent())
+    reasonless = type(
+        "Reasonless", (QueryStrategy,), {"name": "reasonless", "label": "R", "planned_as": None}
+    )
+    with pytest.raises(TypeError, match="say why in unplanned_reason"):
+        register_strategy(reasonless())
+    assert "silent" not in STRATEGIES and "reasonless" not in STRATEGIES
+    unplanned = {name for name, strategy in STRATEGIES.items() if strategy.planned_as is None}
+    assert unplanned == {"active_uniform_labels", "active_uniform_costs"}
+    assert all(STRATEGIES[name].unplanned_reason for name in unplanned)

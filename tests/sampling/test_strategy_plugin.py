@@ -35,6 +35,7 @@ class FirstTopicStrategy(PassiveStrategy):
     name = "first-topic"
     label = "Mostly the first topic (a test strategy)"
     planned_as = None
+    unplanned_reason = "a test strategy the planner has no replay of"
 
     def weight_bound(self, campaign: Campaign) -> float | None:
         return None
