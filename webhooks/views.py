@@ -27,13 +27,21 @@ from webhooks.services import (
 )
 
 
+def _refused_key(campaign: Campaign) -> str:
+    return f"refused-webhook-{campaign.pk}"
+
+
 def webhooks_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
     """The campaign page's webhooks panel: its webhooks with their recent deliveries, and the
-    form offering the events this campaign can emit (None when it can emit none and has none)."""
+    form offering the events this campaign can emit (None when it can emit none and has none).
+    After a refused add, the form shows the URL and events typed (never the secret)."""
     events, hooks = events_for(campaign), webhooks_summary(campaign, recent=5)
     if not events and not hooks:
         return None
+    typed = request.session.pop(_refused_key(campaign), None) or {}
     return {
+        "typed_url": typed.get("url", ""),
+        "typed_events": typed.get("events", ["arrival.decided"]),
         "template": "webhooks/panel.html",
         "webhooks": hooks,
         "events": events,
@@ -63,6 +71,11 @@ def webhook_add_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         )
     except ValueError as error:
         messages.error(request, f"Webhook not added: {error}")
+        typed = {
+            "url": request.POST.get("url", "").strip()[:2000],
+            "events": request.POST.getlist("events")[:50],
+        }
+        request.session[_refused_key(campaign)] = typed
     else:
         messages.success(request, "Webhook added: events from now on are sent to it.")
     return _back(campaign)

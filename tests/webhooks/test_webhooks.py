@@ -338,6 +338,17 @@ def test_the_panel_is_the_webhooks_app_s_and_shows_only_where_events_can_happen(
     )
     assert 'id="webhooks"' not in client.get(f"/campaigns/{pairwise.pk}/").content.decode()
 
+    refused = client.post(
+        f"/campaigns/{draft_campaign.pk}/webhooks/",
+        {"url": "http://192.0.2.1/hook", "secret": "a-refused-secret-JW4Q", "events": ["judge_run.failed"]},
+        follow=True,
+    ).content.decode()
+    # The page says why and keeps what was typed, but never the secret.
+    assert "Webhook not added" in refused and 'value="http://192.0.2.1/hook"' in refused
+    assert 'value="judge_run.failed" checked' in refused and 'value="arrival.decided" checked' not in refused
+    assert "JW4Q" not in refused and not Webhook.objects.filter(campaign=draft_campaign).exists()
+    fresh = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
+    assert 'value="http://192.0.2.1/hook"' not in fresh, "kept for the page after the refusal only"
     added = client.post(
         f"/campaigns/{draft_campaign.pk}/webhooks/",
         {"url": receiver.url, "secret": "a-secret-whose-tail-is-QZ7X", "events": ["arrival.decided"]},
