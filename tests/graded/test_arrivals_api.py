@@ -35,8 +35,7 @@ from sampling.arrivals import TOPUP_PLAN_MAX_DRAWS
 from sampling.level_estimates import topic_metric_values
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
 from tests.conftest import RUN_A, RUN_B, upload
-from tests.sampling.test_arrival_strata import RUN_C, _grade
-from tests.sampling.test_judge_runs import run_to_end, texts_import
+from tests.sampling.helpers import RUN_C, oracle_grade, run_to_end, texts_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
@@ -60,7 +59,7 @@ def _running(
 def _judge_all(campaign: Campaign, assessor: AbstractBaseUser) -> int:
     answered = 0
     while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
-        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+        task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
         answered += 1
         recompute(campaign.pk)
     return answered
@@ -255,7 +254,7 @@ def test_a_judge_assisted_campaign_counts_the_new_pairs_its_uploaded_judge_has_n
     campaign_update(campaign=draft_campaign, budget=12, strategy="judged")
     judge = judge_create(campaign=draft_campaign, name="lenient")
     labels = "".join(
-        f"{q} 0 d{q}-{d} {min(_grade(f'd{q}-{d}') + 1, 2)}\n" for q in (1, 2, 3) for d in range(1, 8)
+        f"{q} 0 d{q}-{d} {min(oracle_grade(f'd{q}-{d}') + 1, 2)}\n" for q in (1, 2, 3) for d in range(1, 8)
     )
     judge_labels_import(judge=judge, files=[upload("judge.txt", labels)])
     campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
@@ -339,7 +338,7 @@ def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_fi
         task = task_next(campaign=campaign, assessor=assessor)
         assert task is not None and task.document.docno[-2:] in ("-8", "-9")
         assert task.topic_id in drawn
-        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+        task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
     recompute(campaign.pk)
     url = f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/"
     completed = api(coordinator).get(url).json()
@@ -450,7 +449,7 @@ def test_runs_arriving_one_after_another_keep_every_page_answering_at_every_step
     ]
     # Every step of the top-ups: a late stratum may be drawn before an earlier one; no page fails.
     while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
-        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+        task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
         recompute(campaign.pk)
         for url in urls:
             assert api(coordinator).get(url).status_code == 200, url

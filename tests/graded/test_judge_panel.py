@@ -18,7 +18,7 @@ from labeling.services.campaigns import campaign_assessors_assign, campaign_star
 from sampling import judge_create, judge_labels_import, judges_dashboard
 from sampling.judge_reports import _against_interval, _judged_difference
 from tests.conftest import upload
-from tests.sampling.test_judges import human_grade, judge_grade
+from tests.sampling.helpers import human_grade, judge_grade
 
 
 @pytest.mark.parametrize(

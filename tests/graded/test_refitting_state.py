@@ -15,7 +15,7 @@ from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
 from sampling import judge_create, judge_labels_import
 from tests.conftest import upload
-from tests.sampling.test_judges import human_grade, pool_labels
+from tests.sampling.helpers import human_grade, pool_labels
 
 
 def test_an_assessor_waiting_for_the_calibration_is_told_so(

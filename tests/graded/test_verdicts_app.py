@@ -26,7 +26,7 @@ from sampling.pool_arrays import pool_arrays_for
 from sampling.verdicts import verdict_plan, verdict_state
 from tests.conftest import RUN_A, upload
 from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
-from tests.sampling.test_arrival_strata import _grade
+from tests.sampling.helpers import oracle_grade
 from webhooks.models import WebhookEvent
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
@@ -101,7 +101,7 @@ def test_a_verdict_read_late_is_taken_at_the_label_where_the_sequence_decided(
             task = task_next(campaign=campaign, assessor=assessor)
             if task is None:
                 break
-            task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+            task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
             if read_every_label and verdicts_update(campaign):
                 break
     assert _verdict(late_arrival).outcome == "", "nothing read yet"
@@ -135,7 +135,7 @@ def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
     assert body["rule"] == "fixed" and body["verdict"] is None
     task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
-    task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+    task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
     # The campaign's defaults may change (for runs still to come); this arrival keeps its plan.
     patched = api(coordinator).patch(
         f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "anytime"}, format="json"
@@ -164,7 +164,7 @@ def test_a_budget_cut_does_not_turn_into_an_early_fixed_reading(
     for _ in range(3):
         task = task_next(campaign=campaign, assessor=assessor)
         assert task is not None
-        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+        task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
     spent = Judgment.objects.filter(campaign=campaign).count()
     cut = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"budget": spent}, format="json")
     assert cut.status_code == 200, cut.content
@@ -359,7 +359,7 @@ def test_the_plan_cannot_change_once_a_judgment_counts(
     assert changed.status_code == 200 and changed.json()["verdict_plan"]["rule"] == "fixed"
     task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
-    task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
+    task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
     for change in (
         {"verdict_rule": "sequential"},
         {"verdict_margin": 0.5, "verdict_question": "non_inferiority"},

@@ -14,30 +14,19 @@ from django.utils import timezone
 from estimation.formats.trec import iter_qrels
 from graded import exports
 from graded.claims import task_next
-from graded.judging import task_answer
 from labeling.exports import campaign_config_json
 from labeling.models import Campaign, Draw, Judgment
 from labeling.services.campaigns import campaign_create
 from labeling.services.imports import qrels_import
 from labeling.services.run_imports import runs_import
 from tests.conftest import RUN_A, RUN_B, upload
-
-
-def _judge_everything(campaign: Campaign, assessor: AbstractBaseUser) -> dict[tuple[str, str], int]:
-    grades = {}
-    step = 0
-    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
-        grade = step % campaign.grade_count
-        task_answer(task=task, assessor=assessor, grade=grade, seconds=1.0 + step)
-        grades[(task.topic.qid, task.document.docno)] = grade
-        step += 1
-    return grades
+from tests.labeling.helpers import judge_everything
 
 
 def test_it_round_trips_qrels_into_a_new_campaign(
     campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser
 ) -> None:
-    grades = _judge_everything(campaign, assessor)
+    grades = judge_everything(campaign, assessor)
     assert len(grades) == 21
     text = "".join(exports.qrels_trec(campaign))
     assert {(line.qid, line.docno): line.grade for line in iter_qrels(text.splitlines(), "export")} == grades
@@ -59,7 +48,7 @@ def test_it_round_trips_qrels_into_a_new_campaign(
 def test_it_exports_judgments_with_assessor_seconds_draw_order_and_propensity(
     campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    _judge_everything(campaign, assessor)
+    judge_everything(campaign, assessor)
     rows = list(csv.DictReader(io.StringIO("".join(exports.judgments_csv(campaign)))))
     records = [json.loads(line) for line in "".join(exports.judgments_jsonl(campaign)).splitlines()]
     assert len(rows) == len(records) == Judgment.objects.filter(campaign=campaign).count()

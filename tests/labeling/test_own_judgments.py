@@ -20,7 +20,7 @@ from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgm
 from sampling.estimates import estimates_compute
 from sampling.state import judgments_fingerprint
 from tests.conftest import PASSWORD
-from tests.labeling.test_recompute import _queued_recomputes
+from tests.labeling.helpers import queued_recomputes
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
@@ -49,7 +49,7 @@ def test_a_new_grade_keeps_the_old_one_and_reaches_the_estimates(
     before_fingerprint = judgments_fingerprint(campaign)
     before = estimates_compute(campaign)
     pipeline.recompute_soon_wait(timeout=10)
-    _queued_recomputes()
+    queued_recomputes()
     pipeline.recompute_started(campaign.pk)  # the worker took the answers' recompute
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -62,7 +62,7 @@ def test_a_new_grade_keeps_the_old_one_and_reaches_the_estimates(
     ]
     assert judgments_fingerprint(campaign) != before_fingerprint
     assert pipeline.recompute_soon_wait(timeout=10) is True
-    assert _queued_recomputes() == [[campaign.pk]], "the change asks for a recompute"
+    assert queued_recomputes() == [[campaign.pk]], "the change asks for a recompute"
     after = estimates_compute(campaign)
     assert [row["value"] for row in after["systems"]] != [row["value"] for row in before["systems"]]
     assert after["fingerprint"] != before["fingerprint"]

@@ -23,12 +23,12 @@ import redis
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 
-from config.celery import app as celery_app
 from labeling import recompute as pipeline
 from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, Judgment
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from labeling.services.run_imports import runs_import
 from tests.conftest import REPO_ROOT, upload
+from tests.labeling.helpers import queued_recomputes
 from tests.servers import redis_server
 from tests.workers import CeleryWorker, running_worker
 
@@ -136,44 +136,26 @@ def _snapshot_counting_all(campaign: Campaign, last_judgment_at: float, worker: 
     )
 
 
-def _queued_messages() -> list[tuple[str, list[object]]]:
-    """Every message on the in-memory broker, taken off it: (task name, arguments)."""
-    found = []
-    with celery_app.connection_for_write() as connection:
-        queue = connection.SimpleQueue("celery")
-        while queue.qsize():
-            message = queue.get(timeout=1)
-            found.append((str(message.headers["task"]), list(message.decode()[0])))
-            message.ack()
-    return found
-
-
-def _queued_recomputes() -> list[list[int]]:
-    """The arguments of the campaign_refresh messages on the in-memory broker (every message is
-    taken off it; other tasks an earlier test queued, e.g. a judge run's step, are dropped)."""
-    return [args for task, args in _queued_messages() if task == "labeling.tasks.campaign_refresh"]
-
-
 def test_it_takes_a_marker_its_own_unseen_earlier_attempt_set_for_its_own(campaign: Campaign) -> None:
-    _queued_recomputes()
+    queued_recomputes()
     queued_key = f"labeling:campaign-refresh:{campaign.pk}"
     # An earlier attempt's add reached the cache but its reply timed out: the marker holds its token.
     assert cache.add(queued_key, "first-attempt")
     assert pipeline._recompute_queue_once(campaign.pk, "first-attempt") is True  # so it queues now
     assert pipeline._recompute_queue_once(campaign.pk, "someone-else") is False  # theirs is queued
-    assert _queued_recomputes() == [[campaign.pk]]
+    assert queued_recomputes() == [[campaign.pk]]
 
 
 def test_it_queues_in_the_background_and_coalesces_until_a_refresh_starts(campaign: Campaign) -> None:
-    _queued_recomputes()
+    queued_recomputes()
     for _ in range(3):
         pipeline.recompute_soon(campaign.pk)
     assert pipeline.recompute_soon_wait(timeout=10) is True
-    assert _queued_recomputes() == [[campaign.pk]]  # one queued recompute covers all three
+    assert queued_recomputes() == [[campaign.pk]]  # one queued recompute covers all three
     pipeline.recompute_started(campaign.pk)
     pipeline.recompute_soon(campaign.pk)
     assert pipeline.recompute_soon_wait(timeout=10) is True
-    assert _queued_recomputes() == [[campaign.pk]]
+    assert queued_recomputes() == [[campaign.pk]]
 
 
 def test_it_gives_a_forked_child_a_queue_of_its_own(campaign: Campaign) -> None:

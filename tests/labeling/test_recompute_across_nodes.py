@@ -23,7 +23,7 @@ from labeling.models import Campaign
 from labeling.recompute_lock import recompute_lock, recompute_locked
 from labeling.tasks import campaign_recompute, campaigns_catch_up
 from tests.conftest import REPO_ROOT
-from tests.labeling.test_recompute import _queued_recomputes
+from tests.labeling.helpers import queued_recomputes
 from tests.workers import _database_url
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
@@ -116,7 +116,7 @@ def test_requests_are_counted_and_a_recompute_covers_what_it_started_from(campai
     assert requests == 2
     pipeline.recompute_queue(campaign.pk)
     assert pipeline.recompute_owed([campaign.pk]) == {campaign.pk: 2}
-    _queued_recomputes()
+    queued_recomputes()
 
 
 def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: Campaign) -> None:
@@ -124,7 +124,7 @@ def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: C
     sweep = pipeline.RecomputeSweep(grace=10.0)
     assert sweep(now=0.0) == []  # nothing requested
     pipeline.recompute_queue(campaign.pk)  # the message then dies with its worker
-    _queued_recomputes()
+    queued_recomputes()
     assert sweep(now=100.0) == []  # first seen owed
     assert sweep(now=105.0) == []  # within the grace: the countdown of a live worker
     assert sweep(now=111.0) == [campaign.pk]
@@ -133,7 +133,7 @@ def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: C
     assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.RecomputeResult.DONE
     assert pipeline.recompute_if_free(campaign.pk, only_if_owed=True) == pipeline.RecomputeResult.CURRENT
     assert sweep(now=200.0) == [] and sweep(now=300.0) == []
-    _queued_recomputes()
+    queued_recomputes()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -147,7 +147,7 @@ def test_the_sweep_leaves_a_campaign_alone_while_its_recompute_runs(
     holder_process.kill()
     holder_process.wait()
     assert sweep(now=60.0) == [] and sweep(now=62.0) == [campaign.pk]
-    _queued_recomputes()
+    queued_recomputes()
 
 
 def test_two_catch_ups_at_once_queue_one_recompute(campaign: Campaign) -> None:
@@ -156,7 +156,7 @@ def test_two_catch_ups_at_once_queue_one_recompute(campaign: Campaign) -> None:
     assert campaigns_catch_up() == 0  # the second worker to start finds it queued
     pipeline.recompute_started(campaign.pk)  # the recompute starts: the next catch-up queues again
     assert campaigns_catch_up() == 1
-    _queued_recomputes()
+    queued_recomputes()
 
 
 def test_a_finished_pool_ends_the_campaign(campaign: Campaign, assessor: AbstractBaseUser) -> None:
@@ -171,7 +171,7 @@ def test_a_finished_pool_ends_the_campaign(campaign: Campaign, assessor: Abstrac
     pipeline.recompute(campaign.pk)
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.DONE
-    _queued_recomputes()
+    queued_recomputes()
 
 
 def test_a_pool_with_work_left_keeps_running(campaign: Campaign, assessor: AbstractBaseUser) -> None:
@@ -181,7 +181,7 @@ def test_a_pool_with_work_left_keeps_running(campaign: Campaign, assessor: Abstr
     pipeline.recompute(campaign.pk)
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.RUNNING
-    _queued_recomputes()
+    queued_recomputes()
 
 
 def test_a_sweep_round_runs_every_check_and_survives_a_failing_one() -> None:

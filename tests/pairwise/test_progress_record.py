@@ -11,7 +11,7 @@ from labeling import recompute as pipeline
 from labeling.models import Campaign, CampaignProgress
 from labeling.recompute import recompute
 from pairwise import services
-from tests.labeling.test_recompute import _queued_recomputes
+from tests.labeling.helpers import queued_recomputes
 
 
 def test_answers_and_undo_ask_for_the_refresh_that_records_the_progress(
@@ -21,13 +21,13 @@ def test_answers_and_undo_ask_for_the_refresh_that_records_the_progress(
     api: Callable,
     django_capture_on_commit_callbacks: Callable,
 ) -> None:
-    _queued_recomputes()
+    queued_recomputes()
     for outcome in ("left", "right", "tie"):
         task = services.pair_next(campaign=topk_campaign, assessor=assessor)
         with django_capture_on_commit_callbacks(execute=True):
             services.pair_answer(task=task, assessor=assessor, outcome=outcome, seconds=2.0)
     assert pipeline.recompute_soon_wait(timeout=10) is True
-    assert _queued_recomputes() == [[topk_campaign.pk]], "one coalesced recompute for the burst"
+    assert queued_recomputes() == [[topk_campaign.pk]], "one coalesced recompute for the burst"
 
     recompute(topk_campaign.pk)  # what the worker runs
     assert CampaignProgress.objects.get(campaign=topk_campaign).judgments == 3
@@ -39,7 +39,7 @@ def test_answers_and_undo_ask_for_the_refresh_that_records_the_progress(
     with django_capture_on_commit_callbacks(execute=True):
         services.pair_undo(campaign=topk_campaign, assessor=assessor)
     assert pipeline.recompute_soon_wait(timeout=10) is True
-    assert _queued_recomputes() == [[topk_campaign.pk]], "an undo asks too"
+    assert queued_recomputes() == [[topk_campaign.pk]], "an undo asks too"
     recompute(topk_campaign.pk)
     assert CampaignProgress.objects.get(campaign=topk_campaign).judgments == 2
 

@@ -19,47 +19,25 @@ from rest_framework.test import APIClient
 from estimation import Metric
 from estimation.sampling.arrivals import stratified_estimate
 from estimation.sampling.items import system_weights
-from graded.claims import task_next
 from graded.exports import offline_bundle
-from graded.judging import task_answer
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
-from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
 from labeling.services.run_imports import runs_import
 from sampling import judge_create, judge_labels_import
 from sampling.estimates import estimates_compute
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
 from tests.conftest import RUN_A, RUN_B, upload
+from tests.sampling.helpers import RUN_C, judge_some, oracle_grade
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
-# A run that arrives: two of its top five per topic are new to the pool (d?-8, d?-9).
-RUN_C = "".join(
-    f"{q} Q0 {doc} {rank} {10 - rank}.0 gamma\n"
-    for q in (1, 2, 3)
-    for rank, doc in enumerate((f"d{q}-8", f"d{q}-1", f"d{q}-9", f"d{q}-4", f"d{q}-6"), start=1)
-)
 
 
 def _named(text: str, name: str) -> io.BytesIO:
     upload = io.BytesIO(text.encode())
     upload.name = name
     return upload
-
-
-def _grade(docno: str) -> int:
-    """The oracle: a fixed grade per document."""
-    return int(docno.rsplit("-", 1)[1]) % 3
-
-
-def _judge(campaign: Campaign, assessor: AbstractBaseUser, count: int) -> None:
-    for _ in range(count):
-        task = task_next(campaign=campaign, assessor=assessor)
-        if task is None:
-            break
-        task_answer(task=task, assessor=assessor, grade=_grade(task.document.docno), seconds=2.0)
-    recompute(campaign.pk)
 
 
 def test_a_run_pooled_after_draws_is_estimated_by_strata(
@@ -74,7 +52,7 @@ def test_a_run_pooled_after_draws_is_estimated_by_strata(
     runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    _judge(campaign, assessor, 12)
+    judge_some(campaign, assessor, 12)
     last = Draw.objects.filter(campaign=campaign).order_by("-order").values_list("order", flat=True).first()
     assert last is not None and last >= 1
     assert set(PoolItem.objects.filter(campaign=campaign).values_list("drawable_after", flat=True)) == {0}
@@ -97,7 +75,7 @@ def test_a_run_pooled_after_draws_is_estimated_by_strata(
     assert before["gamma"]["value"] is None, "its new items have no draw yet: no value, not a low one"
     assert before["alpha"]["value"] is not None
 
-    _judge(campaign, assessor, 25)
+    judge_some(campaign, assessor, 25)
     rows = {
         row["name"]: row for row in api(coordinator).get(url).json()["systems"] if row["metric"] == "DCG@5"
     }
@@ -125,7 +103,7 @@ def test_a_run_pooled_after_draws_is_estimated_by_strata(
     located = list(zip(draws, topic, slot, strict=True))
     terms = [
         np.array([
-            gamma[t, s] * (arrays.drawable_after[t, s] == after) * gains[_grade(doc)] / q
+            gamma[t, s] * (arrays.drawable_after[t, s] == after) * gains[oracle_grade(doc)] / q
             for (_, doc, _, q, order), t, s in located
             if order > after
         ])
@@ -161,14 +139,14 @@ def test_the_judged_strategy_certifies_a_run_pooled_after_draws_by_strata(
     campaign_update(campaign=draft_campaign, budget=30, strategy="judged")
     judge = judge_create(campaign=draft_campaign, name="lenient")
     labels = "".join(
-        f"{q} 0 d{q}-{d} {min(_grade(f'd{q}-{d}') + 1, 2)}\n" for q in (1, 2, 3) for d in range(1, 10)
+        f"{q} 0 d{q}-{d} {min(oracle_grade(f'd{q}-{d}') + 1, 2)}\n" for q in (1, 2, 3) for d in range(1, 10)
     )
     judge_labels_import(judge=judge, files=[upload("judge.txt", labels)])
     campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=draft_campaign)
-    _judge(campaign, assessor, 10)
+    judge_some(campaign, assessor, 10)
     runs_import(campaign=campaign, files=[upload("c.run", RUN_C)])
-    _judge(campaign, assessor, 20)
+    judge_some(campaign, assessor, 20)
     result = estimates_compute(Campaign.objects.get(pk=campaign.pk))
     rows = {row["name"]: row for row in result["systems"] if row["metric"] == "DCG@5"}
     gamma, alpha = rows["gamma"], rows["alpha"]

@@ -18,7 +18,7 @@ from sampling import arrival_add, arrival_summary
 from sampling.level_estimates import topic_metric_values
 from sampling.pool_arrays import pool_arrays_for
 from tests.conftest import RUN_A, RUN_B, upload
-from tests.sampling.test_arrival_strata import RUN_C, _grade, _judge
+from tests.sampling.helpers import RUN_C, judge_some, oracle_grade
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def _truth(campaign_pk: int) -> float:
     for topic, docnos in enumerate(arrays.docnos):
         for slot, docno in enumerate(docnos):
             if arrays.slot_used[topic, slot]:
-                grades[topic, slot] = _grade(docno)
+                grades[topic, slot] = oracle_grade(docno)
     metric = Metric.parse("DCG@5", y_max=2)
     names = list(arrays.system_names)
     gamma = topic_metric_values(arrays, grades, metric, names.index("gamma"))
@@ -60,7 +60,7 @@ def _judged_campaign(
     runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    _judge(campaign, assessor, 100)
+    judge_some(campaign, assessor, 100)
     return campaign
 
 
@@ -74,7 +74,7 @@ def test_the_topup_difference_is_unbiased_and_covered_through_the_app(
         arrival = arrival_add(
             campaign=campaign, files=[upload("c.run", RUN_C)], budget=TOPUP, reference="beta"
         )
-        _judge(campaign, assessor, 100)
+        judge_some(campaign, assessor, 100)
         report = arrival_summary(arrival)
         assert report["status"] == "done" and report["topup_judged"] >= TOPUP
         truth = _truth(campaign.pk) if truth is None else truth
@@ -102,7 +102,7 @@ def test_a_topup_planned_for_a_width_reaches_about_that_width(
             campaign=campaign, files=[upload("c.run", RUN_C)], target_width=TARGET_WIDTH, reference="beta"
         )
         assert arrival.planned_width is not None and arrival.planned_width <= TARGET_WIDTH
-        _judge(campaign, assessor, 1000)
+        judge_some(campaign, assessor, 1000)
         difference = arrival_summary(arrival)["difference"]
         if difference["value"] is not None:
             ratios.append((difference["high"] - difference["low"]) / arrival.planned_width)

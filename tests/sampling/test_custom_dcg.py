@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from labeling.metric import campaign_metric
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_update
-from tests.labeling.test_exports import _judge_everything
+from tests.labeling.helpers import judge_everything
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +58,7 @@ def test_it_refuses_gains_and_discounts_that_do_not_fit_the_campaign(
 def test_every_dcg_and_ndcg_number_uses_the_custom_gains_and_discounts(
     campaign: Campaign, assessor: AbstractBaseUser, coordinator: AbstractBaseUser, api: Api
 ) -> None:
-    _judge_everything(campaign, assessor)
+    judge_everything(campaign, assessor)
     client = api(coordinator)
     standard = _rows(client, campaign)
     assert standard["alpha|DCG@5"]["value"] > 0

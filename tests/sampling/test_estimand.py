@@ -20,7 +20,7 @@ from labeling.services.campaigns import campaign_assessors_assign, campaign_star
 from labeling.services.imports import topics_import
 from sampling.evaluation import run_evaluate
 from tests.conftest import upload
-from tests.labeling.test_exports import _judge_everything
+from tests.labeling.helpers import judge_everything
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,7 @@ def test_a_topic_no_run_ranks_counts_zero_in_every_number(
     campaign_update(campaign=draft_campaign, strategy=strategy, budget=12)
     campaign_assessors_assign(campaign=draft_campaign, usernames=["alice"])
     campaign = campaign_start(campaign=draft_campaign)
-    _judge_everything(campaign, assessor)
+    judge_everything(campaign, assessor)
     client = api(coordinator)
     url = f"/api/campaigns/{campaign.pk}/estimates/"
     system = System.objects.filter(campaign=campaign).first()

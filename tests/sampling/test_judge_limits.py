@@ -31,7 +31,7 @@ from sampling import (
     judges_json,
 )
 from tests.chat_server import ChatServerState, chat_server
-from tests.sampling.test_judge_runs import TEMPLATE, texts_import
+from tests.sampling.helpers import TEMPLATE, texts_import
 
 FAST = {"JUDGE_REQUEST_TIMEOUT_SECONDS": 5, "JUDGE_RETRY_BACKOFF_SECONDS": 0.01}
 

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from labeling.models import Campaign, Judge, JudgeCall, JudgeRun
 from sampling import judge_create, judge_run_progress
 from tests.chat_server import ChatServerState, chat_server
-from tests.sampling.test_judge_runs import TEMPLATE, run_to_end, texts_import
+from tests.sampling.helpers import TEMPLATE, run_to_end, texts_import
 
 
 def _judge(campaign: Campaign, url: str) -> Judge:

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 from labeling.models import Campaign, Judge, JudgeCall, JudgeRun
 from sampling import judge_create, judge_run_start, judge_run_step
 from tests.chat_server import HTML_PAGE_MARKER, ChatServerState, chat_server
-from tests.sampling.test_judge_runs import SECRET, TEMPLATE, texts_import
+from tests.sampling.helpers import SECRET, TEMPLATE, texts_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 FAST = {"JUDGE_REQUEST_TIMEOUT_SECONDS": 5, "JUDGE_RETRY_BACKOFF_SECONDS": 0.01}

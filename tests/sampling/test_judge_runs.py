@@ -10,7 +10,6 @@ Toy campaign (tests/conftest.py): three topics, runs alpha and beta, grades 0-2,
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 from collections.abc import Iterator
@@ -28,7 +27,6 @@ from labeling.models import (
     JudgeVersion,
     Topic,
 )
-from labeling.services.imports import documents_import, topics_import
 from sampling import (
     judge_create,
     judge_labels_csv,
@@ -40,51 +38,11 @@ from sampling import (
     judges_json,
 )
 from tests.chat_server import ChatServerState, chat_server, grade_of
+from tests.sampling.helpers import SECRET, TEMPLATE, run_to_end, texts_import
 from webhooks.models import WebhookEvent
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
-
-TEMPLATE = (
-    "Judge [{qid}/{docno}] for the query {query}.\n{document}\nAnswer ##final score: N, N in 0-{top_grade}."
-)
-SECRET = "sk-judge-test-0123456789"
-
-
-def texts_import(campaign: Campaign) -> None:
-    """Topic and document texts for the toy pool: d{q}-{k} mentions its topic's words k times less."""
-    topics = [
-        {"id": "1", "title": "solar panel efficiency"},
-        {"id": "2", "title": "bicycle lane safety"},
-        {"id": "3", "title": "rainwater harvesting tanks"},
-    ]
-    words = {t["id"]: t["title"] for t in topics}
-    documents = [
-        {
-            "docno": f"d{q}-{d}",
-            "title": "",
-            "text": " ".join([words[str(q)]] * max(0, 5 - d) + ["filler text"] * d),
-        }
-        for q in (1, 2, 3)
-        for d in range(1, 8)
-    ]
-    topics_import(
-        campaign=campaign,
-        files=[("t.jsonl", io.BytesIO("".join(json.dumps(t) + "\n" for t in topics).encode()))],
-    )
-    documents_import(
-        campaign=campaign,
-        files=[("d.jsonl", io.BytesIO("".join(json.dumps(d) + "\n" for d in documents).encode()))],
-    )
-
-
-def run_to_end(judge: Judge, steps: int = 50) -> JudgeRun:
-    run = judge_run_start(judge)
-    for _ in range(steps):
-        if judge_run_step(run.pk) != "more":
-            break
-    run.refresh_from_db()
-    return run
 
 
 @pytest.fixture
@@ -343,20 +301,20 @@ def test_a_live_workers_sweep_resumes_a_run_whose_worker_died(draft_campaign: Ca
     from django.utils import timezone
 
     from sampling import StaleJudgeRunSweep
-    from tests.labeling.test_recompute import _queued_messages
+    from tests.labeling.helpers import queued_messages
 
     texts_import(draft_campaign)
     judge = judge_create(campaign=draft_campaign, name="bm25", kind="lexical")
     run = judge_run_start(judge)
-    _queued_messages()
+    queued_messages()
     sweep = StaleJudgeRunSweep()
     JudgeRun.objects.filter(pk=run.pk).update(
         status=JudgeRun.Status.RUNNING, lease_until=timezone.now() + timedelta(seconds=60)
     )
-    assert sweep() == [] and _queued_messages() == []  # a live holder
+    assert sweep() == [] and queued_messages() == []  # a live holder
     JudgeRun.objects.filter(pk=run.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert sweep() == [run.pk]
-    assert _queued_messages() == [("graded.tasks.judge_run_step", [run.pk, None])]
+    assert queued_messages() == [("graded.tasks.judge_run_step", [run.pk, None])]
     assert sweep() == []  # the step it queued may merely wait for a busy worker
     assert judge_run_step(run.pk) == "done"
     assert sweep() == [] and JudgeLabel.objects.filter(judge=judge).count() == 21

@@ -15,7 +15,7 @@ import pytest
 from labeling.models import Campaign, JudgeCall, JudgeLabel, JudgeRun
 from sampling import judge_create, judge_run_start
 from tests.chat_server import ChatServerState, chat_server, grade_of
-from tests.sampling.test_judge_runs import SECRET, TEMPLATE, texts_import
+from tests.sampling.helpers import SECRET, TEMPLATE, texts_import
 from tests.workers import CeleryWorker, broker_chosen
 
 pytestmark = [pytest.mark.servers, pytest.mark.django_db(transaction=True)]

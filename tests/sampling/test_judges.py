@@ -35,24 +35,10 @@ from sampling import (
 )
 from sampling.estimates import estimates_compute
 from tests.conftest import RUN_A, RUN_B, upload
+from tests.sampling.helpers import human_grade, judge_grade, pool_labels
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
-
-
-def human_grade(docno: str) -> int:
-    """The assessors' grade in these tests: from the document's rank digit (d1-3 -> 2 ... )."""
-    return {1: 2, 2: 2, 3: 1, 4: 1}.get(int(docno.rsplit("-", 1)[1]), 0)
-
-
-def judge_grade(docno: str) -> int:
-    """A lenient judge: one grade above the humans, capped."""
-    return min(human_grade(docno) + 1, 2)
-
-
-def pool_labels() -> str:
-    docnos = [f"d{q}-{d}" for q in (1, 2, 3) for d in range(1, 8)]
-    return "".join(f"{docno.split('-')[0][1:]} 0 {docno} {judge_grade(docno)}\n" for docno in docnos)
 
 
 def test_it_stores_a_judges_labels_and_reports_coverage(draft_campaign: Campaign) -> None:
