@@ -356,7 +356,10 @@ def test_the_panel_is_the_webhooks_app_s_and_shows_only_where_events_can_happen(
     )
     assert "Webhook added" in added.content.decode()
     (hook,) = Webhook.objects.filter(campaign=draft_campaign)
-    assert "QZ7X" not in client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
+    listed = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
+    assert "QZ7X" not in listed
+    # Removing takes two steps (open, then confirm), with what goes with it said first.
+    assert '<summary>Remove…</summary>' in listed and "Remove this webhook" in listed
     removed = client.post(f"/campaigns/{draft_campaign.pk}/webhooks/{hook.pk}/remove/", follow=True)
     assert "Webhook removed." in removed.content.decode()
     again = client.post(f"/campaigns/{draft_campaign.pk}/webhooks/{hook.pk}/remove/", follow=True)
