@@ -35,6 +35,7 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -78,13 +79,18 @@ def signature_valid(
     return abs((time.time() if now is None else now) - sent_at) <= tolerance
 
 
+DELIVER_TASK = "labeling.tasks.webhook_deliver"
+"""The attempt's Celery task (`webhooks.tasks`), queued by name so that this module does not import
+the tasks that import it; the name it had in the core app, so queued messages still run."""
+
+
 def deliveries_queue(delivery_ids: list[int], countdown: float = 0) -> None:
     """Queue one attempt of each delivery on the webhooks worker's queue."""
-    from webhooks.tasks import webhook_deliver
-
     for delivery_id in delivery_ids:
         try:
-            webhook_deliver.apply_async((delivery_id,), countdown=countdown, queue=settings.WEBHOOKS_QUEUE)
+            current_app.send_task(
+                DELIVER_TASK, args=[delivery_id], countdown=countdown, queue=settings.WEBHOOKS_QUEUE
+            )
         except Exception:  # the broker is away: the delivery stays pending, the worker's start resumes it
             logger.exception("could not queue webhook delivery %s", delivery_id)
 

@@ -7,14 +7,13 @@ import logging
 
 from celery import shared_task
 from celery.signals import worker_ready
-from django.conf import settings
 from django.db import OperationalError
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(
-    name="labeling.tasks.webhook_deliver",
+    name="labeling.tasks.webhook_deliver",  # webhooks.deliveries.DELIVER_TASK: it queues by name
     acks_late=True,
     autoretry_for=(OperationalError,),
     retry_backoff=True,
@@ -26,11 +25,11 @@ def webhook_deliver(delivery_id: int) -> str:
     to the ``webhooks`` queue, which its own worker serves, so a slow or failing receiver never
     holds up the recomputes. No Celery time limit: the attempt's own deadline bounds it (the
     threads pool the webhooks worker runs could not enforce one)."""
-    from webhooks.deliveries import delivery_attempt
+    from webhooks.deliveries import deliveries_queue, delivery_attempt
 
     outcome, wait = delivery_attempt(delivery_id)
     if outcome in ("retry", "deferred"):
-        webhook_deliver.apply_async((delivery_id,), countdown=wait, queue=settings.WEBHOOKS_QUEUE)
+        deliveries_queue([delivery_id], countdown=wait)
     return outcome
 
 

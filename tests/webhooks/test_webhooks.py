@@ -359,9 +359,17 @@ def test_the_panel_is_the_webhooks_app_s_and_shows_only_where_events_can_happen(
     listed = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
     assert "QZ7X" not in listed
     # Removing takes two steps (open, then confirm), with what goes with it said first.
-    assert '<summary>Remove…</summary>' in listed and "Remove this webhook" in listed
+    assert "<summary>Remove…</summary>" in listed and "Remove this webhook" in listed
     removed = client.post(f"/campaigns/{draft_campaign.pk}/webhooks/{hook.pk}/remove/", follow=True)
     assert "Webhook removed." in removed.content.decode()
     again = client.post(f"/campaigns/{draft_campaign.pk}/webhooks/{hook.pk}/remove/", follow=True)
     assert "No such webhook" in again.content.decode()
     assert not Webhook.objects.filter(campaign=draft_campaign).exists()
+
+
+def test_deliveries_are_queued_by_the_name_of_the_task_that_makes_them() -> None:
+    """`deliveries_queue` sends by name (no import circle with the tasks): the name is the task's."""
+    from webhooks.deliveries import DELIVER_TASK
+    from webhooks.tasks import webhook_deliver
+
+    assert webhook_deliver.name == DELIVER_TASK
