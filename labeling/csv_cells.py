@@ -13,7 +13,8 @@ and gets its quote.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Mapping, Sequence
+import io
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from labeling.budgets import PLAIN_DECIMAL
@@ -58,3 +59,41 @@ class CsvDictWriter:
 
     def writerow(self, row: Mapping[str, Any]) -> None:
         self._writer.writerow({key: csv_cell(value) for key, value in row.items()})
+
+
+CSV_CHUNK_CHARS = 64 * 1024
+"""How much text a streamed CSV export yields at a time: one write per chunk, not one per row."""
+
+
+def csv_stream(header: Sequence[str], rows: Iterable[Iterable[Any]], **options: Any) -> Iterator[str]:
+    """Formula-safe CSV text of `rows` under `header`, streamed: the header at once, then about
+    CSV_CHUNK_CHARS at a time, so a download starts at once and memory stays bounded whatever
+    the number of rows."""
+    buffer = io.StringIO()
+    writer = CsvWriter(buffer, **options)
+    writer.writerow(header)
+    return _chunked(buffer, writer.writerow, rows)
+
+
+def csv_dict_stream(
+    fields: Sequence[str], rows: Iterable[Mapping[str, Any]], **options: Any
+) -> Iterator[str]:
+    """`csv_stream` for rows given as dicts (`fields` is the header)."""
+    buffer = io.StringIO()
+    writer = CsvDictWriter(buffer, fields, **options)
+    writer.writeheader()
+    return _chunked(buffer, writer.writerow, rows)
+
+
+def _chunked(buffer: io.StringIO, write: Callable[[Any], None], rows: Iterable[Any]) -> Iterator[str]:
+    yield buffer.getvalue()  # the header
+    buffer.seek(0)
+    buffer.truncate()
+    for row in rows:
+        write(row)
+        if buffer.tell() >= CSV_CHUNK_CHARS:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue()

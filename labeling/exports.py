@@ -8,14 +8,13 @@ campaign with a million judgments exports in bounded memory (wrap in StreamingHt
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
 from labeling.agreement import campaign_agreement
-from labeling.csv_cells import CsvDictWriter
+from labeling.csv_cells import csv_dict_stream
 from labeling.models import (
     Campaign,
     RankingEntry,
@@ -91,17 +90,9 @@ def campaign_config_json(campaign: Campaign) -> str:
 
 
 def csv_text(fields: tuple[str, ...], rows: Iterator[dict[str, Any]]) -> Iterator[str]:
-    """CSV text of `rows` (dicts) with a header of `fields`, in chunks of 500 rows."""
-    buffer = io.StringIO()
-    writer = CsvDictWriter(buffer, fields, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    for number, row in enumerate(rows, start=1):
-        writer.writerow({key: "" if row.get(key) is None else row.get(key) for key in fields})
-        if number % 500 == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+    """CSV text of `rows` (dicts) with a header of `fields`, streamed (`csv_dict_stream`)."""
+    cells = ({key: "" if row.get(key) is None else row.get(key) for key in fields} for row in rows)
+    return csv_dict_stream(fields, cells, lineterminator="\n", extrasaction="ignore")
 
 
 def run_trec(system: System, depth: int | None = None) -> Iterator[str]:

@@ -5,11 +5,10 @@ Generators of text chunks, so the API can stream them.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 
-from labeling.csv_cells import CsvDictWriter
+from labeling.csv_cells import csv_dict_stream
 from labeling.models import Campaign
 from pairwise.selectors import comparisons_of, position_label_rows, topk_results
 
@@ -44,16 +43,11 @@ def _preference_records(campaign: Campaign) -> Iterator[dict[str, object]]:
 
 def preferences_csv(campaign: Campaign) -> Iterator[str]:
     """One row per answer, with a header."""
-    buffer = io.StringIO()
-    writer = CsvDictWriter(buffer, PREFERENCE_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for record in _preference_records(campaign):
-        writer.writerow({**record, "seconds": "" if record["seconds"] is None else record["seconds"]})
-        if buffer.tell() > 64_000:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+    rows = (
+        {**record, "seconds": "" if record["seconds"] is None else record["seconds"]}
+        for record in _preference_records(campaign)
+    )
+    return csv_dict_stream(PREFERENCE_COLUMNS, rows, lineterminator="\n")
 
 
 def preferences_jsonl(campaign: Campaign) -> Iterator[str]:

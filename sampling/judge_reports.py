@@ -16,7 +16,7 @@ from django.db.models import Count, OuterRef, Q, Subquery
 
 from estimation.judges.agreement import agreement, kendall_tau
 from estimation.judges.calibration import MISSING, Calibration
-from labeling.csv_cells import CsvWriter
+from labeling.csv_cells import CsvWriter, csv_stream
 from labeling.metric import campaign_metric
 from labeling.models import (
     Campaign,
@@ -283,32 +283,26 @@ def judge_calls_csv(campaign: Campaign) -> Any:
     sent; with tokens, seconds and cost (what the judge panel counts, pair by pair)."""
     header = ["judge", "model", "version", "qid", "docno", "outcome", "grade", "text", "tokens_in",
               "tokens_out", "seconds", "cost", "asked_at"]  # fmt: skip
-    buffer = io.StringIO()
-    writer = CsvWriter(buffer)
-    writer.writerow(header)
-    yield buffer.getvalue()
     calls = JudgeCall.objects.filter(judge__campaign=campaign).order_by("judge_id", "version", "qid", "docno")
-    for call in calls.select_related("judge").iterator(chunk_size=2000):
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow(
-            [
-                call.judge.name,
-                call.judge.model,
-                call.version,
-                call.qid,
-                call.docno,
-                call.get_outcome_display() if call.outcome == JudgeCall.Outcome.SKIPPED else call.outcome,
-                "" if call.grade is None else call.grade,
-                call.text,
-                call.tokens_in,
-                call.tokens_out,
-                call.seconds,
-                call.cost,
-                call.created_at.isoformat(),
-            ]
-        )
-        yield buffer.getvalue()
+    rows = (
+        [
+            call.judge.name,
+            call.judge.model,
+            call.version,
+            call.qid,
+            call.docno,
+            call.get_outcome_display() if call.outcome == JudgeCall.Outcome.SKIPPED else call.outcome,
+            "" if call.grade is None else call.grade,
+            call.text,
+            call.tokens_in,
+            call.tokens_out,
+            call.seconds,
+            call.cost,
+            call.created_at.isoformat(),
+        ]
+        for call in calls.select_related("judge").iterator(chunk_size=2000)
+    )
+    return csv_stream(header, rows)
 
 
 def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
@@ -436,49 +430,36 @@ def judges_json(campaign: Campaign) -> str:
     )
 
 
-CSV_CHUNK_CHARS = 64 * 1024
-
-
 def judge_labels_csv(campaign: Campaign) -> Any:
-    """Every judge label (pool or not; calibration-set rows with their human grade), streamed: the
-    header at once, then about 64 KB at a time (700,000 labels: the first row within a second,
-    all in about 20 s on SQLite; docs/benchmarks.md)."""
+    """Every judge label (pool or not; calibration-set rows with their human grade), streamed by
+    `csv_stream` (700,000 labels: the first row within a second, all in about 20 s on SQLite;
+    docs/benchmarks.md)."""
 
     header = ["judge", "model", "qid", "docno", "grade", "probs", "class", "human_grade", "set", "rationale",
               "seconds", "cost", "file", "version"]  # fmt: skip
-    buffer = io.StringIO()
-    writer = CsvWriter(buffer)
-    writer.writerow(header)
-    yield buffer.getvalue()
-    rows = JudgeLabel.objects.filter(judge__campaign=campaign).order_by(
+    labels = JudgeLabel.objects.filter(judge__campaign=campaign).order_by(
         "judge_id", "human_grade", "qid", "docno"
     )
-    buffer.seek(0)
-    buffer.truncate()
-    for label in rows.select_related("judge").iterator(chunk_size=2000):
-        if buffer.tell() >= CSV_CHUNK_CHARS:  # one write per ~64 KB, not per row
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-        writer.writerow(
-            [
-                label.judge.name,
-                label.judge.model,
-                label.qid,
-                label.docno,
-                "" if label.grade is None else label.grade,
-                "" if label.probs is None else " ".join(repr(float(p)) for p in label.probs),
-                label.judge_class,
-                "" if label.human_grade is None else label.human_grade,
-                "pool" if label.human_grade is None else "calibration",
-                label.rationale,
-                "" if label.seconds is None else label.seconds,
-                "" if label.cost is None else label.cost,
-                label.source_file,
-                "" if label.version is None else label.version,
-            ]
-        )
-    yield buffer.getvalue()
+    rows = (
+        [
+            label.judge.name,
+            label.judge.model,
+            label.qid,
+            label.docno,
+            "" if label.grade is None else label.grade,
+            "" if label.probs is None else " ".join(repr(float(p)) for p in label.probs),
+            label.judge_class,
+            "" if label.human_grade is None else label.human_grade,
+            "pool" if label.human_grade is None else "calibration",
+            label.rationale,
+            "" if label.seconds is None else label.seconds,
+            "" if label.cost is None else label.cost,
+            label.source_file,
+            "" if label.version is None else label.version,
+        ]
+        for label in labels.select_related("judge").iterator(chunk_size=2000)
+    )
+    return csv_stream(header, rows)
 
 
 def judged_sample_csv(campaign: Campaign) -> Any:

@@ -81,3 +81,17 @@ def test_judge_labels_csv_quotes_a_judge_name_model_and_rationale_starting_with_
         "'-labels.jsonl",
     )
     assert (cells["grade"], cells["seconds"]) == ("1", "2.5")
+
+
+def test_a_streamed_csv_starts_with_its_header_and_yields_bounded_chunks_of_the_same_text() -> None:
+    from labeling.csv_cells import CSV_CHUNK_CHARS, csv_stream
+
+    rows = [[n, "=cmd" if n % 7 == 0 else f"row {n}", "x" * 40] for n in range(5000)]
+    chunks = list(csv_stream(["n", "text", "pad"], iter(rows)))
+    whole = io.StringIO()
+    writer = CsvWriter(whole)
+    writer.writerow(["n", "text", "pad"])
+    writer.writerows(rows)
+    assert chunks[0] == "n,text,pad\r\n", "the header at once"
+    assert "".join(chunks) == whole.getvalue() and "'=cmd" in whole.getvalue()
+    assert len(chunks) > 3 and all(len(chunk) < CSV_CHUNK_CHARS + 200 for chunk in chunks)
