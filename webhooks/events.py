@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from labeling.models import Campaign
+from webhooks.deliveries import deliveries_queue
 from webhooks.models import WebhookDelivery, WebhookEvent
 
 
@@ -46,11 +47,6 @@ def events_for(campaign: Campaign) -> list[tuple[str, str]]:
             if kind.emitted_for(campaign)]  # fmt: skip
 
 
-def event_names() -> list[str]:
-    """Every registered event's name."""
-    return sorted(_EVENTS)
-
-
 def event_emit(campaign: Campaign, name: str, key: str, data: dict[str, Any]) -> WebhookEvent | None:
     """Record the event once (None when `key` was recorded before) and queue its deliveries."""
     if name not in _EVENTS:
@@ -66,8 +62,6 @@ def event_emit(campaign: Campaign, name: str, key: str, data: dict[str, Any]) ->
         return None  # recorded before (a concurrent recompute, or a repeat of the same moment)
     ids = [delivery.pk for delivery in deliveries]
     if ids:
-        from webhooks.deliveries import deliveries_queue
-
         transaction.on_commit(lambda: deliveries_queue(ids))
     return event
 
@@ -77,4 +71,4 @@ def event_keys_recorded(campaign: Campaign, name: str) -> set[str]:
     return set(WebhookEvent.objects.filter(campaign=campaign, name=name).values_list("key", flat=True))
 
 
-__all__ = ["EventKind", "event_emit", "event_keys_recorded", "event_names", "events_for", "register_event"]
+__all__ = ["EventKind", "event_emit", "event_keys_recorded", "events_for", "register_event"]
