@@ -7,14 +7,17 @@ import io
 import json
 import os
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
+from labeling.demo import demo_load
 from labeling.models import Campaign
 from labeling.services.campaigns import (
     campaign_assessors_assign,
@@ -24,6 +27,7 @@ from labeling.services.campaigns import (
 )
 from labeling.services.imports import documents_import, topics_import
 from labeling.services.run_imports import runs_import
+from tests.database_template import sqlite_test_name
 from tests.e2e.helpers import PASSWORD
 
 CHROMIUM_ARGS = [
@@ -154,6 +158,38 @@ def browser_page(session_browser: SessionBrowser, monkeypatch: pytest.MonkeyPatc
         finally:
             session_browser.park()
     assert violations == [], violations
+
+
+# The demo database of each test database file, kept in memory after its first load.
+_demo_snapshots: dict[str, sqlite3.Connection] = {}
+
+
+@pytest.fixture
+def demo_loaded(transactional_db: None) -> None:
+    """The generated demo (`demo_load`) in the test database. Loading it judges a history
+    through the app (4-7 s); on SQLite it is loaded once per test process and then restored from a
+    copy of the database taken right after (SQLite's backup, a few milliseconds), which is the
+    state a load gives: every table, sequence and content type as the first load left them."""
+    from django.contrib.contenttypes.models import ContentType
+    from django.db import connections
+
+    name = sqlite_test_name()
+    if name is None:
+        demo_load()
+        return
+    snapshot = _demo_snapshots.get(name)
+    connections["default"].close()
+    if snapshot is None:
+        demo_load()
+        connections["default"].close()
+        snapshot = sqlite3.connect(":memory:", check_same_thread=False)
+        with closing(sqlite3.connect(name)) as database:
+            database.backup(snapshot)
+        _demo_snapshots[name] = snapshot
+        return
+    with closing(sqlite3.connect(name, timeout=30)) as database:
+        snapshot.backup(database)
+    ContentType.objects.clear_cache()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graded.demo import DEMO_CAMPAIGN, DEMO_JUDGED_CAMPAIGN
-from labeling.demo import DEMO_PASSWORD, demo_campaign_draft, demo_fill_and_start, demo_load
+from labeling.demo import DEMO_PASSWORD, demo_campaign_draft, demo_fill_and_start
 from labeling.models import Campaign
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs.demo import DEMO_SXS_CAMPAIGN
@@ -25,10 +25,10 @@ DEMO_PAIRWISE_CAMPAIGN = "Demo: sustainable cities, pairwise preferences"
 
 
 @pytest.fixture
-def demo(transactional_db: None) -> dict[str, int]:
+def demo(demo_loaded: None) -> dict[str, int]:
     """The demo's campaigns by mode, and a pairwise campaign on the same collection (the demo has
     top-k only, which shares the pair page)."""
-    campaigns, _ = demo_load()
+    campaigns = list(Campaign.objects.order_by("pk"))
     pairwise, _ = demo_campaign_draft(DEMO_PAIRWISE_CAMPAIGN, judging_mode="pairwise", budget=100, seed=7)
     demo_fill_and_start(pairwise, topics_limit=2)
     ids = {campaign.judging_mode: campaign.pk for campaign in campaigns}

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from graded.demo import DEMO_CAMPAIGN
-from labeling.demo import DEMO_PASSWORD, demo_load
+from labeling.demo import DEMO_PASSWORD
 from labeling.models import Campaign
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs.demo import DEMO_SXS_CAMPAIGN
@@ -23,8 +23,7 @@ ANSWER_BUTTON = "#grades button, #answers button"
 
 
 @pytest.fixture
-def demo(transactional_db: None) -> dict[str, int]:
-    demo_load()
+def demo(demo_loaded: None) -> dict[str, int]:
     return {
         mode: Campaign.objects.get(name=name).pk
         for mode, name in (

@@ -12,7 +12,6 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from graded.demo import DEMO_CAMPAIGN
-from labeling.demo import demo_load
 from labeling.models import Campaign, Judgment, Skip
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs import services as sxs_services
@@ -34,8 +33,7 @@ def _number(text: str) -> bool:
 
 
 @pytest.fixture
-def demo(transactional_db: None) -> dict[str, int]:
-    demo_load()
+def demo(demo_loaded: None) -> dict[str, int]:
     return {
         "topk": Campaign.objects.get(name=DEMO_TOPK_CAMPAIGN).pk,
         "sxs": Campaign.objects.get(name=DEMO_SXS_CAMPAIGN).pk,
