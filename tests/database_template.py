@@ -144,6 +144,18 @@ class _PostgresqlTemplate:
         )
 
 
+def sqlite_database_from_template(path: Path) -> bool:
+    """A migrated SQLite database at `path` for a test's own server or child process, when this
+    machine has the template (their `migrate` then has nothing to apply); True if it was put there.
+    Without one the child migrates, as before."""
+    template = _SqliteTemplate(str(path))
+    if not template.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    template.copy_in()
+    return True
+
+
 def _template_for_this_database() -> _SqliteTemplate | _PostgresqlTemplate | None:
     vendor = _connection().vendor
     if vendor == "postgresql":

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.database_template import sqlite_database_from_template
 
 # 150,000 lines: long enough for dozens of answers during the import (the test asserts more than
 # 10 per assessor); bench/bench_import_lock.py runs a million.
@@ -125,6 +126,8 @@ def import_while_judging(tmp_path: Path, database_url: str, topics: int) -> dict
         "VAR_DIR": str(tmp_path / "var"),
     }
     env.pop("REDIS_URL", None)
+    if database_url.startswith("sqlite:///"):
+        sqlite_database_from_template(Path(database_url.removeprefix("sqlite:///")))
     setup = subprocess.run(
         [sys.executable, "-c", SETUP], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
     )

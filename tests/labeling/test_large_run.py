@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.database_template import sqlite_database_from_template
 
 TOPICS, DEPTH = 400, 1000
 
@@ -56,6 +57,7 @@ def test_it_imports_a_long_run_in_bounded_memory(tmp_path: Path) -> None:
         "VAR_DIR": str(tmp_path / "var"),
     }
     env.pop("REDIS_URL", None)
+    sqlite_database_from_template(tmp_path / "big.sqlite3")
     result = subprocess.run(
         [sys.executable, "-c", CHILD, str(run)],
         env=env,

@@ -26,6 +26,7 @@ from labeling.services import run_import_writes, run_imports
 from labeling.services.imports import ImportFailed
 from labeling.services.run_imports import runs_import
 from tests.conftest import REPO_ROOT, upload
+from tests.database_template import sqlite_database_from_template
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
@@ -107,6 +108,7 @@ def test_it_stores_on_postgresql_exactly_what_it_stores_on_sqlite(tmp_path: Path
         server.execute("CREATE DATABASE same_rows")
     postgresql_url = postgres_url.rsplit("/", 1)[0] + "/same_rows"
     dumps = {}
+    sqlite_database_from_template(tmp_path / "db.sqlite3")
     for vendor, url in (("sqlite", f"sqlite:///{tmp_path / 'db.sqlite3'}"), ("postgresql", postgresql_url)):
         env = {
             **os.environ,

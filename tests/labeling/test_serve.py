@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.database_template import sqlite_database_from_template
 
 
 def _free_port() -> int:
@@ -58,6 +59,7 @@ def _get(url: str, timeout: float = 60) -> tuple[int, bytes]:
 def test_it_serves_pages_with_gunicorn_and_a_worker_and_stops_both(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update({"VAR_DIR": str(tmp_path / "var"), "DJANGO_SETTINGS_MODULE": "config.settings"})
+    sqlite_database_from_template(tmp_path / "var" / "db.sqlite3")
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput"],
         cwd=REPO_ROOT,

@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.database_template import sqlite_database_from_template
 
 SLOWEST_ANSWER_SECONDS = 1.0
 # The upload is received, then read and checked whole (a few seconds for these lines), then stored
@@ -241,6 +242,7 @@ def uploads_while_judging(
         "ALLOWED_HOSTS": "localhost,127.0.0.1",
     }
     env.pop("REDIS_URL", None)
+    sqlite_database_from_template(workdir / "db.sqlite3")
     prepared = subprocess.run(
         [sys.executable, "-c", setup, str(assessors)],
         env=env,
