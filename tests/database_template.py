@@ -108,11 +108,10 @@ class _SqliteTemplate:
 
 
 class _PostgresqlTemplate:
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         from django.conf import settings
 
-        connection = _connection()
-        self.name = connection.creation._get_test_db_name()
+        self.name = name
         self.template = f"test_template_{migrations_key()}"
         self.lock_path = Path(settings.VAR_DIR) / "test-template-postgresql.lock"
 
@@ -156,10 +155,13 @@ def sqlite_database_from_template(path: Path) -> bool:
     return True
 
 
-def _template_for_this_database() -> _SqliteTemplate | _PostgresqlTemplate | None:
-    vendor = _connection().vendor
-    if vendor == "postgresql":
-        return _PostgresqlTemplate()
+def _template_for_this_database(*, set_up: bool) -> _SqliteTemplate | _PostgresqlTemplate | None:
+    """The template of the default database's test database (`set_up`: Django already switched
+    the connection to it, so its name is the connection's)."""
+    connection = _connection()
+    if connection.vendor == "postgresql":
+        name = connection.settings_dict["NAME"] if set_up else connection.creation._get_test_db_name()
+        return _PostgresqlTemplate(name)
     name = sqlite_test_name()
     return _SqliteTemplate(name) if name else None
 
@@ -201,7 +203,7 @@ def django_db_keepdb(
         yield True
         return
     with django_db_blocker.unblock():
-        template = _template_for_this_database()
+        template = _template_for_this_database(set_up=False)
         try:
             copied = template is not None and not _lock_to_make(template) and template.exists()
             if copied:
@@ -225,7 +227,7 @@ def django_db_setup(django_db_setup: None, django_db_keepdb: bool, django_db_blo
     try:
         if _making:
             with django_db_blocker.unblock():
-                template = _template_for_this_database()
+                template = _template_for_this_database(set_up=True)
                 if template is not None:
                     template.save()
     finally:
