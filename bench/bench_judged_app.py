@@ -77,12 +77,12 @@ def run(campaigns: int, budget: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
+    from demo.loading import DEMO_GRADES, DEMO_USERS, _demo_user, demo_collection, demo_fill_and_start
     from estimation.formats.trec import iter_run, run_from_lines
     from estimation.metrics.spec import Metric
     from estimation.metrics.values import summarize_run
     from graded.claims import task_next
     from graded.judging import task_answer
-    from labeling.demo import DEMO_GRADES, DEMO_USERS, _demo_user, demo_collection, demo_fill_and_start
     from labeling.models import Campaign
     from labeling.recompute import recompute
     from labeling.services.campaigns import campaign_create

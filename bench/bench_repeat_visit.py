@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 from bench_team import make_run_server  # noqa: E402
 
-DEMO_PASSWORD = "labeling-demo"  # labeling.demo's (importing it needs Django set up)
+DEMO_PASSWORD = "labeling-demo"  # demo.loading's (importing it needs Django set up)
 
 RESULTS = REPO_ROOT / "bench" / "results" / "repeat_visit"
 

@@ -217,6 +217,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "labeling",
+    "demo",
     "webhooks",
     "graded",
     "pairwise",

@@ -9,9 +9,9 @@ class GradedConfig(AppConfig):
     verbose_name = "Graded judging"
 
     def ready(self) -> None:
+        from demo.loading import register_demo
         from graded.demo import demo_graded_campaign, demo_judged_campaign
         from graded.modes import GradedMode
-        from labeling.demo import register_demo
         from labeling.modes import register
         from labeling.sweeper import register_sweep
         from sampling import StaleJudgeRunSweep

@@ -7,9 +7,9 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from demo.loading import DEMO_GRADES, demo_campaign_draft, demo_collection, demo_fill_and_start
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.demo import DEMO_GRADES, demo_campaign_draft, demo_collection, demo_fill_and_start
 from labeling.models import Campaign, EstimateSnapshot
 from labeling.recompute import recompute
 from sampling import judge_create, judge_run_start, judge_run_step

@@ -8,7 +8,7 @@ class PairwiseConfig(AppConfig):
 
     def ready(self) -> None:
         # The pair judging modes plug into the core's mode seam (labeling.modes).
-        from labeling.demo import register_demo
+        from demo.loading import register_demo
         from labeling.modes import register
         from pairwise.demo import demo_topk_campaign
         from pairwise.modes import PairwiseMode, TopKMode

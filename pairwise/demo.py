@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from labeling.demo import demo_campaign_draft, demo_fill_and_start
+from demo.loading import demo_campaign_draft, demo_fill_and_start
 from labeling.models import Campaign
 
 # The generated collection judged in pairs: each assessor finds the ordered top 5 of a topic's

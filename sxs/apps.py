@@ -8,7 +8,7 @@ class SxsConfig(AppConfig):
 
     def ready(self) -> None:
         # The side-by-side mode plugs into the core's mode seam (labeling.modes).
-        from labeling.demo import register_demo
+        from demo.loading import register_demo
         from labeling.modes import register
         from sxs.demo import demo_sxs_campaign
         from sxs.modes import SxsMode

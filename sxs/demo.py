@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from labeling.demo import demo_campaign_draft, demo_fill_and_start
+from demo.loading import demo_campaign_draft, demo_fill_and_start
 from labeling.models import Campaign
 
 DEMO_SXS_CAMPAIGN = "Demo: sustainable cities, top-5 lists side by side"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-APPLICATION_PACKAGES = ("labeling", "graded", "pairwise", "sxs", "training", "sampling", "webhooks")
+APPLICATION_PACKAGES = ("labeling", "demo", "graded", "pairwise", "sxs", "training", "sampling", "webhooks")
 
 DATABASE_SPECIFIC = re.compile(
     r"connection\.vendor|connection\.cursor\(|connection\.features|prepared_cursor\(|select_for_update|RawSQL"

@@ -16,6 +16,7 @@ PACKAGES = (
     "config",
     "estimation",
     "labeling",
+    "demo",
     "outbound",
     "webhooks",
     "sampling",
@@ -97,7 +98,7 @@ def test_it_reads_function_level_imports_too(tmp_path: Path) -> None:
 def test_it_keeps_every_labeling_module_free_of_engine_and_mode_imports() -> None:
     modules = _modules("labeling")
     assert len(modules) > 30
-    above = {"sampling", "webhooks", "outbound"} | MODES
+    above = {"sampling", "webhooks", "outbound", "demo"} | MODES
     offenders = sorted(str(path.relative_to(REPO_ROOT)) for path in modules if above & _imports(path))
     assert offenders == []
 
@@ -110,6 +111,13 @@ def test_it_keeps_webhooks_between_the_core_and_the_engine() -> None:
     """Webhooks build on the core and the outbound policy; the engine emits their events."""
     assert package_imports()["webhooks"] <= {"labeling", "outbound"}
     assert "webhooks" in package_imports()["sampling"]
+
+
+def test_it_keeps_the_demo_on_the_core_and_the_modes_registering_with_it() -> None:
+    """The demo builds the collection and users through the core's services; each mode's app
+    adds its campaign (`register_demo`), so the demo names no mode."""
+    assert package_imports()["demo"] <= {"labeling"}
+    assert all("demo" in package_imports()[mode] for mode in MODES)
 
 
 def test_it_keeps_the_outbound_policy_free_of_the_apps() -> None:

@@ -10,7 +10,7 @@ class TrainingConfig(AppConfig):
     verbose_name = "Training-data campaigns"
 
     def ready(self) -> None:
-        from labeling.demo import register_demo
+        from demo.loading import register_demo
         from labeling.modes import register
         from training.demo import demo_training_campaign
         from training.modes import TrainingMode

@@ -14,7 +14,7 @@ import io
 
 from django.db import transaction
 
-from labeling.demo import (
+from demo.loading import (
     DEMO_GRADES,
     RUN_NOISE,
     TOPICS,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling.demo import demo_load
+from demo.loading import demo_load
 from labeling.models import Campaign
 from labeling.services.campaigns import (
     campaign_assessors_assign,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from demo.loading import DEMO_PASSWORD, demo_campaign_draft, demo_fill_and_start
 from graded.demo import DEMO_CAMPAIGN, DEMO_JUDGED_CAMPAIGN
-from labeling.demo import DEMO_PASSWORD, demo_campaign_draft, demo_fill_and_start
 from labeling.models import Campaign
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs.demo import DEMO_SXS_CAMPAIGN

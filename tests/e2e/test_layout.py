@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from demo.loading import DEMO_PASSWORD
 from graded.demo import DEMO_CAMPAIGN
-from labeling.demo import DEMO_PASSWORD
 from labeling.models import Campaign
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs.demo import DEMO_SXS_CAMPAIGN

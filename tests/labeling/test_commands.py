@@ -12,8 +12,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
 from django.test import Client
 
+from demo.loading import DEMO_PASSWORD, DEMO_USERS, RUN_NOISE, demo_collection, demo_load
 from graded.demo import DEMO_CAMPAIGN, DEMO_HISTORY_JUDGMENTS, DEMO_JUDGED_CAMPAIGN
-from labeling.demo import DEMO_PASSWORD, DEMO_USERS, RUN_NOISE, demo_collection, demo_load
 from labeling.models import Campaign, EstimateSnapshot, Judgment, System
 from labeling.permissions import user_role
 from pairwise.demo import DEMO_TOPK_CAMPAIGN

@@ -101,4 +101,7 @@ def test_it_serves_pages_with_gunicorn_and_a_worker_and_stops_both(tmp_path: Pat
     while any(_command_line(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.2)
     alive = [pid for pid in children if _command_line(pid)]
-    assert alive == [], (tmp_path / "server.log").read_text()[-3000:]
+    printed = (tmp_path / "server.log").read_text()
+    assert alive == [], printed[-3000:]
+    # The demo's logins under the address (the demo app's command, called by its name).
+    assert "Demo logins:" in printed and "demo-assessor / labeling-demo" in printed, printed[-3000:]

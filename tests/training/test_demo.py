@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from demo.loading import demo_load
 from estimation.formats.letor import LetorPool, iter_letor, letor_from_rows
-from labeling.demo import demo_load
 from labeling.models import Campaign
 from training import services
 from training.demo import DEMO_TRAINING_CAMPAIGN, LABELED_TOPICS, TEST_SEED, letor_lines

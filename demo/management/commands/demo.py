@@ -1,10 +1,11 @@
-"""`manage.py demo`: load the generated demo campaigns and users (safe to run again)."""
+"""`manage.py demo`: load the generated demo campaigns and users (safe to run again);
+`--logins`: only print the demo's logins (what `serve_with_worker` shows under its address)."""
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
-from labeling.demo import demo_load, demo_logins
+from demo.loading import demo_load, demo_logins
 from labeling.modes import mode_of
 
 
@@ -14,7 +15,13 @@ class Command(BaseCommand):
         "top-k, side-by-side and training-data campaigns on the same collection; idempotent."
     )
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--logins", action="store_true", help="only print the demo's logins")
+
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["logins"]:
+            self.stdout.write("Demo logins:\n" + demo_logins())
+            return
         campaigns, created = demo_load()
         verb = "Created" if created else "Kept"
         self.stdout.write(self.style.SUCCESS(f"{verb} the demo campaigns:"))
