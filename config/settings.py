@@ -278,8 +278,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # of the throughput of 50 assessors (bench/bench_team.py, 3 x 2 gthread workers).
     DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60)
     # Django's SQLite, whose writers poll for the write lock every few milliseconds rather than
-    # on SQLite's backoff of up to 100 ms (labeling/sqlite_backend/base.py says why).
-    DATABASES["default"]["ENGINE"] = "labeling.sqlite_backend"
+    # on SQLite's backoff of up to 100 ms (infrastructure/sqlite_backend/base.py says why).
+    DATABASES["default"]["ENGINE"] = "infrastructure.sqlite_backend"
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",

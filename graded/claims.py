@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from graded.gold import gold_task_for
 from graded.selectors import task_active_for_assessor
-from labeling.db import prepared_cursor
+from infrastructure.db import prepared_cursor
 from labeling.leases import lease_claim, lease_expiry, lease_renew, unanswered_claimable
 from labeling.models import Campaign, Document, Skip, Task, Topic
 from labeling.services.skips import skipped_by

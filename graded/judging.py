@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from labeling.db import prepared_cursor
+from infrastructure.db import prepared_cursor
 from labeling.formats.fields import NOTE_MAX_CHARS
 from labeling.leases import (
     LeaseConflict,

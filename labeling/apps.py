@@ -18,10 +18,10 @@ class LabelingConfig(AppConfig):
 
         if "id" not in get_converters():
             register_converter(IdConverter, "id")
-        # Registers the PostgreSQL connection set-up (labeling.db) before any connection opens.
+        # Registers the PostgreSQL connection set-up (infrastructure.db) before any connection opens.
+        from infrastructure import db  # noqa: F401
         from labeling import (
             checks,  # noqa: F401  (registers the system checks)
-            db,  # noqa: F401
             exports,
         )
         from labeling.modes import Export, register_export

@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import Model
 from rest_framework.authtoken.models import Token
 
-from labeling.db import prepared_cursor
+from infrastructure.db import prepared_cursor
 from labeling.models import Campaign, CampaignMember, Document, SamplingState, Task
 from labeling.permissions import JUDGE, ROLE_ADMIN, member_roles_with
 

@@ -23,7 +23,7 @@ from estimation.formats.judge_labels import JudgeLabelLine, iter_judge_labels
 from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
-from labeling.db import brief_write
+from infrastructure.db import brief_write
 from labeling.formats import upload_lines
 from labeling.models import Campaign, Judge, JudgeLabel, Topic
 from labeling.recompute import recompute_soon

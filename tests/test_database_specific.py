@@ -15,7 +15,17 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-APPLICATION_PACKAGES = ("labeling", "demo", "graded", "pairwise", "sxs", "training", "sampling", "webhooks")
+APPLICATION_PACKAGES = (
+    "infrastructure",
+    "labeling",
+    "demo",
+    "graded",
+    "pairwise",
+    "sxs",
+    "training",
+    "sampling",
+    "webhooks",
+)
 
 DATABASE_SPECIFIC = re.compile(
     r"connection\.vendor|connection\.cursor\(|connection\.features|prepared_cursor\(|select_for_update|RawSQL"
@@ -32,7 +42,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     ),
     "graded/judging.py": ("graded/test_judging.py", "graded/test_judging_hot_path.py"),
     "graded/gold.py": ("graded/test_gold.py",),
-    "labeling/db.py": ("graded/test_judging_hot_path.py", "labeling/test_import_batches.py"),
+    "infrastructure/db.py": ("graded/test_judging_hot_path.py", "labeling/test_import_batches.py"),
     "labeling/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
     "labeling/services/campaign_copies.py": (
         "labeling/test_campaign_list.py",

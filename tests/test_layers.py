@@ -15,6 +15,7 @@ PACKAGES = (
     "clients",
     "config",
     "estimation",
+    "infrastructure",
     "labeling",
     "demo",
     "outbound",
@@ -104,7 +105,13 @@ def test_it_keeps_every_labeling_module_free_of_engine_and_mode_imports() -> Non
 
 
 def test_it_keeps_the_sampling_engine_below_the_modes() -> None:
-    assert package_imports()["sampling"] <= {"labeling", "estimation", "webhooks", "outbound"}
+    assert package_imports()["sampling"] <= {
+        "infrastructure",
+        "labeling",
+        "estimation",
+        "webhooks",
+        "outbound",
+    }
 
 
 def test_it_keeps_webhooks_between_the_core_and_the_engine() -> None:
@@ -118,6 +125,11 @@ def test_it_keeps_the_demo_on_the_core_and_the_modes_registering_with_it() -> No
     adds its campaign (`register_demo`), so the demo names no mode."""
     assert package_imports()["demo"] <= {"labeling"}
     assert all("demo" in package_imports()[mode] for mode in MODES)
+
+
+def test_it_keeps_the_database_backends_below_every_app() -> None:
+    """The database backends and connection helpers need only Django."""
+    assert package_imports().get("infrastructure", set()) == set()
 
 
 def test_it_keeps_the_outbound_policy_free_of_the_apps() -> None:

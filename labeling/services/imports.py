@@ -24,7 +24,7 @@ from django.db.models import Exists, F, Max, Model, OuterRef
 from django.utils import timezone
 
 from estimation.formats.trec import InputFileError, LabelLine, QrelsLine, iter_labels, iter_qrels
-from labeling.db import brief_write
+from infrastructure.db import brief_write
 from labeling.formats import sniff_format, upload_lines
 from labeling.formats.documents import DocumentRecord, iter_documents_jsonl
 from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS

@@ -1,4 +1,4 @@
-"""The embedded default's SQLite backend (labeling/sqlite_backend): a write that finds the write
+"""The embedded default's SQLite backend (infrastructure/sqlite_backend): a write that finds the write
 lock taken polls for it until the database's timeout, instead of SQLite's backoff of up to
 100 ms; the latency it buys is measured by bench/bench_upload_lock.py, not here."""
 
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from django.db import OperationalError, connection
 
-from labeling.sqlite_backend.base import SQLITE_WAIT_SECONDS
+from infrastructure.sqlite_backend.base import SQLITE_WAIT_SECONDS
 
 
 @pytest.fixture

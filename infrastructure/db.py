@@ -69,7 +69,7 @@ def _prepare_once(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -
 def brief_write() -> Iterator[None]:
     """One short transaction of a long upload, then, on SQLite, the write lock left free twice
     as long as it was held (at most 0.2 s): writers waiting for the lock poll for it every few
-    milliseconds (`labeling.sqlite_backend`), so an assessor's answer gets in within the pause
+    milliseconds (`infrastructure.sqlite_backend`), so an assessor's answer gets in within the pause
     rather than after many batches."""
     started = time.monotonic()
     with transaction.atomic():

@@ -1,2 +1,2 @@
 """The embedded default's database backend: Django's SQLite with fast polling for the write lock
-(`base.py`). Settings name it as ENGINE "labeling.sqlite_backend"."""
+(`base.py`). Settings name it as ENGINE "infrastructure.sqlite_backend"."""

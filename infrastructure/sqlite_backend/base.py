@@ -3,7 +3,7 @@ milliseconds instead of on SQLite's own backoff.
 
 Why: SQLite's busy handler sleeps 1, 2, 5, 10, ... then 100 ms between attempts, and a process
 holds the write lock without a queue. While an upload writes in short batches (holding the lock
-about a third of the time, `labeling.db.brief_write`), an assessor's answer that asked at the
+about a third of the time, `infrastructure.db.brief_write`), an assessor's answer that asked at the
 wrong moment kept missing the free windows: with 42,706 requests during a 1,000,000-line upload,
 three waited more than a second (1.56 s the longest; bench/bench_upload_lock.py). Polling every
 `POLL_SECONDS` it gets the lock within milliseconds of its release.
