@@ -12,7 +12,10 @@ then has nothing to apply (it still creates any content type or permission the m
 The key hashes every migration file and Django's version, so a changed or added migration makes a
 new template: the copy is never older than the code. Processes that start together
 (pytest-xdist's) wait for the first one's template rather than all migrating at once on the same
-cores (bounded: after `TEMPLATE_WAIT_SECONDS` a process migrates on its own)."""
+cores (bounded: after `TEMPLATE_WAIT_SECONDS` a process migrates on its own). On SQLite the
+controlling process makes a missing template before any test process starts
+(`pytest_sessionstart`): the slow tests that start their own servers run first, and they copy it
+too rather than each migrating beside the others."""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -191,6 +196,42 @@ def _lock_to_make(template: _SqliteTemplate | _PostgresqlTemplate) -> bool:
 def _lock_release() -> None:
     while _making:
         os.close(_making.pop())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In the controlling process (before pytest-xdist starts the others), a missing SQLite
+    template is made by `manage.py migrate` on a file of its own. Should that fail, the test
+    processes migrate as before and report it."""
+    if hasattr(session.config, "workerinput") or session.config.getvalue("reuse_db"):
+        return
+    template = _template_for_this_database(set_up=False)
+    if not isinstance(template, _SqliteTemplate) or not _lock_to_make(template):
+        return
+    try:
+        handle, fresh = tempfile.mkstemp(
+            prefix="test-template-fresh-", suffix=".sqlite3", dir=template.template.parent
+        )
+        os.close(handle)
+        os.remove(fresh)
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{fresh}",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+        }
+        env.pop("REDIS_URL", None)
+        migrated = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            timeout=TEMPLATE_WAIT_SECONDS,
+        )
+        if migrated.returncode == 0:
+            _SqliteTemplate(fresh).save()
+        _SqliteTemplate(fresh).remove_copy()
+    finally:
+        _lock_release()
 
 
 @pytest.fixture(scope="session")
