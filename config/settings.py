@@ -423,7 +423,9 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND: str | None = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = REDIS_TRANSPORT_OPTIONS
 else:
-    CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+    # A host in the URL, though the filesystem transport ignores it: without one kombu warns at
+    # every connection ("No hostname was supplied").
+    CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://localhost/")
     CELERY_RESULT_BACKEND = None
     for _folder in ("queue", "processed", "control"):
         (CELERY_QUEUE_DIR / _folder).mkdir(parents=True, exist_ok=True)
@@ -546,9 +548,10 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Relevance assessment API",
-    "DESCRIPTION": "Campaigns, TREC imports, judging in every mode (graded, pairwise, top-k, "
-    "side by side), skips, estimates, learned DCG and exports. Log in to the site and the calls "
-    "below use your session; scripts use a token from /api/auth/token/.",
+    # No list of the modes here: they are plug-ins, and a list by hand goes stale.
+    "DESCRIPTION": "Campaigns, TREC imports, judging in every mode, skips, estimates and release "
+    "verdicts, learned DCG, training-data rounds, webhooks and exports. Log in to the site and the "
+    "calls below use your session; scripts use a token from /api/auth/token/.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

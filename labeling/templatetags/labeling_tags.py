@@ -1,5 +1,5 @@
-"""Template filters: role-dependent navigation, a campaign's one-line summary, and the judge
-pages' shortcut keys."""
+"""Template filters: role-dependent navigation, a campaign's one-line summary, durations, and the
+judge pages' shortcut keys."""
 
 from __future__ import annotations
 
@@ -16,6 +16,19 @@ from labeling.permissions import is_coordinator as _is_coordinator
 from labeling.shortcuts import PageShortcuts
 
 register = template.Library()
+
+
+@register.filter
+def judging_time(seconds: float | None) -> str:
+    """Measured judging time in one unit per size, the same rule wherever it is shown: seconds
+    under two minutes, minutes under two hours, then hours and minutes."""
+    total = max(0, round(float(seconds or 0)))
+    if total < 120:
+        return f"{total} s"
+    minutes = round(total / 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
 
 
 @register.filter

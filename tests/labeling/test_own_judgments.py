@@ -17,6 +17,7 @@ from labeling import selectors
 from labeling.models import Campaign, Judgment, JudgmentChange
 from labeling.services.campaign_copies import campaign_archive
 from labeling.services.own_judgments import JudgmentFinal, RegradeRefused, judgment_regrade
+from labeling.templatetags.labeling_tags import judging_time
 from sampling.estimates import estimates_compute
 from sampling.state import judgments_fingerprint
 from tests.conftest import PASSWORD
@@ -99,6 +100,24 @@ def test_the_page_counts_lists_searches_and_changes(campaign: Campaign, assessor
     listed = client.get(reverse("labeling:own_judgments"))
     assert "changed 1×" in listed.content.decode()
     assert "(3 judgments)" in listed.content.decode()
+    # Today's time and the time in all in the same unit (12 s each, not "12 s" beside "0 min").
+    assert listed.content.decode().count("<b>12 s</b>") == 2
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (None, "0 s"),
+        (7.4, "7 s"),
+        (119.4, "119 s"),
+        (120, "2 min"),
+        (1866, "31 min"),
+        (7199, "2 h 0 min"),
+        (9000, "2 h 30 min"),
+    ],
+)
+def test_judging_time_has_one_unit_per_size(seconds: float | None, shown: str) -> None:
+    assert judging_time(seconds) == shown
 
 
 def test_the_page_shows_the_note_kept_with_a_judgment(campaign: Campaign, assessor: AbstractBaseUser) -> None:

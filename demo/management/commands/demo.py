@@ -1,6 +1,7 @@
 """`manage.py demo`: load the generated demo campaigns and users (safe to run again);
 `--logins`: only print the demo's logins (what `serve_with_worker` shows under its address)."""
 
+import logging
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -22,7 +23,15 @@ class Command(BaseCommand):
         if options["logins"]:
             self.stdout.write("Demo logins:\n" + demo_logins())
             return
-        campaigns, created = demo_load()
+        # The demo's judging history recomputes its campaigns about 30 times; those log lines are
+        # for the operators of a running server, not for whoever loads the demo.
+        recompute_log = logging.getLogger("labeling.recompute")
+        level = recompute_log.level
+        recompute_log.setLevel(logging.WARNING)
+        try:
+            campaigns, created = demo_load()
+        finally:
+            recompute_log.setLevel(level)
         verb = "Created" if created else "Kept"
         self.stdout.write(self.style.SUCCESS(f"{verb} the demo campaigns:"))
         for demo in campaigns:
