@@ -162,21 +162,38 @@ def refuse_weak_secret_key(key: str) -> str:
 
 def installation_secret_key(folder: Path) -> str:
     """The key made for this installation on its first start (`folder`/secret_key, readable by
-    its owner only), so a server started without SECRET_KEY signs with nothing anybody else knows."""
-    path = folder / "secret_key"
-    try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        pass
-    import secrets
+    its owner only), so a server started without SECRET_KEY signs with nothing anybody else knows.
 
+    Several processes start at once (gunicorn's workers, the Celery worker): the key is written to
+    a file of its own and then linked into place, so the file appears whole or not at all. (Created
+    empty and then written, another process could read it empty in between and serve every request
+    with a 500: "The SECRET_KEY setting must not be empty".)"""
+    import secrets
+    import tempfile
+    import time
+
+    path = folder / "secret_key"
+    for _ in range(50):
+        try:
+            existing = path.read_text().strip()
+        except FileNotFoundError:
+            break
+        if existing:
+            return existing
+        time.sleep(0.1)  # an older release's first start may still be writing it
+    else:
+        raise ImproperlyConfigured(f"{path} is empty: delete it and a new key is made at the next start")
     key = secrets.token_urlsafe(50)
+    descriptor, temporary = tempfile.mkstemp(prefix=".secret_key-", dir=folder)  # mode 0600
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process of this start made it first
-        return path.read_text().strip()
-    with os.fdopen(descriptor, "w") as file:
-        file.write(key + "\n")
+        with os.fdopen(descriptor, "w") as file:
+            file.write(key + "\n")
+        try:
+            os.link(temporary, path)
+        except FileExistsError:  # another process of this start made it first
+            return path.read_text().strip()
+    finally:
+        os.remove(temporary)
     return key
 
 
@@ -554,6 +571,12 @@ SPECTACULAR_SETTINGS = {
     "calls below use your session; scripts use a token from /api/auth/token/.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # One name for a choice set that several fields use (`verdict_rule` on a campaign, `rule` on an
+    # arrival): without it the schema warns at every load and names the set after one field.
+    "ENUM_NAME_OVERRIDES": {
+        "VerdictRuleEnum": "labeling.models.Campaign.VerdictRule",
+        "VerdictQuestionEnum": "labeling.models.Campaign.VerdictQuestion",
+    },
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
     # /api/docs/ loads Swagger UI from the sidecar's static files, never a CDN.

@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
-from config.settings import DEV_SECRET_KEY, refuse_weak_secret_key
+from config.settings import DEV_SECRET_KEY, installation_secret_key, refuse_weak_secret_key
 from labeling.checks import static_manifest_check
 from labeling.services.campaigns import campaign_create
 from tests.conftest import PASSWORD, REPO_ROOT
@@ -31,6 +31,30 @@ def test_it_refuses_a_weak_secret_key(key: str) -> None:
 
 def test_it_takes_a_strong_secret_key() -> None:
     assert refuse_weak_secret_key(STRONG_KEY) == STRONG_KEY
+
+
+def test_processes_starting_together_read_one_whole_installation_key(tmp_path: Path) -> None:
+    """Eight processes make the key at once, as gunicorn's workers and a Celery worker do on a
+    first start: every one gets the same key, none an empty one, and the file holds it, owner only."""
+    code = (
+        "import sys; from pathlib import Path; from config.settings import installation_secret_key; "
+        "print(installation_secret_key(Path(sys.argv[1])))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    for attempt in range(5):
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-c", code, str(folder)], stdout=subprocess.PIPE, text=True, env=env
+            )
+            for _ in range(8)
+        ]
+        keys = {child.communicate(timeout=60)[0].strip() for child in children}
+        assert len(keys) == 1 and len(next(iter(keys))) >= 50, keys
+        assert installation_secret_key(folder) == next(iter(keys))
+        assert (folder / "secret_key").stat().st_mode & 0o777 == 0o600
+        assert [path.name for path in folder.iterdir()] == ["secret_key"], "no temporary file left"
 
 
 def _start(code: str, **env: str) -> subprocess.CompletedProcess[str]:
