@@ -220,14 +220,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             "DJANGO_SETTINGS_MODULE": "config.settings",
         }
         env.pop("REDIS_URL", None)
-        migrated = subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            timeout=TEMPLATE_WAIT_SECONDS,
-        )
-        if migrated.returncode == 0:
+        try:
+            migrated = (
+                subprocess.run(
+                    [sys.executable, "manage.py", "migrate", "--noinput"],
+                    cwd=REPO_ROOT,
+                    env=env,
+                    capture_output=True,
+                    timeout=TEMPLATE_WAIT_SECONDS,
+                ).returncode
+                == 0
+            )
+        except subprocess.TimeoutExpired:
+            migrated = False
+        if migrated:
             _SqliteTemplate(fresh).save()
         _SqliteTemplate(fresh).remove_copy()
     finally:
