@@ -209,9 +209,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if not isinstance(template, _SqliteTemplate) or not _lock_to_make(template):
         return
     try:
-        handle, fresh = tempfile.mkstemp(
-            prefix="test-template-fresh-", suffix=".sqlite3", dir=template.template.parent
-        )
+        handle, fresh = tempfile.mkstemp(prefix="migrating-", suffix=".sqlite3", dir=template.template.parent)
         os.close(handle)
         os.remove(fresh)
         env = {
