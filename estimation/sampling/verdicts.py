@@ -50,12 +50,13 @@ import numpy as np
 from scipy.stats import norm
 
 from estimation.sampling.sequences import (
-    MIN_ANYTIME_DRAWS,
+    MIN_PEEKING_DRAWS,
     UNREAD,
     Interval,
     fixed_multiplier,
     mixture_multiplier,
-    sequential_multiplier,
+    sequential_multipliers,
+    spending_boundaries,
 )
 
 RULES = ("sequential", "anytime", "fixed")
@@ -109,20 +110,47 @@ class VerdictPlan:
     def verdict_names(self) -> tuple[str, str]:
         return QUESTIONS[self.question]
 
-    def multiplier(self, draws: float, labels: float | None = None) -> float:
-        """The rule's half-width in standard errors after `draws` top-up draws that brought
-        `labels` labels (default: as many as the draws); inf: not read. The sequential rule's
-        information fraction is labels / horizon (the horizon is the planned labels)."""
-        return _multiplier(self.rule, draws, draws if labels is None else labels, self.horizon, self.alpha)
+    def multiplier(self, draws: float) -> float:
+        """The half-width in standard errors after `draws` top-up draws of a rule whose width
+        depends on the draws alone (anytime, fixed, peek); inf: not read. The sequential rule's
+        depends on every earlier look (`multipliers`)."""
+        if self.rule == "sequential":
+            raise ValueError("the sequential boundary depends on every look: read `multipliers`")
+        return _multiplier(self.rule, draws, self.horizon, self.alpha)
+
+    def multipliers(self, looks: LookArrays, read: np.ndarray) -> np.ndarray:
+        """The rule's half-width in standard errors at each look, given which looks are `read`
+        (the sequential rule spends alpha only at those); inf where a look is not read."""
+        result = np.full(looks.draws.size, np.inf)
+        if self.rule != "sequential":
+            for index in np.flatnonzero(read):
+                result[index] = self.multiplier(float(looks.draws[index]))
+            return result
+        # A look that does not say its labels counts one per draw.
+        labels = np.where(looks.labels > 0, looks.labels, looks.draws)
+        read = read & ((looks.draws >= MIN_PEEKING_DRAWS) | (labels >= self.horizon))
+        labels = labels[read]
+        boundaries = _sequential_boundaries(tuple(labels.tolist()), self.horizon, self.alpha)
+        result[read] = sequential_multipliers(np.array(boundaries), looks.draws[read])
+        return result
+
+
+@lru_cache(maxsize=4096)
+def _sequential_boundaries(labels: tuple[int, ...], horizon: float, alpha: float) -> tuple[float, ...]:
+    """The spending boundaries at looks after these top-up label counts: information fraction
+    labels / horizon, 1 from the horizon on; a look that brought no new label spends nothing.
+    Cached: replays read the same label counts thousands of times."""
+    counts = (
+        np.maximum.accumulate(np.maximum(np.asarray(labels, dtype=float), 1.0)) if labels else np.zeros(0)
+    )
+    return tuple(spending_boundaries(np.minimum(counts / horizon, 1.0), alpha).tolist())
 
 
 @lru_cache(maxsize=65536)
-def _multiplier(rule: str, draws: float, labels: float, horizon: float, alpha: float) -> float:
+def _multiplier(rule: str, draws: float, horizon: float, alpha: float) -> float:
     # Cached: replays read the same few hundred draw counts millions of times.
-    if rule == "sequential":
-        return sequential_multiplier(draws, horizon, alpha, labels=labels)
     if rule == "anytime":
-        if draws < MIN_ANYTIME_DRAWS:
+        if draws < MIN_PEEKING_DRAWS:
             return math.inf
         return mixture_multiplier(draws, horizon, alpha)
     return fixed_multiplier(draws, alpha)  # fixed, and the naive peek at it
@@ -280,15 +308,8 @@ def decision(plan: VerdictPlan, looks: LookArrays, *, over: bool) -> tuple[int, 
         candidates[:] = True
     elif over:
         candidates[-1] = True
-    # A look that does not say its labels counts one per draw.
-    labels = np.where(looks.labels > 0, looks.labels, looks.draws)
-    multiplier = np.array(
-        [
-            plan.multiplier(float(draws), float(count))
-            for draws, count in zip(looks.draws, labels, strict=True)
-        ]
-    )
-    usable = candidates & readable(plan, looks) & np.isfinite(multiplier)
+    multiplier = plan.multipliers(looks, candidates & readable(plan, looks))
+    usable = np.isfinite(multiplier)
     with np.errstate(invalid="ignore"):
         low = looks.value - multiplier * looks.se
         high = looks.value + multiplier * looks.se
