@@ -126,10 +126,7 @@ class VerdictPlan:
             for index in np.flatnonzero(read):
                 result[index] = self.multiplier(float(looks.draws[index]))
             return result
-        # A look that does not say its labels counts one per draw.
-        labels = np.where(looks.labels > 0, looks.labels, looks.draws)
-        read = read & ((looks.draws >= MIN_PEEKING_DRAWS) | (labels >= self.horizon))
-        labels = labels[read]
+        labels = _labels(looks)[read]
         boundaries = _sequential_boundaries(tuple(labels.tolist()), self.horizon, self.alpha)
         result[read] = sequential_multipliers(np.array(boundaries), looks.draws[read])
         return result
@@ -150,8 +147,6 @@ def _sequential_boundaries(labels: tuple[int, ...], horizon: float, alpha: float
 def _multiplier(rule: str, draws: float, horizon: float, alpha: float) -> float:
     # Cached: replays read the same few hundred draw counts millions of times.
     if rule == "anytime":
-        if draws < MIN_PEEKING_DRAWS:
-            return math.inf
         return mixture_multiplier(draws, horizon, alpha)
     return fixed_multiplier(draws, alpha)  # fixed, and the naive peek at it
 
@@ -205,7 +200,23 @@ def look_problem(plan: VerdictPlan, look: Look) -> str:
             f"what the normal approximation takes ({allowed:.2f}); about {more} more top-up "
             f"draws expected"
         )
+    if _before_burn_in(plan, np.array([look.draws]), np.array([look.labels or look.draws]))[0]:
+        return f"read from the {MIN_PEEKING_DRAWS}th top-up draw on (and at the horizon): {look.draws} so far"
     return ""
+
+
+def _before_burn_in(plan: VerdictPlan, draws: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Looks a rule read after every label skips: before `MIN_PEEKING_DRAWS` top-up draws, unless
+    the horizon is reached (the terms' spread must settle, and a rare, large term have its chance
+    to be drawn; `estimation.sampling.sequences`)."""
+    if plan.rule not in ("sequential", "anytime"):
+        return np.zeros(draws.shape, dtype=bool)
+    return (draws < MIN_PEEKING_DRAWS) & (labels < plan.horizon)
+
+
+def _labels(looks: LookArrays) -> np.ndarray:
+    """The labels each look counts (a look that does not say counts one per draw)."""
+    return np.where(looks.labels > 0, looks.labels, looks.draws)
 
 
 def skewness_allowed(alpha: float) -> float:
@@ -291,6 +302,7 @@ def readable(plan: VerdictPlan, looks: LookArrays) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(looks.value) & np.isfinite(looks.se) & (looks.se > 0)
         if plan.rule != PEEK:
+            ok &= ~_before_burn_in(plan, looks.draws, _labels(looks))
             ok &= ~(looks.agreement > norm.ppf(1 - plan.alpha / 2))
             ok &= ~(np.abs(looks.skewness) > skewness_allowed(plan.alpha))
     return ok

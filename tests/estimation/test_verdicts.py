@@ -59,7 +59,10 @@ def test_the_sequence_is_wider_than_the_fixed_interval_and_narrowest_near_its_ta
     # Width in units of sigma / sqrt(t): smallest near t_opt among these.
     widths = {t: mixture_multiplier(t, 50) / np.sqrt(t) * np.sqrt(50) for t in (5, 50, 500)}
     assert widths[50] < widths[5] and mixture_multiplier(50, 50) < mixture_multiplier(500, 50)
-    assert anytime.multiplier(MIN_PEEKING_DRAWS - 1) == np.inf, "not read before its burn-in"
+    before = Look(1.0, 0.1, MIN_PEEKING_DRAWS - 1, skewness=0.0)
+    assert look_problem(anytime, before).startswith("read from the 20th top-up draw on"), "burn-in"
+    assert look_problem(anytime, Look(1.0, 0.1, MIN_PEEKING_DRAWS, skewness=0.0)) == ""
+    assert look_problem(VerdictPlan(rule="sequential", horizon=10), Look(1.0, 0.1, 12, labels=10)) == ""
     assert fixed.multiplier(1) == np.inf
     with pytest.raises(ValueError, match="t_opt > 0"):
         mixture_multiplier(10, 0)
