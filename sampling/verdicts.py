@@ -20,7 +20,9 @@ budget, so spent + returned adds up to the top-up. When the top-up can take no m
 the campaign stopped drawing with none of its tasks open) an undecided verdict is ``not_settled``
 with the reason; the fixed rule is read then, unless the budget was cut before its horizon (a
 cut must not become an early fixed reading: not settled). No verdict is taken while documents
-the difference depends on wait for a draw of their own (`sampling.arrival_design.arrival_waiting`).
+the difference depends on wait for a draw of their own, or (topics drawn whole) for the judgments
+of topics drawn before the run arrived (`sampling.arrival_design.arrival_waiting`); while any task
+is open those may still come, so the top-up is not over.
 Once every document the difference weighs is judged (a small pool, or a top-up larger than it),
 the difference is known exactly and decides at once, whatever the rule (`exact_difference`).
 """
@@ -238,7 +240,8 @@ def campaign_verdict_change_problem(campaign: Campaign, stored: Campaign) -> str
 class VerdictState:
     """What a verdict reads now: its looks (after each top-up draw that brought a label), whether
     its top-up can take no more, whether the budget was cut before its horizon, what it spent,
-    documents it depends on still waiting for a draw of their own, and the difference itself
+    documents it depends on still waiting (for a draw, or a drawn topic's judgments), and the
+    difference itself
     when every document it weighs is judged (None otherwise)."""
 
     looks: LookArrays
@@ -302,6 +305,9 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
             level.evaluation_metric(campaign),
             level.draws_whole_topics,
         )
+        # Documents it waits for may still be judged by tasks drawn before it arrived (topics
+        # drawn whole): the top-up is not over until they are answered.
+        over = over and not (waiting and tasks_open_count(campaign))
     else:
         _, spent = campaign_spent(campaign)
         over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
@@ -329,10 +335,16 @@ def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
         )
         return Reading(NOT_SETTLED, UNREAD, None, reason)
     if state.waiting:
-        reason = (
-            f"{state.waiting} of the documents it depends on wait for a draw of their own: no "
-            "verdict until they have one"
-        )
+        if strategy_for(verdict.campaign).level.draws_whole_topics:
+            reason = (
+                f"{state.waiting} of its documents on topics drawn before it arrived are not judged "
+                "yet (a drawn topic counts once all its documents are): no verdict until they are"
+            )
+        else:
+            reason = (
+                f"{state.waiting} of the documents it depends on wait for a draw of their own: no "
+                "verdict until they have one"
+            )
         return Reading(NOT_SETTLED if state.over else "", UNREAD, None, reason)
     return first_verdict(plan, state.looks.looks(), over=state.over)
 

@@ -457,3 +457,34 @@ def test_two_runs_arriving_one_after_the_other_each_get_their_own_topup(
         report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
         assert report["status"] == "done" and report["verdict"] is not None
         assert 0 < report["topup_spent"] <= 4, report
+
+
+def test_an_arrival_whose_documents_wait_for_open_tasks_is_not_sealed_before_they_are_judged(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    """Topics drawn before the run arrived may still have tasks open. A top-up too small to draw a
+    topic is over at once, but the verdict waits for those tasks: they judge the documents it
+    depends on (then the difference is exact), so not settled is no final answer while they are
+    open."""
+    campaign = _running(api, coordinator, assessor, "passive")
+    task = task_next(campaign=campaign, assessor=assessor)
+    assert task is not None
+    task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
+    reordered = "".join(
+        f"{q} Q0 d{q}-{d} {rank} {10 - rank}.0 reordered\n"
+        for q in (1, 2, 3)
+        for rank, d in enumerate((7, 6, 5, 4, 3), start=1)
+    )
+    body = _arrive(api, coordinator, campaign, reordered, budget="1", reference="alpha").json()
+    assert body["new_items"] == 0 and body["waiting_items"] > 0, body
+    verdicts_update(campaign)
+    assert _verdict(body["id"]).outcome == "", "tasks of drawn topics are open: no verdict yet"
+    _judge_all(campaign, assessor)
+    verdict = _verdict(body["id"])
+    campaign.refresh_from_db()
+    arrays = pool_arrays_for(campaign)
+    state = verdict_state(verdict, arrays, judged_grades(campaign, arrays))
+    assert state is not None and state.waiting == 0
+    assert "wait" not in verdict.reason, verdict.reason
+    if state.exact is not None:
+        assert verdict.outcome == ("better" if state.exact > 0 else "worse" if state.exact < 0 else "not_settled")
