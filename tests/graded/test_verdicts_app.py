@@ -487,4 +487,5 @@ def test_an_arrival_whose_documents_wait_for_open_tasks_is_not_sealed_before_the
     assert state is not None and state.waiting == 0
     assert "wait" not in verdict.reason, verdict.reason
     if state.exact is not None:
-        assert verdict.outcome == ("better" if state.exact > 0 else "worse" if state.exact < 0 else "not_settled")
+        side = "better" if state.exact > 0 else "worse" if state.exact < 0 else "not_settled"
+        assert verdict.outcome == side
