@@ -176,9 +176,10 @@ def arrival_add(
 def _check_topup(campaign: Campaign, level: Level, budget: float | None, target_width: float | None) -> None:
     """ValueError unless exactly one of a valid budget and a valid width is given."""
     if (budget is None) == (target_width is None):
-        given = "both" if budget is not None else "neither"
+        given = "both were" if budget is not None else "neither was"
         raise ValueError(
-            f"give either a top-up (budget) or the interval width to reach (target_width): {given} was given"
+            f"give either a top-up or the 95 % interval width it should reach (fields budget and "
+            f"target_width), not both: {given} given"
         )
     if target_width is not None:
         if not level.topup_by_width:

@@ -636,7 +636,7 @@
       return;
     }
     const table = el("table", { class: "compact" }, [
-      el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference", "95 % CI", "Order right", "Verdict (rule, the interval it reads)"].map((t, i) => el("th", { class: i > 2 && i < 8 ? "num" : null, text: t }))),
+      el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference (run − compared with)", "95 % CI", "Order right", "Verdict (rule, the interval it reads)"].map((t, i) => el("th", { class: i > 2 && i < 8 ? "num" : null, text: t }))),
     ]);
     for (const arrival of arrivals) {
       const gap = arrival.difference || {};
@@ -658,10 +658,16 @@
     box.append(table);
     for (const arrival of arrivals) {
       // No silent gaps: say why a difference is missing or still incomplete.
+      const documents = (count) => count + (count === 1 ? " document" : " documents");
       if (arrival.unreachable_share > 0) {
-        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its score comes from documents the sampling could not pick yet (they joined the pool with it or after); the top-up picks them next." }));
+        // Who picks them: the top-up while it runs; later draws of the campaign once it is over
+        // (or when an unchanged release had none).
+        const next = arrival.status === "done" || arrival.verdict === "unchanged" ? "later draws of the campaign pick them (its top-up is over)" : "the top-up picks them next";
+        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its score comes from documents the sampling could not pick yet (they joined the pool with it or after); " + next + "." }));
+      } else if (arrival.waiting_items > 0 && arrival.horizon_unit === "topics") {
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + documents(arrival.waiting_items) + " of it on topics drawn before it arrived are not judged yet (already pooled ones count too); a drawn topic counts once all its documents are, so its estimate and difference show then." }));
       } else if (arrival.waiting_items > 0) {
-        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + arrival.waiting_items + (arrival.waiting_items === 1 ? " document" : " documents") + " it or its reference ranks joined the pool late and no draw has picked them since; its estimate and difference show once one has (before that their uncertainty cannot be measured)." }));
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + documents(arrival.waiting_items) + " it or its reference ranks joined the pool late and no draw has picked them since; its estimate and difference show once one has (before that their uncertainty cannot be measured)." }));
       }
       if (arrival.target_width !== null && arrival.planned_width !== null) {
         const reached = arrival.planned_width <= arrival.target_width;
@@ -727,13 +733,44 @@
   function wireArrivalForm() {
     const form = document.getElementById("arrival-form");
     if (!form) return;
-    // An error belongs to the attempt it answered: a changed field clears it.
-    form.addEventListener("input", () => clear(document.getElementById("arrival-errors")));
+    const button = form.querySelector("button");
+    const label = button.textContent;
+    const question = form.querySelector("#arrival-question");
+    const margin = form.querySelector("#arrival-margin");
+    // A margin is read only by the questions with one: the difference question tests 0.
+    const followQuestion = () => {
+      const none = question.value === "difference";
+      if (none) margin.value = "0";
+      margin.readOnly = none;
+      margin.title = none ? "the difference question tests 0: choose not worse or better by a margin to set one" : "";
+    };
+    question.addEventListener("change", followQuestion);
+    followQuestion();
+    // The rule, question and margin are fixed once the run arrives: the first click says what
+    // will be asked, the second adds it. An error, like the summary, belongs to the attempt it
+    // answered: a changed field clears both.
+    const unconfirm = () => {
+      delete form.dataset.confirm;
+      button.textContent = label;
+      clear(document.getElementById("arrival-errors"));
+    };
+    form.addEventListener("input", unconfirm);
+    form.addEventListener("change", unconfirm);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const errors = document.getElementById("arrival-errors");
       clear(errors);
-      const button = form.querySelector("button");
+      if (form.dataset.confirm !== "yes") {
+        const file = form.querySelector("#arrival-file").files[0];
+        const width = form.querySelector("#arrival-width");
+        const reference = form.querySelector("#arrival-reference");
+        const topup = width && width.value ? "a top-up planned for a 95 % width of " + width.value : form.querySelector("#arrival-budget").value ? "a top-up of " + form.querySelector("#arrival-budget").value : "no top-up given";
+        const asked = question.value === "difference" ? "better or worse" : question.options[question.selectedIndex].text.toLowerCase() + " (margin " + margin.value + ")";
+        errors.append(el("div", { class: "notice small", id: "arrival-confirm", text: "Adds " + (file ? file.name : "the run") + " with " + topup + ", compared with " + reference.options[reference.selectedIndex].text + "; its verdict asks " + asked + " by the " + form.querySelector("#arrival-rule").value + " rule. These cannot change once its top-up has labels. Click again to add it." }));
+        form.dataset.confirm = "yes";
+        button.textContent = "Add it";
+        return;
+      }
       button.disabled = true;
       const body = new FormData(form);
       if (!body.get("reference")) body.delete("reference");  // the best certified run
@@ -756,8 +793,11 @@
           return;
         }
         form.reset();
+        followQuestion();
         await refreshArrivals();
       } finally {
+        delete form.dataset.confirm;
+        button.textContent = label;
         button.disabled = false;
       }
     });

@@ -303,3 +303,47 @@ def test_a_run_arrives_from_the_campaign_page_and_its_difference_appears_after_t
     difference, interval = cells.nth(5).text_content() or "", cells.nth(6).text_content() or ""
     assert difference != "—" and interval.startswith("[") and "," in interval, (difference, interval)
     page.screenshot(path=str(screenshot_dir / "arrival.png"), full_page=True)
+
+
+def test_the_dashboard_adds_a_run_after_saying_what_its_verdict_will_ask(
+    browser_page: Any,
+    live_server: Any,
+    item_campaign: Campaign,
+    people: dict[str, AbstractBaseUser],
+    screenshot_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """The plan is fixed once the run arrives: the first click shows it, the second adds the run;
+    the margin follows the question (none for better or worse)."""
+    judge_and_recompute(item_campaign, people["assessor"], 1)
+    arriving = tmp_path / "cheaper.run"
+    arriving.write_text(
+        "".join(
+            f"{topic} Q0 {docno} {rank} {100 - rank} cheaper\n"
+            for topic in range(1, N_TOPICS + 1)
+            for rank, docno in enumerate([f"D{topic}-2", f"N{topic}-1", f"D{topic}-0"], 1)
+        )
+    )
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{item_campaign.pk}/dashboard/")
+    form = page.locator("#arrival-form")
+    margin = form.locator("#arrival-margin")
+    expect(margin).to_have_value("0")
+    expect(margin).to_have_attribute("readonly", "")
+    form.locator("#arrival-question").select_option("non_inferiority")
+    expect(margin).not_to_have_attribute("readonly", "")
+    margin.fill("0.5")
+    form.locator("#arrival-file").set_input_files(str(arriving))
+    form.locator("#arrival-budget").fill("6")
+    form.locator("#arrival-reference").select_option("bm25")
+    form.get_by_role("button", name="Add the run").click()
+    summary = page.locator("#arrival-confirm")
+    expect(summary).to_contain_text("cheaper.run with a top-up of 6, compared with bm25")
+    expect(summary).to_contain_text("margin 0.5")
+    assert not page.locator('#arrivals tr[data-arrival="cheaper"]').count(), "nothing added on the first click"
+    page.screenshot(path=str(screenshot_dir / "arrival-confirm.png"), full_page=True)
+    form.get_by_role("button", name="Add it").click()
+    row = page.locator('#arrivals tr[data-arrival="cheaper"]')
+    expect(row).to_contain_text("not worse by 0.5")
+    expect(page.locator("#arrivals th").nth(5)).to_have_text("Difference (run − compared with)")
+    expect(margin).to_have_attribute("readonly", "")

@@ -210,7 +210,7 @@ def test_a_target_width_gets_a_planned_budget(
     assert tiny["planned_width"] > 0.001
     assert tiny["topup_budget"] <= PoolItem.objects.filter(campaign=campaign).count()
     both = _arrive(api, coordinator, campaign, RUN_D.replace("delta", "zeta"), budget="3", target_width="2")
-    assert both.status_code == 400 and "give either a top-up (budget)" in both.content.decode()
+    assert both.status_code == 400 and "give either a top-up or the 95 % interval width" in both.content.decode()
 
 
 def test_the_reference_defaults_to_the_best_current_estimate(
@@ -237,7 +237,7 @@ def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
         ({"budget": "0"}, RUN_C, "top-up budget must be above 0, got 0"),
         ({"budget": "-3"}, RUN_C, "top-up budget must be above 0, got -3"),
         ({"budget": "2.5"}, RUN_C, "a top-up in judgments is a whole number, got 2.5"),
-        ({"budget": "5", "target_width": "0.5"}, RUN_C, "give either a top-up (budget)"),
+        ({"budget": "5", "target_width": "0.5"}, RUN_C, "give either a top-up or the 95 % interval width"),
         ({"budget": "5"}, "1 Q0 d1-8 1 x gamma\n", "c.run"),  # a malformed score: file and line
     ]
     for fields, text, reason in cases:
@@ -417,7 +417,7 @@ def test_the_campaign_page_adds_an_arrival_and_says_why_when_it_refuses(
     assert refused.redirect_chain[-1][0].endswith(f"/campaigns/{campaign.pk}/"), "where the message is"
     assert "The run was not added: c.run line 1" in refused.content.decode()
     no_topup = post(RUN_C)
-    assert "give either a top-up (budget)" in no_topup.content.decode()
+    assert "give either a top-up or the 95 % interval width" in no_topup.content.decode()
     assert not Arrival.objects.exists()
     added = post(RUN_C, budget="5", reference="alpha")
     assert added.redirect_chain[-1][0].endswith(f"/campaigns/{campaign.pk}/dashboard/#arrivals-panel")
