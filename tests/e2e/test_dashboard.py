@@ -340,7 +340,8 @@ def test_the_dashboard_adds_a_run_after_saying_what_its_verdict_will_ask(
     summary = page.locator("#arrival-confirm")
     expect(summary).to_contain_text("cheaper.run with a top-up of 6, compared with bm25")
     expect(summary).to_contain_text("margin 0.5")
-    assert not page.locator('#arrivals tr[data-arrival="cheaper"]').count(), "nothing added on the first click"
+    added = page.locator('#arrivals tr[data-arrival="cheaper"]')
+    assert not added.count(), "nothing added on the first click"
     page.screenshot(path=str(screenshot_dir / "arrival-confirm.png"), full_page=True)
     form.get_by_role("button", name="Add it").click()
     row = page.locator('#arrivals tr[data-arrival="cheaper"]')

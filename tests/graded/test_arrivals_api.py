@@ -210,7 +210,8 @@ def test_a_target_width_gets_a_planned_budget(
     assert tiny["planned_width"] > 0.001
     assert tiny["topup_budget"] <= PoolItem.objects.filter(campaign=campaign).count()
     both = _arrive(api, coordinator, campaign, RUN_D.replace("delta", "zeta"), budget="3", target_width="2")
-    assert both.status_code == 400 and "give either a top-up or the 95 % interval width" in both.content.decode()
+    assert both.status_code == 400
+    assert "give either a top-up or the 95 % interval width" in both.content.decode()
 
 
 def test_the_reference_defaults_to_the_best_current_estimate(
