@@ -73,17 +73,18 @@ def main() -> None:
         from django.utils import timezone
 
         from estimation.formats.trec import read_qrels
-        from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
+        from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
         from labeling.services.campaigns import (
             campaign_assessors_assign,
             campaign_create,
             campaign_start,
             user_create,
         )
-        from labeling.services.run_imports import runs_import
+        from sampling import SamplingState
         from sampling.draws import draws_top_up
         from sampling.estimates import estimates_compute
         from sampling.state import sampling_state_recompute
+        from uploads.run_imports import runs_import
 
         qrels = read_qrels(DATA / "qrels.txt")
         admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")

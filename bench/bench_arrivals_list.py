@@ -74,8 +74,8 @@ def main() -> None:
             campaign_start,
             user_create,
         )
-        from labeling.services.run_imports import runs_import
         from sampling import arrival_add
+        from uploads.run_imports import runs_import
 
         rng = np.random.default_rng(args.seed)
         base = rng.normal(size=(TOPICS, DOCUMENTS))

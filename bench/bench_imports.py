@@ -43,7 +43,8 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.contrib.auth import get_user_model
-from labeling.services import campaigns, run_imports
+from labeling.services import campaigns
+from uploads import run_imports
 user = get_user_model().objects.create_user(f"c{time.time_ns()}")
 campaign = campaigns.campaign_create(creator=user, name="big", metric="DCG@10", budget=10)
 started = time.perf_counter()
@@ -75,7 +76,7 @@ def parse_seconds(path: Path, reader: str) -> float:
     django.setup()
     from estimation.formats.run_blocks import iter_run_blocks
     from estimation.formats.trec import iter_lines, iter_run
-    from labeling.services.run_imports import APP_BLOCK_BYTES, LIMITS
+    from uploads.run_imports import APP_BLOCK_BYTES, LIMITS
 
     started = time.perf_counter()
     if reader == "block":

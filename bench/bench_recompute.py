@@ -87,7 +87,6 @@ def main() -> None:
             campaign_start,
             user_create,
         )
-        from labeling.services.run_imports import runs_import
         from sampling.draws import draws_top_up
         from sampling.estimates import snapshot_record
         from sampling.focus import focus_indices
@@ -100,6 +99,7 @@ def main() -> None:
         from sampling.pool_arrays import pool_arrays_build, pool_arrays_for, pool_arrays_forget
         from sampling.state import campaign_pool, sampling_state_recompute
         from sampling.strategies import strategy_for
+        from uploads.run_imports import runs_import
 
         admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")
         campaign = campaign_create(

@@ -234,6 +234,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "labeling",
+    "uploads",
+    "sampling",
     "demo",
     "webhooks",
     "graded",
@@ -607,7 +609,7 @@ LABELING_RECOMPUTE_MIN_SECONDS = env_int(
 # owed and not coming, a judge run whose lease expired.
 LABELING_SWEEP_SECONDS = env_int("LABELING_SWEEP_SECONDS", 5)
 
-# Limits on what an upload or a request may hold (labeling.formats, labeling.parsers). Every
+# Limits on what an upload or a request may hold (uploads.formats, labeling.parsers). Every
 # refusal names its limit. One line must hold the longest document of a JSONL file.
 LABELING_UPLOAD_MAX_LINE_BYTES = env_int("LABELING_UPLOAD_MAX_LINE_BYTES", 8 * 1024 * 1024)
 # Counted after decompression, so a small .gz cannot expand without bound.

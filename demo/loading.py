@@ -22,8 +22,8 @@ from labeling.services.campaigns import (
     campaign_create,
     campaign_start,
 )
-from labeling.services.imports import documents_import, topics_import
-from labeling.services.run_imports import runs_import
+from uploads.imports import documents_import, topics_import
+from uploads.run_imports import runs_import
 
 DEMO_PASSWORD = "labeling-demo"
 DEMO_USERS = (

@@ -14,10 +14,10 @@ from rest_framework.views import APIView
 from graded.api_estimates import sampling_campaign_for
 from graded.serializers import ArrivalInputSerializer, ArrivalSerializer
 from labeling.api.common import bad_request, import_failed, upload_errors
+from labeling.import_reports import ImportFailed
 from labeling.models import Arrival
 from labeling.permissions import MANAGE, VIEW_RESULTS
 from labeling.serializers import ErrorsSerializer
-from labeling.services.imports import ImportFailed
 from sampling import arrival_add, arrival_report, arrivals_summaries
 
 

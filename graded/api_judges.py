@@ -17,12 +17,13 @@ from rest_framework.views import APIView
 from graded.api_estimates import sampling_campaign_for
 from labeling.access import request_user
 from labeling.api.common import bad_request, import_failed, upload_errors
-from labeling.models import Campaign, Judge
+from labeling.import_reports import ImportFailed
+from labeling.models import Campaign
 from labeling.permissions import MANAGE, VIEW_RESULTS
 from labeling.serializers import ErrorsSerializer, ImportReportSerializer
-from labeling.services.imports import ImportFailed
 from labeling.strict_json import StrictSerializer
 from sampling import (
+    Judge,
     judge_calibration_import,
     judge_choose_for_sampling,
     judge_create,

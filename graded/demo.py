@@ -10,9 +10,9 @@ from django.db import transaction
 from demo.loading import DEMO_GRADES, demo_campaign_draft, demo_collection, demo_fill_and_start
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Campaign, EstimateSnapshot
+from labeling.models import Campaign
 from labeling.recompute import recompute
-from sampling import judge_create, judge_run_start, judge_run_step
+from sampling import EstimateSnapshot, judge_create, judge_run_start, judge_run_step
 
 # Judgments the second demo assessor has already made, so the dashboard has estimates to show:
 # at least this many, and on until the estimates are reliable (enough topics judged for an

@@ -13,8 +13,9 @@ from itertools import groupby
 from typing import Any
 
 from labeling.exports import CHUNK_ROWS, campaign_config_json, csv_text, run_trec
-from labeling.models import Campaign, Judgment, SamplingState
+from labeling.models import Campaign, Judgment
 from sampling import (
+    SamplingState,
     arrivals_json,
     draws_csv,
     estimates_history_csv,

@@ -20,8 +20,9 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Min, Q
 from django.utils import timezone
 
+from graded.models import GoldAnswer, GoldItem, GoldSettings
 from labeling.leases import LeaseConflict, lease_close, lease_expiry
-from labeling.models import Campaign, Draw, GoldAnswer, GoldItem, GoldSettings, Judgment, Task
+from labeling.models import Campaign, Draw, Judgment, Task
 from labeling.services.campaign_copies import clone_items_join, rows_copy, table_name
 
 GOLD_STRATEGY = "gold"

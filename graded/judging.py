@@ -19,8 +19,9 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
+from graded.models import GoldAnswer
 from infrastructure.db import prepared_cursor
-from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.fields import NOTE_MAX_CHARS
 from labeling.leases import (
     LeaseConflict,
     UndoNotAllowed,
@@ -29,7 +30,7 @@ from labeling.leases import (
     lease_reopen,
     lease_return,
 )
-from labeling.models import Campaign, Document, GoldAnswer, Judgment, Skip, Task
+from labeling.models import Campaign, Document, Judgment, Skip, Task
 from labeling.recompute import recompute_soon
 from labeling.services.skips import skip_checked
 
@@ -149,8 +150,7 @@ def _cast_type(attname: str) -> str:
 
 def _judgment_cost(task: Task) -> float:
     """The judged document's cost under the campaign's current cost model (cost units)."""
-    from labeling.models import SamplingState
-    from sampling import item_cost_units
+    from sampling import SamplingState, item_cost_units
 
     if hasattr(task, "sampling_cost_model"):  # read with the task (see task_get_for_assessor)
         cost_model, length = task.sampling_cost_model, getattr(task, "document_length", None)

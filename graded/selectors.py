@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db.models import Count, F, JSONField, OuterRef, Q, Subquery
 
-from labeling.models import Campaign, Draw, PoolItem, SamplingState, Task
+from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.permissions import member_role_remember
 from labeling.selectors import (
     Progress,
@@ -17,7 +17,7 @@ from labeling.selectors import (
     member_role,
     throughput_of,
 )
-from sampling import strategy_for
+from sampling import SamplingState, strategy_for
 
 
 def graded_progress(campaign: Campaign) -> Progress:

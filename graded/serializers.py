@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.fields import NOTE_MAX_CHARS
 from labeling.models import Campaign, Judgment, Task, Verdict
 from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
 from labeling.strict_json import PlainFloatField, StrictSerializer

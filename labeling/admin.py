@@ -13,23 +13,11 @@ from labeling.models import (
     CampaignProgress,
     Document,
     Draw,
-    EstimateSnapshot,
-    GoldAnswer,
-    GoldItem,
-    GoldSettings,
-    Judge,
-    JudgeCalibration,
-    JudgeCall,
-    JudgeLabel,
-    JudgeRun,
-    JudgeVersion,
     Judgment,
     JudgmentChange,
     PoolItem,
     RankingEntry,
-    SamplingState,
     Skip,
-    StagedRunLine,
     System,
     Task,
     Topic,
@@ -116,20 +104,6 @@ class RankingEntryAdmin(admin.ModelAdmin):
     list_select_related = ["system", "topic", "document"]
 
 
-@admin.register(StagedRunLine)
-class StagedRunLineAdmin(admin.ModelAdmin):
-    """Read-only: rows of run imports in progress (an import deletes its own when it ends)."""
-
-    list_display = ["import_key", "file_index", "line", "qid", "docno", "rank", "score"]
-    search_fields = ["import_key"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
 @admin.register(PoolItem)
 class PoolItemAdmin(admin.ModelAdmin):
     list_display = [
@@ -212,25 +186,6 @@ class JudgmentChangeInline(admin.TabularInline):
     readonly_fields = ["old_grade", "new_grade", "changed_by", "changed_at"]
 
 
-@admin.register(GoldSettings)
-class GoldSettingsAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "share", "qualification", "min_accuracy", "min_answers"]
-
-
-@admin.register(GoldItem)
-class GoldItemAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "topic", "document", "grade", "source", "created_at"]
-    list_filter = ["campaign", "source"]
-    raw_id_fields = ["topic", "document"]
-
-
-@admin.register(GoldAnswer)
-class GoldAnswerAdmin(admin.ModelAdmin):
-    list_display = ["gold", "assessor", "grade", "correct", "counted", "seconds", "created_at"]
-    list_filter = ["correct", "counted", "assessor"]
-    raw_id_fields = ["gold", "task", "assessor"]
-
-
 @admin.register(AssessorPreferences)
 class AssessorPreferencesAdmin(admin.ModelAdmin):
     """Each user's keyboard shortcuts: on or off, and the keys they remapped."""
@@ -283,71 +238,3 @@ class JudgmentAdmin(admin.ModelAdmin):
 @admin.register(CampaignProgress)
 class CampaignProgressAdmin(admin.ModelAdmin):
     list_display = ["campaign", "judgments", "spent", "pool_size", "drawn", "open_tasks", "recomputed_at"]
-
-
-@admin.register(SamplingState)
-class SamplingStateAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "version", "level", "pool_version", "updated_at"]
-    readonly_fields = ["arrays"]
-    list_select_related = ["campaign"]
-
-
-@admin.register(EstimateSnapshot)
-class EstimateSnapshotAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "created_at", "level", "spent", "budget", "judgments", "draws"]
-    list_filter = ["campaign", "level"]
-    list_select_related = ["campaign"]
-
-
-@admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
-    list_display = ["name", "campaign", "kind", "model", "version", "version_date", "simulated", "created_at"]
-    list_select_related = ["campaign"]
-    # A judge keeps its kind (its versions, runs and labels were made by it); the kinds are the
-    # engine's registry (sampling.judge_kinds), which the core does not read.
-    readonly_fields = ["kind"]
-
-
-@admin.register(JudgeVersion)
-class JudgeVersionAdmin(admin.ModelAdmin):
-    list_display = ["judge", "number", "model", "created_at"]
-    list_select_related = ["judge"]
-
-
-@admin.register(JudgeRun)
-class JudgeRunAdmin(admin.ModelAdmin):
-    list_display = [
-        "judge",
-        "version",
-        "status",
-        "pairs_total",
-        "labels",
-        "refusals",
-        "errors",
-        "cost",
-        "created_at",
-    ]
-    list_filter = ["status"]
-    list_select_related = ["judge"]
-
-
-@admin.register(JudgeCall)
-class JudgeCallAdmin(admin.ModelAdmin):
-    list_display = ["judge", "version", "qid", "docno", "outcome", "grade", "tokens_in", "tokens_out", "cost"]
-    list_filter = ["judge", "outcome"]
-    list_select_related = ["judge"]
-    search_fields = ["qid", "docno"]
-
-
-@admin.register(JudgeLabel)
-class JudgeLabelAdmin(admin.ModelAdmin):
-    list_display = ["judge", "qid", "docno", "grade", "judge_class", "human_grade"]
-    list_filter = ["judge"]
-    list_select_related = ["judge"]
-    search_fields = ["qid", "docno"]
-
-
-@admin.register(JudgeCalibration)
-class JudgeCalibrationAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "sampling_version", "judge", "created_at"]
-    list_select_related = ["campaign", "judge"]

@@ -32,12 +32,6 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/", _api(api.CampaignDetailApi.as_view()), name="api-campaign"),
     path("campaigns/<id:campaign_id>/clone/", _api(api.CampaignCloneApi.as_view()), name="api-clone"),
     path("campaigns/<id:campaign_id>/archive/", _api(api.CampaignArchiveApi.as_view()), name="api-archive"),
-    path("campaigns/<id:campaign_id>/topics/", _api(api.TopicsImportApi.as_view()), name="api-topics"),
-    path(
-        "campaigns/<id:campaign_id>/documents/", _api(api.DocumentsImportApi.as_view()), name="api-documents"
-    ),
-    path("campaigns/<id:campaign_id>/runs/", _api(api.RunsImportApi.as_view()), name="api-runs"),
-    path("campaigns/<id:campaign_id>/qrels/", _api(api.QrelsImportApi.as_view()), name="api-qrels"),
     path("campaigns/<id:campaign_id>/assessors/", _api(api.AssessorsApi.as_view()), name="api-assessors"),
     path(
         "campaigns/<id:campaign_id>/preflight/",
@@ -49,7 +43,6 @@ urlpatterns = [
     path("campaigns/<id:campaign_id>/next/", _api(api.NextTaskApi.as_view()), name="api-next"),
     path("campaigns/<id:campaign_id>/undo/", _api(api.UndoApi.as_view()), name="api-undo"),
     path("campaigns/<id:campaign_id>/progress/", _api(api.ProgressApi.as_view()), name="api-progress"),
-    path("campaigns/<id:campaign_id>/labels/", _api(api.LabelsImportApi.as_view()), name="api-labels"),
     path("my/judgments/", _api(api.OwnJudgmentsApi.as_view()), name="api-own-judgments"),
     path("my/shortcuts/", _api(api.ShortcutsApi.as_view()), name="api-shortcuts"),
     path("judgments/<id:judgment_id>/grade/", _api(api.OwnJudgmentGradeApi.as_view()), name="api-regrade"),

@@ -10,7 +10,7 @@ from django import forms
 
 from estimation.metrics.spec import Metric
 from labeling.budgets import plain_decimal
-from labeling.formats.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
+from labeling.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign
 from labeling.modes import field_choices, mode_choices, mode_named, mode_of, shortcut_actions
 from labeling.shortcuts import Action, ShortcutsInvalid, grade_key_normalize, key_display

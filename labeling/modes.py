@@ -74,8 +74,9 @@ class JudgingMode:
     # Modes that draw with a sampling strategy and estimate metrics (graded) set this; the
     # sampling services leave the others alone.
     uses_sampling: ClassVar[bool] = False
-    # The upload kinds this mode takes: the campaign page shows those of labeling.views.UPLOADS;
-    # "labels" (prior grade probabilities) comes through the API only.
+    # The upload kinds this mode takes: the campaign page shows those registered
+    # (`labeling.import_reports.register_upload`); "labels" (prior grade probabilities) comes
+    # through the API only.
     uploads: ClassVar[tuple[str, ...]] = ("topics", "documents", "runs")
     # The mode's own settings that the campaign API takes and shows (e.g. "k" of top-k).
     setting_names: ClassVar[tuple[str, ...]] = ()

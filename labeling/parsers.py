@@ -19,7 +19,7 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from labeling.formats.fields import has_lone_surrogate
+from labeling.fields import has_lone_surrogate
 
 INT64_MAX = 2**63 - 1
 """The widest integer column (BigIntegerField); a larger number is refused as overflowing."""

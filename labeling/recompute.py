@@ -25,7 +25,7 @@ end of a burst delays that burst's recompute instead of losing it. Each attempt 
 with a token of its own: an add whose reply timed out may still have reached Redis, and the
 retry then recognises the marker as its own rather than as someone else's queued recompute.
 
-Across nodes: at most one recompute of a campaign runs at a time (`labeling.recompute_lock`, a
+Across nodes: at most one recompute of a campaign runs at a time (`infrastructure.recompute_lock`, a
 lock the database holds and frees when its holder dies). A recompute that finds the lock taken
 queues itself again after the spacing instead of waiting in a worker. Every request also counts
 itself (``...-requested``, a counter), and every recompute stores the count it started from
@@ -50,9 +50,9 @@ from django.db import transaction
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
+from infrastructure.recompute_lock import recompute_lock, recompute_locked
 from labeling.models import Campaign, CampaignProgress
 from labeling.modes import campaign_progress, mode_of
-from labeling.recompute_lock import recompute_lock, recompute_locked
 
 logger = logging.getLogger(__name__)
 

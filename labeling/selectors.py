@@ -17,8 +17,6 @@ from labeling.models import (
     AssessorPreferences,
     Campaign,
     CampaignMember,
-    GoldItem,
-    Judge,
     Judgment,
     PoolItem,
     RankingEntry,
@@ -193,8 +191,9 @@ def campaign_counts(campaign: Campaign) -> dict[str, int]:
         "pool_items": PoolItem.objects.filter(campaign=campaign).count(),
         "judgments": Judgment.objects.filter(campaign=campaign).count(),
         "qrels_judgments": Judgment.objects.filter(campaign=campaign, source=Judgment.Source.QRELS).count(),
-        "gold_items": GoldItem.objects.filter(campaign=campaign).count(),
-        "judges": Judge.objects.filter(campaign=campaign).count(),
+        # The graded mode's and the engine's tables, through their relations to the campaign.
+        "gold_items": campaign.gold_items.count(),
+        "judges": campaign.judges.count(),
     }
 
 

@@ -24,7 +24,7 @@ from django.db.models import Model
 from rest_framework.authtoken.models import Token
 
 from infrastructure.db import prepared_cursor
-from labeling.models import Campaign, CampaignMember, Document, SamplingState, Task
+from labeling.models import Campaign, CampaignMember, Document, Task
 from labeling.permissions import JUDGE, ROLE_ADMIN, member_roles_with
 
 
@@ -62,7 +62,9 @@ def _tables() -> dict[str, str]:
         "group": quote(Group._meta.db_table),
         "task": quote(Task._meta.db_table),
         "document": quote(Document._meta.db_table),
-        "sampling_state": quote(SamplingState._meta.db_table),
+        # The engine's table, found through its relation to the campaign (the core imports no
+        # engine module).
+        "sampling_state": quote(Campaign._meta.get_field("sampling_state").related_model._meta.db_table),
     }
 
 

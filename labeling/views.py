@@ -27,6 +27,7 @@ from labeling.forms import (
     ShortcutsForm,
     UploadForm,
 )
+from labeling.import_reports import ImportFailed, upload_kind
 from labeling.models import Campaign, Judgment
 from labeling.modes import (
     campaign_panels,
@@ -38,46 +39,12 @@ from labeling.modes import (
     shortcut_actions,
 )
 from labeling.permissions import EXPORT, JUDGE, MANAGE, VIEW_RESULTS, is_admin, is_coordinator
-from labeling.services import campaign_copies, imports, run_imports
+from labeling.services import campaign_copies
 from labeling.services import campaigns as campaign_services
 from labeling.services.own_judgments import judgment_regrade
 from labeling.services.preferences import shortcuts_update
 from labeling.services.skips import items_skipped_by_every_assessor, skip_counts
 from labeling.shortcuts import ShortcutsInvalid
-
-# The coordinator's upload boxes: kind -> (label, help, service, several files, formats offered).
-UPLOADS: dict[str, dict[str, Any]] = {
-    "topics": {
-        "label": "Topics",
-        "help": "TREC topic file (<top> blocks) or JSONL with id, title, description, narrative.",
-        "service": imports.topics_import,
-        "multiple": False,
-        "formats": [("trec", "TREC"), ("jsonl", "JSONL")],
-    },
-    "documents": {
-        "label": "Documents",
-        "help": "JSONL with docno, title, text, url, length. Optional: documents only named by runs "
-        "are judged by docno or URL.",
-        "service": imports.documents_import,
-        "multiple": False,
-        "formats": [("jsonl", "JSONL")],
-    },
-    "runs": {
-        "label": "Runs",
-        "help": "TREC runs (qid Q0 docno rank score tag), plain or gzip; several files at once, "
-        "one system each.",
-        "service": run_imports.runs_import,
-        "multiple": True,
-        "formats": [],
-    },
-    "qrels": {
-        "label": "Existing qrels",
-        "help": "TREC qrels (qid 0 docno grade): counted as already judged.",
-        "service": imports.qrels_import,
-        "multiple": True,
-        "formats": [],
-    },
-}
 
 
 @login_required
@@ -367,9 +334,16 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         "guidelines_form": extra.pop("guidelines_form", None) or GuidelinesForm(campaign=campaign),
         "mode_panels": campaign_panels(request, campaign),
         "uploads": [
-            {"kind": kind, **{k: v for k, v in UPLOADS[kind].items() if k != "service"}}
+            {
+                "kind": kind,
+                "label": upload.label,
+                "help": upload.help,
+                "multiple": upload.multiple,
+                "formats": upload.formats,
+            }
             for kind in mode.uploads
-            if kind in UPLOADS  # the page offers files; prior labels come through the API only
+            # the page offers the registered boxes; prior labels come through the API only
+            if (upload := upload_kind(kind)) is not None
         ],
         "exports": export_links(campaign, "campaign") if request.user.has_perm(EXPORT, campaign) else [],
         "preflight": preflight,
@@ -391,10 +365,10 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpResponse:
     """Import topics, documents, runs or qrels; a malformed file is rejected whole."""
     campaign = campaign_for_page(request, campaign_id, MANAGE)
-    spec = UPLOADS.get(kind) if kind in mode_of(campaign).uploads else None
+    spec = upload_kind(kind) if kind in mode_of(campaign).uploads else None
     if spec is None:
         raise Http404("Unknown upload kind.")
-    form = UploadForm(request.POST, request.FILES, multiple=spec["multiple"])
+    form = UploadForm(request.POST, request.FILES, multiple=spec.multiple)
     if not form.is_valid():
         errors = [
             {"file": "", "line": None, "message": " ".join(str(error) for error in form.non_field_errors())}
@@ -407,11 +381,11 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
         )
     files = [(upload.name, upload) for upload in form.cleaned_data["files"]]
     arguments: dict[str, Any] = {"campaign": campaign, "files": files}
-    if spec["formats"]:
+    if spec.formats:
         arguments["file_format"] = form.cleaned_data["format"]
     try:
-        report = spec["service"](**arguments)
-    except imports.ImportFailed as failure:
+        report = spec.service(**arguments)
+    except ImportFailed as failure:
         refused = [
             {"file": error.file, "line": error.line, "message": error.reason} for error in failure.errors
         ]
@@ -425,7 +399,7 @@ def campaign_upload(request: HttpRequest, campaign_id: int, kind: str) -> HttpRe
     notes = "".join(f" {note}." for note in report.notes)
     messages.success(
         request,
-        f"{spec['label']}: {report.files} file(s), {report.lines} lines read, "
+        f"{spec.label}: {report.files} file(s), {report.lines} lines read, "
         f"{report.created} new, {report.updated} updated, {report.unchanged} unchanged.{systems}{notes}",
     )
     return redirect("labeling:campaign_detail", campaign_id=campaign.pk)

@@ -13,10 +13,11 @@ from estimation.sampling.arrivals import stratum_shares, target_strata, topup_di
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
-from labeling.models import Arrival, Campaign, Draw, Judge, JudgeRun, Judgment, Task
+from labeling.models import Arrival, Campaign, Draw, Judgment, Task
 from labeling.selectors import judgments_spent
 from sampling.judge_labels import judge_for_sampling
 from sampling.level_estimates import MIN_STRATUM_DRAWS, counted_item_draws
+from sampling.models import Judge, JudgeRun
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
 
 

@@ -16,9 +16,9 @@ import numpy as np
 from django.db.models import QuerySet
 
 from labeling.models import Arrival, Campaign, Document, Draw, Judgment, PoolItem, Task
-from labeling.services.run_imports import StagedRuns
 from sampling.draws import documents_cost
 from sampling.state import stored_cost_model
+from uploads.run_imports import StagedRuns
 
 
 def completion_needed(campaign: Campaign, staged: StagedRuns) -> tuple[int, float]:

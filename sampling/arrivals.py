@@ -35,10 +35,9 @@ from estimation.sampling.arrivals import topup_for_width, topup_variance
 from estimation.sampling.items import system_weights
 from estimation.sampling.sequences import Interval
 from labeling.budgets import budget_ceiling, budget_problem
+from labeling.import_reports import UploadedFile
 from labeling.models import Arrival, Campaign, Draw, System, Verdict
 from labeling.selectors import verdict_summary
-from labeling.services.imports import UploadedFile
-from labeling.services.run_imports import StagedRuns, runs_import
 from sampling.arrival_design import (
     TopupDesign,
     arrival_labelling_judge,
@@ -68,6 +67,7 @@ from sampling.verdicts import (
     verdict_reading,
     verdict_state,
 )
+from uploads.run_imports import StagedRuns, runs_import
 
 TOPUP_PLAN_MAX_DRAWS = 5000
 """The largest top-up the width planner proposes (draws); past it, it says the width it reaches."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from labeling.models import Campaign, SamplingState
+from labeling.models import Campaign
+from sampling.models import SamplingState
 from sampling.strategies import strategy_for
 
 # Below this R² the dashboard says that document length barely predicts judging time.

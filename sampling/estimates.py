@@ -19,9 +19,10 @@ from typing import Any
 from django.db.models import Count, Max
 
 from estimation.sampling.pool_build import ESTIMAND_RULE
-from labeling.models import Campaign, Draw, EstimateSnapshot, PoolItem, Topic
+from labeling.models import Campaign, Draw, PoolItem, Topic
 from labeling.selectors import campaign_spent
 from sampling.label_model import judged_grades
+from sampling.models import EstimateSnapshot
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import judgments_fingerprint
 from sampling.strategies import strategy_for

@@ -22,14 +22,14 @@ import numpy as np
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
+from labeling.import_reports import UploadedFile
 from labeling.models import Campaign, Judgment, RankingEntry, System
-from labeling.services.imports import UploadedFile
-from labeling.services.run_imports import runs_import
 from sampling.estimates import estimand_share, in_estimand
 from sampling.label_model import judged_grades
 from sampling.level_estimates import RunLayout
 from sampling.pool_arrays import EMPTY, PoolArrays, pool_arrays_for
 from sampling.strategies import strategy_for
+from uploads.run_imports import runs_import
 
 
 def evaluation_runs_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> list[System]:

@@ -10,7 +10,8 @@ from typing import Any
 
 from labeling.csv_cells import CsvWriter
 from labeling.exports import CHUNK_ROWS, csv_text
-from labeling.models import Campaign, Draw, EstimateSnapshot, PoolItem, SamplingState
+from labeling.models import Campaign, Draw, PoolItem
+from sampling.models import EstimateSnapshot, SamplingState
 from sampling.pool_arrays import pool_arrays_for
 from sampling.state import state_load
 from sampling.strategies import level_named

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from estimation.judges.calibration import judge_classes
 from estimation.judges.endpoint import EndpointAnswer
-from labeling.models import Judge, JudgeCall, JudgeLabel, JudgeRun, PoolItem
+from labeling.models import PoolItem
+from sampling.models import Judge, JudgeCall, JudgeLabel, JudgeRun
 from sampling.served import engine_serves
 from webhooks.events import event_emit, register_event
 

@@ -14,8 +14,9 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from labeling.models import Campaign, Judge, JudgeRun, JudgeVersion
+from labeling.models import Campaign
 from sampling.judge_kinds import judge_kind
+from sampling.models import Judge, JudgeRun, JudgeVersion
 
 VERSIONED = ("model", "prompt", "base_url", "with_probabilities", "max_tokens")
 """Fields that change what the judge answers: editing one makes a new version."""

@@ -24,11 +24,12 @@ from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
 from infrastructure.db import brief_write
-from labeling.formats import upload_lines
-from labeling.models import Campaign, Judge, JudgeLabel, Topic
+from labeling.import_reports import ImportFailed, ImportReport, UploadedFile, batches, uploads_check
+from labeling.models import Campaign, Topic
 from labeling.recompute import recompute_soon
-from labeling.services.imports import ImportFailed, ImportReport, UploadedFile, batches, uploads_check
+from sampling.models import Judge, JudgeLabel
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
+from uploads.formats import upload_lines
 
 STORE_ROWS = 250
 """Labels stored per transaction: about 10 ms of the write lock on SQLite (more under load)."""

@@ -18,17 +18,7 @@ from estimation.judges.agreement import agreement, kendall_tau
 from estimation.judges.calibration import MISSING, Calibration
 from labeling.csv_cells import CsvWriter, csv_stream
 from labeling.metric import campaign_metric
-from labeling.models import (
-    Campaign,
-    Draw,
-    Judge,
-    JudgeCalibration,
-    JudgeCall,
-    JudgeLabel,
-    JudgeVersion,
-    PoolItem,
-    System,
-)
+from labeling.models import Campaign, Draw, PoolItem, System
 from sampling.estimates import estimates_current
 from sampling.focus import compared_systems
 from sampling.judge_calls import judge_total_cost
@@ -37,6 +27,7 @@ from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_latest, judge_run_progress
 from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
+from sampling.models import Judge, JudgeCalibration, JudgeCall, JudgeLabel, JudgeVersion
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
 LOW_AGREEMENT = 0.2

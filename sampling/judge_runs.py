@@ -36,11 +36,12 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from estimation.judges.prompts import PromptError
-from labeling.models import Campaign, Judge, JudgeCall, JudgeRun, PoolItem
+from labeling.models import Campaign, PoolItem
 from labeling.recompute import recompute_soon
 from sampling.judge_calls import judge_run_finish, judge_total_cost, lease_seconds, pending_pairs
 from sampling.judge_editing import LIMITED, limit_problems
 from sampling.judge_kinds import judge_kind
+from sampling.models import Judge, JudgeCall, JudgeRun
 
 logger = logging.getLogger(__name__)
 

@@ -29,10 +29,11 @@ from estimation.metrics.spec import Metric
 from estimation.sampling.items import system_weights
 from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
-from labeling.models import Campaign, Judge, JudgeCalibration, JudgeLabel, JudgeRun, Judgment, Task
+from labeling.models import Campaign, Judgment, Task
 from labeling.preflight import Problem
 from sampling.arrival_design import arrival_topup_design
 from sampling.judge_labels import calibration_set_pairs, judge_for_sampling, pool_judge_classes
+from sampling.models import Judge, JudgeCalibration, JudgeLabel, JudgeRun
 from sampling.pool_arrays import PoolArrays
 
 FIRST_STAGE_SHARE = 1 / 3

@@ -17,7 +17,7 @@ from estimation.sampling.arrivals import stratified_estimate
 from estimation.sampling.items import system_weights
 from estimation.sampling.results import Estimate
 from labeling.metric import campaign_metric
-from labeling.models import Campaign, JudgeCalibration
+from labeling.models import Campaign
 from sampling.difference_terms import DifferenceTerms
 from sampling.focus import focus_indices
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
@@ -28,6 +28,7 @@ from sampling.level_estimates import (
     estimate_row,
     not_linear_rows,
 )
+from sampling.models import JudgeCalibration
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
 
 JUDGED_DESIGN = "model labels + human sample"

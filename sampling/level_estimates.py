@@ -42,9 +42,10 @@ from estimation.sampling.item_estimators import (
 from estimation.sampling.items import system_weights
 from estimation.sampling.results import Estimate
 from labeling.metric import campaign_metric
-from labeling.models import Campaign, Draw, SamplingState, Task
+from labeling.models import Campaign, Draw, Task
 from labeling.selectors import campaign_spent
 from sampling.focus import focus_indices
+from sampling.models import SamplingState
 from sampling.pool_arrays import EMPTY, PoolArrays, pool_from_arrays
 
 # A new run's estimate warns when any of its weight falls on documents the draws cannot reach.

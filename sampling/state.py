@@ -17,11 +17,12 @@ from django.db.models import Count, F, Max, Sum
 
 from estimation.sampling.pool import Pool
 from labeling.metric import campaign_metric
-from labeling.models import Campaign, Judgment, SamplingState
+from labeling.models import Campaign, Judgment
 from sampling.arrival_design import arrival_open
 from sampling.focus import focus_indices
 from sampling.judge_labels import judge_label_model_inputs, judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
+from sampling.models import SamplingState
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays
 from sampling.strategies import LoadedState, strategy_for
 

@@ -43,7 +43,7 @@ from estimation.sampling.pool import Pool
 from estimation.sampling.queries import optimal_query_distribution, passive_distribution
 from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
-from labeling.models import Campaign, Draw, SamplingState
+from labeling.models import Campaign, Draw
 from labeling.preflight import Problem
 from sampling.arrival_design import arrival_labelling_judge, arrival_topup_design
 from sampling.difference_terms import DifferenceTerms, item_difference_terms, query_difference_terms
@@ -65,6 +65,7 @@ from sampling.level_estimates import (
     query_level_rows,
     query_level_run_estimate,
 )
+from sampling.models import SamplingState
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
 # The data the levels work on: a stored sampling state with its arrays decoded, and a new

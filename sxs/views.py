@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from labeling.access import campaign_for_page
-from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.fields import NOTE_MAX_CHARS
 from labeling.judge_keys import judge_page_shortcuts
 from labeling.models import Campaign, Skip
 from labeling.modes import export_links

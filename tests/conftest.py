@@ -202,7 +202,7 @@ def outsider(make_user: Callable[..., AbstractBaseUser]) -> AbstractBaseUser:
 def draft_campaign(coordinator: AbstractBaseUser) -> Campaign:
     """A campaign with two runs imported, not started."""
     from labeling.services.campaigns import campaign_create
-    from labeling.services.run_imports import runs_import
+    from uploads.run_imports import runs_import
 
     campaign = campaign_create(
         creator=coordinator,
@@ -244,7 +244,7 @@ def api() -> Callable[[AbstractBaseUser | None], APIClient]:
 @pytest.fixture(scope="session", autouse=True)
 def remove_sqlite_journal_files() -> Iterator[None]:
     """Django deletes the SQLite test database file at the end, but not its WAL side files nor
-    the recompute locks' folder beside it (labeling/recompute_lock.py)."""
+    the recompute locks' folder beside it (infrastructure/recompute_lock.py)."""
     yield
     from django.conf import settings
 

@@ -18,6 +18,7 @@ from tests.conftest import REPO_ROOT
 APPLICATION_PACKAGES = (
     "infrastructure",
     "labeling",
+    "uploads",
     "demo",
     "graded",
     "pairwise",
@@ -43,7 +44,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "graded/judging.py": ("graded/test_judging.py", "graded/test_judging_hot_path.py"),
     "graded/gold.py": ("graded/test_gold.py",),
     "infrastructure/db.py": ("graded/test_judging_hot_path.py", "labeling/test_import_batches.py"),
-    "labeling/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
+    "infrastructure/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
     "labeling/services/campaign_copies.py": (
         "labeling/test_campaign_list.py",
         "labeling/test_own_judgments.py",
@@ -53,15 +54,16 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "sampling/arrivals.py": ("graded/test_arrivals_api.py",),
     "sampling/verdicts.py": ("graded/test_verdicts_app.py",),
     "webhooks/deliveries.py": ("webhooks/test_webhooks.py",),
-    "labeling/services/imports.py": (
+    "uploads/imports.py": (
         "labeling/test_imports.py",
         "labeling/test_import_batches.py",
         "sampling/test_arrival_strata.py",
     ),
     "labeling/services/own_judgments.py": ("labeling/test_own_judgments.py",),
     "labeling/services/preferences.py": ("labeling/test_shortcuts.py",),
-    "labeling/services/run_import_writes.py": ("labeling/test_run_import_writes.py",),
-    "labeling/services/run_imports.py": ("labeling/test_imports.py", "labeling/test_run_import_writes.py"),
+    "uploads/run_import_writes.py": ("labeling/test_run_import_writes.py",),
+    "uploads/run_imports.py": ("labeling/test_imports.py", "labeling/test_run_import_writes.py"),
+    "labeling/services/pools.py": ("labeling/test_imports.py",),
     "pairwise/services/judging.py": ("pairwise/test_races.py", "pairwise/test_services.py"),
     "pairwise/services/setup.py": ("pairwise/test_services.py",),
     "sampling/draws.py": (

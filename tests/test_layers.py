@@ -17,6 +17,7 @@ PACKAGES = (
     "estimation",
     "infrastructure",
     "labeling",
+    "uploads",
     "demo",
     "outbound",
     "webhooks",
@@ -99,7 +100,7 @@ def test_it_reads_function_level_imports_too(tmp_path: Path) -> None:
 def test_it_keeps_every_labeling_module_free_of_engine_and_mode_imports() -> None:
     modules = _modules("labeling")
     assert len(modules) > 30
-    above = {"sampling", "webhooks", "outbound", "demo"} | MODES
+    above = {"sampling", "webhooks", "outbound", "demo", "uploads"} | MODES
     offenders = sorted(str(path.relative_to(REPO_ROOT)) for path in modules if above & _imports(path))
     assert offenders == []
 
@@ -108,6 +109,7 @@ def test_it_keeps_the_sampling_engine_below_the_modes() -> None:
     assert package_imports()["sampling"] <= {
         "infrastructure",
         "labeling",
+        "uploads",
         "estimation",
         "webhooks",
         "outbound",
@@ -121,9 +123,9 @@ def test_it_keeps_webhooks_between_the_core_and_the_engine() -> None:
 
 
 def test_it_keeps_the_demo_on_the_core_and_the_modes_registering_with_it() -> None:
-    """The demo builds the collection and users through the core's services; each mode's app
-    adds its campaign (`register_demo`), so the demo names no mode."""
-    assert package_imports()["demo"] <= {"labeling"}
+    """The demo builds the collection and users through the core's services and the uploads;
+    each mode's app adds its campaign (`register_demo`), so the demo names no mode."""
+    assert package_imports()["demo"] <= {"labeling", "uploads"}
     assert all("demo" in package_imports()[mode] for mode in MODES)
 
 

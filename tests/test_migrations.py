@@ -80,3 +80,70 @@ def test_the_verdicts_move_into_one_table_and_back() -> None:
     assert (arrival.verdict, arrival.rule, arrival.decided_high) == ("worse", "fixed", -0.5)
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_the_engine_and_gold_tables_change_app_and_keep_their_rows() -> None:
+    """0036-0037 and the first migrations of `sampling`, `graded` and `uploads` move the model
+    judges', sampling, gold and run-staging tables out of the core without touching the database:
+    rows stored before are read by the new apps' models, and again after migrating back."""
+    before_state = [("labeling", "0035_webhooks_own_app")]
+    before = [*before_state, ("sampling", None), ("graded", None), ("uploads", None)]
+    after = [
+        ("labeling", "0037_staged_run_lines_to_uploads"),
+        ("sampling", "0001_initial"),
+        ("graded", "0001_initial"),
+        ("uploads", "0001_initial"),
+    ]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before_state).apps
+    campaign = old.get_model("labeling", "Campaign").objects.create(name="moved", budget=10)
+    topic = old.get_model("labeling", "Topic").objects.create(campaign=campaign, qid="1")
+    document = old.get_model("labeling", "Document").objects.create(campaign=campaign, docno="d1")
+    judge = old.get_model("labeling", "Judge").objects.create(campaign=campaign, name="bm25", kind="lexical")
+    old.get_model("labeling", "JudgeLabel").objects.create(
+        judge=judge, qid="1", docno="d1", grade=2, judge_class=2
+    )
+    old.get_model("labeling", "SamplingState").objects.create(campaign=campaign, version=3, arrays=b"npz")
+    old.get_model("labeling", "GoldItem").objects.create(
+        campaign=campaign, topic=topic, document=document, grade=1, source="qrels"
+    )
+    old.get_model("labeling", "StagedRunLine").objects.create(
+        import_key="k", file_index=0, qid="1", docno="d1", rank=1, score=2.5, line=7
+    )
+
+    def rows(apps: object, judge_app: str, gold_app: str, staging_app: str) -> tuple:
+        get = apps.get_model  # type: ignore[attr-defined]
+        label = get(judge_app, "JudgeLabel").objects.get()
+        return (
+            get(judge_app, "Judge").objects.get().name,
+            (label.judge_id, label.docno, label.grade),
+            (
+                get(judge_app, "SamplingState").objects.get().version,
+                bytes(get(judge_app, "SamplingState").objects.get().arrays),
+            ),
+            get(gold_app, "GoldItem").objects.get().grade,
+            get(staging_app, "StagedRunLine").objects.get().line,
+        )
+
+    stored = rows(old, "labeling", "labeling", "labeling")
+    assert stored == ("bm25", (judge.pk, "d1", 2), (3, b"npz"), 1, 7)
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    assert rows(executor.loader.project_state(after).apps, "sampling", "graded", "uploads") == stored
+    content_types = executor.loader.project_state(after).apps.get_model("contenttypes", "ContentType")
+    assert set(
+        content_types.objects.filter(model__in=["judge", "golditem"]).values_list("app_label", flat=True)
+    ) <= {
+        "sampling",
+        "graded",
+    }
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    assert (
+        rows(executor.loader.project_state(before_state).apps, "labeling", "labeling", "labeling") == stored
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())

@@ -24,12 +24,12 @@ from estimation.formats.letor import LetorPool, LetorRow, apply_labels, iter_let
 from estimation.formats.trec import InputFileError
 from estimation.training.ensembles import BootstrapLightGBM, fit_ranker, predict, read_scores
 from estimation.training.selection import DRAWABLE_RULES, SELECTION_RULES, pool_mean_dcg, select_training
-from labeling.formats import upload_lines
-from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS, checked_text
+from labeling.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS, checked_text
+from labeling.import_reports import ImportFailed, ImportReport
 from labeling.leases import unanswered_claimable
 from labeling.models import Campaign, Document, Draw, Judgment, Skip, Task, Topic
-from labeling.services.imports import ImportFailed, ImportReport
 from training.models import TrainingPool, TrainingRound, TrainingSelection, TrainingSettings
+from uploads.formats import upload_lines
 
 # The draw strategy of a training task: set apart from sampling draws (this mode never samples).
 DRAW_STRATEGY = "training"
@@ -98,7 +98,7 @@ def pool_from_bytes(data: bytes | memoryview) -> LetorPool:
 # -- uploads ------------------------------------------------------------------------------------
 def _checked_rows(rows: Iterable[LetorRow], name: str, top_grade: int) -> Iterator[LetorRow]:
     """The parser's rows, refusing grades above the campaign's scale and ids that do not fit the
-    core's topics and documents (the rule of every upload: `labeling.formats.fields`), with the line."""
+    core's topics and documents (the rule of every upload: `labeling.fields`), with the line."""
     for row in rows:
         if row.grade > top_grade:
             raise InputFileError(
@@ -434,7 +434,7 @@ def _queue(campaign: Campaign, training_round: TrainingRound, selection: Any) ->
     docids = {docid for _, docid in selection.items}
     topics = dict(Topic.objects.filter(campaign=campaign, qid__in=qids).values_list("qid", "id"))
     Topic.objects.bulk_create(
-        # A stub topic is titled by its id, as a run import names it (labeling.services.run_imports).
+        # A stub topic is titled by its id, as a run import names it (uploads.run_imports).
         [Topic(campaign=campaign, qid=qid, title=qid, is_stub=True) for qid in sorted(qids - set(topics))]
     )
     topics = dict(Topic.objects.filter(campaign=campaign, qid__in=qids).values_list("qid", "id"))

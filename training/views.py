@@ -15,10 +15,10 @@ from django.views.decorators.http import require_POST
 
 from estimation.training.selection import SELECTION_RULES
 from labeling.access import campaign_for_page
+from labeling.import_reports import ImportFailed
 from labeling.models import Campaign
 from labeling.modes import export_links
 from labeling.permissions import EXPORT, MANAGE
-from labeling.services.imports import ImportFailed
 from training import selectors, services
 from training.benchmark import BENCHMARK_COMMAND, MEASURED_SE, benchmark_quote
 

@@ -65,7 +65,7 @@ from estimation.formats.trec import (
 
 JUDGE_LABEL_FORMATS = ("qrels", "jsonl", "beir-tsv")
 BEIR_COLUMNS = ("query-id", "corpus-id", "score")
-# These match the web application's identifier columns (labeling.formats.fields reads them from
+# These match the web application's identifier columns (labeling.fields reads them from
 # the models, Topic.qid and Document.docno); estimation/ cannot import Django to read them.
 QID_MAX_CHARS = 64
 DOCNO_MAX_CHARS = 200

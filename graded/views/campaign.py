@@ -21,11 +21,11 @@ from graded.forms import (
 from graded.views.judging import grade_scale
 from labeling.access import campaign_for_page
 from labeling.agreement import grade_agreement
+from labeling.import_reports import ImportFailed
 from labeling.models import Campaign, PoolItem, Verdict
 from labeling.permissions import MANAGE
 from labeling.selectors import verdict_summary
 from labeling.services.campaigns import campaign_update
-from labeling.services.imports import ImportFailed
 from sampling import (
     arrival_add,
     compared_systems,

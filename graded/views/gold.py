@@ -15,8 +15,9 @@ from graded import gold
 from graded.forms import (
     GoldForm,
 )
+from graded.models import GoldItem, GoldSettings
 from labeling.access import campaign_for_page
-from labeling.models import Campaign, GoldItem, GoldSettings, Judgment
+from labeling.models import Campaign, Judgment
 from labeling.permissions import MANAGE
 
 

@@ -18,11 +18,12 @@ from graded.forms import (
     form_errors_text,
 )
 from labeling.access import campaign_for_page, request_user
-from labeling.models import Campaign, Judge
+from labeling.import_reports import ImportFailed, ImportReport
+from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import MANAGE
-from labeling.services.imports import ImportFailed, ImportReport
 from sampling import (
+    Judge,
     judge_calibration_import,
     judge_choose_for_sampling,
     judge_create,

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.fields import NOTE_MAX_CHARS
 from labeling.judge_keys import judge_page_shortcuts
 from labeling.models import Campaign, Skip
 

@@ -1,6 +1,7 @@
 """The REST API: one APIView per operation, each calling one selector or service; split by
-concern (campaigns, imports, judging, downloads). The graded mode's estimates and planner are
-in `graded.api_estimates` and `graded.api_planning`."""
+concern (campaigns, judging, downloads; `common.ImportApi` is the base of every upload, whose
+views live with their imports in `uploads.api`). The graded mode's estimates and planner are in
+`graded.api_estimates` and `graded.api_planning`."""
 
 from labeling.api.auth import TokenApi
 from labeling.api.campaigns import (
@@ -15,13 +16,6 @@ from labeling.api.campaigns import (
     UserCreateApi,
 )
 from labeling.api.downloads import ExportApi
-from labeling.api.imports import (
-    DocumentsImportApi,
-    LabelsImportApi,
-    QrelsImportApi,
-    RunsImportApi,
-    TopicsImportApi,
-)
 from labeling.api.judging import AnswerApi, LeaseApi, NextTaskApi, ProgressApi, SkipApi, UndoApi
 from labeling.api.own import OwnJudgmentGradeApi, OwnJudgmentsApi
 from labeling.api.preferences import ShortcutsApi
@@ -42,14 +36,9 @@ __all__ = [
     "CampaignPauseApi",
     "CampaignPreflightApi",
     "CampaignStartApi",
-    "DocumentsImportApi",
     "ExportApi",
-    "LabelsImportApi",
     "NextTaskApi",
     "ProgressApi",
-    "QrelsImportApi",
-    "RunsImportApi",
-    "TopicsImportApi",
     "UndoApi",
     "UserCreateApi",
 ]

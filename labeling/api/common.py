@@ -16,11 +16,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from labeling.access import campaign_for
+from labeling.import_reports import ImportFailed
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import MANAGE
 from labeling.serializers import ErrorsSerializer, ImportReportSerializer, UploadSerializer
-from labeling.services.imports import ImportFailed
 
 
 def bad_request(message: str) -> Response:

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from labeling import token_access
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
-from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.fields import NOTE_MAX_CHARS
 from labeling.leases import LEASE_STATES, LeaseConflict
 from labeling.models import Skip
 from labeling.modes import (

@@ -29,7 +29,7 @@ from labeling.models import (
 )
 from labeling.modes import mode_of
 from labeling.services.campaigns import campaign_pause
-from labeling.services.imports import pool_rebuild
+from labeling.services.pools import pool_rebuild
 
 # A clone takes over its source's settings (`Campaign.SETTINGS`); status, seed, pool version,
 # blocking and dates start afresh (a new seed: the clone's draws are independent of the source's).

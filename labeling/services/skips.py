@@ -12,7 +12,7 @@ from typing import cast
 from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
-from labeling.formats.fields import NOTE_MAX_CHARS
+from labeling.fields import NOTE_MAX_CHARS
 from labeling.models import Campaign, CampaignMember, Skip, Task
 
 

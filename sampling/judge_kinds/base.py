@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from labeling.models import Campaign, Judge, JudgeRun
+    from labeling.models import Campaign
+    from sampling.models import Judge, JudgeRun
 
 
 class JudgeKind:

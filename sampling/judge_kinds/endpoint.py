@@ -24,7 +24,7 @@ from estimation.judges.prompts import (
     default_prompt,
     render_prompt,
 )
-from labeling.models import Campaign, Document, JudgeRun, JudgeVersion, Topic
+from labeling.models import Campaign, Document, Topic
 from outbound import checked_transport, key_variable_problem, outbound_url_problem
 from sampling.judge_calls import (
     judge_answer_store,
@@ -37,6 +37,7 @@ from sampling.judge_calls import (
     pending_pairs,
 )
 from sampling.judge_kinds.base import JudgeKind
+from sampling.models import JudgeRun, JudgeVersion
 
 CANCEL_CHECK_SECONDS = 1.0
 

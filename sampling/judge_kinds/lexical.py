@@ -18,10 +18,11 @@ from estimation.judges.lexical import (
     pool_scores,
     rationale,
 )
-from labeling.models import Campaign, Document, Judge, JudgeRun, JudgeVersion, Topic
+from labeling.models import Campaign, Document, Topic
 from sampling.judge_calls import judge_answer_store, judge_run_done, judge_run_finish, pending_pairs
 from sampling.judge_kinds.base import JudgeKind
 from sampling.label_model import judged_grades
+from sampling.models import Judge, JudgeRun, JudgeVersion
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 
 LEXICAL_MODEL = "BM25 over the campaign's documents (built-in lexical judge, weak)"

@@ -25,10 +25,10 @@ from labeling.services.campaigns import (
     campaign_start,
     user_create,
 )
-from labeling.services.imports import documents_import, topics_import
-from labeling.services.run_imports import runs_import
 from tests.database_template import sqlite_test_name
 from tests.e2e.helpers import PASSWORD
+from uploads.imports import documents_import, topics_import
+from uploads.run_imports import runs_import
 
 CHROMIUM_ARGS = [
     "--headless",

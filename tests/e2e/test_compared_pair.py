@@ -13,8 +13,8 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_create
-from labeling.services.run_imports import runs_import
 from tests.e2e.helpers import log_in
+from uploads.run_imports import runs_import
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -14,16 +14,17 @@ from django.contrib.auth.models import AbstractBaseUser
 from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, EstimateSnapshot
+from labeling.models import Campaign
 from labeling.recompute import recompute
 from labeling.services.campaigns import (
     campaign_assessors_assign,
     campaign_create,
     campaign_start,
 )
-from labeling.services.imports import documents_import, topics_import
-from labeling.services.run_imports import runs_import
+from sampling.models import EstimateSnapshot
 from tests.e2e.helpers import log_in
+from uploads.imports import documents_import, topics_import
+from uploads.run_imports import runs_import
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling.models import Campaign, EstimateSnapshot
+from labeling.models import Campaign
 from labeling.services.campaigns import campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from sampling.estimates import estimates_fingerprint
+from sampling.models import EstimateSnapshot
 from tests.e2e.helpers import log_in
+from uploads.run_imports import runs_import
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from tests.e2e.helpers import log_in
+from uploads.run_imports import runs_import
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling.models import Campaign, JudgeLabel, Judgment
+from labeling.models import Campaign, Judgment
 from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.imports import documents_import, topics_import
-from labeling.services.run_imports import runs_import
+from sampling.models import JudgeLabel
 from tests.e2e.helpers import log_in
 from tests.e2e.test_judging import judge_with_key, shown_item
+from uploads.imports import documents_import, topics_import
+from uploads.run_imports import runs_import
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -189,8 +190,9 @@ def test_a_coordinator_runs_the_lexical_judge_and_watches_it_label_the_pool(
     people: dict[str, AbstractBaseUser],
     screenshot_dir: Path,
 ) -> None:
-    from labeling.models import Document, JudgeRun, Topic
+    from labeling.models import Document, Topic
     from sampling import judge_run_step
+    from sampling.models import JudgeRun
 
     campaign = judged_campaign
     # Texts that say something: a document repeats its topic's words as often as it is relevant.

@@ -13,10 +13,10 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.imports import documents_import, topics_import
-from labeling.services.run_imports import runs_import
 from pairwise.models import Comparison, TopKHeap
 from tests.e2e.helpers import log_in
+from uploads.imports import documents_import, topics_import
+from uploads.run_imports import runs_import
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, JudgeLabel
+from labeling.models import Campaign
+from sampling.models import JudgeLabel
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 
@@ -106,8 +107,8 @@ def test_outsiders_and_assessors_cannot_add_judges(
 def test_judges_that_run_are_added_run_and_cancelled_over_rest(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, campaign: Campaign
 ) -> None:
-    from labeling.models import JudgeRun
     from sampling import judge_run_step
+    from sampling.models import JudgeRun
 
     client = api(coordinator)
     base = f"/api/campaigns/{campaign.pk}/judges/"
@@ -167,7 +168,7 @@ def test_judges_that_run_are_added_run_and_cancelled_over_rest(
     # The coordinator chooses which judge the strategy samples with (the lexical one came first).
     listed = {j["name"]: j["used_for_sampling"] for j in client.get(base).json()}
     assert listed == {"bm25": True, "llm": False}
-    from labeling.models import JudgeLabel as Label
+    from sampling.models import JudgeLabel as Label
 
     Label.objects.create(judge_id=judge_id, qid="1", docno="d1-1", grade=1, judge_class=1)
     chosen = client.patch(f"{base}{judge_id}/", {"use_for_sampling": True}, format="json")

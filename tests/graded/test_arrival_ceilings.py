@@ -14,11 +14,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
+from labeling.import_reports import ImportFailed
 from labeling.models import Arrival, Campaign, PoolItem, RankingEntry, System
-from labeling.services.imports import ImportFailed
-from labeling.services.run_imports import runs_import
 from tests.conftest import upload
 from tests.graded.test_arrivals_api import RUN_C, _arrive, _judge_all, _running
+from uploads.run_imports import runs_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 pytestmark = pytest.mark.postgresql

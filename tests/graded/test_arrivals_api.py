@@ -24,18 +24,19 @@ from estimation.sampling.arrivals import stratified_estimate
 from graded.claims import task_next
 from graded.exports import offline_bundle
 from graded.judging import task_answer
-from labeling.models import Arrival, Campaign, Draw, JudgeRun, Judgment, PoolItem, System, Task
+from labeling.models import Arrival, Campaign, Draw, Judgment, PoolItem, System, Task
 from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.imports import documents_import
-from labeling.services.run_imports import runs_import
 from sampling import judge_create, judge_labels_import, judge_run_step
 from sampling.arrival_design import arrival_topup_design
 from sampling.arrivals import TOPUP_PLAN_MAX_DRAWS
 from sampling.level_estimates import topic_metric_values
+from sampling.models import JudgeRun
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
 from tests.conftest import RUN_A, RUN_B, upload
 from tests.sampling.helpers import RUN_C, oracle_grade, run_to_end, texts_import
+from uploads.imports import documents_import
+from uploads.run_imports import runs_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).

@@ -14,8 +14,8 @@ from django.urls import reverse
 from labeling.models import Campaign
 from labeling.modes import campaign_preflight
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.run_imports import runs_import
 from tests.conftest import PASSWORD, RUN_A, upload
+from uploads.run_imports import runs_import
 
 RUN_C = RUN_A.replace(" alpha\n", " gamma\n")
 

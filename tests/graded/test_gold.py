@@ -12,11 +12,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from graded import gold
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Campaign, Draw, GoldAnswer, GoldItem, Judgment, Task
+from graded.models import GoldAnswer, GoldItem
+from labeling.models import Campaign, Draw, Judgment, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.imports import qrels_import
 from sampling.estimates import estimates_compute
 from tests.conftest import upload
+from uploads.imports import qrels_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -9,8 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from labeling.models import Campaign, Judge
+from labeling.models import Campaign
 from sampling import judge_create
+from sampling.models import Judge
 
 
 def _client(user: AbstractBaseUser) -> Client:

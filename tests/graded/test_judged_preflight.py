@@ -3,10 +3,11 @@ or a judge without labels: the pre-flight names what is missing and the next ste
 
 from __future__ import annotations
 
-from labeling.models import Campaign, JudgeRun
+from labeling.models import Campaign
 from labeling.modes import campaign_preflight
 from labeling.services.campaigns import campaign_update
 from sampling import judge_create, judge_labels_import
+from sampling.models import JudgeRun
 from tests.conftest import upload
 
 

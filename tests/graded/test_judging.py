@@ -25,11 +25,11 @@ from labeling.services.campaigns import (
     campaign_start,
     campaign_update,
 )
-from labeling.services.imports import qrels_import
-from labeling.services.run_imports import runs_import
 from tests.concurrency import at_once
 from tests.conftest import RUN_A, upload
 from tests.faults import inserts_refused
+from uploads.imports import qrels_import
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -16,10 +16,10 @@ from rest_framework.authtoken.models import Token
 
 from labeling.models import Arrival, Campaign, Judgment, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
 from tests.graded.test_arrivals_api import _judge_all
 from tests.graded.test_verdicts_app import RUN_POOR
+from uploads.run_imports import runs_import
 
 # Also on PostgreSQL (`make test` runs the marked modules again there): the gate against a live server.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]

@@ -19,7 +19,6 @@ from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Arrival, Campaign, Judgment, Task, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
-from labeling.services.run_imports import runs_import
 from sampling import draws_top_up, verdicts_update
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import pool_arrays_for
@@ -27,6 +26,7 @@ from sampling.verdicts import verdict_plan, verdict_state
 from tests.conftest import RUN_A, upload
 from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
 from tests.sampling.helpers import oracle_grade
+from uploads.run_imports import runs_import
 from webhooks.models import WebhookEvent
 
 Api = Callable[[AbstractBaseUser | None], APIClient]

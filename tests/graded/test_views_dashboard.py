@@ -12,9 +12,10 @@ from django.urls import reverse
 
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Campaign, Judgment, SamplingState
+from labeling.models import Campaign, Judgment
 from labeling.recompute import recompute
 from sampling import dashboard
+from sampling.models import SamplingState
 from tests.conftest import PASSWORD
 
 

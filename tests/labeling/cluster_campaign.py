@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
 
     from labeling.permissions import ROLE_ASSESSOR, ROLE_COORDINATOR, role_group
     from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-    from labeling.services.run_imports import runs_import
+    from uploads.run_imports import runs_import
 
     # Token-only accounts: no password to hash.
     users = get_user_model().objects

@@ -13,12 +13,13 @@ from django.urls import reverse
 from graded import gold as gold_questions
 from graded.claims import task_next
 from graded.judging import task_answer
+from graded.models import GoldAnswer, GoldItem, GoldSettings
 from labeling import dashboard
-from labeling.models import Campaign, GoldAnswer, GoldItem, GoldSettings, Judgment, PoolItem, RankingEntry
+from labeling.models import Campaign, Judgment, PoolItem, RankingEntry
 from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_create, campaign_update
-from labeling.services.imports import qrels_import, topics_import
 from tests.conftest import PASSWORD, upload
+from uploads.imports import qrels_import, topics_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

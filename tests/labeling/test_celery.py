@@ -13,8 +13,9 @@ from django.core.cache import cache
 from config.celery import app as celery_app
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, SamplingState, Task
+from labeling.models import Campaign, CampaignProgress, Task
 from labeling.recompute import recompute_queue, recompute_soon_wait
+from sampling.models import EstimateSnapshot, SamplingState
 from tests.servers import free_port
 from tests.workers import use_broker
 

@@ -14,9 +14,10 @@ from django.test import Client
 
 from demo.loading import DEMO_PASSWORD, DEMO_USERS, RUN_NOISE, demo_collection, demo_load
 from graded.demo import DEMO_CAMPAIGN, DEMO_HISTORY_JUDGMENTS, DEMO_JUDGED_CAMPAIGN
-from labeling.models import Campaign, EstimateSnapshot, Judgment, System
+from labeling.models import Campaign, Judgment, System
 from labeling.permissions import user_role
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
+from sampling.models import EstimateSnapshot
 
 
 @pytest.mark.django_db

@@ -10,8 +10,8 @@ from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.services.corrections import judgment_discard
-from labeling.services.imports import qrels_import
 from tests.conftest import upload
+from uploads.imports import qrels_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -17,10 +17,10 @@ from graded.claims import task_next
 from labeling.exports import campaign_config_json
 from labeling.models import Campaign, Draw, Judgment
 from labeling.services.campaigns import campaign_create
-from labeling.services.imports import qrels_import
-from labeling.services.run_imports import runs_import
 from tests.conftest import RUN_A, RUN_B, upload
 from tests.labeling.helpers import judge_everything
+from uploads.imports import qrels_import
+from uploads.run_imports import runs_import
 
 
 def test_it_round_trips_qrels_into_a_new_campaign(

@@ -8,10 +8,10 @@ import io
 import pytest
 
 from estimation.formats.trec import InputFileError
-from labeling.formats import sniff_format, upload_lines
-from labeling.formats.documents import iter_documents_jsonl
-from labeling.formats.runs import iter_run_bounded
-from labeling.formats.topics import iter_topics_jsonl, iter_topics_trec
+from uploads.formats import sniff_format, upload_lines
+from uploads.formats.documents import iter_documents_jsonl
+from uploads.formats.runs import iter_run_bounded
+from uploads.formats.topics import iter_topics_jsonl, iter_topics_trec
 
 TREC_TOPICS = """<top>
 <num> Number: 301

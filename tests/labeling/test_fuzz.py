@@ -21,16 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from labeling.models import (
-    Campaign,
-    Document,
-    Judgment,
-    PoolItem,
-    RankingEntry,
-    StagedRunLine,
-    System,
-    Topic,
-)
+from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, System, Topic
+from uploads.models import StagedRunLine
 
 FUZZ = settings(
     max_examples=40,

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, connections
 
+from labeling.import_reports import ImportReport, UploadedFile
 from labeling.models import Campaign, Document, Judgment, PoolItem, Topic
-from labeling.services import imports
-from labeling.services.imports import ImportReport, UploadedFile
+from uploads import imports
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

@@ -36,7 +36,8 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 import io
-from labeling.services import campaigns, run_imports
+from labeling.services import campaigns
+from uploads import run_imports
 coordinator = campaigns.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
 for name in ("alice", "bob"):
     campaigns.user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
@@ -54,7 +55,8 @@ print(json.dumps({"judged": judged.pk, "big": big.pk}))
 IMPORTER = """
 import json, resource, sys, time, django
 django.setup()
-from labeling.services import campaigns, run_imports
+from labeling.services import campaigns
+from uploads import run_imports
 from labeling.models import Campaign, RankingEntry
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

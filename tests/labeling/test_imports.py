@@ -9,20 +9,13 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
 from estimation.formats.trec import read_qrels, read_run
-from labeling.models import (
-    Campaign,
-    Document,
-    Judgment,
-    PoolItem,
-    RankingEntry,
-    StagedRunLine,
-    System,
-    Topic,
-)
+from labeling.import_reports import ImportFailed
+from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, System, Topic
 from labeling.services.campaigns import campaign_create
-from labeling.services.imports import ImportFailed, documents_import, qrels_import, topics_import
-from labeling.services.run_imports import runs_import
 from tests.conftest import upload
+from uploads.imports import documents_import, qrels_import, topics_import
+from uploads.models import StagedRunLine
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

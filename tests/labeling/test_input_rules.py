@@ -14,11 +14,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import DatabaseError, connection
 from rest_framework.test import APIClient
 
+from labeling.import_reports import ImportFailed
 from labeling.models import Campaign, Document, Judgment, RankingEntry, System, Topic
 from labeling.services.campaigns import campaign_create
-from labeling.services.imports import ImportFailed
-from labeling.services.run_imports import runs_import
 from tests.conftest import upload
+from uploads.run_imports import runs_import
 
 LONG = "x" * 201
 

@@ -26,7 +26,8 @@ import django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-from labeling.services import campaigns, run_imports
+from labeling.services import campaigns
+from uploads import run_imports
 from labeling.models import PoolItem, RankingEntry
 from django.contrib.auth import get_user_model
 user = get_user_model().objects.create_user("c")

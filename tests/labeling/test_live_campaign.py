@@ -15,16 +15,17 @@ from rest_framework.test import APIClient
 from estimation.formats.trec import read_qrels, read_run
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import evaluate_run
-from labeling.models import CampaignProgress, Draw, EstimateSnapshot, Judgment, SamplingState, Task
+from labeling.models import CampaignProgress, Draw, Judgment, Task
 from labeling.services.campaigns import (
     campaign_assessors_assign,
     campaign_create,
     campaign_start,
     campaign_update,
 )
-from labeling.services.run_imports import runs_import
+from sampling.models import EstimateSnapshot, SamplingState
 from tests.conftest import upload
 from tests.workers import CeleryWorker
+from uploads.run_imports import runs_import
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

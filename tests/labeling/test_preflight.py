@@ -14,9 +14,9 @@ from django.urls import reverse
 from labeling.models import Campaign
 from labeling.modes import campaign_preflight
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_update
-from labeling.services.imports import qrels_import, topics_import
-from labeling.services.run_imports import runs_import
 from tests.conftest import PASSWORD, upload
+from uploads.imports import qrels_import, topics_import
+from uploads.run_imports import runs_import
 
 TOPICS = ("601", "602", "603")
 

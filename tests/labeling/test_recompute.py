@@ -24,13 +24,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 
 from labeling import recompute as pipeline
-from labeling.models import Campaign, CampaignProgress, EstimateSnapshot, Judgment
+from labeling.models import Campaign, CampaignProgress, Judgment
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
+from sampling.models import EstimateSnapshot
 from tests.conftest import REPO_ROOT, upload
 from tests.labeling.helpers import queued_recomputes
 from tests.servers import redis_server
 from tests.workers import CeleryWorker, running_worker
+from uploads.run_imports import runs_import
 
 TOPICS, DOCUMENTS = 12, 25  # a pool of 300 items, one topic drawn at a time
 PER_ASSESSOR = 100

@@ -18,9 +18,9 @@ from django.core.cache import cache
 
 from graded.claims import task_next
 from graded.judging import task_answer
+from infrastructure.recompute_lock import recompute_lock, recompute_locked
 from labeling import recompute as pipeline
 from labeling.models import Campaign
-from labeling.recompute_lock import recompute_lock, recompute_locked
 from labeling.tasks import campaign_recompute, campaigns_catch_up
 from tests.conftest import REPO_ROOT
 from tests.labeling.helpers import queued_recomputes
@@ -33,7 +33,7 @@ HOLDER = """
 import sys, time
 import django
 django.setup()
-from labeling.recompute_lock import recompute_lock
+from infrastructure.recompute_lock import recompute_lock
 with recompute_lock(int(sys.argv[1])) as acquired:
     print("held" if acquired else "refused", flush=True)
     time.sleep(120)

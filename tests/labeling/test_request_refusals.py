@@ -11,7 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, GoldAnswer, Judgment
+from graded.models import GoldAnswer
+from labeling.models import Campaign, Judgment
 
 pytestmark = pytest.mark.django_db
 

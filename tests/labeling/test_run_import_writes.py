@@ -12,21 +12,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from labeling.models import (
-    Campaign,
-    Document,
-    Judgment,
-    PoolItem,
-    RankingEntry,
-    StagedRunLine,
-    System,
-    Topic,
-)
-from labeling.services import run_import_writes, run_imports
-from labeling.services.imports import ImportFailed
-from labeling.services.run_imports import runs_import
+from labeling.import_reports import ImportFailed
+from labeling.models import Campaign, Document, Judgment, PoolItem, RankingEntry, System, Topic
 from tests.conftest import REPO_ROOT, upload
 from tests.database_template import sqlite_database_from_template
+from uploads import run_import_writes, run_imports
+from uploads.models import StagedRunLine
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
@@ -39,8 +31,11 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.contrib.auth import get_user_model
-from labeling.models import Document, PoolItem, RankingEntry, StagedRunLine, System, Topic
-from labeling.services import campaigns, imports, run_imports
+from labeling.models import Document, PoolItem, RankingEntry, System, Topic
+from uploads.models import StagedRunLine
+from labeling.services import campaigns
+from uploads import imports, run_imports
+from labeling.import_reports import ImportFailed
 user = get_user_model().objects.create_user("carl")
 campaign = campaigns.campaign_create(creator=user, name="c", metric="DCG@10", budget=10)
 imports.documents_import(campaign=campaign, files=[("docs.jsonl", open(sys.argv[1], "rb"))])
@@ -51,7 +46,7 @@ before = stored()
 try:
     run_imports.runs_import(campaign=campaign, files=[("bad.run", open(sys.argv[2], "rb"))])
     bad = None
-except imports.ImportFailed as failed:
+except ImportFailed as failed:
     bad = [[error.file, error.line, error.reason] for error in failed.errors]
 assert stored() == before, (stored(), before)
 report = run_imports.runs_import(campaign=campaign, files=[(name, open(name, "rb")) for name in sys.argv[3:]])

@@ -20,9 +20,9 @@ from labeling.services.campaigns import (
     campaign_start,
     campaign_update,
 )
-from labeling.services.run_imports import runs_import
 from sampling.draws import assessors_active_forget, queue_target
 from tests.conftest import upload
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

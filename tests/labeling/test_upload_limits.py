@@ -20,11 +20,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.test import override_settings
 
-from labeling.models import Campaign, JudgeLabel
+from labeling.import_reports import ImportFailed
+from labeling.models import Campaign
 from labeling.services.campaigns import campaign_create
-from labeling.services.imports import ImportFailed
 from sampling import judge_calibration_import, judge_create, judge_labels_import
 from sampling import judge_labels as judge_labels_module
+from sampling.models import JudgeLabel
 from tests.conftest import upload
 from training import services as training_services
 from training.models import TrainingPool

@@ -50,7 +50,8 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from rest_framework.authtoken.models import Token
-from labeling.services import campaigns, run_imports
+from labeling.services import campaigns
+from uploads import run_imports
 coordinator = campaigns.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
 names = [f"assessor{i}" for i in range(int(__import__("sys").argv[1]))]
 for name in names:

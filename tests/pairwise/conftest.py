@@ -10,8 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from pairwise.services import pairwise_configure
+from uploads.run_imports import runs_import
 
 TOPICS = ("401", "402")
 DOCUMENTS_PER_TOPIC = 8

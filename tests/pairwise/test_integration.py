@@ -12,10 +12,10 @@ from rest_framework.test import APIClient
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
-from labeling.services.run_imports import runs_import
 from pairwise.models import Comparison, PairTask, PairwiseSettings
 from tests.pairwise.conftest import GOOD, POOR, _run
 from tests.pairwise.test_services import oracle
+from uploads.run_imports import runs_import
 
 pytestmark = pytest.mark.django_db
 

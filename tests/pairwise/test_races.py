@@ -9,10 +9,10 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from pairwise import services
 from pairwise.models import TopKHeap
 from tests.concurrency import at_once
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

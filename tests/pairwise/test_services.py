@@ -17,11 +17,11 @@ from labeling.services.campaigns import (
     campaign_start,
     user_create,
 )
-from labeling.services.run_imports import runs_import
 from pairwise import services
 from pairwise.models import Comparison, PairTask, TopKHeap
 from tests.conftest import PASSWORD, upload
 from tests.pairwise.conftest import true_relevance
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]

@@ -10,17 +10,14 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import (
-    Campaign,
-    Judge,
-    JudgeRun,
-)
+from labeling.models import Campaign
 from labeling.recompute import recompute
-from labeling.services.imports import documents_import, topics_import
 from sampling import (
     judge_run_start,
     judge_run_step,
 )
+from sampling.models import Judge, JudgeRun
+from uploads.imports import documents_import, topics_import
 
 
 def human_grade(docno: str) -> int:

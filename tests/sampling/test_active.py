@@ -19,7 +19,8 @@ from estimation.metrics.values import dcg
 from estimation.sampling.estimators import query_level_estimate
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Campaign, Document, Draw, EstimateSnapshot, Judgment, SamplingState, Task
+from labeling.import_reports import ImportFailed
+from labeling.models import Campaign, Document, Draw, Judgment, Task
 from labeling.modes import campaign_progress
 from labeling.recompute import recompute
 from labeling.services.campaigns import (
@@ -28,14 +29,15 @@ from labeling.services.campaigns import (
     campaign_start,
     campaign_update,
 )
-from labeling.services.imports import ImportFailed, labels_import
-from labeling.services.run_imports import runs_import
 from sampling import exports
 from sampling.estimates import estimates_current
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
+from sampling.models import EstimateSnapshot, SamplingState
 from sampling.pool_arrays import pool_arrays_for
 from sampling.state import state_load
 from tests.conftest import RUN_A, RUN_B, upload
+from uploads.imports import labels_import
+from uploads.run_imports import runs_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 

@@ -22,12 +22,12 @@ from estimation.sampling.items import system_weights
 from graded.exports import offline_bundle
 from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.run_imports import runs_import
 from sampling import judge_create, judge_labels_import
 from sampling.estimates import estimates_compute
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
 from tests.conftest import RUN_A, RUN_B, upload
 from tests.sampling.helpers import RUN_C, judge_some, oracle_grade
+from uploads.run_imports import runs_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).

@@ -13,12 +13,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from estimation import Metric
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from sampling import arrival_add, arrival_summary
 from sampling.level_estimates import topic_metric_values
 from sampling.pool_arrays import pool_arrays_for
 from tests.conftest import RUN_A, RUN_B, upload
 from tests.sampling.helpers import RUN_C, judge_some, oracle_grade
+from uploads.run_imports import runs_import
 
 pytestmark = pytest.mark.slow
 

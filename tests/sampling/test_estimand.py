@@ -17,10 +17,10 @@ from rest_framework.test import APIClient
 from estimation.sampling.pool_build import ESTIMAND_RULE
 from labeling.models import Campaign, PoolItem, System
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
-from labeling.services.imports import topics_import
 from sampling.evaluation import run_evaluate
 from tests.conftest import upload
 from tests.labeling.helpers import judge_everything
+from uploads.imports import topics_import
 
 pytestmark = pytest.mark.django_db
 

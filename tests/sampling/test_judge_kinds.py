@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 import sampling.judge_kinds as registry
 from estimation.judges.endpoint import EndpointAnswer
 from graded.forms import JudgeForm
-from labeling.models import Campaign, Judge, JudgeLabel, JudgeRun
+from labeling.models import Campaign
 from sampling import (
     JudgeKind,
     judge_answer_store,
@@ -29,6 +29,7 @@ from sampling import (
     judges_summaries,
     register_judge_kind,
 )
+from sampling.models import Judge, JudgeLabel, JudgeRun
 from tests.conftest import PASSWORD
 
 Api = Callable[[AbstractBaseUser | None], APIClient]

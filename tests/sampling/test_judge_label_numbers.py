@@ -11,7 +11,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, JudgeLabel
+from labeling.models import Campaign
+from sampling.models import JudgeLabel
 
 HUGE = 10**400  # json.dumps writes all 400 digits; float() of it overflows
 

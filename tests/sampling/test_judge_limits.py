@@ -20,7 +20,7 @@ from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, Judge, JudgeCall, JudgeRun, JudgeVersion
+from labeling.models import Campaign
 from sampling import (
     StaleJudgeRunSweep,
     judge_create,
@@ -30,6 +30,7 @@ from sampling import (
     judge_update,
     judges_json,
 )
+from sampling.models import Judge, JudgeCall, JudgeRun, JudgeVersion
 from tests.chat_server import ChatServerState, chat_server
 from tests.sampling.helpers import TEMPLATE, texts_import
 

@@ -13,8 +13,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, Judge, JudgeCall, JudgeRun
+from labeling.models import Campaign
 from sampling import judge_create, judge_run_progress
+from sampling.models import Judge, JudgeCall, JudgeRun
 from tests.chat_server import ChatServerState, chat_server
 from tests.sampling.helpers import TEMPLATE, run_to_end, texts_import
 

@@ -18,8 +18,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, Judge, JudgeCall, JudgeRun
+from labeling.models import Campaign
 from sampling import judge_create, judge_run_start, judge_run_step
+from sampling.models import Judge, JudgeCall, JudgeRun
 from tests.chat_server import HTML_PAGE_MARKER, ChatServerState, chat_server
 from tests.sampling.helpers import SECRET, TEMPLATE, texts_import
 

@@ -17,16 +17,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import override_settings
 
-from labeling.models import (
-    Campaign,
-    Document,
-    Judge,
-    JudgeCall,
-    JudgeLabel,
-    JudgeRun,
-    JudgeVersion,
-    Topic,
-)
+from labeling.models import Campaign, Document, Topic
 from sampling import (
     judge_create,
     judge_labels_csv,
@@ -37,6 +28,7 @@ from sampling import (
     judge_update,
     judges_json,
 )
+from sampling.models import Judge, JudgeCall, JudgeLabel, JudgeRun, JudgeVersion
 from tests.chat_server import ChatServerState, chat_server, grade_of
 from tests.sampling.helpers import SECRET, TEMPLATE, run_to_end, texts_import
 from webhooks.models import WebhookEvent

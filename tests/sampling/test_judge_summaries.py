@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from labeling.models import Campaign, Judge, JudgeLabel
+from labeling.models import Campaign
+from sampling.models import Judge, JudgeLabel
 from tests.conftest import PASSWORD
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from labeling.models import Campaign, JudgeCall, JudgeLabel, JudgeRun
+from labeling.models import Campaign
 from sampling import judge_create, judge_run_start
+from sampling.models import JudgeCall, JudgeLabel, JudgeRun
 from tests.chat_server import ChatServerState, chat_server, grade_of
 from tests.sampling.helpers import SECRET, TEMPLATE, texts_import
 from tests.workers import CeleryWorker, broker_chosen

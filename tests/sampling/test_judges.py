@@ -15,7 +15,8 @@ from estimation.judges.calibration import Calibration, no_calibration
 from estimation.judges.design import judged_estimate, judged_parts, tuned_terms
 from graded.claims import task_next
 from graded.judging import task_answer
-from labeling.models import Campaign, Draw, JudgeCalibration, JudgeLabel
+from labeling.import_reports import ImportFailed
+from labeling.models import Campaign, Draw
 from labeling.recompute import recompute
 from labeling.services.campaigns import (
     campaign_assessors_assign,
@@ -23,8 +24,6 @@ from labeling.services.campaigns import (
     campaign_start,
     campaign_update,
 )
-from labeling.services.imports import ImportFailed
-from labeling.services.run_imports import runs_import
 from sampling import (
     judge_calibration_import,
     judge_create,
@@ -34,8 +33,10 @@ from sampling import (
     leaderboards,
 )
 from sampling.estimates import estimates_compute
+from sampling.models import JudgeCalibration, JudgeLabel
 from tests.conftest import RUN_A, RUN_B, upload
 from tests.sampling.helpers import human_grade, judge_grade, pool_labels
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
@@ -241,7 +242,7 @@ def test_the_dashboard_shows_agreement_and_certified_estimates_next_to_the_judge
 def test_the_judge_informs_the_label_model_of_the_other_strategies(
     draft_campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    from labeling.models import SamplingState
+    from sampling.models import SamplingState
 
     campaign_update(campaign=draft_campaign, strategy="active")
     judge = judge_create(campaign=draft_campaign, name="lenient")

@@ -11,13 +11,14 @@ import threading
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 
-from labeling.models import Campaign, PoolItem, SamplingState, Task
-from labeling.services.imports import _pool_write, pool_rebuild
-from labeling.services.run_imports import runs_import
+from labeling.models import Campaign, PoolItem, Task
+from labeling.services.pools import _pool_write, pool_rebuild
 from sampling.draws import draws_top_up
+from sampling.models import SamplingState
 from sampling.pool_arrays import pool_arrays_for, pool_arrays_forget
 from sampling.state import sampling_state_current, sampling_state_fresh
 from tests.conftest import upload
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db]

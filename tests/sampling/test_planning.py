@@ -11,9 +11,9 @@ from rest_framework.test import APIClient
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_create, campaign_update
-from labeling.services.run_imports import runs_import
 from sampling.planning import _oracle, campaign_plan
 from sampling.pool_arrays import pool_arrays_for
+from uploads.run_imports import runs_import
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,9 @@ from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Campaign, Judgment, PoolItem, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
-from labeling.services.imports import qrels_import
 from sampling.draws import BLOCKED_EXHAUSTED, draws_top_up
 from tests.conftest import upload
+from uploads.imports import qrels_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

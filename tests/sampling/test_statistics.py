@@ -27,13 +27,14 @@ from estimation.metrics.spec import Metric
 from estimation.metrics.values import dcg
 from estimation.sampling.estimators import query_level_estimate
 from estimation.sampling.item_estimators import item_level_estimate
-from labeling.models import Campaign, Draw, Judgment, PoolItem, SamplingState, Task
+from labeling.models import Campaign, Draw, Judgment, PoolItem, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from sampling.draws import draws_top_up
 from sampling.estimates import estimates_compute
+from sampling.models import SamplingState
 from sampling.state import sampling_state_recompute
 from tests.conftest import upload
+from uploads.run_imports import runs_import
 
 N_TOPICS = 16
 CUTOFF = 3

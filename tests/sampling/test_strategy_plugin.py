@@ -21,10 +21,10 @@ from labeling.models import Campaign, Draw
 from labeling.recompute import recompute
 from labeling.serializers import CampaignOutputSerializer
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
-from labeling.services.run_imports import runs_import
 from sampling import campaign_model_summary, register_strategy
 from sampling.strategies import PassiveStrategy
 from tests.conftest import RUN_A, RUN_B, upload
+from uploads.run_imports import runs_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 

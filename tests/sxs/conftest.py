@@ -11,8 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.imports import documents_import, qrels_import, topics_import
-from labeling.services.run_imports import runs_import
+from uploads.imports import documents_import, qrels_import, topics_import
+from uploads.run_imports import runs_import
 
 TOPICS = ("301", "302")
 # Each run ranks five documents per topic; with K = 3 the lists are its first three.

@@ -12,11 +12,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from estimation.learned_dcg.fit import utilities
 from labeling.models import Campaign, Document
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.imports import documents_import, qrels_import, topics_import
-from labeling.services.run_imports import runs_import
 from sxs import services as sxs_services
 from sxs.models import SxsTask
 from tests.sxs.conftest import docno
+from uploads.imports import documents_import, qrels_import, topics_import
+from uploads.run_imports import runs_import
 
 # A campaign to learn from: 4 topics, 5 systems (10 pairs: 40 comparisons), K = 3, grades 0-2,
 # every listed document graded by qrels (so no grade task comes between the comparisons).

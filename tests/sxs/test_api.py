@@ -12,10 +12,10 @@ from rest_framework.test import APIClient
 
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.run_imports import runs_import
 from sxs import services
 from sxs.models import SxsAnswer, SxsTask
 from tests.concurrency import at_once
+from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]

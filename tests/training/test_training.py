@@ -15,14 +15,15 @@ from django.test import Client
 
 from graded.claims import task_next
 from graded.judging import task_answer, task_skip
+from labeling.import_reports import ImportFailed
 from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaign_copies import campaign_clone
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
-from labeling.services.imports import ImportFailed, topics_import
 from tests.conftest import upload
 from training import exports, services
 from training.models import TrainingPool, TrainingRound, TrainingSelection
 from training.selectors import training_progress, training_summary
+from uploads.imports import topics_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql

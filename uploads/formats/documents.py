@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
 from estimation.formats.trec import InputFileError
-from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, URL_MAX_CHARS, title_max_chars
-from labeling.formats.topics import _json_object, _text_field
+from labeling.fields import DOCNO_MAX_CHARS, INT32_MAX, URL_MAX_CHARS, title_max_chars
+from uploads.formats.topics import _json_object, _text_field
 
 _url_valid = URLValidator(schemes=["http", "https"])
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from estimation.formats.trec import InputFileError, RunLine, iter_run
-from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
+from labeling.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
 
 
 def _query_blocks(lines: Iterable[str]) -> Iterator[tuple[int, str | None, list[str]]]:

@@ -6,8 +6,8 @@ from typing import Any
 
 from labeling.api.common import ImportApi
 from labeling.models import Campaign
-from labeling.services.imports import documents_import, labels_import, qrels_import, topics_import
-from labeling.services.run_imports import runs_import
+from uploads.imports import documents_import, labels_import, qrels_import, topics_import
+from uploads.run_imports import runs_import
 
 
 class TopicsImportApi(ImportApi):

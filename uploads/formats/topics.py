@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from estimation.formats.trec import InputFileError
-from labeling.formats.fields import QID_MAX_CHARS, checked_text, text_max_chars, title_max_chars
+from labeling.fields import QID_MAX_CHARS, checked_text, text_max_chars, title_max_chars
 
 _FIELD_TAGS = {"num": "qid", "title": "title", "desc": "description", "narr": "narrative"}
 _TAG = re.compile(r"<\s*(/?)\s*(top|num|title|desc|narr)\s*>", re.IGNORECASE)

@@ -15,85 +15,30 @@ import json
 import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, BinaryIO
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, Max, Model, OuterRef
+from django.db.models import F, Max, Model
 from django.utils import timezone
 
 from estimation.formats.trec import InputFileError, LabelLine, QrelsLine, iter_labels, iter_qrels
 from infrastructure.db import brief_write
-from labeling.formats import sniff_format, upload_lines
-from labeling.formats.documents import DocumentRecord, iter_documents_jsonl
-from labeling.formats.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
-from labeling.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
-from labeling.models import Campaign, Document, Draw, Judgment, PoolItem, RankingEntry, Topic
-from labeling.selectors import ranking_positions
+from labeling.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
+from labeling.import_reports import BATCH_SIZE, ImportReport, UploadedFile, batches, uploads_check
+from labeling.models import Campaign, Document, Judgment, PoolItem, Topic
+from labeling.services.pools import pool_mark_prejudged
+from uploads.formats import sniff_format, upload_lines
+from uploads.formats.documents import DocumentRecord, iter_documents_jsonl
+from uploads.formats.topics import TopicRecord, iter_topics_jsonl, iter_topics_trec
 
-BATCH_SIZE = 2000
-"""Rows read or written per statement where no upload's write lock is at stake."""
 STORE_ROWS = 250
 """Rows an upload stores per transaction: tens of milliseconds of the write lock on SQLite
 (20,000-line uploads on a machine at load 7 on 2 cores, median per transaction: 250 topics
 27 ms, 250 documents of 2 KB 29 ms, 250 qrels lines 22 ms)."""
 NOTES_SHOWN = 5
 """How many examples a note of the import report lists."""
-UploadedFile = tuple[str, BinaryIO]
-
-
-class ImportFailed(ValueError):
-    """One or more files were malformed; nothing was stored. `errors` lists them all."""
-
-    def __init__(self, errors: Sequence[InputFileError]) -> None:
-        self.errors = list(errors)
-        super().__init__("; ".join(str(error) for error in self.errors))
-
-
-@dataclass
-class ImportReport:
-    """What an import did: rows `created`, `updated` (changed, or a stub filled in) and left
-    `unchanged` (the same values were stored already, or an earlier qrels grade was kept),
-    with `notes` saying why anything was left as it was."""
-
-    files: int = 0
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    lines: int = 0
-    systems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-def batches(records: Iterable, size: int = BATCH_SIZE) -> Iterable[list]:
-    """Records in lists of `size` (the last shorter): uploads insert a batch at a time."""
-    batch: list = []
-    for record in records:
-        batch.append(record)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def uploads_check(
-    files: Sequence[UploadedFile], records: Callable[[str, BinaryIO], Iterable[object]]
-) -> None:
-    """Read every file to its end with no transaction open, keeping nothing (bounded memory:
-    the readers stream under the upload limits); ImportFailed naming each bad file's error."""
-    if not files:
-        raise ImportFailed([InputFileError("(no file)", None, "no file was uploaded")])
-    errors: list[InputFileError] = []
-    for name, stream in files:
-        try:
-            for _ in records(name, stream):
-                pass
-        except InputFileError as error:
-            errors.append(error)
-    if errors:
-        raise ImportFailed(errors)
 
 
 def _format_of(name: str, stream: BinaryIO, given: str | None, candidates: tuple[str, ...]) -> str:
@@ -457,83 +402,6 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
             f"grade is kept{more}: " + "; ".join(shown)
         )
     return report
-
-
-def pool_mark_prejudged(*, campaign: Campaign) -> int:
-    """Flag pool items that imported qrels already judge; returns how many were flagged."""
-    judged = Judgment.objects.filter(
-        campaign=campaign,
-        source=Judgment.Source.QRELS,
-        topic_id=OuterRef("topic_id"),
-        document_id=OuterRef("document_id"),
-    )
-    return (
-        PoolItem.objects.filter(campaign=campaign, prejudged=False)
-        .filter(Exists(judged))
-        .update(prejudged=True)
-    )
-
-
-def pool_rebuild(*, campaign: Campaign) -> int:
-    """Pool the top-d documents of every run and topic (trec_eval order: score descending,
-    docno descending); add new items and recompute best ranks. Returns the pool size.
-
-    The positions are read first, outside any write (a reader blocks no one, on SQLite in WAL
-    mode as on PostgreSQL: a 600,000-line run's positions take seconds to read, and an IMMEDIATE
-    transaction around the read held every assessor's answer that long); the pool rows are then
-    written in one short transaction (a savepoint inside a caller's). A rebuild that committed
-    between the two (its pool version is newer than the one read) makes this one read again, so
-    a stale read never overwrites a newer best rank.
-    """
-    depth = campaign.effective_pool_depth
-    while True:
-        version_read = Campaign.objects.values_list("pool_version", flat=True).get(pk=campaign.pk)
-        positions = ranking_positions(
-            RankingEntry.objects.filter(system__campaign=campaign, system__evaluation_only=False), depth
-        ).values_list("topic_id", "document_id", "position")
-        best: dict[tuple[int, int], int] = {}
-        for topic_id, document_id, position in positions.iterator(chunk_size=BATCH_SIZE):
-            key = (topic_id, document_id)
-            if position < best.get(key, depth + 1):
-                best[key] = position
-        if _pool_write(campaign, best, version_read):
-            break
-    campaign.refresh_from_db(fields=["pool_version"])
-    return PoolItem.objects.filter(campaign=campaign).count()
-
-
-def _pool_write(campaign: Campaign, best: dict[tuple[int, int], int], version_read: int) -> bool:
-    """Write the pool read at `version_read`; False (nothing written) when another rebuild
-    committed since."""
-    with transaction.atomic():
-        # The cached pool arrays and the sampling state are keyed by this version. Bumped first:
-        # the row lock it takes waits for a draw in progress (`tasks_top_up` locks the row), so
-        # the last draw's order read next is the last one that could not pick a new item.
-        bumped = Campaign.objects.filter(pk=campaign.pk, pool_version=version_read).update(
-            pool_version=F("pool_version") + 1
-        )
-        if not bumped:
-            return False
-        last_draw = Draw.objects.filter(campaign=campaign).aggregate(last=Max("order"))["last"] or 0
-        items = [
-            PoolItem(
-                campaign=campaign,
-                topic_id=topic_id,
-                document_id=document_id,
-                best_rank=rank,
-                drawable_after=last_draw,
-            )
-            for (topic_id, document_id), rank in best.items()
-        ]
-        PoolItem.objects.bulk_create(
-            items,
-            batch_size=BATCH_SIZE,
-            update_conflicts=True,
-            unique_fields=["campaign", "topic", "document"],
-            update_fields=["best_rank"],
-        )
-        pool_mark_prejudged(campaign=campaign)
-    return True
 
 
 def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> ImportReport:

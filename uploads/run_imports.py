@@ -33,9 +33,8 @@ from django.db.models import Max, Min, QuerySet
 
 from estimation.formats.run_blocks import ColumnLimits, NeedsLineReader, RunBlock, iter_run_blocks
 from estimation.formats.trec import InputFileError
-from labeling.formats import upload_lines
-from labeling.formats.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
-from labeling.formats.runs import iter_run_bounded
+from labeling.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
+from labeling.import_reports import BATCH_SIZE, ImportFailed, ImportReport, UploadedFile
 from labeling.models import (
     Campaign,
     Document,
@@ -43,18 +42,14 @@ from labeling.models import (
     Judgment,
     PoolItem,
     RankingEntry,
-    StagedRunLine,
     System,
     Topic,
 )
-from labeling.services.imports import (
-    BATCH_SIZE,
-    ImportFailed,
-    ImportReport,
-    UploadedFile,
-    pool_rebuild,
-)
-from labeling.services.run_import_writes import PublishStep, StagedRow, StepIncomplete, run_import_writes
+from labeling.services.pools import pool_rebuild
+from uploads.formats import upload_lines
+from uploads.formats.runs import iter_run_bounded
+from uploads.models import StagedRunLine
+from uploads.run_import_writes import PublishStep, StagedRow, StepIncomplete, run_import_writes
 
 APP_BLOCK_BYTES = 1 << 20
 """Block size of the app's reads: small enough that a server process grows by little."""

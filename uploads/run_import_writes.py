@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from labeling.models import Document, RankingEntry, StagedRunLine, System, Topic
+from labeling.models import Document, RankingEntry, System, Topic
+from uploads.models import StagedRunLine
 
 STAGED_COLUMNS = ("import_key", "file_index", "qid", "docno", "rank", "score", "line")
 StagedRow = tuple[str, int, str, str, int, float, int]
