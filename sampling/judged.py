@@ -31,7 +31,6 @@ from estimation.sampling.pool import Pool
 from estimation.sampling.results import SamplingDistribution
 from labeling.models import Campaign, Judgment, Task
 from labeling.preflight import Problem
-from sampling.arrival_design import arrival_topup_design
 from sampling.judge_labels import calibration_set_pairs, judge_for_sampling, pool_judge_classes
 from sampling.models import Judge, JudgeCalibration, JudgeLabel, JudgeRun
 from sampling.pool_arrays import PoolArrays
@@ -146,6 +145,7 @@ class JudgedDistribution(SamplingDistribution):
 
     calibration: Calibration | None = None
     judge: Judge | None = None
+    sigma: np.ndarray | None = None  # the calibrated judge's spread per item (the top-up's too)
 
 
 def judged_design(
@@ -175,8 +175,6 @@ def judged_design(
         safety_share=max(campaign.mix, 0.2),
         cost=np.where(pool.slot_used, np.maximum(pool.item_cost, 1e-9), 1.0),
     )
-    # A run that arrived with a top-up not yet spent: draw where its difference is uncertain.
-    design = arrival_topup_design(campaign, arrays, pool, metric, sigma) or design
     return JudgedDistribution(
         q=design.q,
         optimal=design.optimal,
@@ -184,6 +182,7 @@ def judged_design(
         cost=pool.item_cost,
         calibration=calibration,
         judge=judge,
+        sigma=sigma,
     )
 
 

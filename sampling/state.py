@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import io
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from django.db import transaction
 from django.db.models import Count, F, Max, Sum
 
+from estimation.metrics.spec import Metric
 from estimation.sampling.pool import Pool
+from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Judgment
-from sampling.arrival_design import arrival_open
+from sampling.arrival_design import arrival_open, arrival_topup_design
 from sampling.focus import focus_indices
 from sampling.judge_labels import judge_label_model_inputs, judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
@@ -97,6 +100,22 @@ def campaign_pool(campaign: Campaign, arrays: PoolArrays) -> tuple[Pool, dict[st
     return pool, label_parameters, cost_parameters
 
 
+def design_with_topup(
+    campaign: Campaign, arrays: PoolArrays, pool: Pool, metric: Metric, distribution: SamplingDistribution
+) -> SamplingDistribution:
+    """The strategy's design, or, while a run that arrived has a top-up not yet spent, the top-up
+    design (`arrival_topup_design`: where its difference with its reference is uncertain) for
+    every strategy that draws single items; topics drawn whole keep theirs (the top-up judges
+    the run's documents on the drawn topics first, `sampling.arrival_topics`)."""
+    strategy = strategy_for(campaign)
+    if strategy.level.draws_whole_topics:
+        return distribution
+    topup = arrival_topup_design(campaign, arrays, pool, metric, strategy.topup_sigma(distribution))
+    if topup is None:
+        return distribution
+    return replace(distribution, q=topup.q, optimal=topup.optimal, mix=topup.mix)
+
+
 def sampling_state_recompute(campaign: Campaign, *, force: bool = False) -> LoadedState | None:
     """Refit theta and costs and recompute q when anything changed; None when the pool is empty."""
     arrays = pool_arrays_for(campaign)
@@ -110,7 +129,9 @@ def sampling_state_recompute(campaign: Campaign, *, force: bool = False) -> Load
     pool, label_parameters, cost_parameters = campaign_pool(campaign, arrays)
     strategy = strategy_for(campaign)
     focus = focus_indices(campaign, arrays)
-    distribution = strategy.distribution(campaign, pool, metric, focus)
+    distribution = design_with_topup(
+        campaign, arrays, pool, metric, strategy.distribution(campaign, pool, metric, focus)
+    )
     query_cost = np.where(arrays.slot_used, pool.item_cost, 0.0).sum(axis=1)
     query_cost = query_cost / query_cost.mean()
     bounds: dict[str, float] = dict(stored.weight_bounds) if stored is not None else {}

@@ -45,7 +45,7 @@ from estimation.sampling.results import SamplingDistribution
 from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw
 from labeling.preflight import Problem
-from sampling.arrival_design import arrival_labelling_judge, arrival_topup_design
+from sampling.arrival_design import arrival_labelling_judge
 from sampling.difference_terms import DifferenceTerms, item_difference_terms, query_difference_terms
 from sampling.judged import (
     JudgedDistribution,
@@ -369,6 +369,12 @@ class SamplingStrategy(ABC):
         """Called in the transaction that stores sampling version `version` (nothing by default)."""
         return None
 
+    def topup_sigma(self, distribution: SamplingDistribution) -> np.ndarray | None:
+        """The label spread per item a run's top-up design weighs (None: 1 everywhere). While a
+        top-up is open, the engine draws every item-level strategy's items from that design
+        (`sampling.state.design_with_topup`); a strategy never calls it itself."""
+        return None
+
     def items_drawable(self, campaign: Campaign) -> int | None:
         """How many more items the current sampling version may draw (None: no limit)."""
         return None
@@ -523,8 +529,6 @@ class ItemStrategy(SamplingStrategy):
         elif goal == "relative" and len(systems) < 2:
             goal = "absolute"
         result = item_sampling_distribution(pool, metric, goal, systems, prior="model", mix=campaign.mix)  # type: ignore[arg-type]  # the campaign's goal field holds one of the literal goals
-        # A run that arrived with a top-up not yet spent: draw where its difference is uncertain.
-        result = arrival_topup_design(campaign, pool_arrays_for(campaign), pool, metric) or result
         return SamplingDistribution(
             q=result.q,
             optimal=result.optimal,
@@ -559,6 +563,10 @@ class JudgedStrategy(SamplingStrategy):
         arrays = pool_arrays_for(campaign)
         design = judged_design(campaign, arrays, pool, metric, focus, judged_grades(campaign, arrays))
         return replace(design, expected=focus_expected(pool, metric, focus, campaign.goal))
+
+    def topup_sigma(self, distribution: SamplingDistribution) -> np.ndarray | None:
+        # The top-up draws where the calibrated judge is least sure, as the judged design does.
+        return distribution.sigma if isinstance(distribution, JudgedDistribution) else None
 
     def state_saved(self, campaign: Campaign, version: int, distribution: SamplingDistribution) -> None:
         if isinstance(distribution, JudgedDistribution) and distribution.calibration is not None:
