@@ -4,6 +4,7 @@ test (pytest-django builds the test database from the models) and break `make ru
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -19,15 +20,35 @@ def test_every_model_change_has_its_migration(db: None) -> None:
         raise AssertionError(f"models changed without a migration:\n{written.getvalue()}") from exit
 
 
+def _moved_rows(apps: Any, judge_app: str, gold_app: str, staging_app: str) -> tuple:
+    """The rows of the tables 0036-0037 moved out of the core, read through `apps`' models."""
+    get = apps.get_model
+    label = get(judge_app, "JudgeLabel").objects.get()
+    state = get(judge_app, "SamplingState").objects.get()
+    return (
+        get(judge_app, "Judge").objects.get().name,
+        (label.judge_id, label.docno, label.grade),
+        (state.version, bytes(state.arrays)),
+        get(gold_app, "GoldItem").objects.get().grade,
+        get(staging_app, "StagedRunLine").objects.get().line,
+    )
+
+
 @pytest.mark.postgresql  # also on PostgreSQL, where the rule's column length is enforced
 @pytest.mark.django_db(transaction=True)
-def test_the_verdicts_move_into_one_table_and_back() -> None:
-    """0033 moves each arrival's and each two-system campaign's verdict columns into `Verdict`
-    rows with the plan they imply, and back: nothing decided is lost either way."""
+def test_a_populated_database_migrates_forward_and_back_losing_nothing() -> None:
+    """One round trip from 0032 (each migration back and forth costs a schema walk):
+    - 0033 moves each arrival's and each two-system campaign's verdict columns into `Verdict` rows
+      with the plan they imply, and back: nothing decided is lost either way;
+    - 0036-0037 and the first migrations of `sampling`, `graded` and `uploads` move the model
+      judges', sampling, gold and run-staging tables out of the core without touching the
+      database: rows stored before are read by the new apps' models, and again after migrating
+      back, and their content types follow them."""
+    before_state = [("labeling", "0032_campaign_verdict")]
+    before = [*before_state, ("sampling", None), ("graded", None), ("uploads", None)]
     executor = MigrationExecutor(connection)
-    before, after = [("labeling", "0032_campaign_verdict")], [("labeling", "0033_release_verdict_plans")]
     executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = executor.loader.project_state(before_state).apps
     campaign = old.get_model("labeling", "Campaign").objects.create(
         name="pair",
         goal="difference",
@@ -54,9 +75,26 @@ def test_the_verdicts_move_into_one_table_and_back() -> None:
         decided_low=-2.0,
         decided_high=-0.5,
     )
+    topic = old.get_model("labeling", "Topic").objects.create(campaign=campaign, qid="1")
+    document = old.get_model("labeling", "Document").objects.create(campaign=campaign, docno="d1")
+    judge = old.get_model("labeling", "Judge").objects.create(campaign=campaign, name="bm25", kind="lexical")
+    old.get_model("labeling", "JudgeLabel").objects.create(
+        judge=judge, qid="1", docno="d1", grade=2, judge_class=2
+    )
+    old.get_model("labeling", "SamplingState").objects.create(campaign=campaign, version=3, arrays=b"npz")
+    old.get_model("labeling", "GoldItem").objects.create(
+        campaign=campaign, topic=topic, document=document, grade=1, source="qrels"
+    )
+    old.get_model("labeling", "StagedRunLine").objects.create(
+        import_key="k", file_index=0, qid="1", docno="d1", rank=1, score=2.5, line=7
+    )
+    stored = _moved_rows(old, "labeling", "labeling", "labeling")
+    assert stored == ("bm25", (judge.pk, "d1", 2), (3, b"npz"), 1, 7)
+
     executor = MigrationExecutor(connection)
-    executor.migrate(after)
-    new = executor.loader.project_state(after).apps
+    leaves = executor.loader.graph.leaf_nodes()
+    executor.migrate(leaves)
+    new = executor.loader.project_state(leaves).apps
     rows = {row.arrival_id is None: row for row in new.get_model("labeling", "Verdict").objects.all()}
     assert (rows[True].outcome, rows[True].rule, rows[True].low, rows[True].returned) == (
         "better",
@@ -71,79 +109,24 @@ def test_the_verdicts_move_into_one_table_and_back() -> None:
         -0.5,
         "c",
     )
+    assert _moved_rows(new, "sampling", "graded", "uploads") == stored
+    content_types = new.get_model("contenttypes", "ContentType").objects
+    moved = ["judge", "golditem", "stagedrunline"]
+    assert set(content_types.filter(model__in=moved).values_list("app_label", flat=True)) == {
+        "sampling",
+        "graded",
+        "uploads",
+    }
+
     executor = MigrationExecutor(connection)
     executor.migrate(before)
-    back = executor.loader.project_state(before).apps
+    back = executor.loader.project_state(before_state).apps
     restored = back.get_model("labeling", "Campaign").objects.get(pk=campaign.pk)
     assert (restored.verdict, restored.verdict_low, restored.verdict_returned) == ("better", 0.2, 3.0)
     arrival = back.get_model("labeling", "Arrival").objects.get(system_id=arrived.pk)
     assert (arrival.verdict, arrival.rule, arrival.decided_high) == ("worse", "fixed", -0.5)
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
-@pytest.mark.postgresql
-@pytest.mark.django_db(transaction=True)
-def test_the_engine_and_gold_tables_change_app_and_keep_their_rows() -> None:
-    """0036-0037 and the first migrations of `sampling`, `graded` and `uploads` move the model
-    judges', sampling, gold and run-staging tables out of the core without touching the database:
-    rows stored before are read by the new apps' models, and again after migrating back."""
-    before_state = [("labeling", "0035_webhooks_own_app")]
-    before = [*before_state, ("sampling", None), ("graded", None), ("uploads", None)]
-    after = [
-        ("labeling", "0037_staged_run_lines_to_uploads"),
-        ("sampling", "0001_initial"),
-        ("graded", "0001_initial"),
-        ("uploads", "0001_initial"),
-    ]
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    old = executor.loader.project_state(before_state).apps
-    campaign = old.get_model("labeling", "Campaign").objects.create(name="moved", budget=10)
-    topic = old.get_model("labeling", "Topic").objects.create(campaign=campaign, qid="1")
-    document = old.get_model("labeling", "Document").objects.create(campaign=campaign, docno="d1")
-    judge = old.get_model("labeling", "Judge").objects.create(campaign=campaign, name="bm25", kind="lexical")
-    old.get_model("labeling", "JudgeLabel").objects.create(
-        judge=judge, qid="1", docno="d1", grade=2, judge_class=2
-    )
-    old.get_model("labeling", "SamplingState").objects.create(campaign=campaign, version=3, arrays=b"npz")
-    old.get_model("labeling", "GoldItem").objects.create(
-        campaign=campaign, topic=topic, document=document, grade=1, source="qrels"
-    )
-    old.get_model("labeling", "StagedRunLine").objects.create(
-        import_key="k", file_index=0, qid="1", docno="d1", rank=1, score=2.5, line=7
-    )
-
-    def rows(apps: object, judge_app: str, gold_app: str, staging_app: str) -> tuple:
-        get = apps.get_model  # type: ignore[attr-defined]
-        label = get(judge_app, "JudgeLabel").objects.get()
-        return (
-            get(judge_app, "Judge").objects.get().name,
-            (label.judge_id, label.docno, label.grade),
-            (
-                get(judge_app, "SamplingState").objects.get().version,
-                bytes(get(judge_app, "SamplingState").objects.get().arrays),
-            ),
-            get(gold_app, "GoldItem").objects.get().grade,
-            get(staging_app, "StagedRunLine").objects.get().line,
-        )
-
-    stored = rows(old, "labeling", "labeling", "labeling")
-    assert stored == ("bm25", (judge.pk, "d1", 2), (3, b"npz"), 1, 7)
-    executor = MigrationExecutor(connection)
-    executor.migrate(after)
-    assert rows(executor.loader.project_state(after).apps, "sampling", "graded", "uploads") == stored
-    content_types = executor.loader.project_state(after).apps.get_model("contenttypes", "ContentType")
-    assert set(
-        content_types.objects.filter(model__in=["judge", "golditem"]).values_list("app_label", flat=True)
-    ) <= {
-        "sampling",
-        "graded",
-    }
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    assert (
-        rows(executor.loader.project_state(before_state).apps, "labeling", "labeling", "labeling") == stored
-    )
+    assert _moved_rows(back, "labeling", "labeling", "labeling") == stored
+    content_types = back.get_model("contenttypes", "ContentType").objects
+    assert set(content_types.filter(model__in=moved).values_list("app_label", flat=True)) == {"labeling"}
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
