@@ -315,15 +315,15 @@ def _arrival_command(
         raise ValueError(f"--arrival is replayed at item level, which needs DCG@K, not {metric}")
     if args.costs:
         raise ValueError("--arrival charges one label per document: --costs is not replayed for it")
-    default = ("items", "judged") if judge else ("items",)
+    default = [name for name, replayed in ARRIVAL_STRATEGIES.items() if judge or not replayed.needs_judge]
     strategies = tuple(dict.fromkeys(args.strategies or default))
     for strategy in strategies:
         if strategy not in ARRIVAL_STRATEGIES:
             raise ValueError(
                 f"--arrival replays the strategies {', '.join(ARRIVAL_STRATEGIES)}, not {strategy}"
             )
-        if strategy == "judged" and judge is None:
-            raise ValueError("strategy judged needs --judge (the judge's labels of the grown pool)")
+        if ARRIVAL_STRATEGIES[strategy].needs_judge and judge is None:
+            raise ValueError(f"strategy {strategy} needs --judge (the judge's labels of the grown pool)")
     topups = args.topups or [10, 25, 50]
     budgets = args.budgets or [100.0]
     for value in [*topups, *budgets]:

@@ -23,7 +23,7 @@ top-up of a repetition continues the same stored campaign.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,7 +46,6 @@ from estimation.simulation.judged import FIRST_STAGE_SHARE, draw_until
 from estimation.simulation.planner import Replay, accuracy, prepare_replay
 
 ARRIVAL_KINDS = ("reuse", "fresh", "topup")
-ARRIVAL_STRATEGIES = ("items", "judged")
 ARRIVAL_GOALS = {"one": 1, "difference": 2, "leaderboard": 1}
 
 
@@ -277,8 +276,18 @@ def stored_campaign(
 ) -> tuple[Draws, Calibration]:
     """One repetition's stored phase, and the calibration the run's top-up is designed with (none
     for items; the external one, or one refitted on every stored label, for judged)."""
-    if strategy == "items":
-        return stored_items(arrival, budget, labelled, rng), no_calibration(arrival.n_grades)
+    return arrival_strategy(strategy, arrival).stored(arrival, budget, labelled, rng)
+
+
+def _stored_items_phase(
+    arrival: ArrivalReplay, budget: int, labelled: np.ndarray, rng: np.random.Generator
+) -> tuple[Draws, Calibration]:
+    return stored_items(arrival, budget, labelled, rng), no_calibration(arrival.n_grades)
+
+
+def _stored_judged_phase(
+    arrival: ArrivalReplay, budget: int, labelled: np.ndarray, rng: np.random.Generator
+) -> tuple[Draws, Calibration]:
     stored, calibration = stored_judged(arrival, budget, labelled, rng)
     if arrival.replay.judge_calibration is None:
         calibration = fitted_calibration(arrival, labelled)
@@ -323,34 +332,80 @@ def _fresh(
     return _triple(judged_estimate(terms, confidence=confidence, n_judged=int(labelled.sum())))
 
 
+def fresh_items(arrival: ArrivalReplay, labels: int, labelled: np.ndarray, rng: np.random.Generator) -> Draws:
+    """A two-system campaign of `labels` labels with the item design for the difference."""
+    replay = arrival.replay
+    q = item_sampling_distribution(replay.pool, replay.metric, "difference", (0, arrival.reference)).q.ravel()
+    draws = Draws()
+    draws.add(draw_until(q, labels, labelled, rng), q, np.zeros(q.size))
+    return draws
+
+
+def fresh_judged(
+    arrival: ArrivalReplay, labels: int, labelled: np.ndarray, rng: np.random.Generator
+) -> Draws:
+    """A two-system campaign of `labels` labels with the judged design for the difference (a first
+    stage without the judge when its calibration is fitted on the campaign's own labels)."""
+    target = arrival.target
+    draws = Draws()
+    classes = arrival.classes
+    assert classes is not None
+    importance = np.abs(target)
+    weight = np.abs(arrival.weights[0]) + np.abs(arrival.weights[arrival.reference])
+    calibration = arrival.replay.judge_calibration
+    if calibration is None:
+        first_q = judged_distribution(importance, np.ones(target.size), weight).q
+        first_budget = min(labels, max(2, int(round(labels * FIRST_STAGE_SHARE))))
+        draws.add(draw_until(first_q, first_budget, labelled, rng), first_q, np.zeros(target.size))
+        calibration = fitted_calibration(arrival, labelled)
+    q = judged_distribution(importance, calibration.sigma(classes), weight).q
+    draws.add(draw_until(q, labels - int(labelled.sum()), labelled, rng), q, calibration.h(classes))
+    return draws
+
+
 def fresh_campaign(
     arrival: ArrivalReplay, strategy: str, labels: int, labelled: np.ndarray, rng: np.random.Generator
 ) -> Draws:
     """The draws of a two-system campaign of `labels` labels, the arrival minus its reference over
     the grown pool, with the strategy's difference design (`labelled` is updated)."""
-    target = arrival.target
-    draws = Draws()
-    topup = labels
-    if strategy == "items":
-        replay = arrival.replay
-        q = item_sampling_distribution(
-            replay.pool, replay.metric, "difference", (0, arrival.reference)
-        ).q.ravel()
-        draws.add(draw_until(q, topup, labelled, rng), q, np.zeros(q.size))
-    else:
-        classes = arrival.classes
-        assert classes is not None
-        importance = np.abs(target)
-        weight = np.abs(arrival.weights[0]) + np.abs(arrival.weights[arrival.reference])
-        calibration = arrival.replay.judge_calibration
-        if calibration is None:
-            first_q = judged_distribution(importance, np.ones(target.size), weight).q
-            first_budget = min(topup, max(2, int(round(topup * FIRST_STAGE_SHARE))))
-            draws.add(draw_until(first_q, first_budget, labelled, rng), first_q, np.zeros(target.size))
-            calibration = fitted_calibration(arrival, labelled)
-        q = judged_distribution(importance, calibration.sigma(classes), weight).q
-        draws.add(draw_until(q, topup - int(labelled.sum()), labelled, rng), q, calibration.h(classes))
-    return draws
+    return arrival_strategy(strategy, arrival).fresh(arrival, labels, labelled, rng)
+
+
+_Phase = Callable[[ArrivalReplay, int, np.ndarray, np.random.Generator], tuple[Draws, Calibration]]
+_Fresh = Callable[[ArrivalReplay, int, np.ndarray, np.random.Generator], Draws]
+
+
+@dataclass(frozen=True)
+class ArrivalStrategy:
+    """A strategy the arrival replays run: how its stored phase is drawn (with the calibration its
+    top-up is designed with), how a fresh two-system campaign of it is drawn, and whether it needs
+    a judge's labels of the grown pool. The replays and the command line ask it, never its name."""
+
+    name: str
+    stored: _Phase
+    fresh: _Fresh
+    needs_judge: bool = False
+
+
+ARRIVAL_STRATEGIES: dict[str, ArrivalStrategy] = {
+    strategy.name: strategy
+    for strategy in (
+        ArrivalStrategy("items", _stored_items_phase, fresh_items),
+        ArrivalStrategy("judged", _stored_judged_phase, fresh_judged, needs_judge=True),
+    )
+}
+"""The item-level strategies whose arrivals are replayed, by name."""
+
+
+def arrival_strategy(name: str, arrival: ArrivalReplay | None = None) -> ArrivalStrategy:
+    """The replayed strategy `name`; ValueError for another, or (given the arrival) for one that
+    needs a judge's labels the replay does not have."""
+    strategy = ARRIVAL_STRATEGIES.get(name)
+    if strategy is None:
+        raise ValueError(f"arrivals are replayed for {', '.join(ARRIVAL_STRATEGIES)}, not {name!r}")
+    if arrival is not None and strategy.needs_judge and arrival.classes is None:
+        raise ValueError(f"the {name} strategy needs a judge's labels of the grown pool (--judge)")
+    return strategy
 
 
 def replay_arrival(
@@ -365,10 +420,7 @@ def replay_arrival(
     safety_share: float = DEFAULT_SAFETY_SHARE,
 ) -> list[ArrivalRow]:
     """Rows ``reuse``, ``fresh``, ``topup`` per top-up size, for one strategy and stored budget."""
-    if strategy not in ARRIVAL_STRATEGIES:
-        raise ValueError(f"arrivals are replayed for {', '.join(ARRIVAL_STRATEGIES)}, not {strategy!r}")
-    if strategy == "judged" and arrival.classes is None:
-        raise ValueError("the judged strategy needs a judge's labels of the grown pool (--judge)")
+    arrival_strategy(strategy, arrival)
     if budget < 2 or any(topup < 2 for topup in topups):
         raise ValueError("the stored budget and every top-up need at least two labels")
     old, new = arrival.old, arrival.new
@@ -432,6 +484,10 @@ __all__ = [
     "ARRIVAL_STRATEGIES",
     "ArrivalReplay",
     "ArrivalRow",
+    "ArrivalStrategy",
+    "arrival_strategy",
+    "fresh_items",
+    "fresh_judged",
     "Draws",
     "fitted_calibration",
     "fresh_campaign",

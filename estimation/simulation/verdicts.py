@@ -39,9 +39,9 @@ from estimation.sampling.verdicts import (
     stratified_look_arrays,
 )
 from estimation.simulation.arrivals import (
-    ARRIVAL_STRATEGIES,
     ArrivalReplay,
     Draws,
+    arrival_strategy,
     fresh_campaign,
     stored_campaign,
     topup_q,
@@ -261,10 +261,7 @@ def replay_verdicts(
 ) -> list[VerdictRow]:
     """A row per rule (`VERDICT_RULES`) for one strategy, stored budget and top-up; the question
     and its margin (metric units) as a `VerdictPlan` takes them, the horizon the top-up."""
-    if strategy not in ARRIVAL_STRATEGIES:
-        raise ValueError(f"verdicts are replayed for {', '.join(ARRIVAL_STRATEGIES)}, not {strategy!r}")
-    if strategy == "judged" and arrival.classes is None:
-        raise ValueError("the judged strategy needs a judge's labels of the grown pool")
+    arrival_strategy(strategy, arrival)
     if budget < 2 or topup < 2:
         raise ValueError("the stored budget and the top-up need at least two labels")
     if question not in QUESTIONS:
@@ -301,8 +298,9 @@ def replay_campaign_verdicts(
     """The rules read after every label of a two-system campaign of `budget` labels (the arrival
     and its reference pooled from the start, the strategy's difference design): one stratum, so
     the estimate is the mean of its terms (`estimation.simulation.arrivals.fresh_campaign`)."""
-    if strategy not in ARRIVAL_STRATEGIES or budget < 2:
-        raise ValueError("a two-system campaign of items or judged, with at least two labels")
+    arrival_strategy(strategy, arrival)
+    if budget < 2:
+        raise ValueError("a two-system campaign needs at least two labels")
     everything = np.ones(arrival.target.size, dtype=bool)
     plans = _plans(budget, question, margin, alpha)
     tally = _Tally(repetitions)

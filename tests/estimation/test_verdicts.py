@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy.stats import t as student_t
 
-from estimation.formats.trec import read_qrels, read_run
+from estimation.formats.trec import Run, read_qrels, read_run
+from estimation.judges.calibration import no_calibration
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import summarize_run
 from estimation.sampling.arrivals import stratified_estimate
@@ -35,12 +36,21 @@ from estimation.sampling.verdicts import (
     skewness_allowed,
     stratified_looks,
 )
-from estimation.simulation.arrivals import prepare_arrival_replay
+from estimation.simulation.arrivals import (
+    ARRIVAL_STRATEGIES,
+    ArrivalReplay,
+    ArrivalStrategy,
+    Draws,
+    arrival_strategy,
+    prepare_arrival_replay,
+)
+from estimation.simulation.judged import draw_until
 from estimation.simulation.verdicts import (
     VERDICT_RULES,
     equal_twin,
     prefix_estimates,
     rare_large_terms,
+    replay_campaign_verdicts,
     replay_term_verdicts,
     replay_verdicts,
 )
@@ -319,3 +329,52 @@ def test_the_batch_reading_and_the_reasons_apply_the_same_checks() -> None:
     passed = readable(plan, look_arrays(looks))
     assert passed.any() and not passed.all()
     assert [look_problem(plan, look) == "" for look in looks] == passed.tolist()
+
+
+def _tiny_arrival() -> ArrivalReplay:
+    """Three topics, two pooled runs and a run bringing one new document per topic."""
+    qrels = {str(q): {f"d{q}-{d}": d % 3 for d in range(1, 9)} for q in (1, 2, 3)}
+
+    def run(tag: str, documents: tuple[int, ...]) -> Run:
+        rankings = {str(q): tuple(f"d{q}-{d}" for d in documents) for q in (1, 2, 3)}
+        scores = {str(q): tuple(float(10 - rank) for rank in range(len(documents))) for q in (1, 2, 3)}
+        return Run(tag=tag, rankings=rankings, scores=scores)
+
+    pooled = [run("a", (1, 2, 3, 4, 5)), run("b", (3, 4, 5, 6, 7))]
+    return prepare_arrival_replay(
+        qrels, pooled, run("c", (8, 1, 6, 2, 5)), 0, Metric.parse("DCG@5", y_max=2), "leaderboard"
+    )
+
+
+def test_the_replays_ask_the_strategy_what_it_draws_and_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A strategy replayed for arrivals is an `ArrivalStrategy`: a throwaway one registered beside
+    items and judged is replayed by the verdict replays with no other change, and one that needs a
+    judge is refused where the replay has none."""
+    arrival = _tiny_arrival()
+    with pytest.raises(ValueError, match="needs a judge's labels"):
+        arrival_strategy("judged", arrival)
+    with pytest.raises(ValueError, match="replayed for items, judged, not 'bogus'"):
+        arrival_strategy("bogus")
+    calls = {"stored": 0, "fresh": 0}
+
+    def stored(replay: ArrivalReplay, budget: int, labelled: np.ndarray, rng: np.random.Generator):  # noqa: ANN202
+        calls["stored"] += 1
+        q = replay.old / replay.old.sum()
+        draws = Draws()
+        draws.add(draw_until(q, budget, labelled, rng), q, np.zeros(q.size))
+        return draws, no_calibration(replay.n_grades)
+
+    def fresh(replay: ArrivalReplay, labels: int, labelled: np.ndarray, rng: np.random.Generator) -> Draws:
+        calls["fresh"] += 1
+        ranked = replay.old | replay.new
+        q = ranked / ranked.sum()
+        draws = Draws()
+        draws.add(draw_until(q, labels, labelled, rng), q, np.zeros(q.size))
+        return draws
+
+    monkeypatch.setitem(ARRIVAL_STRATEGIES, "uniform", ArrivalStrategy("uniform", stored, fresh))
+    rows = replay_verdicts(arrival, "uniform", 6, 4, 3, seed=1)
+    assert [row.rule for row in rows] == list(VERDICT_RULES) and calls["stored"] == 3
+    assert all(row.n_repetitions == 3 and row.strategy == "uniform" for row in rows)
+    replay_campaign_verdicts(arrival, "uniform", 6, 2, seed=1)
+    assert calls["fresh"] == 2
