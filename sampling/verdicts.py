@@ -241,8 +241,7 @@ class VerdictState:
     """What a verdict reads now: its looks (after each top-up draw that brought a label), whether
     its top-up can take no more, whether the budget was cut before its horizon, what it spent,
     documents it depends on still waiting (for a draw, or a drawn topic's judgments), and the
-    difference itself
-    when every document it weighs is judged (None otherwise)."""
+    difference itself when every document it weighs is judged (None otherwise)."""
 
     looks: LookArrays
     over: bool
