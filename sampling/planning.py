@@ -18,6 +18,8 @@ import numpy as np
 from estimation.formats.trec import Run
 from estimation.metrics.spec import Metric
 from estimation.simulation.planner import (
+    BASELINE,
+    PLANNED,
     PlannerRow,
     Replay,
     applicable_strategies,
@@ -158,16 +160,17 @@ def campaign_plan(
         for strategy in strategies
     }
     savings = {
-        strategy: _trusted_saving(rows, strategy, advice_budget, "passive")
+        strategy: _trusted_saving(rows, strategy, advice_budget, BASELINE)
         for strategy in strategies
-        if strategy != "passive"
+        if strategy != BASELINE
     }
-    # The judged strategy's realistic baseline is single documents without the judge.
-    savings_against_items = (
-        {"judged": _number(_trusted_saving(rows, "judged", advice_budget, "items"))}
-        if {"judged", "items"} <= set(strategies)
-        else {}
-    )
+    # A strategy that adds to another (the judged one to single documents) is also measured
+    # against it: its realistic alternative.
+    savings_against_base = {
+        strategy: _number(_trusted_saving(rows, strategy, advice_budget, base))
+        for strategy in strategies
+        if (base := PLANNED[strategy].builds_on) is not None and base in strategies
+    }
     return {
         "metric": str(metric),
         "goal": goal,
@@ -185,18 +188,18 @@ def campaign_plan(
             "budgets": {strategy: _number(b) for strategy, b in needs.items()},
         },
         "savings": {strategy: _number(s) for strategy, s in savings.items()},
-        "savings_against_items": savings_against_items,
+        "savings_against_items": savings_against_base,
         "unplanned": notes
         + _unplanned(rows, savings, width, advice_budget, pooled)
         + [
             f"not planned: {strategy.label}: {strategy.unplanned_reason}"
             for strategy in unplanned_strategies()
         ],
-        "recommendation": _recommendation(rows, savings, advice_budget, savings_against_items),
+        "recommendation": _recommendation(rows, savings, advice_budget, savings_against_base),
         "strategies": {
             name: {"label": strategy.plan_words[0], "help": strategy.plan_words[1], "paper": strategy.paper}
             for name, strategy in planned_strategies().items()
-            if name != "judged" or name in strategies
+            if name in strategies or not PLANNED[name].needs_judge
         },
     }
 
@@ -291,7 +294,7 @@ def _anchor(rows: list[PlannerRow], budgets: list[float], preferred: float) -> t
     """The budget whose random-topics interval width the "judgments needed" line refers to, and
     that width: the advice's budget, or the nearest larger one where random topics have a finite
     width when they have none there (too few topics for an interval)."""
-    width_at = {row.budget: row.mean_width for row in rows if row.strategy == "passive"}
+    width_at = {row.budget: row.mean_width for row in rows if row.strategy == BASELINE}
     finite = [budget for budget in budgets if np.isfinite(width_at[budget])]
     chosen = next((b for b in finite if b >= preferred), finite[-1] if finite else preferred)
     return chosen, width_at[chosen]
@@ -340,12 +343,13 @@ def _recommendation(
     rows: list[PlannerRow],
     savings: dict[str, float],
     budget: float,
-    savings_against_items: dict[str, float | None] | None = None,
+    savings_against_base: dict[str, float | None] | None = None,
 ) -> dict[str, Any]:
     """Of the strategies that save a meaningful share against topics at random, the one with the
     smallest error at the budget the coordinator has (savings interpolate the error curves between
-    budgets, where curves that cross can rank strategies the other way round); the judged
-    strategy's saving is also said against single documents, its realistic baseline."""
+    budgets, where curves that cross can rank strategies the other way round); a strategy that
+    builds on another (the judged one on single documents) has its saving also said against it,
+    its realistic baseline."""
     planned = planned_strategies()
     error_at = {row.strategy: row.rmse for row in rows if row.budget == budget and np.isfinite(row.rmse)}
     worth = {
@@ -364,18 +368,19 @@ def _recommendation(
             else "no strategy saves enough to matter here: judge topics at random, the simplest to explain"
         )
         return {
-            "strategy": "passive",
+            "strategy": BASELINE,
             "text": f"At {budget:g} judgments {reason}.",
-            "paper": planned["passive"].paper,
+            "paper": planned[BASELINE].paper,
         }
     label, how = planned[best].plan_words
-    against_items = (savings_against_items or {}).get(best)
-    if best == "judged":
+    against_base = (savings_against_base or {}).get(best)
+    base_words = PLANNED[best].builds_on_words
+    if PLANNED[best].builds_on is not None:
         items_words = (
-            f" and about {100 * against_items:.0f} % {'less' if against_items >= 0 else 'more'} than "
-            "single documents without the judge"
-            if against_items is not None
-            else " (against single documents without the judge the replays cannot tell)"
+            f" and about {100 * against_base:.0f} % {'less' if against_base >= 0 else 'more'} than "
+            f"{base_words}"
+            if against_base is not None
+            else f" (against {base_words} the replays cannot tell)"
         )
     else:
         items_words = ""

@@ -567,6 +567,7 @@ def _summarise(
 __all__ = [
     "DEFAULT_REPETITIONS",
     "Accuracy",
+    "BASELINE",
     "PLANNED",
     "PlannedStrategy",
     "BudgetNeed",
@@ -597,15 +598,32 @@ class PlannedStrategy:
     name: str
     replay: _Replayer
     refusal: Callable[[Metric, bool], str | None] = _any_metric
+    # Whether it replays a model judge's labels (planned only for a campaign with a judge).
+    needs_judge: bool = False
+    # The strategy it adds to, whose saving the advice also states, in the advice's words
+    # (judged: single documents, without the judge).
+    builds_on: str | None = None
+    builds_on_words: str = ""
 
+
+BASELINE = "passive"
+"""The planner's reference: topics at random, the simplest to explain. Every saving the advice
+states is measured against it, and its interval width anchors "judgments needed"."""
 
 PLANNED: dict[str, PlannedStrategy] = {
     planned.name: planned
     for planned in (
-        PlannedStrategy("passive", _replay_passive),
+        PlannedStrategy(BASELINE, _replay_passive),
         PlannedStrategy("active", _replay_active, _active_refusal),
         PlannedStrategy("items", _replay_items, _items_refusal),
-        PlannedStrategy("judged", _replay_judged, _judged_refusal),
+        PlannedStrategy(
+            "judged",
+            _replay_judged,
+            _judged_refusal,
+            needs_judge=True,
+            builds_on="items",
+            builds_on_words="single documents without the judge",
+        ),
     )
 }
 
