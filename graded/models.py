@@ -24,6 +24,7 @@ class GoldSettings(models.Model):
     min_answers = models.PositiveIntegerField(default=5, help_text="gold answers before the accuracy counts")
 
     class Meta:
+        verbose_name_plural = "gold settings"
         db_table = "labeling_goldsettings"
 
     def __str__(self) -> str:

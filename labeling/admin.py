@@ -149,6 +149,9 @@ class VerdictAdmin(admin.ModelAdmin):
     list_select_related = ["campaign"]
     raw_id_fields = ["arrival"]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a verdict comes with its arrival or campaign, its plan fixed then
+
     def has_change_permission(self, request: HttpRequest, obj: Verdict | None = None) -> bool:
         return False
 

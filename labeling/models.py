@@ -215,6 +215,9 @@ class AssessorPreferences(models.Model):
     shortcut_keys = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        verbose_name_plural = "assessor preferences"
+
     def __str__(self) -> str:
         return f"preferences of {self.user}"
 

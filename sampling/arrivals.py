@@ -638,8 +638,10 @@ def _retrieved_before(arrays: PoolArrays, system_id: int) -> np.ndarray:
     return covered
 
 
-def _numbers(row: dict[str, Any] | None) -> dict[str, float | None]:
-    keys = ("value", "se", "low", "high")
+def _numbers(row: dict[str, Any] | None) -> dict[str, Any]:
+    """The estimate's numbers; `reliable` False when too few topics or draws count for an
+    interval (low and high are then the bounds that hold at any n, `reliable_from` says how many)."""
+    keys = ("value", "se", "low", "high", "reliable", "reliable_from")
     return {key: (None if row is None else row.get(key)) for key in keys}
 
 

@@ -104,6 +104,7 @@ def estimates_compute(campaign: Campaign, fingerprint: str | None = None) -> dic
         "budget_unit": campaign.budget_unit,
         "judgments": judgments,
         "draws": 0,
+        "draws_made": 0,
         "fingerprint": fingerprint or estimates_fingerprint(campaign),
     }
     arrays = pool_arrays_for(campaign)
@@ -113,6 +114,9 @@ def estimates_compute(campaign: Campaign, fingerprint: str | None = None) -> dic
     systems, difference, result["draws"] = level.estimate_rows(
         campaign, arrays, grades, spent, strategy.weight_bound(campaign)
     )
+    # Draws made that do not count yet (judgments still open; a drawn topic counts once all its
+    # documents are judged, those a run that arrived brought too): the page says why.
+    result["draws_made"] = Draw.objects.filter(campaign=campaign).count()
     share = estimand_share(campaign, arrays)
     result["systems"] = [in_estimand(row, share) for row in systems]
     result["difference"] = None if difference is None else in_estimand(difference, share)
@@ -134,7 +138,11 @@ def snapshot_record(campaign: Campaign) -> EstimateSnapshot | None:
         budget=result["budget"],
         judgments=result["judgments"],
         draws=result["draws"],
-        data={"systems": result["systems"], "difference": result["difference"]},
+        data={
+            "systems": result["systems"],
+            "difference": result["difference"],
+            "draws_made": result["draws_made"],
+        },
     )
 
 

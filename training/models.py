@@ -24,6 +24,9 @@ class TrainingSettings(models.Model):
         default=False, help_text="draw with recorded inclusion probabilities instead of taking the top"
     )
 
+    class Meta:
+        verbose_name_plural = "training settings"
+
     def __str__(self) -> str:
         return f"training settings of campaign {self.campaign_id}"
 

@@ -70,6 +70,7 @@ class WebhookDelivery(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "webhook deliveries"
         db_table = "labeling_webhookdelivery"  # created by the core's migrations before the move
         constraints = [models.UniqueConstraint(fields=["webhook", "event"], name="webhook_delivery_unique")]
         indexes = [models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due")]

@@ -150,6 +150,9 @@
     note.textContent =
       presentation.note +
       "Draws = draws counted so far (with replacement: an item drawn twice counts twice and is judged once, so draws can outnumber judgments); SE = estimated standard error." +
+      (estimates.draws_made > estimates.draws
+        ? " " + (estimates.draws_made - estimates.draws) + " of the " + estimates.draws_made + " draws made do not count yet: they wait for judgments still open (a drawn topic counts once every one of its documents is judged, those a run that arrived brought too), and count once those are in; a dash is an estimate with no draw counted."
+        : "") +
       (outsideRows
         ? " † The estimate lies outside its interval: the interval is cut to the values the metric can take, and an unbiased estimate from few draws can fall beyond them (it moves inside as draws arrive)."
         : "");
@@ -648,8 +651,9 @@
           // Judgments since it arrived count later top-ups too: the panel shows its own progress.
           el("td", { class: "num", text: fmt(Math.min(arrival.topup_spent, arrival.topup_budget)) + " of " + fmt(arrival.topup_budget) }),
           el("td", { class: "num", text: String(arrival.new_items) }),
-          el("td", { class: "num strong", text: fmt(gap.value) }),
-          el("td", { class: "num", text: fmtInterval([gap.low, gap.high]) }),
+          // Below the reliability threshold the value is no estimate to read alone: say so.
+          el("td", { class: "num strong", text: fmt(gap.value) + (gap.reliable === false && gap.value !== null ? " (too few topics)" : "") }),
+          el("td", { class: "num", text: (gap.reliable === false && gap.low !== null ? "any-n bounds " : "") + fmtInterval([gap.low, gap.high]) }),
           el("td", { class: "num", text: percent(arrival.order_right) }),
           el("td", { "data-field": "verdict", text: verdictText(arrival) }),
         ])
@@ -764,7 +768,18 @@
         const file = form.querySelector("#arrival-file").files[0];
         const width = form.querySelector("#arrival-width");
         const reference = form.querySelector("#arrival-reference");
-        const topup = width && width.value ? "a top-up planned for a 95 % width of " + width.value : form.querySelector("#arrival-budget").value ? "a top-up of " + form.querySelector("#arrival-budget").value : "no top-up given";
+        const budget = form.querySelector("#arrival-budget").value;
+        // What the server refuses anyway is said at the first click (the server checks again).
+        const problem = !file ? "choose the run file"
+          : budget && width && width.value ? "give either a top-up or the width to reach, not both"
+          : !budget && !(width && width.value) ? "give a top-up" + (width ? " or the 95 % width to reach" : "")
+          : budget && !(Number(budget) > 0) ? "the top-up must be above 0, got " + budget
+          : "";
+        if (problem) {
+          errors.append(el("div", { class: "notice bad small", text: problem + "." }));
+          return;
+        }
+        const topup = width && width.value ? "a top-up planned for a 95 % width of " + width.value : "a top-up of " + budget;
         const asked = question.value === "difference" ? "better or worse" : question.options[question.selectedIndex].text.toLowerCase() + " (margin " + margin.value + ")";
         errors.append(el("div", { class: "notice small", id: "arrival-confirm", text: "Adds " + (file ? file.name : "the run") + " with " + topup + ", compared with " + reference.options[reference.selectedIndex].text + "; its verdict asks " + asked + " by the " + form.querySelector("#arrival-rule").value + " rule. These cannot change once its top-up has labels. Click again to add it." }));
         form.dataset.confirm = "yes";

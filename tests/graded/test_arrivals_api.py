@@ -335,6 +335,10 @@ def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_fi
     assert body["status"] == "judging" and body["new_items"] == 6
     assert body["waiting_items"] == completion and body["unreachable_share"] > 0
     assert body["difference"]["value"] is None, "its drawn topics wait for their new documents"
+    # The estimates say that draws were made which do not count yet (not a silent dash).
+    estimates = api(coordinator).get(f"/api/campaigns/{campaign.pk}/estimates/").json()
+    assert estimates["draws_made"] == Draw.objects.filter(campaign=campaign).count()
+    assert estimates["draws"] < estimates["draws_made"], estimates
     # The completion is served first: its tasks hang on the topics' first draws.
     for _ in range(completion):
         task = task_next(campaign=campaign, assessor=assessor)
@@ -345,6 +349,7 @@ def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_fi
     url = f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/"
     completed = api(coordinator).get(url).json()
     assert completed["waiting_items"] == 0 and completed["unreachable_share"] == 0
+    assert completed["difference"]["reliable"] in (True, False) and completed["difference"]["reliable_from"]
     assert completed["topup_judged"] == completion
     # The difference is the plain topic estimator over the draws of fully judged topics:
     # (1/n) sum delta_t / (m q_t).
