@@ -99,3 +99,14 @@ def test_start_stores_the_pair_taken_and_config_exports_it(
     assert three_runs.focus_systems == ["alpha", "beta"]
     config = _client(coordinator).get(f"/api/campaigns/{three_runs.pk}/export/config.json")
     assert json.loads(config.content)["focus_systems"] == ["alpha", "beta"]
+
+
+def test_a_leaderboard_with_no_choice_says_every_pooled_run_is_aimed_at(
+    three_runs: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    campaign_update(campaign=three_runs, goal="leaderboard", goal_k=2)
+    page = (
+        _client(coordinator).get(reverse("labeling:campaign_detail", args=[three_runs.pk])).content.decode()
+    )
+    assert 'data-compared="alpha|beta|gamma"' in page
+    assert "not chosen yet, so every pooled run is" in page and "first runs uploaded" not in page
