@@ -212,6 +212,12 @@ class ArrivalNumbersSerializer(StrictSerializer):
     se = serializers.FloatField(allow_null=True)
     low = serializers.FloatField(allow_null=True)
     high = serializers.FloatField(allow_null=True)
+    reliable = serializers.BooleanField(
+        allow_null=True, help_text="false: too few topics or draws for an interval; low, high hold at any n"
+    )
+    reliable_from = serializers.IntegerField(
+        allow_null=True, help_text="judged units from which it is reliable"
+    )
 
 
 class ArrivalBandSerializer(StrictSerializer):
@@ -232,7 +238,9 @@ class ArrivalSerializer(StrictSerializer):
     estimate = ArrivalNumbersSerializer(help_text="the arriving run's metric, 95 % interval")
     difference = ArrivalNumbersSerializer(help_text="arriving run minus the reference, 95 % interval")
     order_right = serializers.FloatField(
-        allow_null=True, help_text="probability that the estimated order of the two runs is the true one"
+        allow_null=True,
+        help_text="probability that the estimated order of the two runs is the true one, read from the "
+        "interval shown (above 0.975 exactly when the 95 % interval excludes 0)",
     )
     new_items = serializers.IntegerField(help_text="its top-K documents no pooled run had retrieved")
     new_judged = serializers.IntegerField(help_text="of those, judged so far")

@@ -28,7 +28,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from scipy.stats import norm
 
 from estimation.judges.calibration import MISSING
 from estimation.sampling.arrivals import topup_for_width, topup_variance
@@ -53,7 +52,7 @@ from sampling.judge_kinds import judge_kind
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_start
 from sampling.label_model import judged_grades
-from sampling.level_estimates import counted_item_draws, stratified_item_estimate
+from sampling.level_estimates import counted_item_draws, order_right, stratified_item_estimate
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays, pooled_systems
 from sampling.state import campaign_pool
 from sampling.strategies import Level, strategy_for
@@ -560,7 +559,7 @@ def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
         "status": "done" if done or campaign.status != Campaign.Status.RUNNING else status,
         "estimate": _numbers(own),
         "difference": _numbers(report.difference),
-        "order_right": _order_right(report.difference),
+        "order_right": order_right(report.difference),
         "new_items": report.new_items,
         "new_judged": report.new_judged,
         "waiting_items": report.waiting,
@@ -643,13 +642,6 @@ def _numbers(row: dict[str, Any] | None) -> dict[str, Any]:
     interval (low and high are then the bounds that hold at any n, `reliable_from` says how many)."""
     keys = ("value", "se", "low", "high", "reliable", "reliable_from")
     return {key: (None if row is None else row.get(key)) for key in keys}
-
-
-def _order_right(row: dict[str, Any] | None) -> float | None:
-    """P(the sign of the estimated difference is the true one) under the normal approximation."""
-    if row is None or row.get("value") is None or not row.get("se"):
-        return None
-    return float(norm.cdf(abs(row["value"]) / row["se"]))
 
 
 __all__ = [

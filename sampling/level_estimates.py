@@ -10,7 +10,7 @@ labelled (every pool item judged, no open task). ``L_S(x)`` comes from the topic
 stored propensity (self-normalised for a system, plain for a difference; see
 `query_level_rows`), for DCG@K, ERR@K and nDCG@K (nDCG's ideal ranking: the topic's judged pool
 items). For a difference goal: ``delta = L_a - L_b`` of the first two focus systems, with
-``p_order_right = Phi(|Delta| / se)``.
+``p_order_right`` read from the interval shown (`order_right`).
 
 Item level (Schnabel et al. 2016): an item draw counts once its item is judged;
 ``u = g(y) / g(y_max)``, ``P_S(x, z) = p(x) d(rank of z in S(x))``;
@@ -24,6 +24,7 @@ A new run (`sampling.evaluation`): see that module's docstring for what its esti
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -302,15 +303,27 @@ def difference_row(names: list[str], metric: Metric, estimate: Estimate | None, 
     row = estimate_row(names[0], metric, estimate, scale=scale, bounds=_difference_bounds(metric))
     row.pop("name")
     row["systems"] = names
-    se, value = row["se"], row["value"]
-    if value is None or se is None:
-        row["p_order_right"] = None
-    elif se == 0.0:
-        # No spread among the drawn topics: the order is as certain as the sample can tell.
-        row["p_order_right"] = 1.0 if value != 0 else 0.5
-    else:
-        row["p_order_right"] = float(norm.cdf(abs(value) / se))
+    row["p_order_right"] = order_right(row)
     return {"systems": names, **{k: v for k, v in row.items() if k != "systems"}}
+
+
+def order_right(row: Mapping[str, Any] | None, level: float = 0.95) -> float | None:
+    """P(the sign of an estimated difference is the true one), read from the interval the row
+    shows: Phi(|value| / s) with s the interval's half-width towards 0 over z_{(1+level)/2}, so
+    it is above (1 + level) / 2 exactly when the interval excludes 0 (a Student t or cut interval
+    is wider than value +- 1.96 se: the probability follows it, not the standard error alone).
+    None without a reliable interval; no spread at all: 1 (0.5 for a value of 0)."""
+    if row is None or row.get("value") is None or row.get("se") is None or row.get("reliable") is False:
+        return None
+    value, se = float(row["value"]), float(row["se"])
+    if se == 0.0:
+        # No spread among the draws: the order is as certain as the sample can tell.
+        return 1.0 if value != 0 else 0.5
+    low, high = row.get("low"), row.get("high")
+    half = (value - low) if value >= 0 and low is not None else (high - value) if high is not None else None
+    z = float(norm.ppf((1 + level) / 2))
+    scale = half / z if half is not None and half > 0 else se
+    return float(norm.cdf(abs(value) / scale))
 
 
 def query_level_rows(

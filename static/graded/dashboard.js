@@ -195,7 +195,7 @@
         leader === null
           ? "No draw counted yet."
           : "Probability that " + leader + " is truly better: ",
-        leader === null ? "" : el("b", { id: "p-order-right", text: percent(p) }),
+        leader === null ? "" : el("b", { id: "p-order-right", text: p === null || p === undefined ? "not read yet (too few topics for an interval)" : percent(p) }),
         // A one-sided chance can pass 95 % while the two-sided 95 % interval still holds 0.
         leader !== null && difference.low !== null && difference.low <= 0 && difference.high >= 0
           ? el("span", { id: "difference-unsettled", text: " (one-sided; the 95 % interval still holds 0, so the order is not settled at the 95 % level)" })

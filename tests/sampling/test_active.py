@@ -245,7 +245,9 @@ def test_it_estimates_every_system_and_the_difference_from_complete_topics(
     assert difference["value"] == pytest.approx(
         rows[("alpha", "DCG@5")]["value"] - rows[("beta", "DCG@5")]["value"]
     )
-    assert 0.5 <= difference["p_order_right"] <= 1
+    assert difference["reliable"] is False and difference["p_order_right"] is None, (
+        "no interval to read it from"
+    )
     # Three topics: below the reliability threshold no CLT-type interval is shown; low/high
     # carry the any-n bounds, cut to DCG@5's range [0, 3 * sum of discounts].
     top = metric.value_bounds()[1]
