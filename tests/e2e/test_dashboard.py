@@ -357,3 +357,18 @@ def test_the_dashboard_adds_a_run_after_saying_what_its_verdict_will_ask(
     expect(row).to_contain_text("not worse by 0.5")
     expect(page.locator("#arrivals th").nth(5)).to_have_text("Difference (run − compared with)")
     expect(margin).to_have_attribute("readonly", "")
+
+
+def test_the_arrival_form_stacks_without_gaps_on_a_phone(
+    browser_page: Any, live_server: Any, item_campaign: Campaign, people: dict[str, AbstractBaseUser]
+) -> None:
+    judge_and_recompute(item_campaign, people["assessor"], 1)
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    log_in(page, live_server.url, "carl", f"/campaigns/{item_campaign.pk}/dashboard/")
+    heights = page.evaluate(
+        "() => [...document.querySelectorAll('#arrival-form .field')]"
+        ".map(field => field.getBoundingClientRect().height)"
+    )
+    # A label and its input: about 70 px; stacked with a flex basis of 14rem each was 224 px.
+    assert len(heights) >= 5 and max(heights) < 120, heights
