@@ -73,10 +73,11 @@ def uploads_check(
 
 @dataclass(frozen=True)
 class UploadKind:
-    """An upload box of the campaign page: what it is called, the help under it, the import it
-    calls (campaign=, files=, and file_format= when it offers `formats`), whether it takes several
-    files, and the formats offered as (value, label)."""
+    """An upload box of the campaign page: the kind the modes name (`JudgingMode.uploads`), what it
+    is called, the help under it, the import it calls (campaign=, files=, and file_format= when it
+    offers `formats`), whether it takes several files, and the formats offered as (value, label)."""
 
+    kind: str
     label: str
     help: str
     service: Callable[..., ImportReport]
@@ -87,10 +88,10 @@ class UploadKind:
 _UPLOAD_KINDS: dict[str, UploadKind] = {}
 
 
-def register_upload(kind: str, upload: UploadKind) -> None:
-    """Offer an upload box on the campaign page of every mode whose `uploads` name `kind` (the
+def register_upload(upload: UploadKind) -> None:
+    """Offer an upload box on the campaign page of every mode whose `uploads` name its kind (the
     uploads app's ready() registers topics, documents, runs and qrels)."""
-    _UPLOAD_KINDS[kind] = upload
+    _UPLOAD_KINDS[upload.kind] = upload
 
 
 def upload_kind(kind: str) -> UploadKind | None:

@@ -333,18 +333,8 @@ def _detail_context(request: HttpRequest, campaign: Campaign, **extra: Any) -> d
         or BudgetForm(initial={"budget": _plain_number(campaign.budget)}),
         "guidelines_form": extra.pop("guidelines_form", None) or GuidelinesForm(campaign=campaign),
         "mode_panels": campaign_panels(request, campaign),
-        "uploads": [
-            {
-                "kind": kind,
-                "label": upload.label,
-                "help": upload.help,
-                "multiple": upload.multiple,
-                "formats": upload.formats,
-            }
-            for kind in mode.uploads
-            # the page offers the registered boxes; prior labels come through the API only
-            if (upload := upload_kind(kind)) is not None
-        ],
+        # The registered boxes of the mode's kinds; prior labels come through the API only.
+        "uploads": [upload for kind in mode.uploads if (upload := upload_kind(kind)) is not None],
         "exports": export_links(campaign, "campaign") if request.user.has_perm(EXPORT, campaign) else [],
         "preflight": preflight,
         "preflight_blocked": any(problem.blocking for problem in preflight),

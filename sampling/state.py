@@ -27,7 +27,7 @@ from sampling.judge_labels import judge_label_model_inputs, judges_fingerprint
 from sampling.label_model import cost_model_fit, item_features, judged_grades, label_model_fit
 from sampling.models import SamplingState
 from sampling.pool_arrays import PoolArrays, pool_arrays_for, pool_from_arrays
-from sampling.strategies import LoadedState, strategy_for
+from sampling.strategies import LoadedState, SamplingStrategy, strategy_for
 
 
 def judgments_fingerprint(campaign: Campaign) -> str:
@@ -101,13 +101,17 @@ def campaign_pool(campaign: Campaign, arrays: PoolArrays) -> tuple[Pool, dict[st
 
 
 def design_with_topup(
-    campaign: Campaign, arrays: PoolArrays, pool: Pool, metric: Metric, distribution: SamplingDistribution
+    strategy: SamplingStrategy,
+    campaign: Campaign,
+    arrays: PoolArrays,
+    pool: Pool,
+    metric: Metric,
+    distribution: SamplingDistribution,
 ) -> SamplingDistribution:
     """The strategy's design, or, while a run that arrived has a top-up not yet spent, the top-up
     design (`arrival_topup_design`: where its difference with its reference is uncertain) for
     every strategy that draws single items; topics drawn whole keep theirs (the top-up judges
     the run's documents on the drawn topics first, `sampling.arrival_topics`)."""
-    strategy = strategy_for(campaign)
     if strategy.level.draws_whole_topics:
         return distribution
     topup = arrival_topup_design(campaign, arrays, pool, metric, strategy.topup_sigma(distribution))
@@ -130,7 +134,7 @@ def sampling_state_recompute(campaign: Campaign, *, force: bool = False) -> Load
     strategy = strategy_for(campaign)
     focus = focus_indices(campaign, arrays)
     distribution = design_with_topup(
-        campaign, arrays, pool, metric, strategy.distribution(campaign, pool, metric, focus)
+        strategy, campaign, arrays, pool, metric, strategy.distribution(campaign, pool, metric, focus)
     )
     query_cost = np.where(arrays.slot_used, pool.item_cost, 0.0).sum(axis=1)
     query_cost = query_cost / query_cost.mean()

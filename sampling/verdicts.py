@@ -249,6 +249,9 @@ class VerdictState:
     spent: float
     waiting: int
     exact: float | None = None
+    # Topics drawn whole: the waiting documents wait for judgments of topics drawn before the
+    # run arrived, not for a draw of their own.
+    waits_for_topics: bool = False
 
 
 def exact_difference(
@@ -313,7 +316,7 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
         waiting = 0
     cut = over and campaign.blocked == STOP_BUDGET and spent < verdict.budget - BUDGET_SLACK
     exact = exact_difference(campaign, arrays, grades, first, second)
-    return VerdictState(looks, over, cut, spent, waiting, exact)
+    return VerdictState(looks, over, cut, spent, waiting, exact, level.draws_whole_topics)
 
 
 def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
@@ -334,7 +337,7 @@ def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
         )
         return Reading(NOT_SETTLED, UNREAD, None, reason)
     if state.waiting:
-        if strategy_for(verdict.campaign).level.draws_whole_topics:
+        if state.waits_for_topics:
             reason = (
                 f"{state.waiting} of its documents on topics drawn before it arrived are not judged "
                 "yet (a drawn topic counts once all its documents are): no verdict until they are"

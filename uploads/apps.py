@@ -13,8 +13,8 @@ class UploadsConfig(AppConfig):
 
         # The coordinator's upload boxes of the campaign page.
         register_upload(
-            "topics",
             UploadKind(
+                "topics",
                 "Topics",
                 "TREC topic file (<top> blocks) or JSONL with id, title, description, narrative.",
                 topics_import,
@@ -22,8 +22,8 @@ class UploadsConfig(AppConfig):
             ),
         )
         register_upload(
-            "documents",
             UploadKind(
+                "documents",
                 "Documents",
                 "JSONL with docno, title, text, url, length. Optional: documents only named by runs "
                 "are judged by docno or URL.",
@@ -32,8 +32,8 @@ class UploadsConfig(AppConfig):
             ),
         )
         register_upload(
-            "runs",
             UploadKind(
+                "runs",
                 "Runs",
                 "TREC runs (qid Q0 docno rank score tag), plain or gzip; several files at once, one "
                 "system each.",
@@ -42,8 +42,8 @@ class UploadsConfig(AppConfig):
             ),
         )
         register_upload(
-            "qrels",
             UploadKind(
+                "qrels",
                 "Existing qrels",
                 "TREC qrels (qid 0 docno grade): counted as already judged.",
                 qrels_import,

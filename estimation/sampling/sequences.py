@@ -128,6 +128,8 @@ _GRID_STEP = 0.02
 _GRID = np.arange(-8.0, 8.0 + _GRID_STEP / 2, _GRID_STEP)
 """Where the standardised sum's density is carried: +-8 standard deviations of its value at the
 horizon under equal runs (the mass beyond is below 1e-15), in steps of 0.02."""
+_GRID_DISTANCE = np.abs(_GRID) / _GRID_STEP
+"""Each grid point's distance from 0, in steps."""
 
 
 def spending_boundaries(fractions: np.ndarray, alpha: float = 0.05) -> np.ndarray:
@@ -175,9 +177,8 @@ def spending_boundaries(fractions: np.ndarray, alpha: float = 0.05) -> np.ndarra
         cut = (inner - 0.5 + within) * _GRID_STEP
         boundaries[index] = cut / math.sqrt(tau)
         # The paths that crossed stop: the points beyond, and the crossed part of point `inner`.
-        distance = np.abs(_GRID) / _GRID_STEP
-        kept = np.where(distance > inner + 0.5, 0.0, 1.0)
-        kept[np.isclose(distance, inner)] = 1.0 - within
+        kept = np.where(_GRID_DISTANCE > inner + 0.5, 0.0, 1.0)
+        kept[np.isclose(_GRID_DISTANCE, inner)] = 1.0 - within
         spent += float(((1.0 - kept) * density).sum())
         density = density * kept
     return boundaries

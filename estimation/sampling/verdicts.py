@@ -200,7 +200,8 @@ def look_problem(plan: VerdictPlan, look: Look) -> str:
             f"what the normal approximation takes ({allowed:.2f}); about {more} more top-up "
             f"draws expected"
         )
-    if _before_burn_in(plan, np.array([look.draws]), np.array([look.labels or look.draws]))[0]:
+    one = look_arrays([look])
+    if _before_burn_in(plan, one.draws, _labels(one))[0]:
         return f"read from the {MIN_PEEKING_DRAWS}th top-up draw on (and at the horizon): {look.draws} so far"
     return ""
 
