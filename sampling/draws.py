@@ -325,8 +325,9 @@ def tasks_trim_to_budget(*, campaign_id: int) -> int:
             drawn=False
         )
         draw.delete()
-    if dropped or fits_budget(spent + outstanding, campaign.budget):
-        Campaign.objects.filter(pk=campaign.pk).update(blocked="")
+    # `blocked` stays as it is: a campaign whose budget stopped its draws is still stopped when
+    # what it spent fits (a verdict's trim once showed it "running" until the next top-up). A
+    # raised budget clears it (`campaign_update`), and the next top-up sets it from its own draws.
     return dropped
 
 

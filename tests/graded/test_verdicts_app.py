@@ -13,13 +13,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
-from estimation.sampling.draws import STOP_EXHAUSTED
+from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED
 from estimation.sampling.verdicts import first_verdict
 from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Arrival, Campaign, Judgment, Task, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
-from sampling import draws_top_up, verdicts_update
+from sampling import draws_top_up, tasks_trim_to_budget, verdicts_update
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import pool_arrays_for
 from sampling.verdicts import verdict_plan, verdict_state
@@ -314,6 +314,20 @@ def _two_systems(
     runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("poor.run", RUN_POOR)])
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     return campaign_start(campaign=campaign)
+
+
+def test_a_campaign_the_budget_stopped_stays_stopped_while_its_verdict_trims_the_draws(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    # The worker trims the draws after a verdict decides and tops up after: in between, the
+    # assessors' page once read "running" with nothing open, and the last `next` had said 204.
+    campaign = _two_systems(api, coordinator, assessor, "fixed", 14)
+    _judge_all(campaign, assessor)
+    campaign.refresh_from_db()
+    assert campaign.blocked == STOP_BUDGET
+    assert tasks_trim_to_budget(campaign_id=campaign.pk) == 0
+    progress = api(assessor).get(f"/api/campaigns/{campaign.pk}/progress/").json()
+    assert progress["state"] == "budget_spent" and progress["open_tasks"] == 0, progress
 
 
 @pytest.mark.parametrize("rule", ["sequential", "fixed"])
