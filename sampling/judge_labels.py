@@ -10,8 +10,6 @@ so an external calibration never uses the campaign's sample.
 from __future__ import annotations
 
 import json
-import tempfile
-from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -24,6 +22,7 @@ from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
 from infrastructure.db import brief_write
+from infrastructure.undo_log import UndoLog
 from labeling.import_reports import ImportFailed, ImportReport, UploadedFile, batches, uploads_check
 from labeling.models import Campaign, Topic
 from labeling.recompute import recompute_soon
@@ -41,8 +40,8 @@ def judge_labels_import(*, judge: Judge, files: Sequence[UploadedFile]) -> Impor
     Every file is read and checked whole with no transaction open (an error names file, line and
     reason; nothing is stored), then stored `STORE_ROWS` labels per short transaction, so the
     write lock is never held while a file is parsed and an assessor's request waits for one
-    batch at most. If storing fails midway, what it stored is taken back (`_LabelWrites`).
-    Call it outside any transaction (inside one, the batches become savepoints of it).
+    batch at most. If storing fails midway, what it stored is taken back (`_LabelWrites`'s undo
+    log). Call it outside any transaction (inside one, the batches become savepoints of it).
     """
     y_max = judge.campaign.grade_count - 1
 
@@ -175,18 +174,15 @@ def _human_grades(files: Sequence[UploadedFile], top: int) -> dict[str, int]:
 
 
 class _LabelWrites:
-    """Stores a judge's labels (or calibration rows) a batch per short transaction, and takes
-    them back if the upload fails before its end.
+    """Stores a judge's labels (or calibration rows) a batch per short transaction: each batch
+    replaces the pairs it names, and the upload's undo log (`infrastructure.undo_log`) notes the
+    rows it replaced and created, to take them back if the upload fails before its end (each
+    step its own short transaction, as every batched upload does).
 
-    Why not one transaction: on SQLite (IMMEDIATE transactions) it would hold the write lock
-    for the whole upload (an honest 1,000,000-line file: minutes), so every assessor's answer
-    would wait or fail with "database is locked". Why not a hidden upload tagged visible at the
-    end: that needs a column every reader of labels filters on, for a failure (a lost
-    connection, a full disk) the checked-first file leaves rare. So each batch replaces the
-    pairs it names and writes down what it replaced in a temporary file (bounded memory); on a
-    failure the batches' rows are deleted and the replaced rows put back, each step its own
-    short transaction, as run imports delete a half-published run. Readers may see the labels
-    arrive during the upload; a recompute follows its end.
+    Why not a hidden upload tagged visible at the end: that needs a column every reader of
+    labels filters on, for a failure (a lost connection, a full disk) the checked-first file
+    leaves rare. Readers may see the labels arrive during the upload; a recompute follows its
+    end.
     """
 
     def __init__(self, judge: Judge, *, calibration: bool) -> None:
@@ -194,30 +190,27 @@ class _LabelWrites:
         self.calibration = calibration
         # Rows above this id were written during this upload: never ones to put back.
         self.floor = JudgeLabel.objects.aggregate(top=Max("id"))["top"] or 0
-        self.stored = array("q")
-        self.replaced = tempfile.TemporaryFile()
+        self.log = UndoLog()
 
     def __enter__(self) -> _LabelWrites:
+        self.log.__enter__()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
-        try:
-            if kind is not None:
-                self._take_back()
-        finally:
-            self.replaced.close()
+        self.log.__exit__(kind, error, trace)
 
     def store(self, rows: list[JudgeLabel]) -> int:
         """Replace the rows' pairs with the rows in one transaction; how many were replaced."""
         with brief_write():
             earlier = self._earlier([(row.qid, row.docno) for row in rows])
-            kept = [values for values in earlier if values["id"] <= self.floor]
-            if kept:
-                self.replaced.write(b"".join(json.dumps(values).encode() + b"\n" for values in kept))
             if earlier:
                 JudgeLabel.objects.filter(pk__in=[values["id"] for values in earlier]).delete()
             created = JudgeLabel.objects.bulk_create(rows)
-        self.stored.extend(row.pk for row in created)
+        judge_id = {"judge_id": self.judge.pk}
+        self.log.deleted(
+            JudgeLabel, [{**values, **judge_id} for values in earlier if values["id"] <= self.floor]
+        )
+        self.log.created(JudgeLabel, [row.pk for row in created])
         return len(earlier)
 
     def _earlier(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -241,20 +234,6 @@ class _LabelWrites:
             if isinstance(row["probs"], str):  # a JSON column read by hand comes back as text
                 row["probs"] = json.loads(row["probs"])
         return found
-
-    def _take_back(self) -> None:
-        ids = self.stored.tolist()
-        for start in range(0, len(ids), STORE_ROWS):
-            with transaction.atomic():
-                JudgeLabel.objects.filter(pk__in=ids[start : start + STORE_ROWS]).delete()
-        self.replaced.flush()
-        self.replaced.seek(0)
-        for batch in batches(self.replaced, STORE_ROWS):
-            with transaction.atomic():
-                JudgeLabel.objects.bulk_create(
-                    [JudgeLabel(**json.loads(text), judge=self.judge) for text in batch],
-                    ignore_conflicts=True,
-                )
 
 
 _COLUMNS = (

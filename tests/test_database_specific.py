@@ -45,6 +45,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "graded/gold.py": ("graded/test_gold.py",),
     "infrastructure/db.py": ("graded/test_judging_hot_path.py", "labeling/test_import_batches.py"),
     "infrastructure/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
+    "infrastructure/undo_log.py": ("labeling/test_undo_log.py", "labeling/test_import_batches.py"),
     "labeling/services/campaign_copies.py": (
         "labeling/test_campaign_list.py",
         "labeling/test_own_judgments.py",

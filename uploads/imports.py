@@ -4,27 +4,25 @@ Each import reads and checks every file whole first, with no transaction open: a
 stores nothing, and `ImportFailed` lists every file's error (file, line, reason). Only then
 are the rows stored, `STORE_ROWS` per short transaction, so the write lock (SQLite's IMMEDIATE
 transactions) is never held while a file is parsed and an assessor's answer waits for one
-batch at most. If storing fails midway (a lost connection, a full disk), `_UploadWrites` takes
-back what the upload stored. Call the imports outside any transaction (inside one, the batches
-become savepoints of it and the lock is held throughout).
+batch at most. If storing fails midway (a lost connection, a full disk), the upload's undo
+log (`infrastructure.undo_log`) takes back what it stored. Call the imports outside any
+transaction (inside one, the batches become savepoints of it and the lock is held throughout).
 """
 
 from __future__ import annotations
 
-import json
-import tempfile
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, BinaryIO
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import F, Max, Model
 from django.utils import timezone
 
 from estimation.formats.trec import InputFileError, LabelLine, QrelsLine, iter_labels, iter_qrels
 from infrastructure.db import brief_write
+from infrastructure.undo_log import UndoLog
 from labeling.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
 from labeling.import_reports import BATCH_SIZE, ImportReport, UploadedFile, batches, uploads_check
 from labeling.models import Campaign, Document, Judgment, PoolItem, Topic
@@ -51,67 +49,22 @@ def _format_of(name: str, stream: BinaryIO, given: str | None, candidates: tuple
     return sniff_format(name, stream, candidates)
 
 
-class _UploadWrites:
-    """Stores an upload a batch per short transaction, and takes back what it stored if the
-    upload fails before its end.
-
-    Why not one transaction: on SQLite (IMMEDIATE transactions) it would hold the write lock
-    for the whole upload, so every assessor's answer would wait or fail with "database is
-    locked". So each batch notes the rows it created (their ids) and the values of the rows it
-    changed (in a temporary file: bounded memory); on a failure the changed rows get their
-    values back, latest batch first, and the created ones are deleted, each step its own short
-    transaction, as the judge label and run imports do. A created topic or document that
+def _upload_log(*, gives_text: bool) -> UndoLog:
+    """The undo log of one upload (`infrastructure.undo_log`). A created topic or document that
     something came to refer to meanwhile (a run uploaded at the same time) is turned back into
     the stub that run would have made rather than deleted with what refers to it; the stubs a
-    qrels upload made are deleted only while still stubs that nothing refers to. Readers may
-    see the rows arrive during the upload.
-    """
+    qrels upload made are deleted only while still stubs that nothing refers to."""
+    return UndoLog(delete_created=partial(_delete_created, gave_text=gives_text))
 
-    def __init__(self, *, gives_text: bool) -> None:
-        self.gives_text = gives_text
-        self.created_ids: dict[type[Model], array[int]] = {}
-        self.changed = tempfile.TemporaryFile()
-        self.changed_at = array("q")
 
-    def __enter__(self) -> _UploadWrites:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
-        try:
-            if kind is not None:
-                self._take_back()
-        finally:
-            self.changed.close()
-
-    def store(self, write: Callable[[], tuple[dict[type[Model], list[int]], list[_Changed]]]) -> None:
-        """Run `write` in one transaction; it returns the ids it created and the rows it changed."""
-        with brief_write():
-            created, changed = write()
-        for model, ids in created.items():
-            self.created_ids.setdefault(model, array("q")).extend(ids)
-        for rows in changed:
-            if rows.values:
-                self.changed_at.append(self.changed.tell())
-                self.changed.write(
-                    json.dumps([rows.model._meta.label, rows.fields, rows.values]).encode() + b"\n"
-                )
-
-    def _take_back(self) -> None:
-        self.changed.flush()
-        for offset in reversed(self.changed_at):
-            self.changed.seek(offset)
-            label, fields, values = json.loads(self.changed.readline())
-            model = next(model for model in _RESTORABLE if model._meta.label == label)
-            with transaction.atomic():
-                model._base_manager.bulk_update(
-                    [model(pk=pk, **dict(zip(fields, row, strict=True))) for pk, *row in values], fields
-                )
-        # Judgments first: the topic and document stubs they made are then referred to by nothing.
-        for model in reversed(list(self.created_ids)):
-            ids = self.created_ids[model].tolist()
-            for start in range(0, len(ids), STORE_ROWS):
-                with transaction.atomic():
-                    _delete_created(model, ids[start : start + STORE_ROWS], self.gives_text)
+def _store(log: UndoLog, write: Callable[[], tuple[dict[type[Model], list[int]], list[_Changed]]]) -> None:
+    """Run `write` in one short transaction; log the ids it created and the rows it changed."""
+    with brief_write():
+        created, changed = write()
+    for model, ids in created.items():
+        log.created(model, ids)
+    for rows in changed:
+        log.changed(rows.model, rows.fields, rows.values)
 
 
 @dataclass
@@ -123,7 +76,6 @@ class _Changed:
     values: list[list[Any]]
 
 
-_RESTORABLE: tuple[type[Model], ...] = (Topic, Document, PoolItem)
 _STUB_VALUES: dict[type[Model], dict[str, Any]] = {
     Topic: {"title": F("qid"), "description": "", "narrative": "", "is_stub": True},
     Document: {"title": "", "text": "", "url": "", "length": None, "is_stub": True},
@@ -175,10 +127,10 @@ def topics_import(
     # Runs name topics before their text comes: such a topic counts as "updated", and the report
     # says so, so that "0 new, 5 updated" is not mistaken for nothing new.
     filled = [0]
-    with _UploadWrites(gives_text=True) as writes:
+    with _upload_log(gives_text=True) as log:
         for name, stream in files:
             for batch in batches(records(name, stream), STORE_ROWS):
-                writes.store(partial(write, batch))
+                _store(log, partial(write, batch))
     if filled[0]:
         report.notes.append(f"{filled[0]} of the updated topics were named by runs and now have their text")
     return report
@@ -202,10 +154,10 @@ def documents_import(
 
     uploads_check(files, records)
     report = ImportReport(files=len(files))
-    with _UploadWrites(gives_text=True) as writes:
+    with _upload_log(gives_text=True) as log:
         for name, stream in files:
             for batch in batches(records(name, stream), STORE_ROWS):
-                writes.store(partial(write, batch))
+                _store(log, partial(write, batch))
     return report
 
 
@@ -389,10 +341,10 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
     uploads_check(files, records)
     report = ImportReport(files=len(files))
     topic_cache = dict(Topic.objects.filter(campaign=campaign).values_list("qid", "id"))
-    with _UploadWrites(gives_text=False) as writes:
+    with _upload_log(gives_text=False) as log:
         for name, stream in files:
             for batch in batches(records(name, stream), STORE_ROWS):
-                writes.store(partial(write, name, batch))
+                _store(log, partial(write, name, batch))
         pool_mark_prejudged(campaign=campaign)
     if regraded:
         shown = regraded[:NOTES_SHOWN]
@@ -447,10 +399,10 @@ def labels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Impor
     uploads_check(files, records)
     report = ImportReport(files=len(files))
     try:
-        with _UploadWrites(gives_text=False) as writes:
+        with _upload_log(gives_text=False) as log:
             for name, stream in files:
                 for batch in batches(records(name, stream), STORE_ROWS):
-                    writes.store(partial(write, batch))
+                    _store(log, partial(write, batch))
     finally:
         # The cached pool arrays are keyed by this version: readers during the upload may have
         # cached some of its priors, so the version moves on whether it was stored or taken back.

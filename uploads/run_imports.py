@@ -16,9 +16,9 @@ or failed with "database is locked". Now:
    in one short transaction.
 
 Staged rows are deleted after publishing or on failure; a failure while publishing (which the
-checks leave to the database itself: a disk full, a lost connection) deletes the systems this
-import created and the topic and document stubs it made that nothing refers to, so no
-half-published run stays behind.
+checks leave to the database itself: a disk full, a lost connection) deletes, through the
+upload's undo log (`infrastructure.undo_log`), the systems this import created and the topic and
+document stubs it made that nothing refers to, so no half-published run stays behind.
 """
 
 from __future__ import annotations
@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from django.db import connection, transaction
-from django.db.models import Max, Min, QuerySet
+from django.db.models import Max, Min, Model, QuerySet
 
 from estimation.formats.run_blocks import ColumnLimits, NeedsLineReader, RunBlock, iter_run_blocks
 from estimation.formats.trec import InputFileError
+from infrastructure.undo_log import UndoLog
 from labeling.fields import DOCNO_MAX_CHARS, INT32_MAX, INT32_MIN, QID_MAX_CHARS, TAG_MAX_CHARS
 from labeling.import_reports import BATCH_SIZE, ImportFailed, ImportReport, UploadedFile
 from labeling.models import (
@@ -377,10 +378,11 @@ def _publish(
     campaign: Campaign, import_key: str, staged: list[_StagedFile], evaluation_only: bool
 ) -> ImportReport:
     report = ImportReport()
-    created: list[int] = []
-    stub_qids: set[str] = set()
     documents_before = Document.objects.filter(campaign=campaign).aggregate(high=Max("id"))["high"] or 0
-    try:
+    with UndoLog(delete_created=_systems_delete) as log:
+        # Taken back last: the stubs the publish made that nothing refers to by then.
+        stub_qids: set[str] = set()
+        log.call(lambda: _stubs_delete_unused(campaign, stub_qids, documents_before))
         for staged_file in staged:
             with transaction.atomic():
                 if System.objects.filter(campaign=campaign, name=staged_file.tag).exists():
@@ -393,21 +395,21 @@ def _publish(
                     filename=staged_file.name[:500],
                     evaluation_only=evaluation_only,
                 )
-                created.append(system.pk)
                 stub_qids |= _topic_stubs(campaign, staged_file.qids)
+            log.created(System, [system.pk])
             _publish_entries(campaign, system, import_key, staged_file)
             report.systems.append(system.name)
             report.created += 1
             report.lines += staged_file.lines
             report.files += 1
-    except BaseException:
-        for pk in created:
-            with transaction.atomic():
-                RankingEntry.objects.filter(system_id=pk).delete()
-                System.objects.filter(pk=pk).delete()
-        _stubs_delete_unused(campaign, stub_qids, documents_before)
-        raise
     return report
+
+
+def _systems_delete(model: type[Model], ids: list[int]) -> None:
+    """Take back a half-published run: its ranking entries, then the run."""
+    for pk in ids:
+        RankingEntry.objects.filter(system_id=pk).delete()
+        model._base_manager.filter(pk=pk).delete()
 
 
 def _topic_stubs(campaign: Campaign, qids: set[str]) -> set[str]:
