@@ -313,6 +313,17 @@ def campaign_progress(campaign: Campaign) -> Progress:
     return mode_of(campaign).progress(campaign)
 
 
+def campaign_state_shown(campaign: Campaign) -> str:
+    """The state a campaign list shows: the status, except that a running campaign the budget or
+    the pool stopped says so (its mode's progress decides, as on the judge page). Only a stopped
+    campaign costs the progress's queries: a list of many running ones stays cheap."""
+    from labeling.models import Campaign  # the models import this module
+
+    if campaign.status != Campaign.Status.RUNNING or not campaign.blocked:
+        return str(campaign.status)
+    return campaign_progress(campaign).state
+
+
 def shortcut_actions() -> tuple[Action, ...]:
     """Every keyboard action of the judge pages: the core's and the registered modes' own
     (`labeling.shortcuts.actions_of`), for the settings page, the API and the key checks."""

@@ -156,6 +156,18 @@ def judgments_spent(campaign: Campaign, judgments: QuerySet[Judgment]) -> tuple[
     return count, float(totals["seconds"] or 0.0) / 3600.0
 
 
+STATE_LABELS = {
+    "draft": "Draft",
+    "running": "Running",
+    "paused": "Paused",
+    "done": "Done",
+    "budget_spent": "Budget spent",
+    "next_round": "Next round",
+    "refitting": "Refitting",
+}
+"""The words of each state assessors see (a page's badge, the progress API's `state_label`)."""
+
+
 def campaign_state(campaign: Campaign, open_tasks: int) -> str:
     """What assessors see: "running", "paused", "done", "budget_spent" or "draft"."""
     status, blocked = Campaign.objects.filter(pk=campaign.pk).values_list("status", "blocked").first() or (

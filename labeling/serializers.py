@@ -11,7 +11,7 @@ from labeling.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign, Verdict
 from labeling.modes import field_choices
 from labeling.permissions import ROLES
-from labeling.selectors import Progress, verdict_summary
+from labeling.selectors import STATE_LABELS, Progress, verdict_summary
 from labeling.strict_json import PlainFloatField, StrictModelSerializer, StrictSerializer
 
 
@@ -346,6 +346,7 @@ class ProgressSerializer(StrictSerializer):
         "selecting the next round) or refitting (the sampling draws again once the worker has refitted "
         "it, e.g. a model judge's calibration after its first stage)"
     )
+    state_label = serializers.SerializerMethodField(help_text="the state in the pages' words")
     strategy = serializers.CharField()
     open_tasks = serializers.IntegerField()
     draws = serializers.IntegerField()
@@ -364,6 +365,9 @@ class ProgressSerializer(StrictSerializer):
 
     def get_message(self, progress: Progress) -> str:
         return self.MESSAGES.get(progress.state, "")
+
+    def get_state_label(self, progress: Progress) -> str:
+        return STATE_LABELS.get(progress.state, progress.state)
 
     @staticmethod
     def of(progress: Progress) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from django.utils.safestring import SafeString
 from labeling.markdown import render_markdown
 from labeling.metric import campaign_metric_label
 from labeling.models import Campaign
-from labeling.modes import mode_of
+from labeling.modes import campaign_state_shown, mode_of
 from labeling.permissions import is_coordinator as _is_coordinator
+from labeling.selectors import STATE_LABELS
 from labeling.shortcuts import PageShortcuts
 
 register = template.Library()
@@ -70,6 +71,25 @@ def judging_summary(campaign: Campaign) -> str:
     """What the campaign measures and how it is judged, in one line (its mode says)."""
     mode = mode_of(campaign)
     return f"{mode.label} · {mode.describe(campaign)}"
+
+
+@register.filter
+def shown_state(campaign: Campaign) -> str:
+    """The state a list shows for the campaign (`campaign_state_shown`): "budget_spent" rather
+    than "running" once the budget stopped it."""
+    return campaign_state_shown(campaign)
+
+
+@register.filter
+def state_label(state: str) -> str:
+    """A state in the words every page and the progress API use."""
+    return STATE_LABELS.get(state, state)
+
+
+@register.filter
+def state_badge(state: str) -> SafeString:
+    """The badge of a state."""
+    return format_html('<span class="badge {}">{}</span>', state, state_label(state))
 
 
 @register.filter

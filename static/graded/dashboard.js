@@ -65,8 +65,8 @@
     document.getElementById("stat-budget").textContent = fmt(progress.budget);
     document.getElementById("stat-judgments").textContent = String(progress.judgments);
     const badge = document.getElementById("status-badge");
-    badge.className = "badge " + progress.status;
-    badge.textContent = progress.status.charAt(0).toUpperCase() + progress.status.slice(1);
+    badge.className = "badge " + progress.state;
+    badge.textContent = progress.state_label;
     const notice = document.getElementById("state-notice");
     notice.hidden = !progress.message || progress.state === "draft";
     notice.textContent = progress.message || "";

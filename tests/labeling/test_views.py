@@ -14,7 +14,14 @@ from django.urls import reverse
 from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Campaign, System
-from tests.conftest import PASSWORD, RUN_A
+from labeling.services.campaigns import (
+    campaign_assessors_assign,
+    campaign_create,
+    campaign_start,
+    campaign_update,
+)
+from tests.conftest import PASSWORD, RUN_A, upload
+from uploads.run_imports import runs_import
 
 
 def client_for(user: AbstractBaseUser | None) -> Client:
@@ -76,6 +83,42 @@ def test_it_lists_the_campaigns_to_judge_on_the_home_page(
 ) -> None:
     assert campaign.name.encode() in client_for(assessor).get("/").content
     assert campaign.name.encode() not in client_for(outsider).get("/").content
+
+
+def _list_item(html: str, name: str) -> str:
+    start = html.index(f"<strong>{name}</strong>")
+    return html[start : html.index("</li>", start)]
+
+
+def test_a_running_campaign_whose_budget_is_spent_says_so_wherever_it_is_listed(
+    assessor: AbstractBaseUser, coordinator: AbstractBaseUser, campaign: Campaign
+) -> None:
+    # A second running campaign with work left: the choose page lists both.
+    other = campaign_create(
+        creator=coordinator, name="still open", metric="DCG@5", grades=["0", "1"], budget=50
+    )
+    runs_import(campaign=other, files=[upload("a.run", RUN_A)])
+    campaign_assessors_assign(campaign=other, usernames=[assessor.get_username()])
+    campaign_start(campaign=other)
+    campaign_update(campaign=campaign, budget=2)
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)
+    campaign.refresh_from_db()
+    assert (campaign.status, campaign.blocked) == (Campaign.Status.RUNNING, "budget")
+    spent_badge = '<span class="badge budget_spent">Budget spent</span>'
+    for page in ("/", reverse("labeling:judge")):
+        html = client_for(assessor).get(page).content.decode()
+        mine = _list_item(html, campaign.name)
+        assert spent_badge in mine and "nothing left: the budget is spent" in mine, mine
+        theirs = _list_item(html, other.name)
+        assert '<span class="badge running">Running</span>' in theirs and "nothing left" not in theirs
+    coordinating = client_for(coordinator)
+    listed = coordinating.get(reverse("labeling:campaign_list")).content.decode()
+    assert spent_badge in listed and '<span class="badge running">Running</span>' in listed
+    detail = coordinating.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    assert f"{campaign.name} {spent_badge}" in detail
+    progress = coordinating.get(f"/api/campaigns/{campaign.pk}/progress/").json()
+    assert (progress["state"], progress["state_label"]) == ("budget_spent", "Budget spent")
 
 
 def test_it_sends_an_assessor_with_one_running_campaign_straight_to_it(
