@@ -199,13 +199,13 @@ def judgment_undo(*, campaign: Campaign, assessor: User, now: datetime | None = 
     return Task.objects.select_related("topic", "document", "draw").get(pk=task_id)
 
 
-def task_lease_hold(*, task_id: int, assessor: User, state: str) -> bool:
+def task_lease_hold(*, task_id: int, assessor: User, state: str, stamp: datetime | None = None) -> bool:
     """The holder's judging page is active, idle (hidden) or left (closed): see
-    `labeling.leases.lease_hold`. False when the assessor does not hold the task."""
+    `labeling.leases.lease_hold`. False when the assessor does not hold the task (that lease)."""
     task = Task.objects.filter(pk=task_id).select_related("campaign").first()
     if task is None:
         return False
-    return lease_hold(Task, task.pk, assessor, state, task.campaign.lease_seconds, timezone.now())
+    return lease_hold(Task, task.pk, assessor, state, task.campaign.lease_seconds, timezone.now(), stamp)
 
 
 @transaction.atomic

@@ -7,6 +7,7 @@ work itself lives in the services, selectors and API modules it names.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -201,8 +202,10 @@ class GradedTasksMode(JudgingMode):
     def unit_campaign(self, unit_id: int) -> tuple[int, str] | None:
         return Task.objects.filter(pk=unit_id).values_list("campaign_id", "campaign__judging_mode").first()
 
-    def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
-        return task_lease_hold(task_id=unit_id, assessor=assessor, state=state)
+    def lease_hold(
+        self, unit_id: int, assessor: Any, state: str, stamp: datetime | None = None
+    ) -> bool | None:
+        return task_lease_hold(task_id=unit_id, assessor=assessor, state=state, stamp=stamp)
 
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
         task = Task.objects.filter(pk=unit_id).first()

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from labeling.fields import NOTE_MAX_CHARS
 from labeling.models import Campaign, Judgment, Task, Verdict
-from labeling.serializers import DocumentOutputSerializer, TopicOutputSerializer
+from labeling.serializers import LEASE_HELP, DocumentOutputSerializer, TopicOutputSerializer
 from labeling.strict_json import PlainFloatField, StrictSerializer
 
 
@@ -19,6 +19,7 @@ class TaskOutputSerializer(StrictSerializer):
     kind = serializers.SerializerMethodField()
     campaign = serializers.IntegerField(source="campaign_id")
     lease_expires_at = serializers.DateTimeField()
+    lease = serializers.DateTimeField(source="leased_at", help_text=LEASE_HELP)
     topic = TopicOutputSerializer()
     document = DocumentOutputSerializer()
 

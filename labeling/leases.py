@@ -73,19 +73,29 @@ def lease_hold(
     state: str,
     seconds: int,
     now: datetime,
+    stamp: datetime | None = None,
     **on_return: object,
 ) -> bool:
     """What the holder's page says of the unshown unit: "active" (in view again: a full lease of
     `seconds`), "idle" (its tab is hidden: the lease runs out after LABELING_IDLE_LEASE_SECONDS,
     so nobody waits on a tab no one looks at) or "left" (the page was closed: back to the pool,
     setting `on_return` too). False when the assessor does not hold the unit (answered, or it
-    went to someone else)."""
+    went to someone else).
+
+    `stamp` is the `leased_at` the page was served the unit with: a report from a page that no
+    longer holds that lease changes nothing. A reloaded page is served the unit again (a new
+    `leased_at`), and the old page's "left", which the browser may deliver after that, must not
+    give back the item the new page shows. A report keeps `leased_at` as it is, so the page's
+    own later reports still match."""
     held = Q(assessor_id=assessor.pk, answered_at__isnull=True)
+    if stamp is not None:
+        held &= Q(leased_at=stamp)
+    rows = model._default_manager.filter(held, pk=pk)
     if state == "left":
-        return leases_return(model._default_manager.filter(held, pk=pk), **on_return) == 1
+        return leases_return(rows, **on_return) == 1
     if state == "idle":
         seconds = min(seconds, settings.LABELING_IDLE_LEASE_SECONDS)
-    return lease_renew(model, pk, now, seconds, held)
+    return rows.update(lease_expires_at=lease_expiry(now, seconds)) == 1
 
 
 def lease_close(model: type[models.Model], pk: int, assessor: User, now: datetime) -> bool:

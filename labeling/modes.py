@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from labeling.shortcuts import Action, actions_of
@@ -193,10 +194,13 @@ class JudgingMode:
         campaign the user cannot see is a 404)."""
         return None
 
-    def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
+    def lease_hold(
+        self, unit_id: int, assessor: Any, state: str, stamp: datetime | None = None
+    ) -> bool | None:
         """The holder's page is "active", "idle" (hidden) or "left" (closed): see
-        `labeling.leases.lease_hold`. False when the assessor does not hold the unit; None when
-        the mode keeps its units' leases otherwise (the page's report is ignored)."""
+        `labeling.leases.lease_hold` (`stamp`: the lease the page was served, when it says).
+        False when the assessor does not hold the unit (that lease); None when the mode keeps
+        its units' leases otherwise (the page's report is ignored)."""
         return None
 
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:

@@ -330,6 +330,13 @@ class DocumentOutputSerializer(StrictSerializer):
     is_stub = serializers.BooleanField()
 
 
+LEASE_HELP = (
+    "the lease this page was served the item with: send it back with the page's lease reports "
+    "(POST /api/tasks/{task}/lease/), so that a report from a page reloaded since changes nothing"
+)
+"""The help of every judge item's `lease` (the `leased_at` it was served with)."""
+
+
 class ProgressSerializer(StrictSerializer):
     judgments = serializers.IntegerField()
     budget = serializers.FloatField()

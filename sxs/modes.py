@@ -5,6 +5,7 @@ scale; documents of the lists without a grade are graded first (or count as 0)."
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -122,11 +123,13 @@ class SxsMode(JudgingMode):
     def unit_campaign(self, unit_id: int) -> tuple[int, str] | None:
         return SxsTask.objects.filter(pk=unit_id).values_list("campaign_id", "campaign__judging_mode").first()
 
-    def lease_hold(self, unit_id: int, assessor: Any, state: str) -> bool | None:
+    def lease_hold(
+        self, unit_id: int, assessor: Any, state: str, stamp: datetime | None = None
+    ) -> bool | None:
         task = SxsTask.objects.filter(pk=unit_id).select_related("campaign").first()
         if task is None:
             return False
-        return services.sxs_lease_hold(task=task, assessor=assessor, state=state)
+        return services.sxs_lease_hold(task=task, assessor=assessor, state=state, stamp=stamp)
 
     def skip(self, unit_id: int, assessor: Any, reason: str, note: str) -> bool:
         task = SxsTask.objects.filter(pk=unit_id).first()

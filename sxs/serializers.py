@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from labeling.models import Document
-from labeling.serializers import TopicOutputSerializer
+from labeling.serializers import LEASE_HELP, TopicOutputSerializer
 from labeling.strict_json import StrictModelSerializer, StrictSerializer
 from sxs.models import SxsAnswer, SxsSettings, SxsTask
 from sxs.selectors import task_lists
@@ -49,6 +49,7 @@ class SxsItemSerializer(StrictSerializer):
     kind = serializers.CharField(default="sxs")
     campaign = serializers.IntegerField()
     lease_expires_at = serializers.DateTimeField()
+    lease = serializers.DateTimeField(help_text=LEASE_HELP)
     topic = TopicOutputSerializer()
     k = serializers.IntegerField()
     left = ResultSerializer(many=True, help_text="the list shown left, best first (system not named)")
@@ -63,6 +64,7 @@ class SxsItemSerializer(StrictSerializer):
                 "kind": "sxs",
                 "campaign": task.campaign_id,
                 "lease_expires_at": task.lease_expires_at,
+                "lease": task.leased_at,
                 "topic": task.topic,
                 "k": k,
                 "left": _results(left),

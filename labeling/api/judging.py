@@ -202,6 +202,14 @@ class LeaseInputSerializer(StrictSerializer):
         "item goes back at once)",
     )
     kind = serializers.CharField(required=False, default="grade", max_length=16, help_text="as for skip")
+    lease = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the `lease` the item came with: the report applies only while the page still holds "
+        "that lease (a reloaded page was served the item again, and the old page's late 'left' must not "
+        "give it back); without it, the report applies to whatever lease the assessor holds",
+    )
 
 
 class LeaseOutputSerializer(StrictSerializer):
@@ -222,8 +230,8 @@ class LeaseApi(APIView):
     def post(self, request: Request, task_id: int) -> Response:
         data = LeaseInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        state, kind = data.validated_data["state"], data.validated_data["kind"]
-        held = _held_unit_mode(request, task_id, kind).lease_hold(task_id, request.user, state)
+        state, kind, stamp = (data.validated_data[name] for name in ("state", "kind", "lease"))
+        held = _held_unit_mode(request, task_id, kind).lease_hold(task_id, request.user, state, stamp)
         return Response({"task": task_id, "state": state, "held": bool(held)})
 
 

@@ -152,6 +152,7 @@ window.JudgingCommon = (function () {
     };
     const state = {
       task: null,          // the item on screen
+      lease: null,         // the lease it was served with: lease reports name it
       busy: false,         // a request is in flight: ignore answer keys
       paused: false,
       elapsedMs: 0,        // time spent on this item before the current running stretch
@@ -246,6 +247,7 @@ window.JudgingCommon = (function () {
     // An item from the API on screen, its timer started at fromMs.
     function show(data, fromMs) {
       state.task = data.task;
+      state.lease = data.lease || null;
       options.render(data);
       phoneScroll(data);
       startTimer(fromMs);
@@ -283,6 +285,7 @@ window.JudgingCommon = (function () {
         }, recheckMs);
       }
       state.task = null;
+      state.lease = null;
       els.item.hidden = true;
       els.empty.hidden = false;
       els.emptyTitle.textContent = title;
@@ -446,6 +449,8 @@ window.JudgingCommon = (function () {
     // item nobody looks at goes back soon (labeling.leases.lease_hold). Answers whether the
     // assessor still holds the item (null: unknown, or no lease_url). "left" goes by
     // navigator.sendBeacon, which a closing page still sends (a form body carries the CSRF token).
+    // Each report names the lease the item was served with: the "left" of a page being reloaded
+    // may reach the server after the new page was served the same item, and must not give it back.
     function reportLease(leaseState) {
       if (!config.lease_url || state.task === null) return Promise.resolve(null);
       const url = config.lease_url.replace("{task}", state.task);
@@ -454,11 +459,12 @@ window.JudgingCommon = (function () {
         const form = new FormData();
         form.append("state", leaseState);
         form.append("kind", kind);
+        if (state.lease) form.append("lease", state.lease);
         form.append("csrfmiddlewaretoken", csrfToken(options.csrfFallback));
         if (navigator.sendBeacon) navigator.sendBeacon(url, form);
         return Promise.resolve(null);
       }
-      return api("POST", url, { state: leaseState, kind: kind })
+      return api("POST", url, { state: leaseState, kind: kind, lease: state.lease })
         .then((result) => (result.status === 200 && result.data ? result.data.held : null))
         .catch(() => null);
     }

@@ -258,7 +258,7 @@ def sxs_skip(
     )
 
 
-def sxs_lease_hold(*, task: SxsTask, assessor: User, state: str) -> bool:
+def sxs_lease_hold(*, task: SxsTask, assessor: User, state: str, stamp: datetime | None = None) -> bool:
     """The holder's page is active, idle or left (`labeling.leases.lease_hold`); a left task goes
     back to the pool as a skipped one does, with its selection cleared."""
     return lease_hold(
@@ -268,6 +268,7 @@ def sxs_lease_hold(*, task: SxsTask, assessor: User, state: str) -> bool:
         state,
         task.campaign.lease_seconds,
         timezone.now(),
+        stamp,
         selection_rule="",
         propensity=None,
         margin=None,

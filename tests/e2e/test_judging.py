@@ -299,3 +299,31 @@ def test_it_skips_with_the_keyboard_and_saves_a_note_with_the_next_grade(
     note = Judgment.objects.get(assessor=people["assessor"]).note
     assert note == "second paragraph only"
     assert page.locator("#note-row").is_hidden()
+
+
+def test_a_reloaded_judge_page_keeps_its_item_and_judges_it(
+    browser_page: Any, live_server: Any, running_campaign: Campaign, people: dict[str, AbstractBaseUser]
+) -> None:
+    page = browser_page
+    leases: list[str] = []
+    page.on(
+        "request",
+        lambda request: leases.append(request.post_data or "") if "/lease/" in request.url else None,
+    )
+    log_in(page, live_server.url, "alice", "/judge/")
+    wait_for_new_item(page, "")
+    before = shown_item(page)
+    page.reload()
+    wait_for_new_item(page, "")
+    after = shown_item(page)
+    assert after == before, "the reloaded page is served the item it showed"
+    # Back in view, the page reports the lease it was served (the closing page's "left" named its
+    # own, older one: tests/labeling/test_leases.py shows that it changes nothing).
+    page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    page.wait_for_timeout(500)
+    assert any('"state":"active"' in body and '"lease":"' in body for body in leases), leases
+    qid, docno = after.removeprefix("Topic ").split("|")
+    task = running_campaign.tasks.get(topic__qid=qid, document__docno=docno)
+    assert task.assessor_id == people["assessor"].pk and task.answered_at is None
+    judge_with_key(page, "2")
+    assert stored_judgments(people["assessor"]).get(after, (None,))[0] == 2

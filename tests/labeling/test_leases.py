@@ -126,3 +126,36 @@ def test_a_hidden_page_keeps_its_item_briefly_and_a_closed_one_gives_it_back(
     returned = Task.objects.get(pk=task)
     assert returned.assessor_id is None and returned.lease_expires_at is None
     assert api(second_assessor).get(f"/api/campaigns/{campaign.pk}/next/").json()["task"] == task  # type: ignore[operator]
+
+
+def test_a_reloaded_page_keeps_its_item_whatever_the_old_page_reports_late(
+    campaign: Campaign, assessor: AbstractBaseUser, api: object, settings: object
+) -> None:
+    settings.LABELING_IDLE_LEASE_SECONDS = 90  # type: ignore[attr-defined]
+    client = api(assessor)  # type: ignore[operator]
+    old_page = client.get(f"/api/campaigns/{campaign.pk}/next/").json()
+    # A reload: the new page is served the same item again, under a new lease.
+    new_page = client.get(f"/api/campaigns/{campaign.pk}/next/").json()
+    assert new_page["task"] == old_page["task"] and new_page["lease"] != old_page["lease"]
+    task = new_page["task"]
+    url = f"/api/tasks/{task}/lease/"
+    expiry = Task.objects.get(pk=task).lease_expires_at
+    # The old page's hidden-tab and closed-page reports reach the server after that.
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(assessor)
+    token = browser.get(f"/judge/{campaign.pk}/").cookies["csrftoken"].value
+    for state in ("idle", "left"):
+        form = {"state": state, "kind": "grade", "lease": old_page["lease"], "csrfmiddlewaretoken": token}
+        late = browser.post(url, form)
+        assert late.status_code == 200 and late.json()["held"] is False, late.content
+    held = Task.objects.get(pk=task)
+    assert held.assessor_id == assessor.pk and held.lease_expires_at == expiry
+    # The new page's own reports apply, again and again (a report keeps the lease it names).
+    for state in ("idle", "active", "idle"):
+        report = client.post(url, {"state": state, "lease": new_page["lease"]}, format="json")
+        assert report.json()["held"] is True, state
+    assert (Task.objects.get(pk=task).lease_expires_at - timezone.now()).total_seconds() <= 90
+    left = client.post(url, {"state": "left", "lease": new_page["lease"]}, format="json")
+    assert left.json()["held"] is True and Task.objects.get(pk=task).assessor_id is None

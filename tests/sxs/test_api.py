@@ -327,3 +327,18 @@ def test_a_skipped_single_document_never_comes_back_to_its_skipper(
         answer = {"grade": 1} if item["kind"] == "grade" else {"preference": 0}
         assert client.post(f"/api/tasks/{item['task']}/answer/", answer, format="json").status_code == 201
     assert seen and first["task"] not in seen
+
+
+def test_a_reloaded_comparison_page_keeps_its_item_when_the_old_page_reports_late(
+    sxs_campaign: Campaign, assessor: AbstractBaseUser, api: Client
+) -> None:
+    client = api(assessor)
+    old_page = next_comparison(client, sxs_campaign)
+    new_page = client.get(f"/api/campaigns/{sxs_campaign.pk}/next/").json()
+    assert new_page["task"] == old_page["task"] and new_page["lease"] != old_page["lease"]
+    url = f"/api/tasks/{new_page['task']}/lease/"
+    late = client.post(url, {"state": "left", "kind": "sxs", "lease": old_page["lease"]}, format="json")
+    assert late.json()["held"] is False
+    assert SxsTask.objects.get(pk=new_page["task"]).assessor_id == assessor.pk
+    left = client.post(url, {"state": "left", "kind": "sxs", "lease": new_page["lease"]}, format="json")
+    assert left.json()["held"] is True and SxsTask.objects.get(pk=new_page["task"]).assessor_id is None
