@@ -7,6 +7,7 @@ a judge that does not help on the items drawn costs little), next to the judge-o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -18,15 +19,19 @@ from estimation.sampling.items import system_weights
 from estimation.sampling.results import Estimate
 from labeling.metric import campaign_metric
 from labeling.models import Campaign
+from labeling.selectors import campaign_spent
 from sampling.difference_terms import DifferenceTerms
 from sampling.focus import focus_indices
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.level_estimates import (
     CountedDraws,
+    RunLayout,
     counted_item_draws_and_gap,
     difference_row,
     estimate_row,
     not_linear_rows,
+    run_pool_weights,
+    run_result_finish,
 )
 from sampling.models import JudgeCalibration
 from sampling.pool_arrays import PoolArrays, pool_from_arrays
@@ -163,6 +168,30 @@ def judged_level_rows(
         if len(focus) == 2:
             difference = _judged_difference(campaign, arrays, judged, focus[0], focus[1], spent)
     return rows, difference, int(draws.size)
+
+
+def judged_level_run_estimate(
+    campaign: Campaign,
+    arrays: PoolArrays,
+    grades: np.ndarray,
+    metric: Metric,
+    run: RunLayout,
+    result: dict[str, Any],
+    weight_bound: float | None,
+) -> dict[str, Any]:
+    """A new run's certified estimate, made as the table's rows are: the calibrated judge's
+    value of every pool document the run ranks plus the human correction of the drawn ones
+    (`_JudgedDraws.estimate` with the run's weights), so that a run ranked as a pooled one gets
+    that run's row. Weight on documents no stored draw could reach (outside the pool, or beyond
+    every pooled run's cutoff) is left out and reported, as at item level."""
+    placed = run_pool_weights(arrays, run, metric)
+    judged = _judged_draws(campaign, arrays, grades, metric)
+    if not judged.draws.size:
+        result["warning"] = "no drawn item is judged yet"
+        return result
+    reachable_weights = np.where(placed.support, placed.weights, 0.0)
+    estimate, _ = judged.estimate(arrays, reachable_weights, campaign_spent(campaign)[1])
+    return run_result_finish(result, estimate, placed.unreachable_mass, float(placed.run_weights.sum()))
 
 
 def judged_difference_estimate(

@@ -573,7 +573,43 @@ def query_level_run_estimate(
     weights = np.where(ranked & drawn[:, None], discount, 0.0)
     mass = unreachable_mass(weights, judged | ~ranked)
     total = float(weights.sum())
-    return _finish(result, estimate, mass, total)
+    return run_result_finish(result, estimate, mass, total)
+
+
+@dataclass(frozen=True)
+class RunPoolWeights:
+    """A new run's weights ``P(x, z; S_new)``: on the pool's slots (m, n) and on its own
+    positions (m, K); the slots a pooled system ranks within the cutoff (the stored
+    distributions' support) and the run's positions on them."""
+
+    weights: np.ndarray
+    run_weights: np.ndarray
+    support: np.ndarray
+    reachable: np.ndarray
+
+    @property
+    def unreachable_mass(self) -> float:
+        """The run's weight on positions no stored draw could reach."""
+        return float(self.run_weights[~self.reachable].sum())
+
+
+def run_pool_weights(arrays: PoolArrays, run: RunLayout, metric: Metric) -> RunPoolWeights:
+    """Where a new run's weight falls on the pool, and what the stored draws could reach."""
+    topic, position, in_pool, slot, discount = run.topic, run.position, run.in_pool, run.slot, run.discount
+    m, n = arrays.slot_used.shape
+    cutoff = metric.cutoff
+    weights = np.zeros((m, n))
+    weights[topic[in_pool], slot[in_pool]] = discount[0, position[in_pool]]
+    run_weights = np.zeros((m, cutoff))
+    run_weights[topic, position] = discount[0, position]
+    support = np.zeros((m, n), dtype=bool)
+    rows = np.broadcast_to(np.arange(m)[:, None], arrays.rankings.shape[1:])
+    for ranking in arrays.rankings[:, :, :cutoff]:
+        filled = ranking >= 0
+        support[rows[:, :cutoff][filled], ranking[filled]] = True
+    reachable = np.zeros((m, cutoff), dtype=bool)
+    reachable[topic[in_pool], position[in_pool]] = support[topic[in_pool], slot[in_pool]]
+    return RunPoolWeights(weights, run_weights, support, reachable)
 
 
 def item_level_run_estimate(
@@ -589,21 +625,14 @@ def item_level_run_estimate(
     bounds on p / q come from the stored distributions, as in `item_level_rows`. Where the pool
     grew after draws were made, its reachable weight is estimated by strata instead (each pool
     item from the draws that could pick it, `stratified_item_estimate`)."""
-    topic, position, in_pool, slot, discount = run.topic, run.position, run.in_pool, run.slot, run.discount
-    m, n = arrays.slot_used.shape
-    cutoff = metric.cutoff
-    # P(x, z; S_new) over the pool's slots, and over the run's own positions (for the mass).
-    weights = np.zeros((m, n))
-    weights[topic[in_pool], slot[in_pool]] = discount[0, position[in_pool]]
-    run_weights = np.zeros((m, cutoff))
-    run_weights[topic, position] = discount[0, position]
-    support = np.zeros((m, n), dtype=bool)
-    rows = np.broadcast_to(np.arange(m)[:, None], arrays.rankings.shape[1:])
-    for ranking in arrays.rankings[:, :, :cutoff]:
-        filled = ranking >= 0
-        support[rows[:, :cutoff][filled], ranking[filled]] = True
-    reachable = np.zeros((m, cutoff), dtype=bool)
-    reachable[topic[in_pool], position[in_pool]] = support[topic[in_pool], slot[in_pool]]
+    placed = run_pool_weights(arrays, run, metric)
+    weights, run_weights, support, reachable = (
+        placed.weights,
+        placed.run_weights,
+        placed.support,
+        placed.reachable,
+    )
+    n = arrays.n_slots
     draws = item_draws(campaign)
     draw_topic, draw_slot = arrays.locate(draws[:, 0].astype(np.int64), draws[:, 1].astype(np.int64))
     counted = draw_topic >= 0
@@ -622,8 +651,9 @@ def item_level_run_estimate(
         estimate = stratified_item_estimate(
             counted_draws, gains[grades[drawn]] / scale, reachable_weights, strata, n_judged, float("nan")
         )
-        mass = float(run_weights[~reachable].sum())
-        return _finish(result, estimate.scaled(scale), mass, float(run_weights.sum()))
+        return run_result_finish(
+            result, estimate.scaled(scale), placed.unreachable_mass, float(run_weights.sum())
+        )
     labels = gains[grades[draw_topic[counted], draw_slot[counted]]] / gains.max()
     lowest, highest = metric.value_bounds()
     reuse = reuse_estimate(
@@ -635,10 +665,13 @@ def item_level_run_estimate(
         value_bounds=(lowest / scale, highest / scale),
     )
     scaled = reuse.estimate.scaled(scale)
-    return _finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
+    return run_result_finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
 
 
-def _finish(result: dict[str, Any], estimate: Any, mass: float, total: float) -> dict[str, Any]:
+def run_result_finish(result: dict[str, Any], estimate: Any, mass: float, total: float) -> dict[str, Any]:
+    """Fill a new run's evaluation `result` from its estimate and the weight the draws could not
+    reach (`mass` of the run's `total`), with the warning when that share is not small."""
+
     def number(value: float) -> float | None:
         return None if not np.isfinite(value) else float(value)
 

@@ -54,7 +54,12 @@ from sampling.judged import (
     judged_design,
     judged_inputs_problem,
 )
-from sampling.judged_estimates import judged_difference_estimate, judged_difference_terms, judged_level_rows
+from sampling.judged_estimates import (
+    judged_difference_estimate,
+    judged_difference_terms,
+    judged_level_rows,
+    judged_level_run_estimate,
+)
 from sampling.label_model import judged_grades
 from sampling.level_estimates import (
     RunLayout,
@@ -300,8 +305,8 @@ class ItemLevel(Level):
 
 class JudgedLevel(ItemLevel):
     """One draw = a (topic, document) pair, estimated with a judge's calibrated labels as the
-    control variate (`sampling.judged`); new runs are evaluated like item draws (the stored
-    propensities keep that unbiased)."""
+    control variate (`sampling.judged`); a new run is estimated the same way, with its own
+    weights, so a run ranked as a pooled one gets that run's row."""
 
     name = "judged"
     interval_header = "95 % CI"
@@ -314,6 +319,7 @@ class JudgedLevel(ItemLevel):
     )
 
     estimate_rows = staticmethod(judged_level_rows)
+    run_estimate = staticmethod(judged_level_run_estimate)
     difference_estimate = staticmethod(judged_difference_estimate)
     difference_terms = staticmethod(judged_difference_terms)
 

@@ -25,12 +25,14 @@ from labeling.services.campaigns import (
     campaign_update,
 )
 from sampling import (
+    evaluation_runs_import,
     judge_calibration_import,
     judge_create,
     judge_labels_import,
     judge_summary,
     judges_dashboard,
     leaderboards,
+    run_evaluate,
 )
 from sampling.estimates import estimates_compute
 from sampling.models import JudgeCalibration, JudgeLabel
@@ -121,6 +123,15 @@ def test_a_judged_campaign_certifies_dcg_next_to_the_judge_only_value(
     for row in dcg:
         assert row["value"] is not None and row["low"] <= row["value"] <= row["high"]
         assert row["judge_only"] is not None
+    # A new run ranked as alpha is estimated as the table estimates alpha: with the judge.
+    copy_of_alpha = upload("gamma.run", RUN_A.replace("alpha", "gamma"))
+    (gamma,) = evaluation_runs_import(campaign=campaign, files=[copy_of_alpha])
+    evaluated = run_evaluate(Campaign.objects.get(pk=campaign.pk), gamma)
+    alpha = next(row for row in dcg if row["name"] == "alpha")
+    assert [evaluated[key] for key in ("value", "low", "high")] == pytest.approx(
+        [alpha[key] for key in ("value", "low", "high")]
+    )
+    assert evaluated["unreachable_share"] == 0 and evaluated["warning"] is None
     # The lenient judge scores every system at least as high as the humans would.
     board = leaderboards(dcg)
     assert set(board["judge_order"]) == {"alpha", "beta"}
