@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q, QuerySet
 
-from labeling.models import Campaign, CampaignMember, Document, Judgment, RankingEntry, Topic
+from labeling.models import Campaign, CampaignMember, Document, Judgment, PoolItem, RankingEntry, Topic
 
 EXAMPLES_SHOWN = 5
 
@@ -74,13 +74,22 @@ def _topics_without_text(campaign: Campaign) -> Problem | None:
 
 
 def _documents_missing(campaign: Campaign) -> Problem | None:
-    return _problem(
-        "documents_missing",
-        Document.objects.filter(campaign=campaign, is_stub=True),
-        "docno",
+    stubs = Document.objects.filter(campaign=campaign, is_stub=True)
+    message = (
         "documents ranked by runs but not in any documents upload: assessors judge them by their "
-        "identifier (upload the documents file)",
+        "identifier (upload the documents file)"
     )
+    pool = PoolItem.objects.filter(campaign=campaign)
+    if pool.exists():
+        # Runs rank deeper than the pool: say how many of them assessors will actually see, so the
+        # count is not read against the pool's size.
+        pooled = stubs.filter(pk__in=pool.values("document_id")).count()
+        message = (
+            f"documents ranked by runs but not in any documents upload ({pooled} of them in the pool "
+            "assessors judge, the rest ranked below the pool depth): assessors judge them by their "
+            "identifier (upload the documents file)"
+        )
+    return _problem("documents_missing", stubs, "docno", message)
 
 
 def _documents_without_text(campaign: Campaign) -> Problem | None:

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 
-from labeling.models import Campaign
+from labeling.models import Campaign, PoolItem
 from labeling.modes import campaign_preflight
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_update
 from tests.conftest import PASSWORD, upload
@@ -54,6 +54,10 @@ def test_it_lists_what_a_campaign_from_bare_robust03_runs_misses(
     assert problems["topics_missing"].count == len(TOPICS)
     assert problems["topics_missing"].examples == TOPICS
     assert problems["documents_missing"].count == robust03_campaign.documents.count()
+    # Runs rank deeper than the pool: the message says how many of them assessors will see.
+    pooled = PoolItem.objects.filter(campaign=robust03_campaign).values("document_id").distinct().count()
+    assert 0 < pooled < robust03_campaign.documents.count()
+    assert f"({pooled} of them in the pool assessors judge" in problems["documents_missing"].message
     assert len(problems["documents_missing"].examples) == 5
     assert problems["runs_with_ties"].examples == _tied_groups(shared_data, depth=10)
     assert problems["runs_with_ties"].examples[0].startswith("rutcor03100 (")
