@@ -181,3 +181,16 @@ def test_it_keeps_the_clients_free_of_the_app() -> None:
     )
     assert offenders == []
     assert package_imports().get("clients", set()) == set()
+
+
+def test_no_test_module_takes_helpers_from_another() -> None:
+    # Shared helpers live in fixtures (conftest.py and its plugins) or in tests/<folder>/helpers.py:
+    # a helper imported from another test module drags that module's tests into every importer's
+    # collection and breaks when the module is reorganised.
+    borrowed = sorted(
+        f"{path.relative_to(REPO_ROOT)} imports {name}"
+        for path in (REPO_ROOT / "tests").rglob("*.py")
+        for name in _imported_modules(path)
+        if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+    )
+    assert borrowed == []

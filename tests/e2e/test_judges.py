@@ -17,8 +17,7 @@ from labeling.models import Campaign, Judgment
 from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from sampling.models import JudgeLabel
-from tests.e2e.helpers import log_in
-from tests.e2e.test_judging import judge_with_key, shown_item
+from tests.e2e.helpers import judge_with_key, log_in, shown_item
 from uploads.imports import documents_import, topics_import
 from uploads.run_imports import runs_import
 

@@ -15,17 +15,9 @@ from labeling.services.campaigns import (
     campaign_update,
 )
 from tests.e2e.conftest import DOCUMENTS, run_file
-from tests.e2e.helpers import log_in
+from tests.e2e.helpers import judge_with_key, log_in, shown_item
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def shown_item(page: Any) -> str:
-    """Which (topic, document) the page shows, e.g. 'Topic 301|WT-1'."""
-    return page.evaluate(
-        "document.getElementById('topic-id').textContent + '|' + "
-        "document.getElementById('doc-docno').textContent"
-    )
 
 
 def wait_for_new_item(page: Any, previous: str) -> None:
@@ -38,19 +30,6 @@ def wait_for_new_item(page: Any, previous: str) -> None:
         }""",
         arg=previous,
     )
-
-
-def judge_with_key(page: Any, key: str) -> str:
-    """Press a grade key on the current item; return the item judged once the next is shown."""
-    item = shown_item(page)
-    page.keyboard.press(key)
-    page.wait_for_function(
-        "previous => document.getElementById('topic-id').textContent + '|' + "
-        "document.getElementById('doc-docno').textContent !== previous"
-        " || !document.getElementById('empty').hidden",
-        arg=item,
-    )
-    return item
 
 
 def stored_judgments(user: AbstractBaseUser) -> dict[str, tuple[int, float]]:

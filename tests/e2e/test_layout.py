@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from demo.loading import DEMO_PASSWORD
 from graded.demo import DEMO_CAMPAIGN
 from labeling.models import Campaign
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs.demo import DEMO_SXS_CAMPAIGN
+from tests.e2e.helpers import log_in_demo
 
 SIZES = {"phone": (390, 844), "desktop": (1400, 900)}
 # The first answer control of each judging mode's page.
@@ -34,14 +34,6 @@ def demo(demo_loaded: None) -> dict[str, int]:
     }
 
 
-def _log_in(page: Any, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", DEMO_PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
-
-
 def _overflow(page: Any) -> int:
     return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
 
@@ -53,7 +45,7 @@ def test_no_page_is_wider_than_the_window_and_answers_are_in_view(
     page = browser_page
     width, height = SIZES[size]
     page.set_viewport_size({"width": width, "height": height})
-    _log_in(page, live_server.url, "demo-coordinator")
+    log_in_demo(page, live_server.url, "demo-coordinator")
     for name, path in [("campaigns", "/campaigns/")] + [
         (f"{mode}-{what}", f"/campaigns/{pk}/{suffix}")
         for mode, pk in demo.items()
@@ -64,7 +56,7 @@ def test_no_page_is_wider_than_the_window_and_answers_are_in_view(
         assert _overflow(page) <= 0, f"{path} is {_overflow(page)} px wider than a {width} px window"
         page.screenshot(path=str(screenshot_dir / f"{size}-{name}.png"))
     page.click("text=Log out")
-    _log_in(page, live_server.url, "demo-assessor")
+    log_in_demo(page, live_server.url, "demo-assessor")
     for mode, pk in demo.items():
         page.goto(f"{live_server.url}/judge/{pk}/")
         page.locator("#item").wait_for(state="visible")
@@ -78,7 +70,7 @@ def test_no_page_is_wider_than_the_window_and_answers_are_in_view(
 
 def test_the_dark_theme_follows_the_system(browser_page: Any, live_server: Any, demo: dict[str, int]) -> None:
     page = browser_page
-    _log_in(page, live_server.url, "demo-assessor")
+    log_in_demo(page, live_server.url, "demo-assessor")
     light = page.evaluate("getComputedStyle(document.body).backgroundColor")
     page.emulate_media(color_scheme="dark")
     dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
@@ -93,7 +85,7 @@ def test_dashboards_print_24_hour_times_as_every_other_page(
     import re
 
     page = browser_page
-    _log_in(page, live_server.url, "demo-coordinator")
+    log_in_demo(page, live_server.url, "demo-coordinator")
     page.goto(f"{live_server.url}/campaigns/{demo['graded']}/dashboard/")
     page.wait_for_function("document.getElementById('updated').textContent.startsWith('updated')")
     updated = page.locator("#updated").inner_text()
@@ -108,7 +100,7 @@ def test_the_new_campaign_form_shows_the_fields_of_the_chosen_mode(
     browser_page: Any, live_server: Any, demo: dict[str, int], screenshot_dir: Path
 ) -> None:
     page = browser_page
-    _log_in(page, live_server.url, "demo-coordinator")
+    log_in_demo(page, live_server.url, "demo-coordinator")
     page.goto(f"{live_server.url}/campaigns/new/")
     mode = page.locator("#id_judging_mode")
     judging, metric = mode.bounding_box(), page.locator("#id_metric").bounding_box()

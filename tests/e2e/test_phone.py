@@ -17,8 +17,7 @@ from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs import services as sxs_services
 from sxs.demo import DEMO_SXS_CAMPAIGN
 from sxs.selectors import learned_dcg_summary
-from tests.e2e.helpers import log_in
-from tests.e2e.test_layout import _log_in
+from tests.e2e.helpers import log_in, log_in_demo
 from tests.sxs.oracle import answer_by_oracle, make_learning_campaign
 
 PHONE = {"width": 390, "height": 844}
@@ -49,7 +48,7 @@ def _box(page: Any, selector: str) -> dict[str, float]:
 def _judge_on_a_phone(page: Any, base: str, campaign_id: int) -> None:
     """demo-assessor's judge page of the campaign, at a phone's size, with its first item shown."""
     page.set_viewport_size(PHONE)
-    _log_in(page, base, "demo-assessor")
+    log_in_demo(page, base, "demo-assessor")
     page.goto(f"{base}/judge/{campaign_id}/")
     page.locator("#item").wait_for(state="visible")
 
@@ -59,7 +58,7 @@ def test_the_campaign_list_is_cards_on_a_phone_with_labels_at_their_fields(
 ) -> None:
     page = browser_page
     page.set_viewport_size(PHONE)
-    _log_in(page, live_server.url, "demo-coordinator")
+    log_in_demo(page, live_server.url, "demo-coordinator")
     page.goto(f"{live_server.url}/campaigns/")
     scroll = page.evaluate(
         "(() => { const s = document.querySelector('.table-scroll');"
@@ -134,7 +133,7 @@ def test_a_single_document_of_a_side_by_side_campaign_takes_a_note_and_a_skip(
 ) -> None:
     page = browser_page
     page.set_viewport_size(PHONE)
-    _log_in(page, live_server.url, "demo-assessor")
+    log_in_demo(page, live_server.url, "demo-assessor")
     page.goto(f"{live_server.url}/judge/{demo['sxs']}/")
     page.wait_for_function("document.getElementById('item').dataset.kind === 'grade'")
     assert page.locator("#skip-button").is_enabled()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from estimation.__main__ import main
-from tests.estimation.test_cli_simulate import ARRIVAL_HEADER as COLUMNS
+from tests.estimation.helpers import ARRIVAL_HEADER as COLUMNS
 
 
 def _rows(

@@ -13,6 +13,7 @@ import pytest
 
 from estimation.__main__ import main
 from estimation.simulation.planner import PLANNED
+from tests.estimation.helpers import ARRIVAL_HEADER
 
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 1\n3 0 e 1\n"
 RUN_A = "1 Q0 a 1 2.0 A\n1 Q0 b 2 1.0 A\n2 Q0 c 1 2.0 A\n2 Q0 d 2 1.0 A\n"
@@ -185,20 +186,6 @@ def test_it_gives_the_truth_evaluate_gives_for_each_run(
         argv = [str(shared_data / qrels), *paths, *options, "--goal", "difference", "--strategy", "passive"]
         status, rows, _ = _simulate([*argv, "--repetitions", "2"], capsys)
         assert float(rows[1][2]) == pytest.approx(truths[0] - truths[1], abs=2e-6)
-
-
-ARRIVAL_HEADER = [
-    "strategy",
-    "budget",
-    "topup",
-    "arrival",
-    "truth",
-    "mean",
-    "bias_se",
-    "rmse",
-    "coverage",
-    "mean_width",
-]
 
 
 def test_an_arrival_prints_reuse_fresh_and_topup_per_topup(

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
-from tests.estimation.test_unbiasedness import item_pool, query_pool
+from tests.estimation.helpers import item_pool, query_pool
 
 REPETITIONS = 4000
 SIGNIFICANCE = 0.01

@@ -13,49 +13,13 @@ from hypothesis import strategies as st
 
 from estimation.formats.run_blocks import ColumnLimits, NeedsLineReader, iter_run_blocks
 from estimation.formats.trec import iter_run, text_lines
+from tests.estimation.helpers import run_file
 
 PROPERTY = settings(
     max_examples=250, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 
-_token = st.sampled_from(["1", "2", "10", "d1", "d2", "D-3", "doc#4", "tag", "é", "x\u00a0y", "1_0"])
-_number = st.sampled_from(["0", "1", "-1", "3.5", "1e3", "-0.0", "nan", "inf", "1e400", "x", "9" * 25, "1_5"])
 _space = st.sampled_from([" ", "  ", "\t", " \t ", "\x0b", "\x1c", "\u2003"])
-
-
-@st.composite
-def run_line(draw: st.DrawFn) -> str:
-    """A line that is usually a valid run line, sometimes a comment, blank or broken one."""
-    kind = draw(st.sampled_from(["good"] * 8 + ["comment", "blank", "short", "long", "odd"]))
-    qid = draw(st.sampled_from(["1", "2", "3", "#7", "q\u00e9"]))
-    fields = [qid, "Q0", draw(_token), draw(_number), draw(_number), draw(st.sampled_from(["r", "s"]))]
-    if kind == "good":
-        fields[3] = str(draw(st.integers(-3, 3000)))
-        fields[4] = repr(draw(st.floats(allow_nan=False, allow_infinity=False, width=32)))
-    elif kind == "comment":
-        fields[0] = "#" + fields[0]
-    elif kind == "blank":
-        return draw(st.sampled_from(["", " ", "\t", "\r"]))
-    elif kind == "short":
-        fields = fields[: draw(st.integers(1, 5))]
-    elif kind == "long":
-        fields.append("extra")
-    separator = draw(_space)
-    return separator.join(fields)
-
-
-@st.composite
-def run_file(draw: st.DrawFn) -> bytes:
-    lines = draw(st.lists(run_line(), min_size=0, max_size=40))
-    ending = draw(st.sampled_from(["\n", "\r\n"]))
-    text = ending.join(lines) + draw(st.sampled_from(["", ending]))
-    if draw(st.booleans()):
-        text = "\ufeff" + text
-    data = text.encode("utf-8", "surrogatepass")
-    if draw(st.integers(0, 9)) == 0:
-        position = draw(st.integers(0, len(data)))
-        data = data[:position] + draw(st.sampled_from([b"\x00", b"\xff", b"\xc3"])) + data[position:]
-    return data
 
 
 @PROPERTY

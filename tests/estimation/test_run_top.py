@@ -22,7 +22,7 @@ from estimation.formats.byte_columns import (
 )
 from estimation.formats.run_top import read_run_top
 from estimation.formats.trec import InputFileError, Run, read_run
-from tests.estimation.test_run_blocks import run_file
+from tests.estimation.helpers import run_file
 
 PROPERTY = settings(
     max_examples=250, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

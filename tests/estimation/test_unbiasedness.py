@@ -20,51 +20,9 @@ import pytest
 
 from estimation.simulation.batch import simulate_item_level_batch, simulate_query_level_batch
 from estimation.simulation.loop import LoopState, simulate_query_level
+from tests.estimation.helpers import item_pool, query_pool
 
 REPETITIONS = 4000
-
-
-def query_pool(seed: int = 0, n_queries: int = 40) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Skewed metric values of two systems and their difference (m, 3), costs, q, p.
-
-    q follows Sawade's shape ``p sqrt(E[(L - R)^2]) / sqrt(lambda)`` with a deliberately noisy
-    moment (an imperfect label model), mixed with 10 % of p.
-    """
-    rng = np.random.default_rng(seed)
-    metric_a = 3 * rng.beta(0.6, 1.5, n_queries)
-    metric_b = np.clip(metric_a + rng.normal(0, 0.3, n_queries), 0, None)
-    costs = rng.lognormal(0, 0.5, n_queries)
-    costs /= costs.mean()
-    p = np.full(n_queries, 1 / n_queries)
-    guessed_spread = np.abs(metric_a - p @ metric_a) + 0.3 * rng.random(n_queries)
-    optimal = p * guessed_spread / np.sqrt(costs)
-    q = 0.9 * optimal / optimal.sum() + 0.1 * p
-    return np.stack([metric_a, metric_b, metric_a - metric_b], axis=1), costs, q / q.sum(), p
-
-
-def item_pool(
-    seed: int = 0, n_queries: int = 20, n_slots: int = 8
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Labels u (m, n), Q over pairs (SQRT shape with a noisy prior, 10 % uniform), targets (3, m, n).
-
-    Targets: P of two systems (discount of the slot's position in a random ranking, times
-    p = 1/m) and their signed difference.
-    """
-    rng = np.random.default_rng(seed)
-    grades = rng.choice(5, size=(n_queries, n_slots), p=[0.5, 0.25, 0.12, 0.08, 0.05])
-    labels = grades / 4
-    discount = 1 / np.log2(np.arange(2, n_slots + 2))
-    systems = np.stack(
-        [
-            np.stack([discount[rng.permutation(n_slots)] for _ in range(n_queries)]) / n_queries
-            for _ in range(2)
-        ]
-    )
-    prior = np.clip(labels + rng.normal(0, 0.2, labels.shape), 0.05, 1)
-    optimal = prior * np.sqrt((systems**2).sum(axis=0))
-    q = 0.9 * optimal / optimal.sum() + 0.1 / labels.size
-    targets = np.concatenate([systems, (systems[0] - systems[1])[None]])
-    return labels, q / q.sum(), targets
 
 
 def standardised_error(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:

@@ -17,7 +17,8 @@ from rest_framework.test import APIClient
 from labeling.import_reports import ImportFailed
 from labeling.models import Arrival, Campaign, PoolItem, RankingEntry, System
 from tests.conftest import upload
-from tests.graded.test_arrivals_api import RUN_C, _arrive, _judge_all, _running
+from tests.graded.helpers import arrive, judge_all, running
+from tests.sampling.helpers import RUN_C
 from uploads.run_imports import runs_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
@@ -55,7 +56,7 @@ def test_a_json_budget_past_the_ceiling_answers_400_on_create_and_on_patch(
     body = {"name": "x", "metric": "DCG@5", "grades": ["0", "1"], "strategy": "items", "budget": budget}
     answer = api(coordinator).post("/api/campaigns/", body, format="json")
     assert answer.status_code == 400, answer.content
-    campaign = _running(api, coordinator, assessor, "items")
+    campaign = running(api, coordinator, assessor, "items")
     patched = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"budget": budget}, format="json")
     assert patched.status_code == 400, patched.content
     campaign.refresh_from_db()
@@ -65,7 +66,7 @@ def test_a_json_budget_past_the_ceiling_answers_400_on_create_and_on_patch(
 def test_the_ceiling_is_named_and_the_operator_can_move_it(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
+    campaign = running(api, coordinator, assessor, "items")
     with override_settings(LABELING_MAX_BUDGET=100):
         refused = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"budget": 101}, format="json")
         assert refused.status_code == 400 and "LABELING_MAX_BUDGET" in str(refused.json()), refused.content
@@ -76,7 +77,7 @@ def test_the_ceiling_is_named_and_the_operator_can_move_it(
 def test_the_budget_page_refuses_digits_that_are_not_ascii(
     client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
+    campaign = running(api, coordinator, assessor, "items")
     client.force_login(coordinator)
     page = client.post(f"/campaigns/{campaign.pk}/budget/", {"budget": "١٢٠"}, follow=True)
     assert "plain decimal number" in page.content.decode()
@@ -89,11 +90,11 @@ def test_a_hostile_top_up_answers_400_and_the_run_is_not_pooled(
 ) -> None:
     # One judged campaign takes every hostile budget in turn (judging it is the slow part): each
     # refusal must leave it exactly as it was, so the next one starts from the same state.
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
     before = _stored(campaign)
     for budget in HOSTILE_BUDGETS:
-        answer = _arrive(api, coordinator, campaign, budget=budget, reference="alpha")
+        answer = arrive(api, coordinator, campaign, budget=budget, reference="alpha")
         assert answer.status_code == 400, (budget, answer.content)
         assert _stored(campaign) == before, budget
 
@@ -101,17 +102,17 @@ def test_a_hostile_top_up_answers_400_and_the_run_is_not_pooled(
 def test_a_top_up_that_takes_the_campaign_past_the_ceiling_is_refused_before_the_run_is_read(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
     before = _stored(campaign)
     with override_settings(LABELING_MAX_BUDGET=20):
-        answer = _arrive(api, coordinator, campaign, budget="10", reference="alpha")
+        answer = arrive(api, coordinator, campaign, budget="10", reference="alpha")
     assert answer.status_code == 400 and "LABELING_MAX_BUDGET" in answer.content.decode()
     assert "12 + 10" in answer.content.decode(), "says what the total would be"
     assert _stored(campaign) == before
     # A width asks the planner for a budget: with no room left under the ceiling, refused first.
     with override_settings(LABELING_MAX_BUDGET=12):
-        answer = _arrive(api, coordinator, campaign, target_width="0.5", reference="alpha")
+        answer = arrive(api, coordinator, campaign, target_width="0.5", reference="alpha")
     assert answer.status_code == 400 and "no top-up fits under it" in answer.content.decode()
     assert _stored(campaign) == before
 
@@ -119,12 +120,12 @@ def test_a_top_up_that_takes_the_campaign_past_the_ceiling_is_refused_before_the
 def test_arrivals_past_the_operator_s_ceiling_are_refused_with_its_name(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
     with override_settings(LABELING_MAX_ARRIVALS=1):
-        assert _arrive(api, coordinator, campaign, budget="4", reference="alpha").status_code == 201
+        assert arrive(api, coordinator, campaign, budget="4", reference="alpha").status_code == 201
         before = _stored(campaign)
-        again = _arrive(api, coordinator, campaign, RUN_C.replace(" gamma\n", " delta\n"), budget="4")
+        again = arrive(api, coordinator, campaign, RUN_C.replace(" gamma\n", " delta\n"), budget="4")
     assert again.status_code == 400 and "LABELING_MAX_ARRIVALS=1" in again.content.decode()
     assert _stored(campaign) == before
 
@@ -163,7 +164,7 @@ def test_a_run_file_with_two_tags_is_refused_at_the_first_line_of_the_second(
 def test_an_upload_judge_takes_no_key_variable(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "judged")
+    campaign = running(api, coordinator, assessor, "judged")
     body: dict[str, Any] = {"name": "labels", "kind": "upload", "api_key_variable": "HOME"}
     answer = api(coordinator).post(f"/api/campaigns/{campaign.pk}/judges/", body, format="json")
     assert answer.status_code == 400, answer.content

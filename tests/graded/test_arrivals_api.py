@@ -33,37 +33,14 @@ from sampling.arrivals import TOPUP_PLAN_MAX_DRAWS
 from sampling.level_estimates import topic_metric_values
 from sampling.models import JudgeRun
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
-from tests.conftest import RUN_A, RUN_B, upload
+from tests.conftest import upload
+from tests.graded.helpers import RUN_ALPHA_AGAIN, RUN_POOR, arrive, judge_all, running
 from tests.sampling.helpers import RUN_C, oracle_grade, run_to_end, texts_import
 from uploads.imports import documents_import
-from uploads.run_imports import runs_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
-
-
-def _running(
-    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser, strategy: str, start: bool = True
-) -> Campaign:
-    created = api(coordinator).post(
-        "/api/campaigns/",
-        {"name": "living", "metric": "DCG@5", "grades": ["0", "1", "2"], "strategy": strategy, "budget": 12},
-        format="json",
-    )
-    campaign = Campaign.objects.get(pk=created.json()["id"])
-    runs_import(campaign=campaign, files=[upload("a.run", RUN_A), upload("b.run", RUN_B)])
-    campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
-    return campaign_start(campaign=campaign) if start else campaign
-
-
-def _judge_all(campaign: Campaign, assessor: AbstractBaseUser) -> int:
-    answered = 0
-    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
-        task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
-        answered += 1
-        recompute(campaign.pk)
-    return answered
 
 
 def _new_documents_judged(campaign: Campaign) -> int:
@@ -71,19 +48,13 @@ def _new_documents_judged(campaign: Campaign) -> int:
     return Judgment.objects.filter(campaign=campaign, document__docno__regex=r"-[89]$").count()
 
 
-def _arrive(api: Api, user: AbstractBaseUser, campaign: Campaign, text: str = RUN_C, **fields: object):  # noqa: ANN202
-    body = {"file": io.BytesIO(text.encode()), **fields}
-    body["file"].name = "c.run"  # type: ignore[attr-defined]
-    return api(user).post(f"/api/campaigns/{campaign.pk}/arrivals/", body, format="multipart")
-
-
 def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    assert _judge_all(campaign, assessor) == 12
+    campaign = running(api, coordinator, assessor, "items")
+    assert judge_all(campaign, assessor) == 12
     # Read once at the end (the fixed rule): the whole top-up is judged.
-    created = _arrive(api, coordinator, campaign, budget="10", reference="beta", rule="fixed")
+    created = arrive(api, coordinator, campaign, budget="10", reference="beta", rule="fixed")
     assert created.status_code == 201, created.content
     body = created.json()
     assert (body["system"], body["reference"], body["status"]) == ("gamma", "beta", "judging")
@@ -106,7 +77,7 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     # Each new document is several times as likely as an old one (about half the mass on 6 of 30).
     assert new_slots.sum() == 6 and design.q[new_slots].mean() > 3 * design.q[old_slots].mean()
     boundary = Arrival.objects.get(pk=body["id"]).drawable_after
-    assert _judge_all(campaign, assessor) >= 1
+    assert judge_all(campaign, assessor) >= 1
     first = Draw.objects.filter(campaign=campaign, order__gt=boundary).order_by("order").first()
     assert first is not None
     topic, slot = arrays.locate(np.array([first.topic_id]), np.array([first.document_id]))
@@ -189,9 +160,9 @@ def _offline_difference(archive: zipfile.ZipFile, system: str, reference: str) -
 def test_a_target_width_gets_a_planned_budget(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    wide = _arrive(api, coordinator, campaign, target_width="8", reference="beta")
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    wide = arrive(api, coordinator, campaign, target_width="8", reference="beta")
     assert wide.status_code == 201, wide.content
     body = wide.json()
     assert body["target_width"] == 8 and body["planned_width"] <= 8
@@ -199,9 +170,9 @@ def test_a_target_width_gets_a_planned_budget(
     campaign.refresh_from_db()
     assert campaign.budget == 12 + body["topup_budget"]
     # A narrower width needs more labels; one the planner's cap cannot reach says what it reaches.
-    narrow = _arrive(api, coordinator, campaign, RUN_D, target_width="2", reference="beta").json()
+    narrow = arrive(api, coordinator, campaign, RUN_D, target_width="2", reference="beta").json()
     assert narrow["topup_budget"] > body["topup_budget"]
-    tiny = _arrive(
+    tiny = arrive(
         api, coordinator, campaign, RUN_D.replace("delta", "epsilon"), target_width="0.001", reference="beta"
     ).json()
     # The cap is in draws; the budget pays for the distinct documents they are expected to label.
@@ -210,7 +181,7 @@ def test_a_target_width_gets_a_planned_budget(
     )
     assert tiny["planned_width"] > 0.001
     assert tiny["topup_budget"] <= PoolItem.objects.filter(campaign=campaign).count()
-    both = _arrive(api, coordinator, campaign, RUN_D.replace("delta", "zeta"), budget="3", target_width="2")
+    both = arrive(api, coordinator, campaign, RUN_D.replace("delta", "zeta"), budget="3", target_width="2")
     assert both.status_code == 400
     assert "give either a top-up or the 95 % interval width" in both.content.decode()
 
@@ -218,22 +189,22 @@ def test_a_target_width_gets_a_planned_budget(
 def test_the_reference_defaults_to_the_best_current_estimate(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
     rows = api(coordinator).get(f"/api/campaigns/{campaign.pk}/estimates/").json()["systems"]
     best = max((row for row in rows if row["metric"] == "DCG@5"), key=lambda row: row["value"])["name"]
-    created = _arrive(api, coordinator, campaign, budget="4")
+    created = arrive(api, coordinator, campaign, budget="4")
     assert created.status_code == 201 and created.json()["reference"] == best
 
 
 def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    draft = _running(api, coordinator, assessor, "items", start=False)
-    refused = _arrive(api, coordinator, draft, budget="5")
+    draft = running(api, coordinator, assessor, "items", start=False)
+    refused = arrive(api, coordinator, draft, budget="5")
     assert refused.status_code == 400 and "nothing was drawn yet" in refused.content.decode()
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
     cases = [
         ({"budget": "5", "reference": "omega"}, RUN_C, "'omega' is not a pooled run"),
         ({"budget": "0"}, RUN_C, "top-up budget must be above 0, got 0"),
@@ -243,10 +214,10 @@ def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
         ({"budget": "5"}, "1 Q0 d1-8 1 x gamma\n", "c.run"),  # a malformed score: file and line
     ]
     for fields, text, reason in cases:
-        response = _arrive(api, coordinator, campaign, text, **fields)
+        response = arrive(api, coordinator, campaign, text, **fields)
         assert response.status_code == 400 and reason in response.content.decode(), response.content
     assert not Arrival.objects.exists() and not System.objects.filter(name="gamma").exists()
-    assessor_call = _arrive(api, assessor, campaign, budget="5")
+    assessor_call = arrive(api, assessor, campaign, budget="5")
     assert assessor_call.status_code == 403, "a member whose role may not manage (labeling/access.py)"
 
 
@@ -261,8 +232,8 @@ def test_a_judge_assisted_campaign_counts_the_new_pairs_its_uploaded_judge_has_n
     judge_labels_import(judge=judge, files=[upload("judge.txt", labels)])
     campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=draft_campaign)
-    _judge_all(campaign, assessor)
-    created = _arrive(api, coordinator, campaign, budget="6", reference="alpha")
+    judge_all(campaign, assessor)
+    created = arrive(api, coordinator, campaign, budget="6", reference="alpha")
     assert created.status_code == 201, created.content
     body = created.json()
     # An uploaded judge does not run: the top-up starts at once, and the report says what to upload.
@@ -286,7 +257,7 @@ def test_a_running_judge_labels_the_new_pairs_before_the_topup_is_drawn(
     assert run_to_end(judge).labels == 21
     campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=draft_campaign)
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     new_texts = [
         {"docno": f"d{q}-{d}", "title": "", "text": "filler text"} for q in (1, 2, 3) for d in (8, 9)
     ]
@@ -294,7 +265,7 @@ def test_a_running_judge_labels_the_new_pairs_before_the_topup_is_drawn(
         campaign=campaign,
         files=[("new.jsonl", io.BytesIO("".join(json.dumps(d) + "\n" for d in new_texts).encode()))],
     )
-    body = _arrive(api, coordinator, campaign, budget="6", reference="alpha").json()
+    body = arrive(api, coordinator, campaign, budget="6", reference="alpha").json()
     assert body["status"] == "labelling" and body["judge_missing"] == 6
     # The top-up waits for the judge's labels of the new documents.
     assert task_next(campaign=campaign, assessor=assessor) is None
@@ -305,7 +276,7 @@ def test_a_running_judge_labels_the_new_pairs_before_the_topup_is_drawn(
     assert run.labels == 6, "the cache answered the 21 pairs it had labelled"
     url = f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/"
     assert api(coordinator).get(url).json()["status"] == "judging"
-    assert _judge_all(campaign, assessor) >= 1
+    assert judge_all(campaign, assessor) >= 1
     done = api(coordinator).get(url).json()
     assert done["status"] == "done" and done["judge_missing"] == 0
     if _new_documents_judged(campaign) >= 1:  # a top-up of 6: its stratum may still lack a variance
@@ -315,19 +286,19 @@ def test_a_running_judge_labels_the_new_pairs_before_the_topup_is_drawn(
 def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_first(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "passive")
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "passive")
+    judge_all(campaign, assessor)
     drawn = set(Draw.objects.filter(campaign=campaign).values_list("topic_id", flat=True))
     assert drawn, "the budget of 12 draws at least one topic of 7 documents"
     completion = 2 * len(drawn)  # RUN_C brings d?-8 and d?-9 to every topic
     # The cost of judging them is known before anything is stored: a smaller top-up is refused.
-    short = _arrive(api, coordinator, campaign, budget=str(completion - 1), reference="beta")
+    short = arrive(api, coordinator, campaign, budget=str(completion - 1), reference="beta")
     assert short.status_code == 400, short.content
     assert f"at least {completion}" in short.content.decode()
     assert not System.objects.filter(campaign=campaign, name="gamma").exists()
     assert not Arrival.objects.exists()
 
-    created = _arrive(api, coordinator, campaign, budget=str(completion + 7), reference="beta")
+    created = arrive(api, coordinator, campaign, budget=str(completion + 7), reference="beta")
     assert created.status_code == 201, created.content
     body = created.json()
     # Whole topics are drawn: the horizon counts topics, not labels (the budget buys fewer).
@@ -381,7 +352,7 @@ def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_fi
     ]
     expected = np.mean(terms)
     assert completed["difference"]["value"] == pytest.approx(expected)
-    assert _judge_all(campaign, assessor) >= 1, "the rest of the top-up draws new topics"
+    assert judge_all(campaign, assessor) >= 1, "the rest of the top-up draws new topics"
     done = api(coordinator).get(url).json()
     assert done["status"] == "done" and done["topup_spent"] >= completion + 7
 
@@ -390,7 +361,7 @@ def test_the_dashboard_offers_the_arrival_form_to_its_coordinators(
     client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     for strategy in ("items", "passive"):
-        campaign = _running(api, coordinator, assessor, strategy)
+        campaign = running(api, coordinator, assessor, strategy)
         client.force_login(coordinator)
         page = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
         assert 'id="arrival-form"' in page and '<option value="alpha">alpha</option>' in page
@@ -403,14 +374,14 @@ def test_the_dashboard_offers_the_arrival_form_to_its_coordinators(
 def test_the_campaign_page_adds_an_arrival_and_says_why_when_it_refuses(
     client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    draft = _running(api, coordinator, assessor, "items", start=False)
+    draft = running(api, coordinator, assessor, "items", start=False)
     client.force_login(coordinator)
     assert 'id="arrival-title"' not in client.get(f"/campaigns/{draft.pk}/").content.decode(), "no draw yet"
-    campaign = _running(api, coordinator, assessor, "items")
+    campaign = running(api, coordinator, assessor, "items")
     client.force_login(assessor)
     assert 'id="arrival-title"' not in client.get(f"/campaigns/{campaign.pk}/").content.decode()
     client.force_login(coordinator)
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert 'id="arrival-title"' in page and 'data-upload="arrival"' in page and "target_width" in page
     url = f"/campaigns/{campaign.pk}/arrivals/"
@@ -444,10 +415,10 @@ RUN_D = "".join(
 def test_runs_arriving_one_after_another_keep_every_page_answering_at_every_step(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    first = _arrive(api, coordinator, campaign, budget="3", reference="alpha").json()
-    second = _arrive(api, coordinator, campaign, RUN_D, budget="6", reference="gamma").json()
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    first = arrive(api, coordinator, campaign, budget="3", reference="alpha").json()
+    second = arrive(api, coordinator, campaign, RUN_D, budget="6", reference="gamma").json()
     assert second["reference"] == "gamma" and second["new_items"] == 3  # its d?-10; d?-8 came first
     urls = [
         f"/api/campaigns/{campaign.pk}/estimates/",
@@ -470,12 +441,10 @@ def test_the_arrivals_list_reads_stored_reports_in_queries_that_do_not_grow_with
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from tests.graded.test_verdicts_app import RUN_ALPHA_AGAIN, RUN_POOR
-
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    first = _arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    first = arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
+    judge_all(campaign, assessor)
     url = f"/api/campaigns/{campaign.pk}/arrivals/"
     client = api(coordinator)
     client.get(url)  # the first read after an arrival stores what is missing
@@ -487,7 +456,7 @@ def test_the_arrivals_list_reads_stored_reports_in_queries_that_do_not_grow_with
     assert stored["difference"] == listed[0]["difference"] and stored["difference"]["value"] < 0
     for number in range(2):  # identical releases: decided at once, stored when they arrive
         text = RUN_ALPHA_AGAIN.replace(" alpha2\n", f" same{number}\n")
-        assert _arrive(api, coordinator, campaign, text, budget="5", reference="alpha").status_code == 201
+        assert arrive(api, coordinator, campaign, text, budget="5", reference="alpha").status_code == 201
     with CaptureQueriesContext(connection) as three:
         listed = client.get(url).json()
     assert [row["verdict"] for row in listed] == ["worse", "unchanged", "unchanged"]

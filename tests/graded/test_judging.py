@@ -25,9 +25,9 @@ from labeling.services.campaigns import (
     campaign_start,
     campaign_update,
 )
-from tests.concurrency import at_once
 from tests.conftest import RUN_A, upload
 from tests.faults import inserts_refused
+from tests.graded.helpers import claim_at_once
 from uploads.imports import qrels_import
 from uploads.run_imports import runs_import
 
@@ -274,18 +274,6 @@ def test_it_replays_the_same_draws_from_the_campaign_seed(coordinator: AbstractB
     assert orders[0] == orders[1] and len(orders[0]) >= 10
 
 
-def _claim_at_once(
-    campaign_id: int, users: tuple[AbstractBaseUser, ...]
-) -> tuple[list[int | None], list[BaseException]]:
-    """Each user asks for the next task at the same moment; the task ids they got."""
-
-    def claim(user: AbstractBaseUser) -> int | None:
-        task = task_next(campaign=Campaign.objects.get(pk=campaign_id), assessor=user)
-        return None if task is None else task.pk
-
-    return at_once(users, claim)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_it_leases_one_item_to_only_one_of_two_racing_assessors(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, second_assessor: AbstractBaseUser
@@ -297,7 +285,7 @@ def test_it_leases_one_item_to_only_one_of_two_racing_assessors(
         runs_import(campaign=campaign, files=[upload("one.run", f"1 Q0 only{round_number} 1 1.0 r\n")])
         campaign_assessors_assign(campaign=campaign, usernames=["alice", "bob"])
         campaign_start(campaign=campaign)
-        got, failures = _claim_at_once(campaign.pk, (assessor, second_assessor))
+        got, failures = claim_at_once(campaign.pk, (assessor, second_assessor))
         assert failures == []
         winners = [task_id for task_id in got if task_id is not None]
         assert len(winners) == 1, f"round {round_number}: handed out {got}"

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from graded.claims import task_next
 from labeling.models import Campaign, Judgment, Task
 from labeling.services.campaigns import campaign_assessors_assign, campaign_pause
-from tests.graded.test_judging import _claim_at_once
+from tests.graded.helpers import claim_at_once
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
@@ -31,7 +31,7 @@ def test_it_gives_each_of_several_racing_assessors_its_own_task(
     campaign_assessors_assign(campaign=campaign, usernames=[user.get_username() for user in users])
     open_before = Task.objects.filter(campaign=campaign, assessor__isnull=True).count()
     assert open_before >= len(users)
-    got, failures = _claim_at_once(campaign.pk, users)
+    got, failures = claim_at_once(campaign.pk, users)
     assert failures == []
     assert None not in got and len(set(got)) == len(users)
     holders = dict(Task.objects.filter(pk__in=got).values_list("pk", "assessor_id"))

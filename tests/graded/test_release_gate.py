@@ -17,8 +17,7 @@ from rest_framework.authtoken.models import Token
 from labeling.models import Arrival, Campaign, Judgment, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
-from tests.graded.test_arrivals_api import _judge_all
-from tests.graded.test_verdicts_app import RUN_POOR
+from tests.graded.helpers import RUN_POOR, judge_all
 from uploads.run_imports import runs_import
 
 # Also on PostgreSQL (`make test` runs the marked modules again there): the gate against a live server.
@@ -67,7 +66,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     campaign = _campaign(coordinator, strategy="items", verdict_rule=rule)
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     run = tmp_path / "poor.run"
     run.write_text(RUN_POOR)
     token = Token.objects.create(user=coordinator).key
@@ -94,7 +93,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     deadline = time.monotonic() + 120
     while gate.poll() is None and time.monotonic() < deadline:
         if Arrival.objects.filter(campaign=campaign).exists():
-            _judge_all(campaign, assessor)
+            judge_all(campaign, assessor)
         time.sleep(0.2)
     output, errors = gate.communicate(timeout=30)
     arrival = Arrival.objects.get(campaign=campaign)
@@ -127,7 +126,7 @@ def test_an_identical_release_exits_with_its_own_code_and_costs_nothing(
     campaign = _campaign(coordinator, strategy="items", seed=1)
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     run = tmp_path / "same.run"
     run.write_text(RUN_A.replace(" alpha\n", " release\n"))
     token = Token.objects.create(user=coordinator).key
@@ -169,7 +168,7 @@ def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(
     assert wrong_token.returncode == 3 and "Invalid token" in errors
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     waiting = _gate(
         live_server,
         token,

@@ -24,22 +24,13 @@ from sampling.label_model import judged_grades
 from sampling.pool_arrays import pool_arrays_for
 from sampling.verdicts import verdict_plan, verdict_state
 from tests.conftest import RUN_A, upload
-from tests.graded.test_arrivals_api import _arrive, _judge_all, _running
+from tests.graded.helpers import RUN_ALPHA_AGAIN, RUN_POOR, arrive, judge_all, running
 from tests.sampling.helpers import oracle_grade
 from uploads.run_imports import runs_import
 from webhooks.models import WebhookEvent
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
 pytestmark = pytest.mark.postgresql
-
-# A run of documents every one of which the oracle grades 0 (docno suffix % 3 == 0), new ones too.
-RUN_POOR = "".join(
-    f"{q} Q0 {doc} {rank} {10 - rank}.0 poor\n"
-    for q in (1, 2, 3)
-    for rank, doc in enumerate((f"d{q}-12", f"d{q}-3", f"d{q}-15", f"d{q}-6", f"d{q}-9"), start=1)
-)
-# The reference alpha again under another name: identical at every rank.
-RUN_ALPHA_AGAIN = RUN_A.replace(" alpha\n", " alpha2\n")
 
 
 def _verdict(arrival_id: int) -> Verdict:
@@ -49,13 +40,13 @@ def _verdict(arrival_id: int) -> Verdict:
 def test_a_sequential_verdict_comes_early_and_the_budget_figures_add_up(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
+    campaign = running(api, coordinator, assessor, "items")
     assert campaign.verdict_rule == Campaign.VerdictRule.SEQUENTIAL, "the default"
-    _judge_all(campaign, assessor)
-    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
+    judge_all(campaign, assessor)
+    body = arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
     assert body["rule"] == "sequential" and body["verdict"] is None and body["horizon"] >= 1
     assert body["question"] == "difference" and body["margin"] == 0
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     verdict = _verdict(body["id"])
     assert verdict.outcome == "worse" and verdict.rule == "sequential" and verdict.high is not None
     assert verdict.high < 0 and verdict.decided_labels is not None
@@ -88,11 +79,11 @@ def test_a_verdict_read_late_is_taken_at_the_label_where_the_sequence_decided(
     store the verdict at the same label, with the same interval."""
     campaigns = []
     for _ in range(2):
-        campaign = _running(api, coordinator, assessor, "items", start=False)
+        campaign = running(api, coordinator, assessor, "items", start=False)
         Campaign.objects.filter(pk=campaign.pk).update(seed=20261206)
         campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
-        _judge_all(campaign, assessor)
-        body = _arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
+        judge_all(campaign, assessor)
+        body = arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
         campaigns.append((campaign, body["id"]))
     (eager, eager_arrival), (late, late_arrival) = campaigns
     for campaign, read_every_label in ((eager, True), (late, False)):
@@ -129,9 +120,9 @@ def test_a_verdict_read_late_is_taken_at_the_label_where_the_sequence_decided(
 def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="6", reference="alpha", rule="fixed").json()
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    body = arrive(api, coordinator, campaign, RUN_POOR, budget="6", reference="alpha", rule="fixed").json()
     assert body["rule"] == "fixed" and body["verdict"] is None
     task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
@@ -141,7 +132,7 @@ def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
         f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "anytime"}, format="json"
     )
     assert patched.status_code == 200
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
     assert report["status"] == "done" and report["decided_at"] is not None and report["rule"] == "fixed"
     assert report["verdict"] in ("worse", "not_settled") and report["topup_returned"] == 0
@@ -158,9 +149,9 @@ def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
 def test_a_budget_cut_does_not_turn_into_an_early_fixed_reading(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="30", reference="alpha", rule="fixed").json()
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    body = arrive(api, coordinator, campaign, RUN_POOR, budget="30", reference="alpha", rule="fixed").json()
     for _ in range(3):
         task = task_next(campaign=campaign, assessor=assessor)
         assert task is not None
@@ -168,7 +159,7 @@ def test_a_budget_cut_does_not_turn_into_an_early_fixed_reading(
     spent = Judgment.objects.filter(campaign=campaign).count()
     cut = api(coordinator).patch(f"/api/campaigns/{campaign.pk}/", {"budget": spent}, format="json")
     assert cut.status_code == 200, cut.content
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     verdict = _verdict(body["id"])
     assert verdict.outcome == "not_settled" and "cut before the horizon" in verdict.reason
 
@@ -176,28 +167,28 @@ def test_a_budget_cut_does_not_turn_into_an_early_fixed_reading(
 def test_an_identical_release_is_answered_at_once_with_no_topup(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
     campaign.refresh_from_db()
     budget = campaign.budget
-    body = _arrive(api, coordinator, campaign, RUN_ALPHA_AGAIN, budget="25", reference="alpha")
+    body = arrive(api, coordinator, campaign, RUN_ALPHA_AGAIN, budget="25", reference="alpha")
     assert body.status_code == 201, body.content
     report = body.json()
     assert report["verdict"] == "unchanged" and report["topup_budget"] == 0 and report["status"] == "done"
     campaign.refresh_from_db()
-    assert campaign.budget == budget and _judge_all(campaign, assessor) == 0, "no label spent on it"
+    assert campaign.budget == budget and judge_all(campaign, assessor) == 0, "no label spent on it"
     assert not Task.objects.filter(arrival_id=report["id"]).exists()
 
 
 def test_non_inferiority_with_a_margin_says_not_worse_or_worse(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    refused = _arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha", margin="0.5")
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    refused = arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha", margin="0.5")
     assert refused.status_code == 400 and "needs a question that reads it" in refused.content.decode()
     assert not Arrival.objects.filter(campaign=campaign).exists(), "nothing stored on a refusal"
-    body = _arrive(
+    body = arrive(
         api,
         coordinator,
         campaign,
@@ -208,7 +199,7 @@ def test_non_inferiority_with_a_margin_says_not_worse_or_worse(
         margin="0.1",
     ).json()
     assert body["question"] == "non_inferiority" and body["margin"] == 0.1
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     verdict = _verdict(body["id"])
     # Every document of the poor run is graded 0: worse than alpha by far more than 0.1.
     assert verdict.outcome == "worse" and verdict.high is not None and verdict.high < -0.1
@@ -217,10 +208,10 @@ def test_non_inferiority_with_a_margin_says_not_worse_or_worse(
 def test_the_default_reference_is_never_a_run_that_just_arrived(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    first = _arrive(api, coordinator, campaign, RUN_POOR, budget="5", reference="alpha").json()
-    second = _arrive(api, coordinator, campaign, budget="5").json()
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    first = arrive(api, coordinator, campaign, RUN_POOR, budget="5", reference="alpha").json()
+    second = arrive(api, coordinator, campaign, budget="5").json()
     assert second["reference"] in ("alpha", "beta") and second["reference"] != first["system"]
     assert second["reference_given"] is False and first["reference_given"] is True
 
@@ -228,10 +219,10 @@ def test_the_default_reference_is_never_a_run_that_just_arrived(
 def test_two_runs_arriving_together_count_only_their_own_topups(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "passive")
-    _judge_all(campaign, assessor)
-    first = _arrive(api, coordinator, campaign, budget="20", reference="alpha").json()
-    second = _arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha").json()
+    campaign = running(api, coordinator, assessor, "passive")
+    judge_all(campaign, assessor)
+    first = arrive(api, coordinator, campaign, budget="20", reference="alpha").json()
+    second = arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha").json()
     assert (
         Arrival.objects.get(pk=second["id"]).drawable_after
         == Arrival.objects.get(pk=first["id"]).drawable_after
@@ -246,7 +237,7 @@ def test_two_runs_arriving_together_count_only_their_own_topups(
         for body in (first, second)
     ]
     assert sum(judged) == 3, judged
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     reports = [
         api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
         for body in (first, second)
@@ -264,10 +255,10 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
 ) -> None:
     """Once every document the difference weighs is judged, it is known exactly: the verdict is
     its side of 0, whatever the rule, and the rest of the top-up goes back."""
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="500", reference="alpha", rule="fixed").json()
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    body = arrive(api, coordinator, campaign, RUN_POOR, budget="500", reference="alpha", rule="fixed").json()
+    judge_all(campaign, assessor)
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
     assert report["topup_spent"] < 500 and report["status"] == "done"
     verdict = _verdict(body["id"])
@@ -322,7 +313,7 @@ def test_a_campaign_the_budget_stopped_stays_stopped_while_its_verdict_trims_the
     # The worker trims the draws after a verdict decides and tops up after: in between, the
     # assessors' page once read "running" with nothing open, and the last `next` had said 204.
     campaign = _two_systems(api, coordinator, assessor, "fixed", 14)
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     campaign.refresh_from_db()
     assert campaign.blocked == STOP_BUDGET
     assert tasks_trim_to_budget(campaign_id=campaign.pk) == 0
@@ -336,7 +327,7 @@ def test_a_two_system_campaign_gets_its_own_verdict_shown_on_its_pages(
 ) -> None:
     budget = 300 if rule == "sequential" else 14
     campaign = _two_systems(api, coordinator, assessor, rule, budget)
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     campaign.refresh_from_db()
     body = api(coordinator).get(f"/api/campaigns/{campaign.pk}/").json()
     assert body["verdict"] == "better", body  # alpha minus a run of grade-0 documents
@@ -401,7 +392,7 @@ def test_the_plan_cannot_change_once_a_judgment_counts(
 def test_the_verdict_defaults_are_checked_alike_on_the_page_and_the_api(
     client: Client, api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
-    campaign = _running(api, coordinator, assessor, "items")
+    campaign = running(api, coordinator, assessor, "items")
     refused = api(coordinator).patch(
         f"/api/campaigns/{campaign.pk}/", {"verdict_rule": "peek"}, format="json"
     )
@@ -439,11 +430,11 @@ def test_a_campaign_that_draws_whole_topics_reads_the_sequential_rule_too(
 ) -> None:
     """Topic-level arrivals are read after every topic that counts (its documents all judged),
     from the query level's own difference terms."""
-    campaign = _running(api, coordinator, assessor, "passive")
-    _judge_all(campaign, assessor)
-    body = _arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
+    campaign = running(api, coordinator, assessor, "passive")
+    judge_all(campaign, assessor)
+    body = arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
     assert body["rule"] == "sequential"
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     verdict = _verdict(body["id"])
     assert verdict.outcome in ("worse", "not_settled"), verdict
     campaign.refresh_from_db()
@@ -462,11 +453,11 @@ def test_two_runs_arriving_one_after_the_other_each_get_their_own_topup(
 ) -> None:
     """The newer arrival's queue counts against its top-up: it does not draw past it while the
     older one waits, and the older one is not ended with nothing spent."""
-    campaign = _running(api, coordinator, assessor, "items")
-    _judge_all(campaign, assessor)
-    older = _arrive(api, coordinator, campaign, RUN_POOR, budget="4", reference="alpha", rule="fixed").json()
-    newer = _arrive(api, coordinator, campaign, budget="4", reference="alpha", rule="fixed").json()
-    _judge_all(campaign, assessor)
+    campaign = running(api, coordinator, assessor, "items")
+    judge_all(campaign, assessor)
+    older = arrive(api, coordinator, campaign, RUN_POOR, budget="4", reference="alpha", rule="fixed").json()
+    newer = arrive(api, coordinator, campaign, budget="4", reference="alpha", rule="fixed").json()
+    judge_all(campaign, assessor)
     for body in (older, newer):
         report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
         assert report["status"] == "done" and report["verdict"] is not None
@@ -480,7 +471,7 @@ def test_an_arrival_whose_documents_wait_for_open_tasks_is_not_sealed_before_the
     topic is over at once, but the verdict waits for those tasks: they judge the documents it
     depends on (then the difference is exact), so not settled is no final answer while they are
     open."""
-    campaign = _running(api, coordinator, assessor, "passive")
+    campaign = running(api, coordinator, assessor, "passive")
     task = task_next(campaign=campaign, assessor=assessor)
     assert task is not None
     task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
@@ -489,11 +480,11 @@ def test_an_arrival_whose_documents_wait_for_open_tasks_is_not_sealed_before_the
         for q in (1, 2, 3)
         for rank, d in enumerate((7, 6, 5, 4, 3), start=1)
     )
-    body = _arrive(api, coordinator, campaign, reordered, budget="1", reference="alpha").json()
+    body = arrive(api, coordinator, campaign, reordered, budget="1", reference="alpha").json()
     assert body["new_items"] == 0 and body["waiting_items"] > 0, body
     verdicts_update(campaign)
     assert _verdict(body["id"]).outcome == "", "tasks of drawn topics are open: no verdict yet"
-    _judge_all(campaign, assessor)
+    judge_all(campaign, assessor)
     verdict = _verdict(body["id"])
     campaign.refresh_from_db()
     arrays = pool_arrays_for(campaign)

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from labeling.models import Campaign
 from pairwise.models import Comparison, PairTask, TopKHeap
 from tests.faults import inserts_refused
-from tests.pairwise.test_services import oracle
+from tests.pairwise.helpers import oracle
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ from labeling.models import Campaign
 from pairwise import selectors, services
 from pairwise.dashboard import dashboard_data
 from pairwise.models import Comparison, TopKHeap
-from tests.pairwise.test_results import finish_all, record
-from tests.pairwise.test_services import answer_pending
+from tests.pairwise.helpers import answer_pending, finish_all, record
 
 pytestmark = pytest.mark.django_db
 

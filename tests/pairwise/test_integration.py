@@ -14,7 +14,7 @@ from labeling.models import Campaign
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
 from pairwise.models import Comparison, PairTask, PairwiseSettings
 from tests.pairwise.conftest import GOOD, POOR, _run
-from tests.pairwise.test_services import oracle
+from tests.pairwise.helpers import oracle
 from uploads.run_imports import runs_import
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from labeling.models import Campaign
 from labeling.modes import all_modes, answer_kind, exports_of, item_mode, mode_named, mode_of, register
 from labeling.services.campaigns import campaign_mode_set, campaign_update
 from pairwise.models import PairwiseSettings
-from tests.pairwise.test_views import client_for
+from tests.pairwise.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

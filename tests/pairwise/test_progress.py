@@ -10,8 +10,7 @@ from rest_framework.test import APIClient
 
 from labeling.models import Campaign
 from pairwise.models import Comparison, PairTask, TopKHeap
-from tests.pairwise.test_results import finish_all
-from tests.pairwise.test_services import answer_pending
+from tests.pairwise.helpers import answer_pending, finish_all
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from pairwise import services
 from pairwise.models import Comparison, TopKHeap
 from tests.conftest import PASSWORD
 from tests.pairwise.conftest import true_relevance
-from tests.pairwise.test_services import answer_pending
+from tests.pairwise.helpers import answer_pending
 
 pytestmark = pytest.mark.django_db
 

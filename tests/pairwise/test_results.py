@@ -14,28 +14,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from labeling.models import Campaign, Document, Judgment, Topic
 from pairwise import exports, selectors, services
 from pairwise.models import Comparison, PairwiseSettings, TopKHeap
-from tests.pairwise.test_services import answer_pending
+from tests.pairwise.helpers import answer_pending, finish_all, record
 
 pytestmark = pytest.mark.django_db
-
-
-def finish_all(campaign: Campaign, user: AbstractBaseUser) -> None:
-    while answer_pending(campaign, user) is not None:
-        pass
-
-
-def record(campaign: Campaign, user: AbstractBaseUser, qid: str, left: str, right: str, outcome: str) -> None:
-    """A stored answer without the judging flow (for hand-made agreement cases)."""
-    document = {d.docno: d for d in Document.objects.filter(campaign=campaign)}
-    Comparison.objects.create(
-        campaign=campaign,
-        topic=Topic.objects.get(campaign=campaign, qid=qid),
-        assessor=user,
-        left=document[left],
-        right=document[right],
-        outcome=outcome,
-        seconds=1.0,
-    )
 
 
 def test_it_exports_preferences_as_csv_and_jsonl(topk_campaign: Campaign, assessor: AbstractBaseUser) -> None:

@@ -21,15 +21,11 @@ from pairwise import services
 from pairwise.models import Comparison, PairTask, TopKHeap
 from tests.conftest import PASSWORD, upload
 from tests.pairwise.conftest import true_relevance
+from tests.pairwise.helpers import answer_pending, oracle
 from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
-
-
-def oracle(left: str, right: str) -> str:
-    difference = true_relevance(left) - true_relevance(right)
-    return "left" if difference > 0 else "right" if difference < 0 else "tie"
 
 
 def canonical(events: tuple[object, ...]) -> list[tuple[str, ...]]:
@@ -45,16 +41,6 @@ def canonical(events: tuple[object, ...]) -> list[tuple[str, ...]]:
         else:
             rows.append(("bad", event.document))
     return rows
-
-
-def answer_pending(campaign: Campaign, user: AbstractBaseUser) -> PairTask | None:
-    """Fetch the user's pending pair and answer it like the oracle; the task, or None."""
-    task = services.pair_next(campaign=campaign, assessor=user)
-    if task is not None:
-        services.pair_answer(
-            task=task, assessor=user, outcome=oracle(task.left.docno, task.right.docno), seconds=1.5
-        )
-    return task
 
 
 def test_it_persists_every_answer_and_resumes_like_an_uninterrupted_run(

@@ -6,19 +6,12 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
-from django.test import Client
 
 from labeling.models import Campaign
 from pairwise.models import PairwiseSettings
-from tests.pairwise.test_results import finish_all
+from tests.pairwise.helpers import client_for, finish_all
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(user: AbstractBaseUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_it_shows_the_judging_page_to_assessors_only(

@@ -19,19 +19,10 @@ from sxs.models import SxsAnswer, SxsSettings, SxsTask
 from sxs.selectors import preference_data, side_bias, task_lists
 from tests.faults import inserts_refused
 from tests.sxs.conftest import QRELS, docno
+from tests.sxs.helpers import answer_grades_first
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
-
-
-def answer_grades_first(campaign: Campaign, user: AbstractBaseUser) -> services.Item | None:
-    """Grade whatever is served until a comparison (or nothing) comes; grades by document number."""
-    while True:
-        item = services.sxs_next(campaign=campaign, assessor=user)
-        if item is None or item.kind == "sxs":
-            return item
-        grade = int(item.grade.document.docno.rsplit("-", 1)[1]) % 3
-        task_answer(task=item.grade, assessor=user, grade=grade, seconds=2.0)
 
 
 def test_it_makes_one_task_per_topic_and_system_pair_with_recorded_sides(sxs_campaign: Campaign) -> None:

@@ -11,8 +11,8 @@ from django.test import Client
 from labeling.models import Campaign
 from sxs import services
 from sxs.models import SxsFit
+from tests.sxs.helpers import answer_grades_first
 from tests.sxs.oracle import answer_by_oracle, make_learning_campaign
-from tests.sxs.test_services import answer_grades_first
 
 pytestmark = pytest.mark.django_db
 

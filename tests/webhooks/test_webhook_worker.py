@@ -17,7 +17,7 @@ from django.db import transaction
 from labeling.models import Campaign
 from labeling.services.campaigns import campaign_create
 from tests.hostile_server import hostile_server
-from tests.webhooks.test_webhooks import SECRET, Receiver
+from tests.webhooks.helpers import SECRET, Receiver
 from tests.workers import CeleryWorker, broker_chosen
 from webhooks.events import event_emit
 from webhooks.models import WebhookAttempt

@@ -7,10 +7,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.test import APIClient
 
 from labeling.models import Campaign
+from tests.webhooks.helpers import SECRET, Receiver
 from webhooks.deliveries import BACKOFF_SECONDS, MAX_ATTEMPTS, delivery_attempt, signature_valid
 from webhooks.events import event_emit
 from webhooks.models import Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent
@@ -26,34 +25,6 @@ from webhooks.services import webhook_add
 Api = Callable[[AbstractBaseUser | None], APIClient]
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
 pytestmark = pytest.mark.postgresql
-SECRET = "a-shared-secret-of-some-length"
-
-
-class Receiver:
-    """A local HTTP receiver: records every request; answers `status` (and `location`)."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.status = 200
-        self.location = ""
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802  # http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
-                self.send_response(receiver.status)
-                if receiver.location:
-                    self.send_header("Location", receiver.location)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *_: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook?team=search"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 @pytest.fixture
