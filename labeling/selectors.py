@@ -192,14 +192,16 @@ def seconds_per_judgment(campaign: Campaign) -> float:
 
 
 def campaign_counts(campaign: Campaign) -> dict[str, int]:
-    """How many topics and documents (and their stubs: named by runs, never uploaded), systems,
-    pool items, judgments, gold items and model judges a campaign holds."""
+    """How many topics and documents (and their stubs: named by runs, never uploaded), systems
+    (and of them the runs uploaded for evaluation only, never pooled), pool items, judgments, gold
+    items and model judges a campaign holds."""
     return {
         "topics": campaign.topics.count(),
         "topic_stubs": campaign.topics.filter(is_stub=True).count(),
         "documents": campaign.documents.count(),
         "document_stubs": campaign.documents.filter(is_stub=True).count(),
         "systems": campaign.systems.count(),
+        "evaluation_only": campaign.systems.filter(evaluation_only=True).count(),
         "pool_items": PoolItem.objects.filter(campaign=campaign).count(),
         "judgments": Judgment.objects.filter(campaign=campaign).count(),
         "qrels_judgments": Judgment.objects.filter(campaign=campaign, source=Judgment.Source.QRELS).count(),

@@ -694,7 +694,16 @@ def run_result_finish(result: dict[str, Any], estimate: Any, mass: float, total:
         unreachable_mass=mass,
         unreachable_share=share,
     )
-    if share > WARNING_SHARE:
+    if total > 0 and mass >= total * (1 - 1e-9):
+        # Nothing the draws reached: the estimator's 0 is no measurement, and its interval no
+        # certainty. No number rather than "0 [0, 0]".
+        result.update(value=None, se=None, low=None, high=None, any_n_low=None, any_n_high=None)
+        result["warning"] = (
+            "none of this run's weight falls on documents the stored draws could reach (never judged): "
+            "nothing to estimate from the stored judgments; add it as a run that arrives to judge its "
+            "documents"
+        )
+    elif share > WARNING_SHARE:
         result["warning"] = (
             f"{100 * share:.1f} % of this run's weight falls on documents the stored draws could not reach "
             "(never judged): the estimate is unbiased only for the rest and may be too low"

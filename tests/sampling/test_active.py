@@ -293,8 +293,9 @@ def test_it_warns_when_a_new_run_reaches_beyond_the_judged_documents(
     copy_of_alpha = RUN_A.replace("alpha", "gamma")
     novel = "".join(f"{q} Q0 new{q}-{d} {d} {9 - d}.0 delta\n" for q in (1, 2, 3) for d in range(1, 4))
     novel += "".join(f"{q} Q0 d{q}-1 4 1.0 delta\n" for q in (1, 2, 3))
+    unjudged = "".join(f"{q} Q0 new{q}-{d} {d} {9 - d}.0 epsilon\n" for q in (1, 2, 3) for d in range(1, 4))
     client = api(coordinator)
-    files = [upload("gamma.run", copy_of_alpha), upload("delta.run", novel)]
+    files = [upload("gamma.run", copy_of_alpha), upload("delta.run", novel), upload("epsilon.run", unjudged)]
     response = client.post(
         f"/api/campaigns/{campaign.pk}/evaluate/", {"file": [f for _, f in files]}, format="multipart"
     )
@@ -309,9 +310,15 @@ def test_it_warns_when_a_new_run_reaches_beyond_the_judged_documents(
     discounts = 1 / np.log2(np.arange(2, 7))
     assert by_name["delta"]["unreachable_share"] == pytest.approx(discounts[:3].sum() / discounts[:4].sum())
     assert "could not reach" in by_name["delta"]["warning"]
+    # A run of nothing but unjudged documents gets no number, not "0 [0, 0]".
+    epsilon = by_name["epsilon"]
+    assert epsilon["unreachable_share"] == 1 and "nothing to estimate" in epsilon["warning"]
+    assert [epsilon[key] for key in ("value", "se", "low", "high")] == [None] * 4
     # Evaluation-only runs are not pooled.
     assert pool_arrays_for(Campaign.objects.get(pk=campaign.pk)).system_names == ("alpha", "beta")
-    assert len(client.get(f"/api/campaigns/{campaign.pk}/evaluate/").json()) == 2
+    assert len(client.get(f"/api/campaigns/{campaign.pk}/evaluate/").json()) == 3
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "<b>5</b><span>runs (3 evaluated only, not pooled)</span>" in page
 
 
 def test_it_serves_sampling_history_and_throughput(
