@@ -16,18 +16,21 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import numpy as np
 from django.db.models import Count, Max
 
 from estimation.sampling.pool_build import ESTIMAND_RULE
+from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw, PoolItem, Topic
 from labeling.selectors import campaign_spent
 from sampling.label_model import judged_grades
+from sampling.level_estimates import topic_metric_values
 from sampling.models import EstimateSnapshot
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
 from sampling.state import judgments_fingerprint
 from sampling.strategies import strategy_for
 
-ESTIMAND_FIELDS = ("value", "se", "low", "high", "any_n_low", "any_n_high")
+ESTIMAND_FIELDS = ("value", "se", "low", "high", "any_n_low", "any_n_high", "exact")
 """The fields of an estimate row (and of a new run's estimate) that scale with the estimand."""
 
 
@@ -117,10 +120,40 @@ def estimates_compute(campaign: Campaign, fingerprint: str | None = None) -> dic
     # Draws made that do not count yet (judgments still open; a drawn topic counts once all its
     # documents are judged, those a run that arrived brought too): the page says why.
     result["draws_made"] = Draw.objects.filter(campaign=campaign).count()
+    if arrays.slot_used.any() and (grades[arrays.slot_used] >= 0).all():
+        systems, difference = _exact(campaign, arrays, grades, systems, difference)
+        result["exact"] = EXACT_NOTE
     share = estimand_share(campaign, arrays)
     result["systems"] = [in_estimand(row, share) for row in systems]
     result["difference"] = None if difference is None else in_estimand(difference, share)
     return result
+
+
+EXACT_NOTE = (
+    "Every pool item is judged: the Exact column is each value over the pool as evaluate gives it "
+    "from this campaign's qrels (documents outside the pool count 0); the estimates beside it are "
+    "what the sample alone says, and their intervals are meant to hold it."
+)
+
+
+def _exact(
+    campaign: Campaign, arrays: PoolArrays, grades: np.ndarray, systems: list[dict], difference: dict | None
+) -> tuple[list[dict], dict | None]:
+    """The rows once every pool item is judged, each with `exact`: its metric's mean over the
+    topics from the grades, beside the sample's estimate (metrics the level cannot estimate get
+    their exact value too)."""
+    names = list(arrays.system_names)
+
+    def exact_value(metric_name: str, name: str) -> np.ndarray:
+        metric = campaign_metric(campaign, metric_name)
+        return topic_metric_values(arrays, grades, metric, names.index(name))
+
+    rows = [{**row, "exact": float(exact_value(row["metric"], row["name"]).mean())} for row in systems]
+    if difference is not None:
+        first, second = difference["systems"]
+        gap = exact_value(difference["metric"], first) - exact_value(difference["metric"], second)
+        difference = {**difference, "exact": float(gap.mean())}
+    return rows, difference
 
 
 def snapshot_record(campaign: Campaign) -> EstimateSnapshot | None:

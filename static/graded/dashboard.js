@@ -102,7 +102,9 @@
     const body = table.tBodies[0];
     clear(head);
     clear(body);
-    const columns = ["System", "Estimate", "SE", presentation.interval_header];
+    // Once every pool item is judged, each row's exact value stands beside the sample's estimate.
+    const exact = Boolean(estimates.exact);
+    const columns = exact ? ["System", "Exact", "Estimate", "SE", presentation.interval_header] : ["System", "Estimate", "SE", presentation.interval_header];
     for (const [, header] of extraIntervals) columns.push(header);
     columns.push("Draws", "Interval");
     head.append(el("tr", {}, columns.map((name, i) => el("th", { class: i > 0 && i < columns.length - 1 ? "num" : null, text: name }))));
@@ -122,18 +124,19 @@
       const rows = byMetric.get(metric);
       const reason = rows.find((r) => r.reason);
       body.append(el("tr", { class: "group" }, [el("th", { colspan: columns.length, scope: "colgroup", text: metric })]));
-      if (reason && rows.every((r) => r.value === null)) {
+      if (reason && rows.every((r) => r.value === null) && !exact) {
         body.append(el("tr", {}, [el("td", { colspan: columns.length, class: "muted small", text: "Not reported: " + reason.reason })]));
         continue;
       }
-      const range = extent(rows.flatMap((r) => [r.low, r.high, r.value]), true);
+      const range = extent(rows.flatMap((r) => [r.low, r.high, r.value, r.exact ?? null]), true);
       // One number of decimals for the metric's estimates, SEs and bounds.
-      const digits = decimalsFor(rows.flatMap((r) => [r.low, r.high, r.value]));
+      const digits = decimalsFor(rows.flatMap((r) => [r.low, r.high, r.value, r.exact ?? null]));
       for (const row of rows) {
         const outside = outsideInterval(row);
         if (outside) outsideRows += 1;
         const cells = [
           el("td", {}, [el("span", { class: "swatch", style: "background:" + colourOf(row.name) }), row.name]),
+          ...(exact ? [el("td", { class: "num strong", "data-field": "exact", text: fixed(row.exact, digits) })] : []),
           el("td", { class: "num strong", "data-field": "value", "data-outside": outside ? "1" : null, text: fixed(row.value, digits) + (outside ? " †" : "") }),
           el("td", { class: "num", "data-field": "se", text: fixed(row.se, digits) }),
           el("td", { class: row.reliable === false ? "small muted" : "num", "data-field": "clt", text: intervalText(row, digits) }),
@@ -148,6 +151,7 @@
     }
     const note = document.getElementById("estimates-note");
     note.textContent =
+      (estimates.exact ? estimates.exact + " " : "") +
       presentation.note +
       "Draws = draws counted so far (with replacement: an item drawn twice counts twice and is judged once, so draws can outnumber judgments); SE = estimated standard error." +
       (estimates.draws_made > estimates.draws
@@ -191,6 +195,9 @@
         el("span", { class: "big", id: "difference-value", text: fixed(difference.value, digits) }),
         el("span", { class: "muted", text: " ± " + fixed(difference.se, digits) + " (SE) · 95 % CI " + intervalText(difference, digits) }),
       ]),
+      difference.exact === undefined || difference.exact === null
+        ? ""
+        : el("div", { class: "small", id: "difference-exact", text: "Every pool item is judged: the exact difference is " + fixed(difference.exact, digits) + " (the estimate above is the sample's)." }),
       el("div", { class: "small" }, [
         leader === null
           ? "No draw counted yet."
