@@ -280,3 +280,20 @@ def test_it_changes_the_budget_and_rejects_a_negative_one(
     assert client.post(url, {"budget": "500"}).status_code == 302
     campaign.refresh_from_db()
     assert campaign.budget == 500.0
+
+
+def test_a_campaign_whose_pool_is_judged_before_its_budget_says_the_rest_is_not_needed(
+    assessor: AbstractBaseUser, coordinator: AbstractBaseUser, campaign: Campaign
+) -> None:
+    judged = 0
+    while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
+        task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)
+        judged += 1
+    assert 0 < judged < campaign.budget
+    html = (
+        client_for(coordinator).get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    )
+    left = f"{campaign.budget - judged:g}"
+    assert "Every item of the pool is judged" in html
+    assert f"<b>{left}</b><span>not needed (the pool is judged)</span>" in html
+    assert f"The pool needed less than the budget: {left} of it" in html
