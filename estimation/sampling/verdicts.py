@@ -255,7 +255,10 @@ def first_verdict(plan: VerdictPlan, looks: Sequence[Look], *, over: bool) -> Re
     last = looks[-1]
     reason = look_problem(plan, last)
     if over:
-        reason = reason or "the interval still held the threshold when the labels ran out"
+        reason = reason or (
+            "the rule's interval still held the threshold (0 for better or worse, minus the margin "
+            "for not worse) when the labels ran out"
+        )
         return Reading(NOT_SETTLED, band, last, reason)
     return Reading("", band, last, reason)
 

@@ -349,6 +349,10 @@ def test_a_two_system_campaign_gets_its_own_verdict_shown_on_its_pages(
     client.force_login(coordinator)
     page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert "Verdict: alpha is better than poor" in page and "Save the pair" not in page
+    # The rule's interval is named as the rule's, not mistaken for the running difference's.
+    assert (
+        "the rule's interval [" in page and "can differ from the running difference's 95 % interval" in page
+    )
     dashboard = client.get(f"/campaigns/{campaign.pk}/dashboard/").content.decode()
     assert "Verdict: alpha is better than poor" in dashboard
 
