@@ -80,10 +80,10 @@ def _documents_missing(campaign: Campaign) -> Problem | None:
         "identifier (upload the documents file)"
     )
     pool = PoolItem.objects.filter(campaign=campaign)
-    if pool.exists():
+    pooled = stubs.filter(pk__in=pool.values("document_id")).count() if pool.exists() else None
+    if pooled is not None and pooled < stubs.count():
         # Runs rank deeper than the pool: say how many of them assessors will actually see, so the
         # count is not read against the pool's size.
-        pooled = stubs.filter(pk__in=pool.values("document_id")).count()
         message = (
             f"documents ranked by runs but not in any documents upload ({pooled} of them in the pool "
             "assessors judge, the rest ranked below the pool depth): assessors judge them by their "
