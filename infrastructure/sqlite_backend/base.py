@@ -13,6 +13,12 @@ How: SQLite's own handler gives up after `SQLITE_WAIT_SECONDS`; a statement refu
 nothing of it was applied) is tried again after `POLL_SECONDS`, until the database's timeout
 (OPTIONS "timeout", 30 s in the settings) has passed; then the error is raised as before. Inside
 a transaction there is nothing to wait for: IMMEDIATE transactions hold the lock from BEGIN.
+
+A new connection's set-up (the settings' init commands: the WAL journal mode) runs before any
+cursor of ours exists: it waits on SQLite's own handler for the whole timeout, and only then is
+the connection's wait cut to `SQLITE_WAIT_SECONDS`. With the short wait from the start, a
+connection opened while another held the database exclusively (a backup writing into it, a
+checkpoint) failed at once with "database is locked".
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.lock_wait_seconds = float(params.get("timeout", 5.0))
         params["timeout"] = SQLITE_WAIT_SECONDS
         return params
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        connection = super().get_new_connection({**conn_params, "timeout": self.lock_wait_seconds})
+        connection.execute(f"PRAGMA busy_timeout = {round(SQLITE_WAIT_SECONDS * 1000)}")
+        return connection
 
     def create_cursor(self, name: str | None = None) -> Any:
         cursor = self.connection.cursor(factory=LockPollingCursor)

@@ -57,3 +57,24 @@ def test_a_lock_never_freed_still_fails_after_the_database_timeout(holder: sqlit
     with connection.cursor() as cursor:
         cursor.execute("INSERT INTO lock_probe (x) VALUES (2)")
     assert holder.execute("SELECT x FROM lock_probe").fetchall() == [(2,)]
+
+
+def test_a_connection_opened_while_another_holds_the_database_waits_instead_of_failing(
+    transactional_db: None,
+) -> None:
+    # An exclusive holder (as a backup writing into the database is) blocks even the journal-mode
+    # set-up of a new connection: it waits for the holder, and its writes then poll for the lock.
+    connection.close()  # in WAL mode, an exclusive holder must be the database's only connection
+    name = connection.settings_dict["NAME"]
+    exclusive = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
+    exclusive.execute("PRAGMA locking_mode=EXCLUSIVE")
+    exclusive.execute("CREATE TABLE exclusive_probe (x INTEGER)")  # the write that takes the lock
+    threading.Timer(0.4, exclusive.close).start()
+    started = time.monotonic()
+    fresh = connection.get_new_connection(connection.get_connection_params())
+    try:
+        assert time.monotonic() - started >= 0.3
+        assert fresh.execute("PRAGMA busy_timeout").fetchone() == (round(SQLITE_WAIT_SECONDS * 1000),)
+        fresh.execute("DROP TABLE exclusive_probe")
+    finally:
+        fresh.close()
