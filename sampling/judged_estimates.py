@@ -191,7 +191,8 @@ def judged_level_run_estimate(
         return result
     reachable_weights = np.where(placed.support, placed.weights, 0.0)
     estimate, _ = judged.estimate(arrays, reachable_weights, campaign_spent(campaign)[1])
-    return run_result_finish(result, estimate, placed.unreachable_mass, float(placed.run_weights.sum()))
+    total = float(placed.run_weights.sum())
+    return run_result_finish(result, estimate, placed.unreachable_mass, total, metric.value_bounds())
 
 
 def judged_difference_estimate(

@@ -668,9 +668,17 @@ def item_level_run_estimate(
     return run_result_finish(result, scaled, reuse.unreachable_mass, float(run_weights.sum()))
 
 
-def run_result_finish(result: dict[str, Any], estimate: Any, mass: float, total: float) -> dict[str, Any]:
+def run_result_finish(
+    result: dict[str, Any],
+    estimate: Any,
+    mass: float,
+    total: float,
+    bounds: tuple[float, float] | None = None,
+) -> dict[str, Any]:
     """Fill a new run's evaluation `result` from its estimate and the weight the draws could not
-    reach (`mass` of the run's `total`), with the warning when that share is not small."""
+    reach (`mass` of the run's `total`), with the warning when that share is not small; `bounds`
+    cut the interval to the values the metric can take, as the estimate rows are cut (for an
+    estimator that does not cut its own)."""
 
     def number(value: float) -> float | None:
         return None if not np.isfinite(value) else float(value)
@@ -681,6 +689,8 @@ def run_result_finish(result: dict[str, Any], estimate: Any, mass: float, total:
     low, high = estimate.low, estimate.high
     if not estimate.reliable and np.isfinite(estimate.any_n_low) and np.isfinite(estimate.any_n_high):
         low, high = estimate.any_n_low, estimate.any_n_high
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
     result.update(
         value=number(estimate.value),
         se=number(estimate.standard_error),
