@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from demo.loading import DEMO_PASSWORD, demo_campaign_draft, demo_fill_and_start
+from demo.loading import demo_campaign_draft, demo_fill_and_start
 from graded.demo import DEMO_CAMPAIGN, DEMO_JUDGED_CAMPAIGN
 from labeling.models import Campaign
 from pairwise.demo import DEMO_TOPK_CAMPAIGN
 from sxs.demo import DEMO_SXS_CAMPAIGN
+from tests.e2e.helpers import log_in_demo
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 SIZES = {"phone": (390, 844), "desktop": (1400, 900)}
@@ -38,14 +39,6 @@ def demo(demo_loaded: None) -> dict[str, int]:
     ids["sxs"] = Campaign.objects.get(name=DEMO_SXS_CAMPAIGN).pk
     ids["pairwise"] = pairwise.pk
     return ids
-
-
-def log_in(page: Any, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", DEMO_PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
 
 
 def coordinator_pages(ids: dict[str, int]) -> list[tuple[str, str]]:
@@ -138,12 +131,12 @@ def test_every_page_meets_wcag_21_aa_at_both_sizes_in_both_themes(
     found: list[str] = []
     page.goto(live_server.url + "/accounts/login/")
     check(page, live_server.url, "login", None, found)
-    log_in(page, live_server.url, "demo-coordinator")
+    log_in_demo(page, live_server.url, "demo-coordinator")
     for name, path in coordinator_pages(demo):
         check(page, live_server.url, name, path, found)
     page.set_viewport_size({"width": 1400, "height": 900})
     page.click("text=Log out")
-    log_in(page, live_server.url, "demo-assessor")
+    log_in_demo(page, live_server.url, "demo-assessor")
     for name, path in assessor_pages(demo):
         check(page, live_server.url, name, path, found)
     assert not found, f"{len(found)} critical or serious axe violations:\n" + "\n".join(found)
@@ -241,7 +234,7 @@ def test_every_judge_page_works_by_keyboard_and_tells_a_screen_reader(
     browser_page: Any, live_server: Any, demo: dict[str, int]
 ) -> None:
     page = browser_page
-    log_in(page, live_server.url, "demo-assessor")
+    log_in_demo(page, live_server.url, "demo-assessor")
     for mode in ("graded", "pairwise", "topk", "sxs"):
         try:
             judge_by_keyboard(page, live_server.url, demo[mode])
