@@ -7,6 +7,8 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import OperationalError
 
+from infrastructure.unavailable import UNAVAILABLE
+
 logger = logging.getLogger(__name__)
 
 
@@ -42,5 +44,7 @@ def judge_runs_resume() -> int:
 def _resume_on_start(**_: object) -> None:
     try:
         judge_runs_resume.delay()
-    except Exception:  # a worker must start even if the broker hiccups
+    except UNAVAILABLE as error:  # a worker must start even if the broker hiccups
+        logger.warning("could not queue the judge runs' resumption: %r", error)
+    except Exception:
         logger.exception("could not queue the judge runs' resumption")

@@ -47,10 +47,9 @@ import uuid
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from kombu.exceptions import KombuError
-from redis.exceptions import RedisError
 
 from infrastructure.recompute_lock import recompute_lock, recompute_locked
+from infrastructure.unavailable import UNAVAILABLE
 from labeling.models import Campaign, CampaignProgress
 from labeling.modes import campaign_progress, mode_of
 
@@ -59,8 +58,6 @@ logger = logging.getLogger(__name__)
 # How long a queued recompute suppresses further enqueues for the same campaign (beyond the
 # minimum spacing); a marker whose recompute never runs (a lost message) expires after this.
 RECOMPUTE_COALESCE_SECONDS = 30
-# The failures of a cache or broker that is down, hung or unreachable.
-UNAVAILABLE = (KombuError, OSError, RedisError)
 # Pauses between attempts while the cache or broker is unavailable (seconds).
 RETRY_FIRST_SECONDS = 0.05
 RETRY_MAX_SECONDS = 1.0
@@ -135,8 +132,8 @@ def recompute_queue(campaign_id: int) -> bool:
     """
     try:
         return _recompute_queue_once(campaign_id, uuid.uuid4().hex)
-    except UNAVAILABLE:
-        logger.exception("could not enqueue campaign_refresh(%s)", campaign_id)
+    except UNAVAILABLE as error:
+        logger.warning("could not enqueue campaign_refresh(%s): %r", campaign_id, error)
         try:
             cache.delete(_marker_keys(campaign_id)[0])
         except UNAVAILABLE:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import connection
 
+from infrastructure.unavailable import UNAVAILABLE
+
 logger = logging.getLogger(__name__)
 
 _sweeps: list[Callable[[], object]] = []
@@ -34,6 +36,8 @@ def sweep_once() -> None:
     for sweep in list(_sweeps):
         try:
             sweep()
+        except UNAVAILABLE as error:
+            logger.warning("sweep %r: cache or broker unavailable (%r); next round retries", sweep, error)
         except Exception:
             logger.exception("sweep %r failed; trying again next round", sweep)
     # The thread's own connection: closed between rounds, so an idle worker holds none open.

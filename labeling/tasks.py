@@ -17,6 +17,8 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import OperationalError
 
+from infrastructure.unavailable import UNAVAILABLE
+
 logger = logging.getLogger(__name__)
 
 
@@ -61,5 +63,8 @@ def _catch_up_on_start(**_: object) -> None:
     sweeper_start()
     try:
         campaigns_catch_up.delay()
-    except Exception:  # a worker must start even if the broker hiccups; the next judgment catches up
+    # A worker must start even if the broker hiccups; the next judgment catches up.
+    except UNAVAILABLE as error:
+        logger.warning("could not queue the catch-up recompute: %r", error)
+    except Exception:
         logger.exception("could not queue the catch-up recompute")

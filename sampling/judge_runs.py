@@ -36,6 +36,7 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from estimation.judges.prompts import PromptError
+from infrastructure.unavailable import UNAVAILABLE
 from labeling.models import Campaign, PoolItem
 from labeling.recompute import recompute_soon
 from sampling.judge_calls import judge_run_finish, judge_total_cost, lease_seconds, pending_pairs
@@ -111,6 +112,8 @@ def step_queue(run_id: int, countdown: float | None = None, waited_for: str | No
     the next worker start (which resumes every active run)."""
     try:
         current_app.send_task(STEP_TASK, args=[run_id, waited_for], countdown=countdown)
+    except UNAVAILABLE as error:
+        logger.warning("could not queue judge run %s (%r); a worker start resumes it", run_id, error)
     except Exception:
         logger.exception("could not queue judge run %s; a worker start resumes it", run_id)
 

@@ -369,8 +369,9 @@ def run_scenario(
     errors = {}
     for name in ("web-a", "web-b", survivor):
         text = cluster.log(name).read_text(errors="replace")
-        if "Traceback" in text or " ERROR" in text or "ERROR/" in text:
-            errors[name] = text[-3000:]
+        found = [at for at in (text.find("Traceback"), text.find(" ERROR"), text.find("ERROR/")) if at >= 0]
+        if found:  # the first error with what led to it, which the log's tail may not hold
+            errors[name] = text[max(0, min(found) - 500) : min(found) + 2500]
     return ScaleOutReport(
         judgments=total,
         pool=pool,

@@ -41,6 +41,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from infrastructure.unavailable import UNAVAILABLE
 from outbound import DEFAULT_PORTS, WEBHOOK, OutboundRefused, Resolver, checked_transport, system_resolver
 from webhooks.models import WebhookAttempt, WebhookDelivery
 
@@ -91,7 +92,9 @@ def deliveries_queue(delivery_ids: list[int], countdown: float = 0) -> None:
             current_app.send_task(
                 DELIVER_TASK, args=[delivery_id], countdown=countdown, queue=settings.WEBHOOKS_QUEUE
             )
-        except Exception:  # the broker is away: the delivery stays pending, the worker's start resumes it
+        except UNAVAILABLE as error:  # the delivery stays pending, the worker's start resumes it
+            logger.warning("could not queue webhook delivery %s: %r", delivery_id, error)
+        except Exception:
             logger.exception("could not queue webhook delivery %s", delivery_id)
 
 

@@ -184,7 +184,9 @@ def test_a_pool_with_work_left_keeps_running(campaign: Campaign, assessor: Abstr
     queued_recomputes()
 
 
-def test_a_sweep_round_runs_every_check_and_survives_a_failing_one() -> None:
+def test_a_sweep_round_runs_every_check_and_survives_a_failing_one(caplog: pytest.LogCaptureFixture) -> None:
+    """A bug is logged with its traceback; a cache or broker that is away (expected in operation)
+    is one warning line."""
     from labeling import sweeper
 
     calls: list[str] = []
@@ -193,13 +195,22 @@ def test_a_sweep_round_runs_every_check_and_survives_a_failing_one() -> None:
         calls.append("failing")
         raise RuntimeError("boom")
 
+    def unreachable() -> None:
+        calls.append("unreachable")
+        raise ConnectionRefusedError("the cache is away")
+
     saved = list(sweeper._sweeps)
-    sweeper._sweeps[:] = [failing, lambda: calls.append("next")]
+    sweeper._sweeps[:] = [failing, unreachable, lambda: calls.append("next")]
     try:
-        sweeper.sweep_once()
-        assert calls == ["failing", "next"]
+        with caplog.at_level("WARNING", logger="labeling.sweeper"):
+            sweeper.sweep_once()
+        assert calls == ["failing", "unreachable", "next"]
     finally:
         sweeper._sweeps[:] = saved
+    [bug] = [record for record in caplog.records if "boom" in record.getMessage() or record.exc_info]
+    assert bug.levelname == "ERROR" and bug.exc_info is not None
+    [away] = [record for record in caplog.records if "the cache is away" in record.getMessage()]
+    assert away.levelname == "WARNING" and away.exc_info is None
 
 
 def test_the_sweep_waits_for_its_next_round_when_the_cache_times_out(

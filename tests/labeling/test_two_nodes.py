@@ -61,7 +61,10 @@ def test_two_web_nodes_and_two_workers_lose_one_of_each_and_lose_nothing(cluster
     assert report.status == ("done" if report.judgments == report.pool else "running"), report.status
     assert len(report.recomputes) >= 3 and report.survivor_recomputes > 0, report.recomputes
     assert not report.overlapping, report.overlapping
-    assert not report.errors_logged, report.errors_logged
+    # Printed in full: pytest shortens a long assertion message.
+    for name, text in report.errors_logged.items():
+        print(f"--- {name}'s first error:\n{text}")
+    assert not report.errors_logged, list(report.errors_logged)
     print(
         f"{report.judgments} judgments; {len(report.recomputes)} recomputes; latest snapshot current "
         f"{report.current_after:.1f} s after the last answer"
