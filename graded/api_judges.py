@@ -24,6 +24,7 @@ from labeling.serializers import ErrorsSerializer, ImportReportSerializer
 from labeling.strict_json import StrictSerializer
 from sampling import (
     Judge,
+    JudgeSetting,
     judge_calibration_import,
     judge_choose_for_sampling,
     judge_create,
@@ -32,44 +33,57 @@ from sampling import (
     judge_labels_import,
     judge_run_cancel,
     judge_run_start,
+    judge_setting_kinds,
+    judge_settings_all,
     judge_summary,
     judge_update,
     judges_summaries,
 )
 
 
-class JudgeInputSerializer(StrictSerializer):
-    # The registered kinds (sampling.judge_kinds), read when the serializer is made: a kind
-    # registered after this module was imported is offered too.
+def _setting_field(setting: JudgeSetting, *, output: bool = False) -> serializers.Field:
+    """The API's field of a kind's setting (`JudgeKind.settings`): optional on input, every
+    judge's value (the default for another kind's) on output."""
+    help_text = f"{' and '.join(judge_setting_kinds(setting.name))}: {setting.help or setting.label}"
+    options: dict[str, Any] = {"help_text": help_text}
+    if output:
+        options["allow_null"] = True
+    else:
+        options["required"] = False
+        if setting.blank_is_none:
+            options["allow_null"] = True
+    if setting.type == "text":
+        if not output:
+            options |= {"max_length": setting.max_length, "allow_blank": True}
+        return serializers.CharField(**options)
+    if setting.type == "boolean":
+        return serializers.BooleanField(**options)
+    if setting.type == "date":
+        return serializers.CharField(**options) if output else serializers.DateField(**options)
+    bounds: dict[str, Any] = {} if output else {"min_value": setting.minimum, "max_value": setting.maximum}
+    if setting.type == "integer":
+        return serializers.IntegerField(**options, **bounds)
+    return serializers.FloatField(**options, **bounds)
+
+
+class _WithKindSettings:
+    """A serializer whose fields include every registered kind's settings, read when the
+    serializer is made: a kind registered after this module was imported is offered too."""
+
+    output = False
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()  # type: ignore[misc]
+        for name, setting in judge_settings_all().items():
+            fields.setdefault(name, _setting_field(setting, output=self.output))
+        return fields
+
+
+class JudgeInputSerializer(_WithKindSettings, StrictSerializer):
     kind = serializers.ChoiceField(choices=[], default="upload")
     name = serializers.CharField(max_length=200)
-    base_url = serializers.CharField(
-        max_length=500,
-        required=False,
-        allow_blank=True,
-        help_text="endpoint: e.g. http://localhost:8000/v1; its host must be one the settings' "
-        "OUTBOUND_ALLOWED_HOSTS allow (no '?', '#' or user name)",
-    )
-    api_key_variable = serializers.CharField(
-        max_length=100,
-        required=False,
-        allow_blank=True,
-        help_text="endpoint: the worker's environment variable holding the API key (one the settings' "
-        "JUDGE_API_KEY_HOSTS binds to the base URL's host); the key itself is never sent to or stored by "
-        "the app",
-    )
-    with_probabilities = serializers.BooleanField(
-        required=False, help_text="endpoint: ask for log-probabilities"
-    )
-    max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False)
-    concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
-    requests_per_minute = serializers.FloatField(min_value=0, required=False)
-    price_in_per_1k = serializers.FloatField(min_value=0, required=False)
-    price_out_per_1k = serializers.FloatField(min_value=0, required=False)
-    cost_cap = serializers.FloatField(min_value=0, required=False, allow_null=True)
     model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     prompt = serializers.CharField(max_length=100_000, required=False, allow_blank=True, default="")
-    version_date = serializers.DateField(required=False, allow_null=True, default=None)
     notes = serializers.CharField(max_length=10_000, required=False, allow_blank=True, default="")
     shares_model_with = serializers.CharField(
         max_length=500,
@@ -87,13 +101,14 @@ class JudgeInputSerializer(StrictSerializer):
         kind.help_text = judge_kinds_help()
 
 
-class JudgeSerializer(StrictSerializer):
+class JudgeSerializer(_WithKindSettings, StrictSerializer):
+    output = True
+
     id = serializers.IntegerField()
     name = serializers.CharField()
     kind = serializers.CharField()
     model = serializers.CharField()
     prompt = serializers.CharField()
-    version_date = serializers.CharField(allow_null=True)
     notes = serializers.CharField()
     shares_model_with = serializers.ListField(child=serializers.CharField())
     simulated = serializers.BooleanField()
@@ -107,18 +122,10 @@ class JudgeSerializer(StrictSerializer):
         "leniency, exact[, topics]} on the pool items both labelled"
     )
     warnings = serializers.ListField(child=serializers.CharField())
-    version = serializers.IntegerField(help_text="raised by every edit of the model or prompt")
-    base_url = serializers.CharField()
-    api_key_variable = serializers.CharField(help_text="the variable's name; the key is never shown")
+    version = serializers.IntegerField(help_text="raised by every edit of what the judge is asked")
     api_key_set = serializers.BooleanField(
-        allow_null=True, help_text="whether the web server's environment has it"
+        allow_null=True, help_text="endpoint: whether the web server's environment has the key variable"
     )
-    with_probabilities = serializers.BooleanField()
-    concurrency = serializers.IntegerField()
-    requests_per_minute = serializers.FloatField()
-    price_in_per_1k = serializers.FloatField()
-    price_out_per_1k = serializers.FloatField()
-    cost_cap = serializers.FloatField(allow_null=True)
     total_cost = serializers.FloatField()
     thresholds = serializers.JSONField(allow_null=True, help_text="lexical: {cuts, source}")
     runnable = serializers.BooleanField()
@@ -157,18 +164,12 @@ class JudgesApi(APIView):
         return Response(JudgeSerializer(judge_summary(judge)).data, status=status.HTTP_201_CREATED)
 
 
-class JudgeEditSerializer(StrictSerializer):
+class JudgeEditSerializer(_WithKindSettings, StrictSerializer):
+    """What an edit may change: every judge's model, prompt, notes and shared systems, and the
+    settings of the judge's kind (`judge_update` refuses another kind's)."""
+
     model = serializers.CharField(max_length=200, required=False)
     prompt = serializers.CharField(max_length=100_000, required=False)
-    base_url = serializers.CharField(max_length=500, required=False)
-    with_probabilities = serializers.BooleanField(required=False)
-    max_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False)
-    api_key_variable = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
-    requests_per_minute = serializers.FloatField(min_value=0, required=False)
-    price_in_per_1k = serializers.FloatField(min_value=0, required=False)
-    price_out_per_1k = serializers.FloatField(min_value=0, required=False)
-    cost_cap = serializers.FloatField(min_value=0, required=False, allow_null=True)
     notes = serializers.CharField(max_length=10_000, required=False, allow_blank=True)
     shares_model_with = serializers.CharField(max_length=500, required=False, allow_blank=True)
     refit = serializers.BooleanField(
@@ -182,8 +183,9 @@ class JudgeEditSerializer(StrictSerializer):
 class JudgeApi(APIView):
     """One judge: version, coverage of the pool, agreement with the humans (per topic on demand),
     and its latest run's progress, tokens, cost, refusals and last error. PATCH edits it: a new
-    model, prompt, base URL, probabilities or max_tokens (or `refit` for a lexical judge) makes a
-    new version; the other settings do not."""
+    model, prompt or a setting its kind marks as changing the answers (an endpoint's base URL,
+    probabilities, max_tokens; `refit` for a lexical judge) makes a new version; the other
+    settings do not."""
 
     @extend_schema(request=JudgeEditSerializer, responses={200: JudgeSerializer, 400: OpenApiResponse()})
     def patch(self, request: Request, campaign_id: int, judge_id: int) -> Response:

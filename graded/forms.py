@@ -8,8 +8,7 @@ from django import forms
 
 from labeling.forms import PlainFloatField
 from labeling.models import Campaign
-from outbound import key_variables
-from sampling import judge_kind, judge_kind_choices, judge_kind_own_fields
+from sampling import JudgeSetting, judge_kind, judge_kind_choices, judge_settings_all
 
 
 class GoldForm(forms.Form):
@@ -23,15 +22,33 @@ class GoldForm(forms.Form):
     min_answers = forms.IntegerField(min_value=1, max_value=1000, label="…after this many gold answers")
 
 
-KEPT_BLANK = ("cost_cap", "version_date")
-"""Judge fields whose blank means something (no cap, no date) rather than "keep the default"."""
+def _setting_field(setting: JudgeSetting) -> forms.Field:
+    """The add-judge form's field of a kind's setting (`JudgeKind.settings`), optional: a blank
+    keeps the default, or means none where the setting says so."""
+    options: dict[str, Any] = {"required": False, "help_text": setting.help}
+    if setting.label:
+        options["label"] = setting.label
+    if setting.choices is not None:
+        return forms.ChoiceField(**options, choices=setting.choices())
+    if setting.type == "text":
+        return forms.CharField(**options, max_length=setting.max_length)
+    if setting.type == "boolean":
+        return forms.BooleanField(**options)
+    if setting.type == "date":
+        return forms.DateField(**options)
+    if setting.default is not None:
+        options["initial"] = setting.default
+    bounds: dict[str, Any] = {"min_value": setting.minimum, "max_value": setting.maximum}
+    if setting.type == "integer":
+        return forms.IntegerField(**options, **bounds)
+    return PlainFloatField(**options, **bounds)
 
 
 class JudgeForm(forms.Form):
-    """A model judge: where its labels come from (files, an OpenAI-compatible endpoint, the
-    built-in lexical judge), its name and version (shown wherever its labels are used) and, for
-    an endpoint, how to ask it. The API key is never typed here: the judge names the
-    environment variable of the worker that holds it."""
+    """A model judge: where its labels come from (its kind: files, an OpenAI-compatible
+    endpoint, the built-in lexical judge), its name and version (shown wherever its labels are
+    used), and its kind's own settings (an endpoint's: how to ask it). The API key is never
+    typed here: an endpoint judge names the environment variable of the worker that holds it."""
 
     kind = forms.ChoiceField(
         initial="upload",
@@ -43,17 +60,6 @@ class JudgeForm(forms.Form):
         required=False,
         help_text="e.g. gpt-4o-mini, llama3.1:8b, DeepSeek-V3 (as the endpoint names it)",
     )
-    base_url = forms.CharField(
-        max_length=500,
-        required=False,
-        label="Endpoint base URL",
-        help_text="endpoint: e.g. http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM), https://api.openai.com/v1",
-    )
-    api_key_variable = forms.ChoiceField(
-        required=False,
-        label="API key from",
-        help_text="endpoint: the worker's environment variable holding the key (no key: e.g. a local server)",
-    )
     prompt = forms.CharField(
         required=False,
         max_length=100_000,
@@ -62,25 +68,6 @@ class JudgeForm(forms.Form):
         "{doc_title} {docno} {qid} {top_grade} ({{ for a literal brace); blank: the UMBRELA-style "
         "prompt. Upload: the prompt's name and hash",
     )
-    with_probabilities = forms.BooleanField(
-        required=False,
-        label="Answer with probabilities",
-        help_text="endpoint: ask for log-probabilities (labels carry probs)",
-    )
-    concurrency = forms.IntegerField(
-        min_value=1, max_value=64, initial=4, required=False, help_text="requests at once"
-    )
-    requests_per_minute = forms.FloatField(min_value=0, initial=0, required=False, help_text="0: no limit")
-    price_in_per_1k = forms.FloatField(
-        min_value=0, initial=0, required=False, label="Price per 1,000 prompt tokens"
-    )
-    price_out_per_1k = forms.FloatField(
-        min_value=0, initial=0, required=False, label="Price per 1,000 answer tokens"
-    )
-    cost_cap = forms.FloatField(
-        min_value=0, required=False, help_text="runs stop once the judge has cost this much"
-    )
-    version_date = forms.DateField(required=False, help_text="upload: when the labels were made (YYYY-MM-DD)")
     notes = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
     shares_model_with = forms.CharField(
         required=False,
@@ -90,20 +77,26 @@ class JudgeForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        variables = [("", "no key")] + [(name, name) for name in key_variables()]
-        self.fields["api_key_variable"].choices = variables  # type: ignore[attr-defined]
         self.fields["kind"].choices = judge_kind_choices()  # type: ignore[attr-defined]
+        # Every kind's settings, after the model (the script shows those of the chosen kind).
+        settings = {name: _setting_field(setting) for name, setting in judge_settings_all().items()}
+        order = ["kind", "name", "model", *settings, "prompt", "notes", "shares_model_with"]
+        self.fields.update(settings)
+        self.order_fields(order)
 
     def judge_fields(self) -> dict[str, Any]:
-        """The cleaned values as `judge_create` takes them: a kind's own fields only for that kind
-        (`JudgeKind.own_fields`), and blank numbers keep the defaults (a blank cost cap: none)."""
+        """The cleaned values as `judge_create` takes them: the chosen kind's settings only
+        (`JudgeKind.settings`), and blank numbers keep the defaults (a blank cost cap: none)."""
         data = dict(self.cleaned_data)
-        chosen = set(judge_kind(data["kind"]).own_fields)
-        others = {name for fields in judge_kind_own_fields().values() for name in fields} - chosen
+        chosen = judge_kind(data["kind"])
+        every = judge_settings_all()
         return {
             name: value
             for name, value in data.items()
-            if name not in others and (value is not None or name in KEPT_BLANK)
+            if name not in every
+            or (
+                (setting := chosen.setting(name)) is not None and (value is not None or setting.blank_is_none)
+            )
         }
 
 

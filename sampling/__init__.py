@@ -46,10 +46,13 @@ if TYPE_CHECKING:
     from sampling.judge_editing import judge_create, judge_settings_problems, judge_update
     from sampling.judge_kinds import (
         JudgeKind,
+        JudgeSetting,
         judge_kind,
         judge_kind_choices,
         judge_kind_own_fields,
         judge_kinds_help,
+        judge_setting_kinds,
+        judge_settings_all,
         register_judge_kind,
     )
     from sampling.judge_labels import (
@@ -151,6 +154,9 @@ _HOMES: dict[str, str] = {
     "judge_settings_problems": "sampling.judge_editing",
     "judge_update": "sampling.judge_editing",
     "JudgeKind": "sampling.judge_kinds",
+    "JudgeSetting": "sampling.judge_kinds",
+    "judge_settings_all": "sampling.judge_kinds",
+    "judge_setting_kinds": "sampling.judge_kinds",
     "judge_kind": "sampling.judge_kinds",
     "judge_kind_choices": "sampling.judge_kinds",
     "judge_kind_own_fields": "sampling.judge_kinds",
@@ -258,6 +264,9 @@ __all__ = [
     "judge_settings_problems",
     "judge_update",
     "judge_kind_own_fields",
+    "JudgeSetting",
+    "judge_settings_all",
+    "judge_setting_kinds",
     "register_judge_kind",
     "judge_summary",
     "judged_sample_csv",

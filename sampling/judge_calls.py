@@ -16,8 +16,8 @@ from django.db import transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
+from estimation.judges.answers import JudgeAnswer
 from estimation.judges.calibration import judge_classes
-from estimation.judges.endpoint import EndpointAnswer
 from labeling.models import PoolItem
 from sampling.models import Judge, JudgeCall, JudgeLabel, JudgeRun
 from sampling.served import engine_serves
@@ -102,10 +102,16 @@ def judge_run_done(run_id: int) -> str:
     return "done"
 
 
-def judge_answer_store(run: JudgeRun, answer: EndpointAnswer, cost: float) -> None:
+def judge_answer_store(run: JudgeRun, answer: JudgeAnswer, cost: float) -> None:
     """One answer, at once: the cache row, the label (replacing the pair's earlier one) and the
-    run's counters, in one transaction."""
+    run's counters, in one transaction. TypeError for an answer of another type than the one
+    the judge's kind declares (`JudgeKind.answer_type`): the columns below read its fields."""
+    from sampling.judge_kinds import judge_kind  # the kinds' steps import this module
+
     judge = run.judge
+    declared = judge_kind(judge.kind).answer_type
+    if not isinstance(answer, declared):
+        raise TypeError(f"a {judge.kind} judge answers with {declared.__name__}, not {type(answer).__name__}")
     qid, docno = answer.key
     outcome = answer.outcome
     with transaction.atomic():
@@ -177,7 +183,7 @@ def judge_pair_skip_store(run: JudgeRun, pair: tuple[str, str], reason: str) -> 
         JudgeRun.objects.filter(pk=run.pk).update(skipped=F("skipped") + 1)
 
 
-def _call_text(answer: EndpointAnswer) -> str:
+def _call_text(answer: JudgeAnswer) -> str:
     """What the cache shows of an answer: the answer, a refusal's reason with the answer, or the error."""
     if answer.outcome == "error":
         return answer.error

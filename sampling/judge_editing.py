@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import date
 from typing import Any
 
 from django.conf import settings
@@ -15,44 +14,35 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from labeling.models import Campaign
-from sampling.judge_kinds import judge_kind
+from sampling.judge_kinds import (
+    COMMON_UNVERSIONED,
+    COMMON_VERSIONED,
+    judge_kind,
+    judge_setting_kinds,
+    judge_settings_all,
+)
 from sampling.models import Judge, JudgeRun, JudgeVersion
 
-VERSIONED = ("model", "prompt", "base_url", "with_probabilities", "max_tokens")
-"""Fields that change what the judge answers: editing one makes a new version."""
-UNVERSIONED = (
-    "notes",
-    "shares_model_with",
-    "concurrency",
-    "requests_per_minute",
-    "price_in_per_1k",
-    "price_out_per_1k",
-    "cost_cap",
-    "api_key_variable",
-)
-LIMITED = (
-    "concurrency",
-    "max_tokens",
-    "requests_per_minute",
-    "price_in_per_1k",
-    "price_out_per_1k",
-    "cost_cap",
-)
-"""Settings bounded by the operator's ceilings (`judge_settings_problems`)."""
 MAX_REQUESTS_PER_MINUTE = 1_000_000.0
 
 
 def judge_settings_problems(kind: str, fields: Mapping[str, Any]) -> list[str]:
-    """What is wrong with a judge's settings, in words (empty: fine): its kind's own checks, then
-    the operator's ceilings. A setting that only some kinds have is refused on the others (a key
-    variable on a judge that sends nothing would only name an environment variable for no use)."""
+    """What is wrong with a judge's settings, in words (empty: fine): another kind's settings
+    given a value, its kind's own checks, then the operator's ceilings. A setting only some kinds
+    take is refused on the others (a key variable on a judge that sends nothing would only name
+    an environment variable for no use)."""
     own = judge_kind(kind)
     foreign = [
-        f"a judge of kind {kind!r} takes no {name} (it sends nothing)"
-        for name in ("api_key_variable", "base_url")
-        if str(fields.get(name) or "").strip() and name not in own.own_fields
+        f"a judge of kind {kind!r} takes no {name} (only {' and '.join(judge_setting_kinds(name))} judges do)"
+        for name, setting in judge_settings_all().items()
+        if own.setting(name) is None and setting.is_set(fields.get(name))
     ]
     return foreign + own.settings_problems(fields) + limit_problems(kind, fields)
+
+
+def judge_setting_values(judge: Judge) -> dict[str, Any]:
+    """The judge's values of its kind's settings (`JudgeKind.settings`)."""
+    return {setting.name: setting.value(judge) for setting in judge_kind(judge.kind).settings}
 
 
 def limit_problems(kind: str, fields: Mapping[str, Any]) -> list[str]:
@@ -92,16 +82,16 @@ def normalised_prompt(prompt: str) -> str:
 
 
 def version_record(judge: Judge, user: AbstractBaseUser | None = None) -> JudgeVersion:
-    """Record the judge's current version (what it is asked)."""
+    """Record the judge's current version: what it is asked (its model, prompt and its kind's
+    versioned settings) and the lexical judge's thresholds once fitted."""
+    kind = judge_kind(judge.kind)
     return JudgeVersion.objects.create(
         judge=judge,
         number=judge.version,
         model=judge.model,
         prompt=judge.prompt,
         asked_with={
-            "base_url": judge.base_url,
-            "with_probabilities": judge.with_probabilities,
-            "max_tokens": judge.max_tokens,
+            **{setting.name: setting.json_value(judge) for setting in kind.settings if setting.versioned},
             "thresholds": judge.thresholds,
         },
         created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]
@@ -110,27 +100,32 @@ def version_record(judge: Judge, user: AbstractBaseUser | None = None) -> JudgeV
 
 @transaction.atomic
 def judge_update(judge: Judge, *, user: AbstractBaseUser | None = None, **changes: Any) -> Judge:
-    """Edit a judge; a change of what it is asked (`VERSIONED`, or refitting a lexical judge's
-    thresholds with ``refit=True``) makes a new version, whose labels replace the old ones as
-    its run reaches them. ValueError with the problems, or while a run is active."""
+    """Edit a judge; a change of what it is asked (`JudgeKind.versioned`, or refitting a lexical
+    judge's thresholds with ``refit=True``) makes a new version, whose labels replace the old
+    ones as its run reaches them. ValueError with the problems, or while a run is active."""
     judge = Judge.objects.select_for_update().get(pk=judge.pk)
+    kind = judge_kind(judge.kind)
     refit = bool(changes.pop("refit", False))
     if isinstance(changes.get("prompt"), str):
         changes["prompt"] = normalised_prompt(changes["prompt"])
-    unknown = set(changes) - {*VERSIONED, *UNVERSIONED}
+    unknown = set(changes) - set(kind.editable())
     if unknown:
-        raise ValueError(f"cannot change {', '.join(sorted(unknown))}")
-    merged = {name: getattr(judge, name) for name in (*VERSIONED, *LIMITED, "api_key_variable")} | changes
-    problems = judge_settings_problems(judge.kind, merged)
+        raise ValueError(f"a {judge.kind} judge cannot change {', '.join(sorted(unknown))}")
+    current = {name: getattr(judge, name) for name in (*COMMON_VERSIONED, *COMMON_UNVERSIONED)}
+    current |= judge_setting_values(judge)
+    problems = judge_settings_problems(judge.kind, current | changes)
     if problems:
         raise ValueError("; ".join(problems))
-    new_version = refit or any(
-        name in changes and changes[name] != getattr(judge, name) for name in VERSIONED
-    )
+    asked = kind.versioned()
+    new_version = refit or any(name in changes and changes[name] != current[name] for name in asked)
     if new_version and JudgeRun.objects.filter(judge=judge, status__in=JudgeRun.ACTIVE).exists():
         raise ValueError("cancel the judge's run before changing what it is asked")
     for name, value in changes.items():
-        setattr(judge, name, value.strip() if isinstance(value, str) and name != "prompt" else value)
+        setting = kind.setting(name)
+        if setting is not None:
+            setting.assign(judge, value)
+        else:
+            setattr(judge, name, value.strip() if isinstance(value, str) and name != "prompt" else value)
     if new_version:
         judge.version += 1
         judge.thresholds = None
@@ -148,38 +143,46 @@ def judge_create(
     kind: str = "upload",
     model: str = "",
     prompt: str = "",
-    version_date: date | None = None,
     notes: str = "",
     shares_model_with: str = "",
     simulated: bool = False,
     user: AbstractBaseUser | None = None,
-    **endpoint: Any,
+    **kind_values: Any,
 ) -> Judge:
-    """A new judge of the campaign: uploaded labels, an endpoint (base_url, api_key_variable,
-    with_probabilities, max_tokens, concurrency, requests_per_minute, prices, cost_cap; the
-    default prompt when none is given) or the lexical judge. ValueError naming every problem."""
+    """A new judge of the campaign: uploaded labels, an endpoint, the lexical judge or a kind
+    registered later, with the values of its kind's settings (`JudgeKind.settings`: an
+    endpoint's base_url, api_key_variable, prices ...; the default prompt when none is given).
+    ValueError naming every problem."""
     name = name.strip()
     if not name:
         raise ValueError("a judge needs a name")
     own = judge_kind(kind)
     if Judge.objects.filter(campaign=campaign, name=name).exists():
         raise ValueError(f"the campaign already has a judge named {name!r}")
+    unknown = set(kind_values) - set(judge_settings_all())
+    if unknown:
+        raise ValueError(f"no judge kind takes {', '.join(sorted(unknown))}")
     model, prompt = own.creation_defaults(campaign, model=model, prompt=normalised_prompt(prompt))
-    problems = judge_settings_problems(kind, {"model": model, "prompt": prompt, **endpoint})
+    problems = judge_settings_problems(kind, {"model": model, "prompt": prompt, **kind_values})
     if problems:
         raise ValueError("; ".join(problems))
-    judge = Judge.objects.create(
+    judge = Judge(
         campaign=campaign,
         name=name,
         kind=kind,
         model=model.strip(),
         prompt=prompt,
-        version_date=version_date,
         notes=notes,
         shares_model_with=shares_model_with.strip(),
         simulated=simulated,
         created_by=user if user is not None and user.is_authenticated else None,  # type: ignore[misc]  # the project's user model
-        **{key: value for key, value in endpoint.items() if value is not None or key == "cost_cap"},
     )
+    for setting in own.settings:
+        value = kind_values.get(setting.name)
+        if value is not None or (setting.blank_is_none and setting.name in kind_values):
+            setting.assign(judge, value)
+        elif not setting.column:
+            setting.assign(judge, setting.default)
+    judge.save()
     version_record(judge, user)
     return judge

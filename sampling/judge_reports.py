@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,7 @@ from labeling.models import Campaign, Draw, PoolItem, System
 from sampling.estimates import estimates_current
 from sampling.focus import compared_systems
 from sampling.judge_calls import judge_total_cost
-from sampling.judge_kinds import judge_kind
+from sampling.judge_kinds import judge_kind, judge_settings_all
 from sampling.judge_labels import judge_for_sampling, pool_judge_classes
 from sampling.judge_runs import judge_run_latest, judge_run_progress
 from sampling.judged_estimates import judge_only_values
@@ -210,7 +209,6 @@ def _summary(judge: Judge, labels: _CampaignLabels, *, per_topic: bool) -> dict[
             f"({', '.join(map(str, versions))}): run the current version to replace the older labels"
         )
     latest = judge_run_latest(judge)
-    key_variable = judge.api_key_variable
     used = labels.sampling_judge
     return {
         "id": judge.pk,
@@ -218,7 +216,6 @@ def _summary(judge: Judge, labels: _CampaignLabels, *, per_topic: bool) -> dict[
         "kind": judge.kind,
         "model": judge.model,
         "prompt": judge.prompt,
-        "version_date": judge.version_date.isoformat() if judge.version_date else None,
         "notes": judge.notes,
         "shares_model_with": shared,
         "simulated": judge.simulated,
@@ -228,15 +225,11 @@ def _summary(judge: Judge, labels: _CampaignLabels, *, per_topic: bool) -> dict[
         "agreement": found,
         "warnings": warnings,
         "version": judge.version,
-        "base_url": judge.base_url,
-        "api_key_variable": key_variable,
-        "api_key_set": bool(os.environ.get(key_variable)) if key_variable else None,
-        "with_probabilities": judge.with_probabilities,
-        "concurrency": judge.concurrency,
-        "requests_per_minute": judge.requests_per_minute,
-        "price_in_per_1k": judge.price_in_per_1k,
-        "price_out_per_1k": judge.price_out_per_1k,
-        "cost_cap": judge.cost_cap,
+        # Every kind's settings, so that the API's fields are the same whatever the kind (the
+        # defaults for another kind's), then what the judge's own kind adds.
+        **{name: setting.json_value(judge) for name, setting in judge_settings_all().items()},
+        "api_key_set": None,
+        **kind.summary_extras(judge),
         "total_cost": judge_total_cost(judge),
         "thresholds": judge.thresholds,
         "thresholds_shown": ", ".join(f"{float(cut):.2f}" for cut in judge.thresholds["cuts"])

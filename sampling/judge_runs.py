@@ -40,7 +40,7 @@ from infrastructure.unavailable import UNAVAILABLE
 from labeling.models import Campaign, PoolItem
 from labeling.recompute import recompute_soon
 from sampling.judge_calls import judge_run_finish, judge_total_cost, lease_seconds, pending_pairs
-from sampling.judge_editing import LIMITED, limit_problems
+from sampling.judge_editing import judge_setting_values, limit_problems
 from sampling.judge_kinds import judge_kind
 from sampling.models import Judge, JudgeCall, JudgeRun
 
@@ -71,9 +71,7 @@ def judge_run_start(judge: Judge, *, user: AbstractBaseUser | None = None) -> Ju
     if active is not None:
         return active
     # A judge saved before the operator's ceilings (or under looser ones) runs only within them.
-    limits = limit_problems(
-        judge.kind, {name: getattr(judge, name) for name in (*LIMITED, "api_key_variable")}
-    )
+    limits = limit_problems(judge.kind, judge_setting_values(judge))
     if limits:
         raise ValueError(f"edit the judge first: {'; '.join(limits)}")
     if judge.cost_cap is not None and judge_total_cost(judge) >= judge.cost_cap:

@@ -101,6 +101,11 @@ class Judge(models.Model):
     thresholds = models.JSONField(
         null=True, blank=True, help_text="lexical: cut points fitted at its first run of this version"
     )
+    kind_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the values of its kind's own settings that have no column (JudgeKind.settings)",
+    )
     chosen_for_sampling = models.BooleanField(
         default=False, help_text="the judge the judged strategy uses (else the first judge with labels)"
     )

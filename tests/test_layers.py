@@ -118,7 +118,7 @@ def test_it_keeps_the_sampling_engine_below_the_modes() -> None:
 
 def test_it_keeps_webhooks_between_the_core_and_the_engine() -> None:
     """Webhooks build on the core and the outbound policy; the engine emits their events."""
-    assert package_imports()["webhooks"] <= {"labeling", "outbound"}
+    assert package_imports()["webhooks"] <= {"labeling", "outbound", "infrastructure"}
     assert "webhooks" in package_imports()["sampling"]
 
 

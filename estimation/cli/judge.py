@@ -27,7 +27,8 @@ import numpy as np
 from estimation.cli.judge_cache import AnswerCache, answer_fingerprint
 from estimation.formats.texts import read_document_texts, read_topic_texts
 from estimation.formats.trec import InputFileError, read_run
-from estimation.judges.endpoint import EndpointAnswer, EndpointClient, EndpointSettings, answer_cost
+from estimation.judges.answers import JudgeAnswer
+from estimation.judges.endpoint import EndpointClient, EndpointSettings, answer_cost
 from estimation.judges.lexical import Bm25Collection, fit_thresholds, lexical_query, pool_scores, rationale
 from estimation.judges.prompts import DocumentText, TopicText, check_template, default_prompt, render_prompt
 
@@ -192,7 +193,7 @@ class _Tally:
         self.cost = 0.0
         self.cached_cost = 0.0
 
-    def write(self, answer: EndpointAnswer, price: float, out: TextIO, *, cached: bool) -> None:
+    def write(self, answer: JudgeAnswer, price: float, out: TextIO, *, cached: bool) -> None:
         """Count an answer; a label goes to `out`, a refusal or an error to stderr."""
         self.counts[answer.outcome] += 1
         if cached:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from estimation.judges.endpoint import EndpointAnswer
+from estimation.judges.answers import JudgeAnswer
 
 
 def answer_fingerprint(
@@ -36,7 +36,7 @@ def answer_fingerprint(
 class CachedAnswer:
     """A stored answer and its price when it was asked."""
 
-    answer: EndpointAnswer
+    answer: JudgeAnswer
     cost: float
 
 
@@ -61,7 +61,7 @@ class AnswerCache:
         if not isinstance(record, dict) or record.get("fingerprint") != self.fingerprint:
             return
         grade = record.get("grade")
-        answer = EndpointAnswer(
+        answer = JudgeAnswer(
             (str(record["qid"]), str(record["docid"])),
             grade=grade if isinstance(grade, int) else None,
             probabilities=record.get("probs"),
@@ -79,7 +79,7 @@ class AnswerCache:
         """The pairs without a cached answer, in the given order."""
         return [pair for pair in pairs if pair not in self.answers]
 
-    def store(self, answer: EndpointAnswer, cost: float) -> None:
+    def store(self, answer: JudgeAnswer, cost: float) -> None:
         """Append a label or a refusal at once (an error is not cached: it is asked again)."""
         if answer.outcome == "error":
             return

@@ -39,6 +39,7 @@ from typing import Any
 
 import httpx
 
+from estimation.judges.answers import JudgeAnswer
 from estimation.judges.prompts import ParsedAnswer, grade_probabilities, parse_grade
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -81,29 +82,6 @@ class EndpointSettings:
     def url(self) -> str:
         base = self.base_url.rstrip("/")
         return base if base.endswith("/chat/completions") else f"{base}/chat/completions"
-
-
-@dataclass(frozen=True)
-class EndpointAnswer:
-    """One pair's outcome: a grade (with probabilities when asked and given), a refusal, or an
-    error after the retries; tokens and seconds as reported and measured."""
-
-    key: Any
-    grade: int | None = None
-    probabilities: list[float] | None = None
-    refusal: str = ""
-    error: str = ""
-    text: str = ""
-    tokens_in: int = 0
-    tokens_out: int = 0
-    seconds: float = 0.0
-    attempts: int = 1
-    finished: bool = True
-    """False: cut by the caller's stop or deadline before an answer or a final error (ask again)."""
-
-    @property
-    def outcome(self) -> str:
-        return "label" if self.grade is not None else "refusal" if self.refusal else "error"
 
 
 class FatalEndpointError(RuntimeError):
@@ -189,7 +167,7 @@ class EndpointClient:
             body["top_logprobs"] = min(20, max(5, self.settings.n_grades))
         return body
 
-    def ask(self, key: Any, prompt: str, deadline: float | None = None) -> EndpointAnswer:
+    def ask(self, key: Any, prompt: str, deadline: float | None = None) -> JudgeAnswer:
         """One pair, retried as the module says; FatalEndpointError for a non-retryable status.
         Nothing waits past `deadline` (monotonic): a pair cut before its first attempt came back
         returns with ``finished`` False (ask it again); one whose attempts failed until then is
@@ -229,7 +207,7 @@ class EndpointClient:
             self._sleep(pause)
             if self._cancelled.is_set():
                 return self._cut(key, started, attempt, "")
-        return EndpointAnswer(
+        return JudgeAnswer(
             key, error=last_error, seconds=time.monotonic() - started, attempts=self.settings.max_retries + 1
         )
 
@@ -266,12 +244,12 @@ class EndpointClient:
         }
         return httpx.Response(response.status_code, headers=headers, content=bytes(body))
 
-    def _cut(self, key: Any, started: float, attempts: int, last_error: str) -> EndpointAnswer:
+    def _cut(self, key: Any, started: float, attempts: int, last_error: str) -> JudgeAnswer:
         """A pair cut by the caller: an error if its attempts so far failed, else unfinished."""
         seconds = time.monotonic() - started
         if last_error:
-            return EndpointAnswer(key, error=last_error, seconds=seconds, attempts=attempts)
-        return EndpointAnswer(key, error="not finished", seconds=seconds, attempts=attempts, finished=False)
+            return JudgeAnswer(key, error=last_error, seconds=seconds, attempts=attempts)
+        return JudgeAnswer(key, error="not finished", seconds=seconds, attempts=attempts, finished=False)
 
     def _billed_at_most(self, prompt_chars: int) -> tuple[int, int]:
         """Token counts to charge when the endpoint's own are missing or not believable: the
@@ -279,9 +257,9 @@ class EndpointClient:
         still holds."""
         return prompt_chars, self.settings.max_tokens
 
-    def _too_large(self, key: Any, prompt: str, started: float, attempt: int) -> EndpointAnswer:
+    def _too_large(self, key: Any, prompt: str, started: float, attempt: int) -> JudgeAnswer:
         tokens_in, tokens_out = self._billed_at_most(len(prompt))
-        return EndpointAnswer(
+        return JudgeAnswer(
             key,
             refusal=f"the answer is longer than {self.settings.answer_max_bytes:,} bytes (not read further)",
             tokens_in=tokens_in,
@@ -292,7 +270,7 @@ class EndpointClient:
 
     def _answer(
         self, key: Any, response: httpx.Response, started: float, attempt: int, prompt_chars: int = 0
-    ) -> EndpointAnswer:
+    ) -> JudgeAnswer:
         seconds = time.monotonic() - started
         try:
             payload = response.json()
@@ -301,7 +279,7 @@ class EndpointClient:
             if not isinstance(text, str):
                 raise TypeError("content is not text")
         except (ValueError, KeyError, IndexError, TypeError):
-            return EndpointAnswer(
+            return JudgeAnswer(
                 key,
                 refusal="malformed response (no choices[0].message.content)",
                 seconds=seconds,
@@ -312,7 +290,7 @@ class EndpointClient:
         tokens_out = _count(usage.get("completion_tokens")) if isinstance(usage, dict) else None
         if tokens_in is None or tokens_out is None:
             billed_in, billed_out = self._billed_at_most(prompt_chars)
-            return EndpointAnswer(
+            return JudgeAnswer(
                 key,
                 refusal="malformed response (usage is not token counts in range)",
                 text=text[:2000],
@@ -327,7 +305,7 @@ class EndpointClient:
             probabilities = grade_probabilities(
                 _token_alternatives(choice.get("logprobs")), parsed.grade, n_grades=self.settings.n_grades
             )
-        return EndpointAnswer(
+        return JudgeAnswer(
             key,
             grade=parsed.grade,
             probabilities=probabilities,
@@ -346,13 +324,13 @@ class EndpointClient:
         should_stop: Callable[[], bool] = lambda: False,
         should_cancel: Callable[[], bool] = lambda: False,
         deadline: float | None = None,
-    ) -> Iterator[EndpointAnswer]:
+    ) -> Iterator[JudgeAnswer]:
         """Answers as they complete, at most ``concurrency`` in flight; after ``should_stop``
         turns true no new pair starts and the ones in flight are still returned (``finished``
         False for a pair cut before its first answer); after ``should_cancel`` no wait (rate
         limiter, backoff) goes on either. Nothing runs past `deadline` (monotonic). A fatal
         answer stops the submission and is raised once the requests in flight are back."""
-        pending: set[Future[EndpointAnswer]] = set()
+        pending: set[Future[JudgeAnswer]] = set()
         source = iter(prompts)
         fatal: FatalEndpointError | None = None
         width = max(1, self.settings.concurrency)
@@ -485,6 +463,6 @@ def _token_alternatives(logprobs: Any) -> list[dict[str, float]]:
     return tokens
 
 
-def answer_cost(answer: EndpointAnswer, *, per_1k_in: float, per_1k_out: float) -> float:
+def answer_cost(answer: JudgeAnswer, *, per_1k_in: float, per_1k_out: float) -> float:
     """The price of one answer from its token counts."""
     return answer.tokens_in / 1000 * per_1k_in + answer.tokens_out / 1000 * per_1k_out

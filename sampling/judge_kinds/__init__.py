@@ -11,7 +11,7 @@ built-in BM25 judge (`lexical`). How to add one: docs/architecture.md.
 
 from __future__ import annotations
 
-from sampling.judge_kinds.base import JudgeKind
+from sampling.judge_kinds.base import COMMON_UNVERSIONED, COMMON_VERSIONED, JudgeKind, JudgeSetting
 from sampling.judge_kinds.endpoint import EndpointKind
 from sampling.judge_kinds.lexical import LexicalKind
 from sampling.judge_kinds.upload import UploadKind
@@ -20,10 +20,17 @@ _KINDS: dict[str, JudgeKind] = {}
 
 
 def register_judge_kind(kind: JudgeKind) -> JudgeKind:
-    """Make a kind available; a name registers once."""
+    """Make a kind available; a name registers once, and a setting name means one setting: a
+    kind may share another's setting (the same declaration), not redeclare it."""
     existing = _KINDS.get(kind.name)
     if existing is not None and type(existing) is not type(kind):
         raise ValueError(f"two judge kinds are called {kind.name!r}")
+    known = judge_settings_all()
+    for setting in kind.settings:
+        if setting.name in (*COMMON_VERSIONED, *COMMON_UNVERSIONED, "name", "kind"):
+            raise ValueError(f"judge kind {kind.name!r}: every judge has {setting.name}, no kind declares it")
+        if setting.name in known and known[setting.name] != setting:
+            raise ValueError(f"judge kind {kind.name!r} declares {setting.name!r} unlike another kind does")
     _KINDS[kind.name] = kind
     return kind
 
@@ -47,8 +54,24 @@ def judge_kinds_help() -> str:
 
 
 def judge_kind_own_fields() -> dict[str, list[str]]:
-    """Each kind's own fields (the add-judge form shows a field only for the kinds naming it)."""
-    return {kind.name: list(kind.own_fields) for kind in _KINDS.values()}
+    """Each kind's own settings by name (the add-judge form shows a field only for the kinds
+    naming it)."""
+    return {kind.name: [setting.name for setting in kind.settings] for kind in _KINDS.values()}
+
+
+def judge_settings_all() -> dict[str, JudgeSetting]:
+    """Every registered kind's settings, once each, in the kinds' order: the fields of the API's
+    judge and of the add-judge form beyond those every judge has."""
+    found: dict[str, JudgeSetting] = {}
+    for kind in _KINDS.values():
+        for setting in kind.settings:
+            found.setdefault(setting.name, setting)
+    return found
+
+
+def judge_setting_kinds(name: str) -> list[str]:
+    """The kinds that take the setting called `name`."""
+    return [kind.name for kind in _KINDS.values() if kind.setting(name) is not None]
 
 
 # The built-in kinds, in the order forms list them.

@@ -2,12 +2,74 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from estimation.judges.answers import JudgeAnswer
 
 if TYPE_CHECKING:
     from labeling.models import Campaign
     from sampling.models import Judge, JudgeRun
+
+COMMON_VERSIONED = ("model", "prompt")
+"""What every judge is asked, whatever its kind: editing one makes a new version."""
+COMMON_UNVERSIONED = ("notes", "shares_model_with")
+"""What every judge has and editing changes nothing it answers."""
+
+
+@dataclass(frozen=True)
+class JudgeSetting:
+    """One setting a kind's judges take beyond those every judge has (`COMMON_VERSIONED`,
+    `COMMON_UNVERSIONED`): how it is typed in (the API's and the add-judge form's field), where
+    it is kept, and whether editing it changes what the judge answers (a new version, recorded in
+    the version's `asked_with`). The generic modules read these declarations: a kind with a
+    setting of its own changes nothing outside its package."""
+
+    name: str
+    type: Literal["text", "integer", "number", "boolean", "date"]
+    default: Any = None
+    label: str = ""
+    help: str = ""
+    versioned: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int = 500
+    # Blank means none (no cap, no date) rather than "keep the default".
+    blank_is_none: bool = False
+    # The add-judge form's choices (e.g. the key variables the operator configured), read at
+    # each form; the API takes any text and the kind's `settings_problems` checks it.
+    choices: Callable[[], list[tuple[str, str]]] | None = None
+    # Kept in the judge's column of this name (the built-in kinds' settings, columns since
+    # before kinds were a seam); otherwise in the judge's `kind_settings`.
+    column: bool = False
+
+    def value(self, judge: Judge) -> Any:
+        """The judge's value of this setting (the default when it was never set)."""
+        if self.column:
+            return getattr(judge, self.name)
+        return (judge.kind_settings or {}).get(self.name, self.default)
+
+    def json_value(self, judge: Judge) -> Any:
+        """The judge's value as JSON carries it (a date as YYYY-MM-DD)."""
+        value = self.value(judge)
+        return value.isoformat() if isinstance(value, date) else value
+
+    def assign(self, judge: Judge, value: Any) -> None:
+        """Set the judge's value (saved with the judge)."""
+        if isinstance(value, str):
+            value = value.strip()
+        if self.column:
+            setattr(judge, self.name, value)
+        else:
+            judge.kind_settings = {**(judge.kind_settings or {}), self.name: value}
+
+    def is_set(self, value: Any) -> bool:
+        """Whether a value given for this setting says something (not blank, not the default)."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return False
+        return bool(value != self.default)
 
 
 class JudgeKind:
@@ -19,9 +81,12 @@ class JudgeKind:
     api_help: ClassVar[str]
     # Whether the worker runs it over the pool (else its labels come as files).
     runs: ClassVar[bool] = True
-    # Fields of the add-judge form (and `judge_create`) that mean something only to this kind:
-    # the form shows them when the kind is chosen and drops them for the other kinds.
-    own_fields: ClassVar[tuple[str, ...]] = ()
+    # The settings that mean something only to this kind: the API and the add-judge form take
+    # them, the form shows them when the kind is chosen and drops them for the other kinds,
+    # creation and edit refuse them on the other kinds, the judge's summary reports them.
+    settings: ClassVar[tuple[JudgeSetting, ...]] = ()
+    # What its step stores for each pair (`judge_answer_store` refuses another type).
+    answer_type: ClassVar[type[JudgeAnswer]] = JudgeAnswer
     # What to do after adding a judge, and after Edit made a new version (the panel's message).
     following: ClassVar[str] = "run it next"
     edited: ClassVar[str] = "run it to label the pool with this version"
@@ -54,3 +119,21 @@ class JudgeKind:
     def warnings(self, judge: Judge) -> list[str]:
         """What the judges panel and the dashboard warn of for a judge of this kind."""
         return []
+
+    def summary_extras(self, judge: Judge) -> dict[str, Any]:
+        """What the judge's summary reports beyond its settings (read from the judge)."""
+        return {}
+
+    @classmethod
+    def setting(cls, name: str) -> JudgeSetting | None:
+        return next((setting for setting in cls.settings if setting.name == name), None)
+
+    @classmethod
+    def versioned(cls) -> tuple[str, ...]:
+        """What a judge of this kind is asked: editing one makes a new version."""
+        return COMMON_VERSIONED + tuple(setting.name for setting in cls.settings if setting.versioned)
+
+    @classmethod
+    def editable(cls) -> tuple[str, ...]:
+        """Every field `judge_update` takes for a judge of this kind."""
+        return COMMON_VERSIONED + COMMON_UNVERSIONED + tuple(setting.name for setting in cls.settings)

@@ -25,7 +25,7 @@ from estimation.judges.prompts import (
     render_prompt,
 )
 from labeling.models import Campaign, Document, Topic
-from outbound import checked_transport, key_variable_problem, outbound_url_problem
+from outbound import checked_transport, key_variable_problem, key_variables, outbound_url_problem
 from sampling.judge_calls import (
     judge_answer_store,
     judge_pair_skip_store,
@@ -36,8 +36,8 @@ from sampling.judge_calls import (
     judge_total_cost,
     pending_pairs,
 )
-from sampling.judge_kinds.base import JudgeKind
-from sampling.models import JudgeRun, JudgeVersion
+from sampling.judge_kinds.base import JudgeKind, JudgeSetting
+from sampling.models import Judge, JudgeRun, JudgeVersion
 
 CANCEL_CHECK_SECONDS = 1.0
 
@@ -46,15 +46,79 @@ class EndpointKind(JudgeKind):
     name = "endpoint"
     label = "An OpenAI-compatible endpoint (LLM)"
     api_help = "an OpenAI-compatible chat-completions API the worker asks"
-    own_fields: ClassVar[tuple[str, ...]] = (
-        "base_url",
-        "api_key_variable",
-        "with_probabilities",
-        "concurrency",
-        "requests_per_minute",
-        "price_in_per_1k",
-        "price_out_per_1k",
-        "cost_cap",
+    settings: ClassVar[tuple[JudgeSetting, ...]] = (
+        JudgeSetting(
+            "base_url",
+            "text",
+            default="",
+            label="Endpoint base URL",
+            help="e.g. http://localhost:11434/v1 (Ollama), http://localhost:8000/v1 (vLLM), "
+            "https://api.openai.com/v1; its host must be one the settings' OUTBOUND_ALLOWED_HOSTS allow "
+            "(no '?', '#' or user name)",
+            versioned=True,
+            column=True,
+        ),
+        JudgeSetting(
+            "api_key_variable",
+            "text",
+            default="",
+            label="API key from",
+            help="the worker's environment variable holding the key (one the settings' JUDGE_API_KEY_HOSTS "
+            "binds to the base URL's host; none: e.g. a local server); the key itself is never sent to or "
+            "stored by the app",
+            max_length=100,
+            choices=lambda: [("", "no key")] + [(name, name) for name in key_variables()],
+            column=True,
+        ),
+        JudgeSetting(
+            "with_probabilities",
+            "boolean",
+            default=False,
+            label="Answer with probabilities",
+            help="ask for log-probabilities (labels carry probs)",
+            versioned=True,
+            column=True,
+        ),
+        JudgeSetting(
+            "max_tokens",
+            "integer",
+            default=64,
+            help="the longest answer asked for, in tokens",
+            versioned=True,
+            minimum=1,
+            maximum=8192,
+            column=True,
+        ),
+        JudgeSetting(
+            "concurrency", "integer", default=4, help="requests at once", minimum=1, maximum=64, column=True
+        ),
+        JudgeSetting(
+            "requests_per_minute", "number", default=0.0, help="0: no limit", minimum=0, column=True
+        ),
+        JudgeSetting(
+            "price_in_per_1k",
+            "number",
+            default=0.0,
+            label="Price per 1,000 prompt tokens",
+            minimum=0,
+            column=True,
+        ),
+        JudgeSetting(
+            "price_out_per_1k",
+            "number",
+            default=0.0,
+            label="Price per 1,000 answer tokens",
+            minimum=0,
+            column=True,
+        ),
+        JudgeSetting(
+            "cost_cap",
+            "number",
+            help="runs stop once the judge has cost this much (blank: no cap)",
+            minimum=0,
+            blank_is_none=True,
+            column=True,
+        ),
     )
     about_template = "graded/judges/endpoint_about.html"
     manage_template = "graded/judges/endpoint_manage.html"
@@ -102,6 +166,11 @@ class EndpointKind(JudgeKind):
 
     def step(self, run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         return _endpoint_step(run, pending)
+
+    def summary_extras(self, judge: Judge) -> dict[str, Any]:
+        variable = judge.api_key_variable
+        # Whether the web server's environment holds the key (the value is never read out).
+        return {"api_key_set": bool(os.environ.get(variable)) if variable else None}
 
 
 def _texts(

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from estimation.judges.endpoint import EndpointAnswer
+from estimation.judges.answers import JudgeAnswer
 from estimation.judges.lexical import (
     Bm25Collection,
     Thresholds,
@@ -115,7 +115,7 @@ def _lexical_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
         score = score_of.get((qid, docno), 0.0)
         grade = int(thresholds.classes(np.array([score]))[0])
         judge_answer_store(
-            run, EndpointAnswer((qid, docno), grade=grade, text=rationale(score, thresholds), attempts=0), 0.0
+            run, JudgeAnswer((qid, docno), grade=grade, text=rationale(score, thresholds), attempts=0), 0.0
         )
         if JudgeRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
             judge_run_finish(run.pk, JudgeRun.Status.CANCELLED)

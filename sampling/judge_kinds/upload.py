@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from sampling.judge_kinds.base import JudgeKind
+from sampling.judge_kinds.base import JudgeKind, JudgeSetting
 
 
 class UploadKind(JudgeKind):
@@ -12,6 +12,14 @@ class UploadKind(JudgeKind):
     label = "Labels uploaded as files"
     api_help = "labels from files"
     runs = False
-    own_fields: ClassVar[tuple[str, ...]] = ("version_date",)
+    settings: ClassVar[tuple[JudgeSetting, ...]] = (
+        JudgeSetting(
+            "version_date",
+            "date",
+            help="when the labels were made (YYYY-MM-DD)",
+            blank_is_none=True,
+            column=True,
+        ),
+    )
     following = "upload its labels next"
     manage_template = "graded/judges/upload_manage.html"

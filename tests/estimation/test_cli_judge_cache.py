@@ -10,7 +10,7 @@ import pytest
 
 from estimation.__main__ import main
 from estimation.cli.judge_cache import AnswerCache, answer_fingerprint
-from estimation.judges.endpoint import EndpointAnswer
+from estimation.judges.answers import JudgeAnswer
 from tests.chat_server import ChatServerState, chat_server, grade_of
 
 TEMPLATE = "[{qid}/{docno}] Query: {query}\nPassage: {document}\nGrade 0-3 as ##final score: N"
@@ -97,8 +97,8 @@ def test_errors_are_not_cached_and_answers_are_keyed_by_what_was_asked(tmp_path:
     asked = {"endpoint": "http://x/v1", "model": "m", "template": TEMPLATE, "n_grades": 4}
     fingerprint = answer_fingerprint(**asked, with_probabilities=False, max_tokens=64)
     cache = AnswerCache(path, fingerprint)
-    cache.store(EndpointAnswer(("1", "a"), error="HTTP 500"), 0.0)
-    cache.store(EndpointAnswer(("1", "b"), grade=2, text="##final score: 2", tokens_in=7), 0.5)
+    cache.store(JudgeAnswer(("1", "a"), error="HTTP 500"), 0.0)
+    cache.store(JudgeAnswer(("1", "b"), grade=2, text="##final score: 2", tokens_in=7), 0.5)
     cache.close()
     again = AnswerCache(path, fingerprint)
     assert again.missing(PAIRS) == [("1", "a"), ("2", "c"), ("2", "d")]

@@ -214,11 +214,10 @@ def test_the_rate_limiter_spaces_requests() -> None:
 
 
 def test_cost_is_priced_per_thousand_tokens() -> None:
-    from estimation.judges.endpoint import EndpointAnswer
+    from estimation.judges.answers import JudgeAnswer
 
     assert (
-        answer_cost(EndpointAnswer(None, tokens_in=2000, tokens_out=500), per_1k_in=0.5, per_1k_out=2.0)
-        == 2.0
+        answer_cost(JudgeAnswer(None, tokens_in=2000, tokens_out=500), per_1k_in=0.5, per_1k_out=2.0) == 2.0
     )
 
 
