@@ -24,9 +24,11 @@ from estimation.simulation.planner import (
     Replay,
     applicable_strategies,
     budget_needed,
+    clearly_below,
     plan_budgets,
     prepare_replay,
     saving,
+    standing_at,
 )
 from labeling.metric import campaign_metric
 from labeling.models import Campaign
@@ -41,9 +43,6 @@ from sampling.strategies import planned_strategies, planning_metric, unplanned_s
 
 # Campaigns replayed per strategy: coverage to about 1.5 points in a second or two.
 PLAN_REPETITIONS = 200
-# A strategy is recommended over passive only when it saves at least this share of the budget
-# (the planner's own noise at PLAN_REPETITIONS is a few percent).
-MEANINGFUL_SAVING = 0.1
 # What one web request may replay: repetitions x the largest budget, in judgments drawn (about
 # 2,000,000 a second on one core, a few bytes each), and the largest budget against the pool.
 PLAN_MAX_DRAWS = 10_000_000
@@ -95,6 +94,9 @@ def _row(row: PlannerRow, share: float) -> dict[str, Any]:
         "coverage": _number(row.coverage) if np.isfinite(row.mean_width) else None,
         "mean_width": _number(row.mean_width, share),
         "topics_judged": _number(row.topics_judged),
+        # Monte-Carlo standard errors: how far another set of replays could move the two.
+        "rmse_se": _number(row.rmse_se, share),
+        "width_se": _number(row.width_se, share),
     }
 
 
@@ -155,10 +157,7 @@ def campaign_plan(
     # The advice is for the campaign's budget (else the middle one planned), never another.
     advice_budget = reference if reference in budgets else budgets[len(budgets) // 2]
     width_budget, width = _anchor(rows, budgets, advice_budget)
-    needs = {
-        strategy: budget_needed(rows, strategy, width, quantity="mean_width").budget
-        for strategy in strategies
-    }
+    needs, below = budgets_for_width(rows, strategies, width)
     savings = {
         strategy: _trusted_saving(rows, strategy, advice_budget, BASELINE)
         for strategy in strategies
@@ -186,6 +185,8 @@ def campaign_plan(
             "width": _number(width, share),
             "at": width_budget,
             "budgets": {strategy: _number(b) for strategy, b in needs.items()},
+            "fewer_than_smallest": below,
+            "smallest": min(budgets),
         },
         "savings": {strategy: _number(s) for strategy, s in savings.items()},
         "savings_against_items": savings_against_base,
@@ -195,7 +196,7 @@ def campaign_plan(
             f"not planned: {strategy.label}: {strategy.unplanned_reason}"
             for strategy in unplanned_strategies()
         ],
-        "recommendation": _recommendation(rows, savings, advice_budget, savings_against_base),
+        "recommendation": _recommendation(rows, savings, advice_budget, savings_against_base, share),
         "strategies": {
             name: {"label": strategy.plan_words[0], "help": strategy.plan_words[1], "paper": strategy.paper}
             for name, strategy in planned_strategies().items()
@@ -290,6 +291,22 @@ def _trusted_saving(rows: list[PlannerRow], strategy: str, budget: float, baseli
     return saving(rows, strategy, budget, baseline=baseline).budget
 
 
+def budgets_for_width(
+    rows: list[PlannerRow], strategies: list[str], width: float
+) -> tuple[dict[str, float], list[str]]:
+    """The budget each strategy needs for intervals `width` wide (nan where the replays cannot
+    tell), and the strategies that need fewer judgments than the smallest budget replayed: the
+    curve extended below it is a guess, so their figure is nan too and the page says "fewer
+    than" that budget."""
+    smallest = min(row.budget for row in rows)
+    needs = {
+        strategy: budget_needed(rows, strategy, width, quantity="mean_width").budget
+        for strategy in strategies
+    }
+    below = sorted(strategy for strategy, need in needs.items() if need < smallest)
+    return {strategy: float("nan") if strategy in below else need for strategy, need in needs.items()}, below
+
+
 def _anchor(rows: list[PlannerRow], budgets: list[float], preferred: float) -> tuple[float, float]:
     """The budget whose random-topics interval width the "judgments needed" line refers to, and
     that width: the advice's budget, or the nearest larger one where random topics have a finite
@@ -344,50 +361,96 @@ def _recommendation(
     savings: dict[str, float],
     budget: float,
     savings_against_base: dict[str, float | None] | None = None,
+    share: float = 1.0,
 ) -> dict[str, Any]:
-    """Of the strategies that save a meaningful share against topics at random, the one with the
-    smallest error at the budget the coordinator has (savings interpolate the error curves between
-    budgets, where curves that cross can rank strategies the other way round); a strategy that
-    builds on another (the judged one on single documents) has its saving also said against it,
-    its realistic baseline."""
+    """The advice at the budget the coordinator has, read off the replays shown (`standing_at`):
+    the strategy whose typical error is lower than every other's beyond the replays' noise (and
+    whose intervals no other beats beyond it), with its saving against topics at random and, for
+    a strategy that builds on another (the judged one on single documents), against that one;
+    else the strategies that tie, and the simplest of them (the planner's order: topics at
+    random first). Never a strategy that another beats beyond the noise."""
     planned = planned_strategies()
-    error_at = {row.strategy: row.rmse for row in rows if row.budget == budget and np.isfinite(row.rmse)}
-    worth = {
-        strategy: value
-        for strategy, value in savings.items()
-        if np.isfinite(value) and value >= MEANINGFUL_SAVING and strategy in error_at
-    }
-    best = min(worth, key=error_at.__getitem__, default=None)
-    if best is None:
-        unknown = bool(savings) and not any(np.isfinite(value) for value in savings.values())
-        reason = (
-            "the replays cannot tell which strategy saves budget (too few topics for an interval, or "
-            "errors that do not fall with the budget): judge topics at random, the simplest to "
-            "explain, or plan larger budgets"
-            if unknown
-            else "no strategy saves enough to matter here: judge topics at random, the simplest to explain"
+    words = {name: _in_sentence(strategy.plan_words[0]) for name, strategy in planned.items()}
+    error = {row.strategy: row.rmse * share for row in rows if row.budget == budget}
+    standing = standing_at(rows, budget)
+    if not standing.tied:
+        return {
+            "strategy": None,
+            "tied": [],
+            "text": f"At {budget:g} judgments no replayed campaign of any strategy could afford its "
+            "first draw: plan larger budgets.",
+            "paper": "",
+        }
+
+    def listed(names: list[str] | tuple[str, ...]) -> str:
+        named = [f"{words[name]} ({error[name]:.3g})" for name in names]
+        return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+
+    worse = (
+        f" {_sentence_start(listed(standing.worse))} {'is' if len(standing.worse) == 1 else 'are'} worse."
+        if standing.worse
+        else ""
+    )
+    if standing.best is None:
+        # The simplest of the tied whose intervals no other strategy beats beyond the noise.
+        here = {row.strategy: row for row in rows if row.budget == budget}
+        order = [name for name in planned if name in standing.tied]
+        choice = next(
+            (
+                name
+                for name in order
+                if not any(
+                    clearly_below(
+                        other.mean_width, other.width_se, here[name].mean_width, here[name].width_se
+                    )
+                    for other in here.values()
+                )
+            ),
+            order[0],
         )
         return {
-            "strategy": BASELINE,
-            "text": f"At {budget:g} judgments {reason}.",
-            "paper": planned[BASELINE].paper,
+            "strategy": choice,
+            "tied": list(standing.tied),
+            "text": f"At {budget:g} judgments {listed(standing.tied)} tie: their typical errors differ "
+            f"by less than the {_repetitions(rows, budget)} replays can tell.{worse} Any of the tied will "
+            f"do; {words[choice]} is the simplest to explain.",
+            "paper": planned[choice].paper,
         }
+    best = standing.best
     label, how = planned[best].plan_words
-    against_base = (savings_against_base or {}).get(best)
-    base_words = PLANNED[best].builds_on_words
-    if PLANNED[best].builds_on is not None:
-        items_words = (
-            f" and about {100 * against_base:.0f} % {'less' if against_base >= 0 else 'more'} than "
-            f"{base_words}"
-            if against_base is not None
-            else f" (against {base_words} the replays cannot tell)"
+    parts = [
+        f"{label}: {how}. At {budget:g} judgments its typical error ({error[best]:.3g}) is the lowest of "
+        f"the strategies planned, beyond the replays' noise.{worse}"
+    ]
+    saved = savings.get(best)
+    if saved is not None and np.isfinite(saved):
+        parts.append(
+            f"For the same error it needs about {100 * abs(saved):.0f} % {'less' if saved >= 0 else 'more'} "
+            "budget than topics at random."
         )
-    else:
-        items_words = ""
-    return {
-        "strategy": best,
-        "text": f"{label}: {how}. Of the strategies planned it has the smallest typical error at "
-        f"{budget:g} judgments, and for the same error it needs about {100 * worth[best]:.0f} % less "
-        f"budget than topics at random{items_words}.",
-        "paper": planned[best].paper,
-    }
+    base = PLANNED[best].builds_on
+    if base is not None and base in error:
+        against_base = (savings_against_base or {}).get(best)
+        parts.append(
+            f"Against {PLANNED[best].builds_on_words} ({error[base]:.3g} at {budget:g} judgments): "
+            + (
+                f"about {100 * abs(against_base):.0f} % {'less' if against_base >= 0 else 'more'} budget "
+                "for the same error."
+                if against_base is not None
+                else "the replays cannot tell the saving in budget."
+            )
+        )
+    return {"strategy": best, "tied": [best], "text": " ".join(parts), "paper": planned[best].paper}
+
+
+def _in_sentence(label: str) -> str:
+    """A strategy's label inside a sentence ("Topics at random" -> "topics at random")."""
+    return label[:1].lower() + label[1:]
+
+
+def _sentence_start(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _repetitions(rows: list[PlannerRow], budget: float) -> int:
+    return max((row.n_repetitions for row in rows if row.budget == budget), default=0)

@@ -97,6 +97,10 @@ class PlannerRow:
     n_without_estimate : int
         Repetitions whose first draw was already unaffordable (no estimate); left out of
         ``mean``, ``bias_se`` and ``rmse``.
+    rmse_se, width_se : float
+        Monte-Carlo standard errors of ``rmse`` (the delta method on the squared errors' mean)
+        and of ``mean_width``: how far another set of replays could move them (nan with fewer
+        than two repetitions or an infinite width).
     """
 
     strategy: str
@@ -111,6 +115,8 @@ class PlannerRow:
     spent: float
     n_repetitions: int
     n_without_estimate: int
+    rmse_se: float = float("nan")
+    width_se: float = float("nan")
 
 
 @dataclass(frozen=True, eq=False)
@@ -520,6 +526,8 @@ class Accuracy:
     coverage: float
     mean_width: float
     n_without_estimate: int
+    rmse_se: float = float("nan")
+    width_se: float = float("nan")
 
 
 def accuracy(estimates: np.ndarray, lows: np.ndarray, highs: np.ndarray, truth: float) -> Accuracy:
@@ -527,13 +535,28 @@ def accuracy(estimates: np.ndarray, lows: np.ndarray, highs: np.ndarray, truth: 
     coverage and mean width of the intervals (over every repetition) about `truth`."""
     known = estimates[~np.isnan(estimates)]
     count = known.size
+    squared = (known - truth) ** 2
+    rmse = float(np.sqrt(np.mean(squared))) if count else float("nan")
+    widths = highs - lows
+    # The delta method, d sqrt(m) = dm / (2 sqrt(m)); 0 when every estimate is exact.
+    rmse_se = (
+        float("nan")
+        if count < 2
+        else 0.0
+        if rmse == 0
+        else float(squared.std(ddof=1) / np.sqrt(count) / (2 * rmse))
+    )
+    finite_widths = widths.size > 1 and bool(np.all(np.isfinite(widths)))
+    width_se = float(widths.std(ddof=1) / np.sqrt(widths.size)) if finite_widths else float("nan")
     return Accuracy(
         mean=float(known.mean()) if count else float("nan"),
         bias_se=float(known.std(ddof=1) / np.sqrt(count)) if count > 1 else float("nan"),
-        rmse=float(np.sqrt(np.mean((known - truth) ** 2))) if count else float("nan"),
+        rmse=rmse,
         coverage=float(np.mean((lows <= truth) & (truth <= highs))),
-        mean_width=float(np.mean(highs - lows)),
+        mean_width=float(np.mean(widths)),
         n_without_estimate=int(estimates.size - count),
+        rmse_se=rmse_se,
+        width_se=width_se,
     )
 
 
@@ -561,7 +584,62 @@ def _summarise(
         spent=float(spent.mean()),
         n_repetitions=estimates.size,
         n_without_estimate=summary.n_without_estimate,
+        rmse_se=summary.rmse_se,
+        width_se=summary.width_se,
     )
+
+
+NOISE_STANDARD_ERRORS = 2.0
+"""Two replayed figures differ beyond the replays' own noise when they are further apart than
+this many of their combined Monte-Carlo standard errors (about a 95 % two-sided test each)."""
+
+
+def clearly_below(low: float, low_se: float, high: float, high_se: float) -> bool:
+    """Whether `low` is below `high` by more than the replays' noise (`NOISE_STANDARD_ERRORS`).
+    A finite value is clearly below an infinite one (no interval in some replays); an unknown
+    standard error (nan) tells nothing."""
+    if not np.isfinite(low):
+        return False
+    if np.isinf(high):
+        return True
+    noise = NOISE_STANDARD_ERRORS * float(np.hypot(low_se, high_se))
+    return bool(np.isfinite(noise) and high - low > noise)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """How the strategies replayed at one budget compare, by their typical error (RMSE).
+
+    ``best`` has a lower error than every other beyond the replays' noise and an interval width
+    no other beats beyond it (None when there is no such strategy); ``tied`` are the strategies
+    within the noise of the lowest error, lowest first (``best`` alone when there is one);
+    ``worse`` the others, lowest first; ``unknown`` those with no error at this budget (some
+    replayed campaign could not afford its first draw)."""
+
+    best: str | None
+    tied: tuple[str, ...]
+    worse: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+
+def standing_at(rows: Sequence[PlannerRow], budget: float) -> Standing:
+    """The strategies' `Standing` at `budget`, from the rows of that budget."""
+    here = [row for row in rows if row.budget == budget]
+    known = sorted(
+        (row for row in here if row.n_without_estimate == 0 and np.isfinite(row.rmse)),
+        key=lambda row: row.rmse,
+    )
+    unknown = tuple(row.strategy for row in here if row not in known)
+    if not known:
+        return Standing(None, (), (), unknown)
+    lowest = known[0]
+    tied = [row for row in known if not clearly_below(lowest.rmse, lowest.rmse_se, row.rmse, row.rmse_se)]
+    worse = [row for row in known if row not in tied]
+    narrower_elsewhere = any(
+        clearly_below(row.mean_width, row.width_se, lowest.mean_width, lowest.width_se) for row in known[1:]
+    )
+    best = lowest.strategy if len(tied) == 1 and not narrower_elsewhere else None
+    return Standing(best, tuple(row.strategy for row in tied), tuple(row.strategy for row in worse), unknown)
 
 
 __all__ = [
@@ -573,6 +651,9 @@ __all__ = [
     "BudgetNeed",
     "PlannerRow",
     "Replay",
+    "Standing",
+    "clearly_below",
+    "standing_at",
     "accuracy",
     "applicable_strategies",
     "budget_needed",

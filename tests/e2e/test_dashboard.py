@@ -239,7 +239,15 @@ def test_it_plans_the_budget_from_the_campaign_page(
     strategies = {row.get_attribute("data-strategy") for row in page.locator("#plan tr[data-strategy]").all()}
     assert strategies == {"passive", "active", "items"}
     assert page.locator("#plan tr[data-strategy]").count() == 12  # three strategies x four budgets
+    # The answer first, then the chart of error against budget; the table folded below it.
+    chart = page.locator("#plan .plan-chart svg")
+    assert chart.get_attribute("data-series") == "3"
+    assert chart.locator(".budget-line").count() == 1 and "your budget" in (chart.text_content() or "")
+    assert not page.locator("#plan details.plan-details").evaluate("element => element.open")
+    assert not page.locator("#plan .plan-table").is_visible()
     page.screenshot(path=str(screenshot_dir / "plan.png"), full_page=True)
+    page.locator("#plan details.plan-details summary").click()
+    assert page.locator("#plan .plan-table").is_visible()
 
 
 def test_it_says_when_too_few_topics_are_judged_and_what_the_mean_is_over(
