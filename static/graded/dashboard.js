@@ -15,8 +15,8 @@
     systems: [], // system names in API order: colours stay stable
     hidden: null, // systems the history chart leaves out (null until its first drawing)
   };
-  // Beyond this many systems the history chart starts with the compared ones only.
-  const MAX_SERIES_SHOWN = 6;
+  // Beyond this many series shown, bands of every series would hide each other: error bars only.
+  const MAX_BANDS_SHOWN = 2;
 
   const { fmt, fmtInterval, decimalsFor, fixed, fixedInterval, percent, el, svg, titled, scale, ticks, extent, axes, clear, getJson, csrfToken } =
     window.Charts;
@@ -288,9 +288,10 @@
     }
     const allNames = [...series.keys()];
     if (state.hidden === null && allNames.length) {
-      // Many runs overlap into an unreadable chart: start with the compared ones.
+      // Start with what the campaign is about (the compared pair, or the goal's runs); the
+      // others on demand: more series overlap into an unreadable chart.
       const focus = (config.focus || []).filter((name) => series.has(name));
-      state.hidden = new Set(allNames.length > MAX_SERIES_SHOWN && focus.length ? allNames.filter((name) => !focus.includes(name)) : []);
+      state.hidden = new Set(focus.length ? allNames.filter((name) => !focus.includes(name)) : []);
     }
     // Drawn at the width it is shown (a laptop's 640 units, or a phone's panel), so its type
     // stays at the size of the page's.
@@ -323,19 +324,23 @@
       y: metric,
     });
     const names = shown;
-    // Systems' error bars at one snapshot sit side by side instead of on top of each other.
+    // Systems' error bars at one snapshot sit side by side instead of on top of each other,
+    // each a little left of the last (never right: no bar past what was spent, or the budget).
     const jitter = (xDomain[1] - xDomain[0]) * 0.009;
+    const bands = names.length <= MAX_BANDS_SHOWN;
     names.forEach((name, index) => {
       const colour = colourOf(name);
       const points = series.get(name);
-      const shift = (index - (names.length - 1) / 2) * jitter;
+      const shift = -index * jitter;
       const group = svg("g", { class: "series", "data-system": name });
       const bounded = points.filter((p) => p.low !== null && p.high !== null);
-      const band = bounded.map((p) => x(p.spent) + "," + y(inside(p.high))).concat(bounded.slice().reverse().map((p) => x(p.spent) + "," + y(inside(p.low))));
-      group.append(svg("polygon", { points: band.join(" "), fill: colour, opacity: 0.08 }));
+      if (bands) {
+        const band = bounded.map((p) => x(p.spent) + "," + y(inside(p.high))).concat(bounded.slice().reverse().map((p) => x(p.spent) + "," + y(inside(p.low))));
+        group.append(svg("polygon", { points: band.join(" "), fill: colour, opacity: 0.08 }));
+      }
       group.append(svg("polyline", { points: points.map((p) => x(p.spent) + "," + y(inside(p.value))).join(" "), fill: "none", stroke: colour, "stroke-width": 1.8 }));
       for (const p of thin(points, 40)) {
-        const px = x(p.spent + shift);
+        const px = x(Math.max(0, p.spent + shift));
         const interval = p.low !== null && p.high !== null ? " [" + fmt(p.low) + ", " + fmt(p.high) + "]" : " (no interval yet)";
         if (p.low !== null && p.high !== null) {
           const bar = svg("g", { stroke: colour, "stroke-width": 1.2 });
@@ -374,7 +379,14 @@
     if (state.hidden.size) {
       legend.append(el("span", { class: "small muted", "data-field": "series-shown", text: "Showing " + shown.length + " of " + allNames.length + " systems (the compared ones first); press a name to show or hide it." }));
     }
-    root.dataset.beyond = String(root.querySelectorAll(".beyond-axis").length);
+    const beyond = root.querySelectorAll(".beyond-axis").length;
+    root.dataset.beyond = String(beyond);
+    if (beyond) {
+      legend.append(el("span", { class: "small muted", "data-field": "beyond-note", text: beyond + (beyond === 1 ? " estimate lies" : " estimates lie") + " beyond the axis (hollow triangles at its edge, pointing its way): the axis spans the intervals, so one wild early estimate does not flatten the others." }));
+    }
+    if (!bands) {
+      legend.append(el("span", { class: "small muted", "data-field": "bands-note", text: "With more than " + MAX_BANDS_SHOWN + " systems shown, the intervals are drawn as bars, not bands (bands would hide each other)." }));
+    }
     if (budget > 0 && budget <= xDomain[1]) {
       root.append(svg("line", { x1: x(budget), x2: x(budget), y1: box.top, y2: box.bottom, class: "budget-line" }));
       root.append(svg("text", { x: x(budget) - 4, y: box.top + 10, "text-anchor": "end", class: "tick", text: "budget" }));

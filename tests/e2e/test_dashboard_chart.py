@@ -131,3 +131,59 @@ def test_the_table_shows_the_intervals_and_words_of_the_estimates_level(
     assert headers[3:6] == ["95 % CI (CLT)", "Hoeffding", "Emp. Bernstein"], headers
     assert "3.75" in cells.nth(4).inner_text() and "3.50" in cells.nth(5).inner_text()
     assert page.locator("#estimates-note").inner_text().startswith("Item-level importance sampling")
+
+
+@pytest.fixture
+def six_run_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
+    """Six runs compared as run3 - run5, with snapshots at 20 and at the whole budget of 40."""
+    names = SYSTEMS[:6]
+    campaign = campaign_create(
+        creator=people["coordinator"], name="Six", metric="DCG@5", grades=["Not", "Relevant", "Highly"],
+        goal="difference", focus_systems=["run3", "run5"], budget=40, budget_unit="judgments",
+    )  # fmt: skip
+    runs = [
+        (f"{name}.run", io.BytesIO("".join(f"{q} Q0 d{q}-{(d + i) % 6} {d + 1} {9 - d} {name}\n"
+                                           for q in (1, 2) for d in range(5)).encode()))
+        for i, name in enumerate(names)
+    ]  # fmt: skip
+    runs_import(campaign=campaign, files=runs)
+    campaign = campaign_start(campaign=campaign)
+    for spent, fingerprint in ((20, "old"), (40, estimates_fingerprint(campaign))):
+        rows = [
+            _row(name, 2.0 + 0.1 * index, 1.0 + 0.1 * index, 3.0 + 0.1 * index)
+            for index, name in enumerate(names)
+        ]
+        EstimateSnapshot.objects.create(
+            campaign=campaign, fingerprint=fingerprint, level="query", spent=spent, budget=40,
+            judgments=spent, draws=spent, data={"systems": rows, "difference": None},
+        )  # fmt: skip
+    return campaign
+
+
+def test_six_runs_start_with_the_compared_pair_and_nothing_lies_past_the_budget(
+    browser_page: Any, live_server: Any, six_run_campaign: Campaign
+) -> None:
+    page = browser_page
+    log_in(page, live_server.url, "carl", f"/campaigns/{six_run_campaign.pk}/dashboard/")
+    legend = page.locator("#history-legend")
+    legend.locator("button.legend-item").first.wait_for(state="visible", timeout=30_000)
+    assert sorted(legend.locator("button.legend-item[aria-pressed=true]").all_inner_texts()) == [
+        "run3",
+        "run5",
+    ]
+    chart = page.locator("#history-chart")
+    assert chart.locator("g.series").count() == 2 and chart.locator("g.series polygon").count() == 2
+    for name in ("run1", "run2", "run4", "run6"):
+        legend.locator(f"button[data-system={name}]").click()
+    page.wait_for_function(
+        "document.querySelectorAll('#history-chart g.series').length === 6", timeout=30_000
+    )
+    # Six series: bars, no bands hiding each other, and said so.
+    assert chart.locator("g.series polygon:not(.beyond-axis)").count() == 0
+    assert "drawn as bars, not bands" in legend.inner_text()
+    budget_x = float(chart.locator(".budget-line").get_attribute("x1") or "nan")
+    drawn_x = page.evaluate(
+        """[...document.querySelectorAll('#history-chart g.series circle, #history-chart g.series g line')]
+           .map(mark => Number(mark.getAttribute(mark.tagName === 'circle' ? 'cx' : 'x1')))"""
+    )
+    assert len(drawn_x) >= 6 * 2 and max(drawn_x) <= budget_x + 0.01, (max(drawn_x), budget_x)
