@@ -100,6 +100,11 @@ class CampaignInputSerializer(StrictSerializer):
 
 class CampaignCloneSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False, help_text="default: '<name> (copy)'")
+    with_arrivals = serializers.BooleanField(
+        default=False,
+        help_text="true: the budget grown by the arrivals' top-ups and the arrived runs as ordinary pooled "
+        "runs; default: the budget and runs as they were before any arrival",
+    )
 
 
 class CampaignArchiveSerializer(StrictSerializer):

@@ -100,11 +100,12 @@ def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if not is_coordinator(request.user):
         raise PermissionDenied("Only coordinators and admins create campaigns.")
     name = request.POST.get("name", "").strip()[:200] or f"{campaign.name} (copy)"
+    with_arrivals = request.POST.get("with_arrivals") == "1"
     problem = ""
     if request.method == "POST":
         try:  # the mode may refuse settings stored under an operator limit lowered since
             clone = campaign_copies.campaign_clone(
-                campaign=campaign, creator=request_user(request), name=name
+                campaign=campaign, creator=request_user(request), name=name, with_arrivals=with_arrivals
             )
         except ValueError as error:
             problem = str(error)
@@ -124,6 +125,8 @@ def campaign_clone(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "campaign": campaign,
             "name": name,
             "counts": selectors.campaign_counts(campaign),
+            "arrivals": campaign_copies.clone_arrivals(campaign),
+            "with_arrivals": with_arrivals,
             "problem": problem,
         },
         status=400 if problem else 200,

@@ -134,7 +134,10 @@ class CampaignCloneApi(APIView):
         data.is_valid(raise_exception=True)
         try:  # the mode may refuse settings stored under an operator limit lowered since
             clone = campaign_clone(
-                campaign=campaign, creator=request_user(request), name=data.validated_data.get("name")
+                campaign=campaign,
+                creator=request_user(request),
+                name=data.validated_data.get("name"),
+                with_arrivals=data.validated_data["with_arrivals"],
             )
         except ValueError as error:
             return bad_request(str(error))

@@ -2,6 +2,11 @@
 its own data, e.g. gold questions; no judgments),
 archive it out of the work lists, delete it.
 
+A campaign that runs arrived in (with a human top-up each) is cloned as it was before any arrival:
+the budget the coordinator set (without the top-ups, with what verdicts gave back) and the runs
+pooled before; `with_arrivals=True` takes the grown budget and the arrived runs as ordinary
+pooled runs.
+
 The clone copies rows with ``INSERT ... SELECT`` joined on the natural keys (qid, docno, system
 name), so a campaign of millions of run lines copies in the database without passing through
 Python, in one transaction on SQLite and PostgreSQL alike.
@@ -13,7 +18,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
-from django.db.models import Model
+from django.db.models import Model, Sum
 from django.utils import timezone
 
 from labeling.models import (
@@ -59,7 +64,28 @@ def clone_items_join(alias: str) -> str:
     )
 
 
-def _copy_files(source: Campaign, clone: Campaign) -> None:
+def budget_before_arrivals(campaign: Campaign) -> float:
+    """The budget as the coordinator set it: the current one without the arrivals' top-ups, with
+    what verdicts took off when they came before their budget was spent."""
+    topups = campaign.arrivals.aggregate(total=Sum("topup_budget"))["total"] or 0.0
+    returned = campaign.verdicts.aggregate(total=Sum("returned"))["total"] or 0.0
+    return max(float(campaign.budget) - float(topups) + float(returned), 0.0)
+
+
+def clone_arrivals(campaign: Campaign) -> dict[str, Any] | None:
+    """What a clone leaves out by default and takes `with_arrivals` (None without arrivals):
+    the arrived runs, the budget before them and the budget now."""
+    arrived = list(campaign.arrivals.order_by("pk").values_list("system__name", flat=True))
+    if not arrived:
+        return None
+    return {
+        "runs": arrived,
+        "budget_before": budget_before_arrivals(campaign),
+        "budget_now": float(campaign.budget),
+    }
+
+
+def _copy_files(source: Campaign, clone: Campaign, *, with_arrivals: bool) -> None:
     topic, document, system = table_name(Topic), table_name(Document), table_name(System)
     entry, judgment = table_name(RankingEntry), table_name(Judgment)
     rows_copy(
@@ -73,7 +99,11 @@ def _copy_files(source: Campaign, clone: Campaign) -> None:
         [clone.pk, source.pk],
     )
     now = timezone.now()
-    for run in System.objects.filter(campaign=source).order_by("pk"):
+    runs = System.objects.filter(campaign=source)
+    if not with_arrivals:
+        runs = runs.filter(arrival__isnull=True)
+    # A run left out has no system in the clone, so the lines below find none of its lines.
+    for run in runs.order_by("pk"):
         System.objects.create(
             campaign=clone, name=run.name, filename=run.filename, evaluation_only=run.evaluation_only
         )
@@ -115,14 +145,23 @@ def _copy_priors(source: Campaign, clone: Campaign) -> None:
 
 
 @transaction.atomic
-def campaign_clone(*, campaign: Campaign, creator: User, name: str | None = None) -> Campaign:
+def campaign_clone(
+    *, campaign: Campaign, creator: User, name: str | None = None, with_arrivals: bool = False
+) -> Campaign:
     """A new draft with the campaign's settings, mode settings, uploaded files (topics, documents,
     runs, qrels, prior labels), members and the mode's own data (`JudgingMode.cloned`: gold
-    questions, a feature pool), without any judgment or gold answer made in it."""
+    questions, a feature pool), without any judgment or gold answer made in it. As it was before
+    any run arrived (module docstring) unless `with_arrivals`."""
+    settings = {field: getattr(campaign, field) for field in Campaign.SETTINGS}
+    if not with_arrivals and campaign.arrivals.exists():
+        settings["budget"] = budget_before_arrivals(campaign)
+        arrived = set(campaign.arrivals.values_list("system__name", flat=True))
+        if arrived & set(settings["focus_systems"] or []):
+            settings["focus_systems"] = []  # the compared runs are chosen again, among those pooled
     clone = Campaign.objects.create(
         name=(name or f"{campaign.name} (copy)")[:200],
         created_by=creator,
-        **{field: getattr(campaign, field) for field in Campaign.SETTINGS},
+        **settings,
     )
     CampaignProgress.objects.create(campaign=clone)
     CampaignMember.objects.bulk_create(
@@ -135,9 +174,9 @@ def campaign_clone(*, campaign: Campaign, creator: User, name: str | None = None
         campaign=clone, user=creator, defaults={"role": CampaignMember.Role.COORDINATOR}
     )
     mode = mode_of(campaign)
-    settings = mode.settings_of(campaign)
-    mode.configure(clone, {name: settings[name] for name in mode.setting_names if name in settings})
-    _copy_files(campaign, clone)
+    own = mode.settings_of(campaign)
+    mode.configure(clone, {name: own[name] for name in mode.setting_names if name in own})
+    _copy_files(campaign, clone, with_arrivals=with_arrivals)
     if RankingEntry.objects.filter(system__campaign=clone).exists():
         pool_rebuild(campaign=clone)
         _copy_priors(campaign, clone)
