@@ -9,6 +9,10 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.management import execute_from_command_line
 
+    from config.startup import settings_or_exit
+
+    settings_or_exit("manage.py")
+
     execute_from_command_line(sys.argv)
 
 

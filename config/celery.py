@@ -7,6 +7,13 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+if "celery" in os.path.basename(os.path.dirname(sys.argv[0])) or os.path.basename(sys.argv[0]) == "celery":
+    # The `celery` command (or `python -m celery`): a refusal is one line before Celery's own
+    # start-up wraps it in a traceback. Imported anywhere else, the settings load when used.
+    from config.startup import settings_or_exit
+
+    settings_or_exit("celery")
+
 app = Celery("config")
 # All CELERY_* settings live in Django's settings module.
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -6,7 +6,10 @@ Command-line flags override these (``--workers 5``, ``--bind 127.0.0.1:9000``).
 import os
 import sys
 
-bind = "0.0.0.0:8000"
+# Loopback by default: the reverse proxy on this machine reaches it, nothing else does. A proxy
+# on another machine needs `--bind 0.0.0.0:8000` (or GUNICORN_BIND) and its address in
+# TRUSTED_PROXIES.
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 # One process per core plus one, two threads each: requests spend much of their time waiting on
 # the database, and more threads per process only fight over the GIL.
 workers = (os.cpu_count() or 1) + 1

@@ -245,6 +245,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the forwarded headers of a peer that is no trusted proxy are gone before anything
+    # (the HTTPS redirect, the login limits) reads them.
+    "labeling.middleware.forwarded_headers_from_trusted_proxies",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -347,6 +350,26 @@ AXES_VERBOSE = False
 LOGIN_TRUSTED_PROXY_COUNT = env_int(
     "LOGIN_TRUSTED_PROXY_COUNT", 1 if PRODUCTION and env_bool("BEHIND_HTTPS_PROXY", True) else 0
 )
+
+
+def env_networks(name: str, default: list[str]) -> tuple[str, ...]:
+    """A comma-separated list of IP addresses and CIDR networks (no names: a peer is an address)."""
+    networks = []
+    for entry in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {entry!r} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/24, ::1)"
+            ) from None
+    return tuple(networks)
+
+
+# The reverse proxies in front of gunicorn: only a request whose peer (REMOTE_ADDR) is one of these
+# keeps its X-Forwarded-For, -Proto and -Host headers (labeling.middleware); from any other peer
+# they are dropped, so a client reaching gunicorn directly cannot pick its own address for the
+# login limits or claim HTTPS. Default: this machine (a proxy on the same host).
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES", ["127.0.0.0/8", "::1"])
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"

@@ -5,7 +5,10 @@ import os
 from django.core.management import call_command
 from django.core.wsgi import get_wsgi_application
 
+from config.startup import settings_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+settings_or_exit("gunicorn")
 
 application = get_wsgi_application()
 

@@ -10,9 +10,11 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
+from django.http import HttpRequest, HttpResponse
 from django.test import Client
 from rest_framework.test import APIClient
 
+from labeling.middleware import forwarded_headers_from_trusted_proxies
 from tests.conftest import PASSWORD
 
 
@@ -109,6 +111,7 @@ def test_it_counts_the_address_the_trusted_proxy_saw_not_a_forged_one(
     assessor: AbstractBaseUser, settings: object
 ) -> None:
     settings.LOGIN_TRUSTED_PROXY_COUNT = 1  # type: ignore[attr-defined]
+    settings.TRUSTED_PROXIES = ("10.0.0.254/32",)  # type: ignore[attr-defined]  # the proxy
 
     def attempt(forged: str, password: str = "wrong") -> int:
         client = Client(REMOTE_ADDR="10.0.0.254", HTTP_X_FORWARDED_FOR=f"{forged}, 192.0.2.7")
@@ -118,3 +121,48 @@ def test_it_counts_the_address_the_trusted_proxy_saw_not_a_forged_one(
     assert [attempt(f"198.51.100.{n}") for n in range(6)] == [200] * 5 + [429]
     other = Client(REMOTE_ADDR="10.0.0.254", HTTP_X_FORWARDED_FOR="192.0.2.8")
     assert other.post("/accounts/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+
+
+def test_a_client_that_reaches_the_server_directly_cannot_forge_its_address_or_scheme(
+    assessor: AbstractBaseUser, settings: object
+) -> None:
+    """A peer outside TRUSTED_PROXIES forging a new X-Forwarded-For per wrong password is counted
+    at its own address and throttled; its X-Forwarded-Proto is not believed either."""
+    settings.LOGIN_TRUSTED_PROXY_COUNT = 1  # type: ignore[attr-defined]
+    settings.TRUSTED_PROXIES = ("10.0.0.254/32",)  # type: ignore[attr-defined]
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")  # type: ignore[attr-defined]
+
+    def attempt(forged: str) -> int:
+        client = Client(REMOTE_ADDR="203.0.113.9", HTTP_X_FORWARDED_FOR=forged)
+        return client.post("/accounts/login/", {"username": f"u{forged}", "password": "wrong"}).status_code
+
+    assert [attempt(f"198.51.100.{n}") for n in range(6)] == [200] * 5 + [429]
+    # The same forgery through the trusted proxy is the proxy's word: a new address.
+    proxied = Client(REMOTE_ADDR="10.0.0.254", HTTP_X_FORWARDED_FOR="198.51.100.77")
+    assert proxied.post("/accounts/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+
+    seen: dict[str, bool] = {}
+
+    def view(request: HttpRequest) -> HttpResponse:
+        seen["secure"] = request.is_secure()
+        return HttpResponse()
+
+    for peer, secure in (("203.0.113.9", False), ("10.0.0.254", True)):
+        request = HttpRequest()
+        request.META = {
+            "REMOTE_ADDR": peer,
+            "HTTP_X_FORWARDED_PROTO": "https",
+            "SERVER_NAME": "x",
+            "SERVER_PORT": "80",
+        }
+        forwarded_headers_from_trusted_proxies(view)(request)
+        assert seen["secure"] is secure, peer
+
+
+def test_it_warns_at_start_when_every_address_is_a_trusted_proxy(settings: object) -> None:
+    from labeling.checks import trusted_proxies_check
+
+    assert trusted_proxies_check() == []
+    settings.TRUSTED_PROXIES = ("127.0.0.0/8", "0.0.0.0/0")  # type: ignore[attr-defined]
+    [warning] = trusted_proxies_check()
+    assert warning.id == "labeling.W001" and "any client" in warning.msg and "0.0.0.0/0" in warning.msg

@@ -58,6 +58,10 @@ def test_processes_starting_together_read_one_whole_installation_key(tmp_path: P
 
 
 def _start(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return _run([sys.executable, "-c", code], **env)
+
+
+def _run(argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     base = {
         key: value
         for key, value in os.environ.items()
@@ -71,7 +75,7 @@ def _start(code: str, **env: str) -> subprocess.CompletedProcess[str]:
         **env,
     }
     return subprocess.run(
-        [sys.executable, "-c", code],
+        argv,
         cwd=REPO_ROOT,
         env=environment,
         capture_output=True,
@@ -87,6 +91,21 @@ def test_it_refuses_to_start_in_production_with_debug_or_a_weak_key() -> None:
     assert weak.returncode != 0 and "SECRET_KEY is too weak" in weak.stderr
     fine = _start("import config.settings as s; assert not s.DEBUG", PRODUCTION="1", SECRET_KEY=STRONG_KEY)
     assert fine.returncode == 0, fine.stderr
+
+
+@pytest.mark.parametrize(
+    ("program", "argv"),
+    [
+        ("manage.py", [sys.executable, "manage.py", "check"]),
+        ("celery", [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]),
+    ],
+)
+def test_a_refusal_to_start_is_one_line_and_status_2(program: str, argv: list[str]) -> None:
+    refused = _run(argv, PRODUCTION="1", SECRET_KEY="abc")
+    assert refused.returncode == 2, refused.stderr
+    assert "Traceback" not in refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith(f"{program}: refused to start: SECRET_KEY is too weak"), line
 
 
 def test_a_renamed_setting_is_still_read_under_its_old_name_with_a_deprecation_line() -> None:
@@ -285,3 +304,14 @@ def test_gunicorn_workers_ask_a_computing_thread_to_yield_after_half_a_milliseco
         assert sys.getswitchinterval() == pytest.approx(0.0005)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_gunicorn_listens_on_loopback_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the proxy on this machine reaches it by default: a direct client cannot reach the
+    headers it would forge."""
+    import runpy
+
+    monkeypatch.delenv("GUNICORN_BIND", raising=False)
+    assert runpy.run_path(str(REPO_ROOT / "config" / "gunicorn.py"))["bind"] == "127.0.0.1:8000"
+    monkeypatch.setenv("GUNICORN_BIND", "0.0.0.0:8000")
+    assert runpy.run_path(str(REPO_ROOT / "config" / "gunicorn.py"))["bind"] == "0.0.0.0:8000"
