@@ -28,6 +28,7 @@ urlpatterns = [
         name="api-docs",
     ),
     path("users/", _api(api.UserCreateApi.as_view()), name="api-users"),
+    path("users/<str:username>/", _api(api.UserApi.as_view()), name="api-user"),
     path("campaigns/", _api(api.CampaignListCreateApi.as_view()), name="api-campaigns"),
     path("campaigns/<id:campaign_id>/", _api(api.CampaignDetailApi.as_view()), name="api-campaign"),
     path("campaigns/<id:campaign_id>/clone/", _api(api.CampaignCloneApi.as_view()), name="api-clone"),

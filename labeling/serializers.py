@@ -270,10 +270,15 @@ class UserInputSerializer(StrictSerializer):
     email = serializers.EmailField(required=False, default="")
 
 
+class UserActiveSerializer(StrictSerializer):
+    active = serializers.BooleanField(help_text="false: deactivate (no sign-in, no token); true: bring back")
+
+
 class UserOutputSerializer(StrictSerializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
     role = serializers.CharField()
+    active = serializers.BooleanField()
 
 
 class UploadSerializer(StrictSerializer):

@@ -13,6 +13,7 @@ from labeling.api.campaigns import (
     CampaignPauseApi,
     CampaignPreflightApi,
     CampaignStartApi,
+    UserApi,
     UserCreateApi,
 )
 from labeling.api.downloads import ExportApi
@@ -40,5 +41,6 @@ __all__ = [
     "NextTaskApi",
     "ProgressApi",
     "UndoApi",
+    "UserApi",
     "UserCreateApi",
 ]

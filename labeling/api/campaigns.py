@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +22,7 @@ from labeling.serializers import (
     CampaignOutputSerializer,
     CampaignUpdateSerializer,
     PreflightSerializer,
+    UserActiveSerializer,
     UserInputSerializer,
     UsernamesSerializer,
     UserOutputSerializer,
@@ -34,6 +35,7 @@ from labeling.services.campaigns import (
     campaign_start,
     campaign_update,
     user_create,
+    user_set_active,
 )
 
 
@@ -52,8 +54,39 @@ class UserCreateApi(APIView):
             raise PermissionDenied(str(error)) from None
         except ValueError as error:
             return bad_request(str(error))
-        output = {"id": user.pk, "username": user.get_username(), "role": user_role(user)}
+        output = {
+            "id": user.pk,
+            "username": user.get_username(),
+            "role": user_role(user),
+            "active": user.is_active,
+        }
         return Response(UserOutputSerializer(output).data, status=status.HTTP_201_CREATED)
+
+
+class UserApi(APIView):
+    """Deactivate a user, or bring one back: `{"active": false}` (coordinators: assessors;
+    admins: anyone but themselves). A deactivated user cannot sign in or use a token; nothing
+    they made is deleted."""
+
+    @extend_schema(request=UserActiveSerializer, responses={200: UserOutputSerializer})
+    def patch(self, request: Request, username: str) -> Response:
+        data = UserActiveSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            user = user_set_active(
+                actor=request_user(request), username=username, active=data.validated_data["active"]
+            )
+        except PermissionError as error:
+            raise PermissionDenied(str(error)) from None
+        except ValueError as error:
+            raise NotFound(str(error)) from None
+        output = {
+            "id": user.pk,
+            "username": user.get_username(),
+            "role": user_role(user),
+            "active": user.is_active,
+        }
+        return Response(UserOutputSerializer(output).data)
 
 
 class CampaignListCreateApi(APIView):

@@ -264,6 +264,44 @@ def campaign_assessors_assign(*, campaign: Campaign, usernames: Sequence[str]) -
 
 
 @transaction.atomic
+def campaign_member_add(*, campaign: Campaign, user: User, role: str) -> CampaignMember:
+    """Make the user a member of the campaign with `role` (assessor or coordinator); a member
+    already there keeps the higher of the two roles."""
+    if role not in CampaignMember.Role.values:
+        raise ValueError(f"a campaign role is one of {', '.join(CampaignMember.Role.values)}")
+    member, created = CampaignMember.objects.get_or_create(
+        campaign=campaign, user=user, defaults={"role": role}
+    )
+    if not created and role == CampaignMember.Role.COORDINATOR and member.role != role:
+        member.role = role
+        member.save(update_fields=["role"])
+    return member
+
+
+@transaction.atomic
+def user_set_active(*, actor: User | None, username: str, active: bool) -> User:
+    """Deactivate a user (no more sign-ins, sessions or tokens: Django's and DRF's authentication
+    refuse an inactive user at every request) or bring one back; nothing they made is deleted.
+    Coordinators may do it to assessors, admins to anyone but themselves (PermissionError)."""
+    from labeling.permissions import ROLE_ASSESSOR, is_admin, is_coordinator, user_role
+
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ValueError(f"no user named {username!r}")
+    if actor is not None:
+        if not is_coordinator(actor):
+            raise PermissionError("only coordinators and admins deactivate users")
+        if not is_admin(actor) and user_role(user) != ROLE_ASSESSOR:
+            raise PermissionError("coordinators deactivate assessors only; ask an admin")
+        if actor.pk == user.pk and not active:
+            raise PermissionError("you cannot deactivate yourself")
+    if user.is_active != active:
+        user.is_active = active
+        user.save(update_fields=["is_active"])
+    return user
+
+
+@transaction.atomic
 def user_create(*, creator: User | None, username: str, password: str, role: str, email: str = "") -> User:
     """Create a user with a global role; only admins may create admins (PermissionError)."""
     from labeling.permissions import is_admin, is_coordinator
