@@ -371,6 +371,11 @@ def env_networks(name: str, default: list[str]) -> tuple[str, ...]:
 # login limits or claim HTTPS. Default: this machine (a proxy on the same host).
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES", ["127.0.0.0/8", "::1"])
 
+# GET /api/health/ answers 503 "stale" when a campaign's recomputed state is behind its answers
+# for longer than this (labeling.freshness): a few recompute spacings, so one slow recompute or
+# the first answer after a pause does not page anyone.
+HEALTH_STALE_SECONDS = env_float("HEALTH_STALE_SECONDS", 120.0)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"

@@ -22,6 +22,7 @@ from graded.serializers import (
 )
 from labeling.access import campaign_for
 from labeling.api.common import import_failed, query_number, upload_errors
+from labeling.freshness import campaign_freshness
 from labeling.import_reports import ImportFailed
 from labeling.models import Campaign
 from labeling.modes import mode_of
@@ -47,6 +48,9 @@ class EstimatesApi(APIView):
         campaign = sampling_campaign_for(request, campaign_id, VIEW_RESULTS)
         result = estimates_current(campaign)
         result.pop("fingerprint", None)
+        # How current the worker's stored state is (the figures above are current either way:
+        # computed here when the stored ones are behind).
+        result["freshness"] = campaign_freshness(campaign)
         return Response(result)
 
 

@@ -104,6 +104,10 @@ class DifferenceSerializer(_IntervalFieldsSerializer):
 
 
 class EstimatesSerializer(StrictSerializer):
+    freshness = serializers.JSONField(
+        help_text="how current the worker's stored estimates are: {answers, counted (by its last recompute), "
+        "behind, recomputed_at, age_seconds, stale_seconds (0 unless behind)}"
+    )
     level = serializers.CharField()
     systems = EstimateRowSerializer(many=True)
     difference = DifferenceSerializer(allow_null=True)

@@ -27,6 +27,7 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    path("health/", _api(api.HealthApi.as_view()), name="api-health"),
     path("users/", _api(api.UserCreateApi.as_view()), name="api-users"),
     path("users/<str:username>/", _api(api.UserApi.as_view()), name="api-user"),
     path("campaigns/", _api(api.CampaignListCreateApi.as_view()), name="api-campaigns"),

@@ -21,7 +21,7 @@ def _run(
     tmp_path: Path, *, uid: int, with_redis: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """The script with a PATH of stubs only: `id -u` says `uid`, apt-get logs its arguments, and
-    redis-server is missing unless `with_redis`."""
+    redis-server, systemd-analyze and sqlite3 are missing unless `with_redis`."""
     stubs = tmp_path / "bin"
     stubs.mkdir()
     log = tmp_path / "apt-get.log"
@@ -29,6 +29,8 @@ def _run(
     _stub(stubs, "apt-get", f'echo "$*" >> {log}')
     if with_redis:
         _stub(stubs, "redis-server", "exit 0")
+        _stub(stubs, "systemd-analyze", "exit 0")
+        _stub(stubs, "sqlite3", "exit 0")
     result = subprocess.run(
         ["/bin/bash", str(SCRIPT)], env={"PATH": str(stubs)}, capture_output=True, text=True, timeout=30
     )
@@ -40,7 +42,8 @@ def test_it_installs_what_is_missing_as_root(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     update, install = apt_calls.splitlines()
     assert update == "update -qq"
-    assert install.startswith("install -y -qq --no-install-recommends ") and "redis-server" in install.split()
+    assert install.startswith("install -y -qq --no-install-recommends ")
+    assert {"redis-server", "systemd"} <= set(install.split())
 
 
 def test_it_stops_with_the_command_to_run_when_not_root(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from labeling.api.campaigns import (
     CampaignPauseApi,
     CampaignPreflightApi,
     CampaignStartApi,
+    HealthApi,
     UserApi,
     UserCreateApi,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "NextTaskApi",
     "ProgressApi",
     "UndoApi",
+    "HealthApi",
     "UserApi",
     "UserCreateApi",
 ]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,6 +14,7 @@ from labeling import selectors
 from labeling.access import campaign_for, request_user
 from labeling.api.common import bad_request, conflict
 from labeling.dashboard import LIST_FILTERS, campaigns_listed
+from labeling.freshness import installation_health
 from labeling.modes import campaign_preflight
 from labeling.permissions import MANAGE, is_admin, is_coordinator, user_role
 from labeling.serializers import (
@@ -61,6 +63,21 @@ class UserCreateApi(APIView):
             "active": user.is_active,
         }
         return Response(UserOutputSerializer(output).data, status=status.HTTP_201_CREATED)
+
+
+class HealthApi(APIView):
+    """For monitoring: 200 with status "ok", 503 with "stale" (a campaign's recomputed state is
+    behind its answers for longer than HEALTH_STALE_SECONDS) or "down" (no database). Anyone
+    gets the summary; an admin also gets each running or paused campaign's freshness."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses={200: OpenApiResponse(description="status, figures"), 503: OpenApiResponse()})
+    def get(self, request: Request) -> Response:
+        health = installation_health()
+        if not is_admin(request.user):
+            health.pop("campaigns", None)
+        return Response(health, status=200 if health["status"] == "ok" else 503)
 
 
 class UserApi(APIView):
