@@ -11,6 +11,7 @@ simulate`. Budgets are in judgments (one per document).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -292,7 +293,7 @@ def _trusted_saving(rows: list[PlannerRow], strategy: str, budget: float, baseli
 
 
 def budgets_for_width(
-    rows: list[PlannerRow], strategies: list[str], width: float
+    rows: list[PlannerRow], strategies: Sequence[str], width: float
 ) -> tuple[dict[str, float], list[str]]:
     """The budget each strategy needs for intervals `width` wide (nan where the replays cannot
     tell), and the strategies that need fewer judgments than the smallest budget replayed: the
