@@ -38,3 +38,12 @@ SWITCH_INTERVAL_SECONDS = 0.0005
 
 def post_worker_init(worker: object) -> None:
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
+
+
+def on_starting(server: object) -> None:
+    # In the master, before any worker: a refused start (a bad setting, a failed start-up check)
+    # is one line and exit status 2, not workers that die and are started again for ever.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from config.startup import server_or_exit
+
+    server_or_exit("gunicorn")

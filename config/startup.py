@@ -1,6 +1,8 @@
 """A refusal to start is one line, not a traceback: the settings raise ImproperlyConfigured with a
 clear reason (a missing SECRET_KEY, an unbound key variable), and every entry point (manage.py,
-gunicorn's WSGI module, the Celery worker) prints that reason alone and exits with status 2."""
+gunicorn's master process and its WSGI module, the Celery worker) prints that reason alone and
+exits with status 2. A web server also runs the start-up checks (`labeling.checks`, e.g. no
+collectstatic manifest) before it serves: an error among them is a refusal too."""
 
 from __future__ import annotations
 
@@ -19,3 +21,25 @@ def settings_or_exit(program: str) -> None:
     except ImproperlyConfigured as error:
         print(f"{program}: refused to start: {error}", file=sys.stderr)
         raise SystemExit(REFUSED_STATUS) from None
+
+
+def server_or_exit(program: str) -> None:
+    """`settings_or_exit`, then Django's set-up and the start-up checks (tag `labeling_startup`):
+    each error is one line and the process exits (REFUSED_STATUS); warnings are one line each.
+    gunicorn's master runs it before it starts any worker (config/gunicorn.py `on_starting`), so
+    a refused start stops the server rather than restarting workers that die."""
+    settings_or_exit(program)
+    import django
+    from django.core.checks import ERROR, run_checks
+
+    django.setup()
+    from labeling.checks import STARTUP_TAG
+
+    problems = run_checks(tags=[STARTUP_TAG], include_deployment_checks=True)
+    for problem in problems:
+        hint = f" ({problem.hint})" if problem.hint else ""
+        print(f"{program}: {problem.id}: {problem.msg}{hint}", file=sys.stderr)
+    errors = [problem for problem in problems if problem.level >= ERROR]
+    if errors:
+        print(f"{program}: refused to start: {len(errors)} start-up check(s) failed", file=sys.stderr)
+        raise SystemExit(REFUSED_STATUS)

@@ -33,6 +33,10 @@ class PlanRowSerializer(StrictSerializer):
     coverage = serializers.FloatField(allow_null=True)
     mean_width = serializers.FloatField(allow_null=True)
     topics_judged = serializers.FloatField(allow_null=True)
+    rmse_se = serializers.FloatField(
+        allow_null=True, help_text="Monte-Carlo standard error of rmse: how far other replays could move it"
+    )
+    width_se = serializers.FloatField(allow_null=True, help_text="Monte-Carlo standard error of mean_width")
 
 
 class PlanSerializer(StrictSerializer):
@@ -47,13 +51,22 @@ class PlanSerializer(StrictSerializer):
     budget = serializers.FloatField(help_text="the budget the recommendation and savings refer to")
     assumption = serializers.CharField()
     rows = PlanRowSerializer(many=True)
-    budget_for_width = serializers.JSONField(help_text="{width, budgets: {strategy: judgments or null}}")
+    budget_for_width = serializers.JSONField(
+        help_text="{width, at, budgets: {strategy: judgments or null}, fewer_than_smallest: [strategy], "
+        "smallest}"
+    )
     savings = serializers.JSONField(help_text="{strategy: share of the budget saved against passive}")
     unplanned = serializers.ListField(
         child=serializers.CharField(),
         help_text="what the replay could not tell (the figures left null), in words",
     )
-    recommendation = serializers.JSONField(help_text="{strategy, text, paper}")
+    campaign_budget = serializers.FloatField(
+        allow_null=True,
+        help_text="the campaign's budget in judgments (larger than `budget` when the pool caps the plan)",
+    )
+    recommendation = serializers.JSONField(
+        help_text="{strategy, tied: [strategies within the replays' noise of the lowest error], text, paper}"
+    )
     strategies = serializers.JSONField(help_text="{strategy: {label, help, paper}}")
 
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from graded.gold import gold_task_for
 from graded.selectors import task_active_for_assessor
+from infrastructure.compiled_queries import CompiledQuery
 from infrastructure.db import prepared_cursor
 from labeling.leases import lease_claim, lease_expiry, lease_renew, unanswered_claimable
 from labeling.models import Campaign, Document, Skip, Task, Topic
@@ -208,6 +209,12 @@ def _claim_sql_sqlite(running: bool, overlap: bool) -> str:
     """
 
 
+# The task a claim returns, with what the item shows: every `next` reads it (compiled once).
+_CLAIMED_TASK: CompiledQuery[Task] = CompiledQuery(
+    lambda task_id: Task.objects.select_related("topic", "document").filter(pk=task_id)[:1], (int,)
+)
+
+
 def _task_claim_single(campaign: Campaign, assessor: User, now: datetime, running: bool) -> Task | None:
     """SQLite: one UPDATE ... WHERE id = (SELECT ... LIMIT 1) RETURNING picks the assessor's own
     unanswered task first (renewing it), else the first claimable one, and leases it.
@@ -229,7 +236,8 @@ def _task_claim_single(campaign: Campaign, assessor: User, now: datetime, runnin
         row = cursor.fetchone()
     if row is None:
         return None
-    task = Task.objects.select_related("topic", "document").get(pk=row[0])
+    task = _CLAIMED_TASK.first(row[0])
+    assert task is not None, "the claim's own statement returned it"
     if running and not campaign.blocked:
         target = queue_target(campaign.pk, now)
         if tasks_unleased_count(campaign.pk, limit=target) < target:

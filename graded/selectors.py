@@ -4,8 +4,9 @@ and a task with what answering it needs."""
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.db.models import Count, F, JSONField, OuterRef, Q, Subquery
+from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquery
 
+from infrastructure.compiled_queries import CompiledQuery
 from labeling.models import Campaign, Draw, PoolItem, Task
 from labeling.permissions import member_role_remember
 from labeling.selectors import (
@@ -14,7 +15,7 @@ from labeling.selectors import (
     assessor_judgments,
     campaign_spent,
     campaign_state,
-    member_role,
+    member_role_of,
     throughput_of,
 )
 from sampling import SamplingState, strategy_for
@@ -74,18 +75,32 @@ def task_get_for_assessor(task_id: int, user: User | None = None) -> Task | None
     Given the user, the same query reads their role in the task's campaign and remembers it
     for the request (see `campaign_visible`).
     """
+    if user is None or not user.is_authenticated:
+        return _task_with_pricing().filter(pk=task_id).first()
+    task = _TASK_FOR_ANSWER.first(task_id, user.pk)
+    if task is not None:
+        member_role_remember(user, task.campaign_id, task.member_role)  # type: ignore[attr-defined]
+    return task
+
+
+def _task_with_pricing() -> QuerySet[Task]:
     # The document's length prices the judgment; its text is not needed to answer.
     cost_model = SamplingState.objects.filter(campaign_id=OuterRef("campaign_id")).values("cost_model")[:1]
-    related = Task.objects.select_related("campaign").annotate(
+    return Task.objects.select_related("campaign").annotate(
         document_length=F("document__length"),
         sampling_cost_model=Subquery(cost_model, output_field=JSONField()),
     )
-    if user is None or not user.is_authenticated:
-        return related.filter(pk=task_id).first()
-    task = related.annotate(member_role=member_role(user, "campaign_id")).filter(pk=task_id).first()
-    if task is not None:
-        member_role_remember(user, task.campaign_id, task.member_role)
-    return task
+
+
+# Every answer reads it: compiled once (infrastructure.compiled_queries).
+_TASK_FOR_ANSWER: CompiledQuery[Task] = CompiledQuery(
+    lambda task_id, user_id: (
+        _task_with_pricing()
+        .annotate(member_role=member_role_of(user_id, "campaign_id"))
+        .filter(pk=task_id)[:1]
+    ),
+    (int, int),
+)
 
 
 def graded_throughput(campaign: Campaign) -> tuple[Throughput, list[Throughput]]:

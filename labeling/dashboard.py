@@ -11,12 +11,17 @@ from labeling.selectors import campaign_list_for_user
 
 
 def campaigns_to_judge(user: User | AnonymousUser) -> QuerySet[Campaign]:
-    """Campaigns the user is an assessor of (their judging work list)."""
+    """Campaigns the user is an assessor of (their judging work list); not drafts, which the
+    coordinator is still setting up (a clone keeps its source's assessors)."""
     if not user.is_authenticated:
         return Campaign.objects.none()
-    return Campaign.objects.filter(
-        members__user_id=user.pk, members__role=CampaignMember.Role.ASSESSOR, archived_at__isnull=True
-    ).order_by("-created_at")
+    return (
+        Campaign.objects.filter(
+            members__user_id=user.pk, members__role=CampaignMember.Role.ASSESSOR, archived_at__isnull=True
+        )
+        .exclude(status=Campaign.Status.DRAFT)
+        .order_by("-created_at")
+    )
 
 
 def campaigns_to_manage(user: User | AnonymousUser) -> QuerySet[Campaign]:

@@ -101,8 +101,13 @@ def campaign_list_for_user(user: User | AnonymousUser) -> QuerySet[Campaign]:
 
 
 def member_role(user: User, campaign_ref: str) -> Subquery:
+    return member_role_of(user.pk, campaign_ref)
+
+
+def member_role_of(user_id: int, campaign_ref: str) -> Subquery:
+    """The user's role in the campaign `campaign_ref` names (an outer column), None if not a member."""
     return Subquery(
-        CampaignMember.objects.filter(campaign_id=OuterRef(campaign_ref), user_id=user.pk).values("role")[:1]
+        CampaignMember.objects.filter(campaign_id=OuterRef(campaign_ref), user_id=user_id).values("role")[:1]
     )
 
 

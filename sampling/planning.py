@@ -197,7 +197,14 @@ def campaign_plan(
             f"not planned: {strategy.label}: {strategy.unplanned_reason}"
             for strategy in unplanned_strategies()
         ],
-        "recommendation": _recommendation(rows, savings, advice_budget, savings_against_base, share),
+        "recommendation": _said_for_the_pool(
+            _recommendation(rows, savings, advice_budget, savings_against_base, share),
+            campaign,
+            advice_budget,
+        ),
+        "campaign_budget": float(campaign.budget)
+        if campaign.budget_unit == Campaign.BudgetUnit.JUDGMENTS
+        else None,
         "strategies": {
             name: {"label": strategy.plan_words[0], "help": strategy.plan_words[1], "paper": strategy.paper}
             for name, strategy in planned_strategies().items()
@@ -347,10 +354,15 @@ def _unplanned(
             "no budget planned gives random topics a finite interval, so the judgments needed for "
             "its width cannot be told: plan larger budgets"
         )
+    larger = (
+        " plan larger budgets"
+        if max(row.budget for row in rows) < pooled
+        else " the pool allows no larger budget"
+    )
     notes += [
-        f"{words[strategy]}: its saving against random topics at {budget:g} judgments cannot be "
-        "told (an error curve does not fall over the budgets planned, or some replays had no "
-        "interval: plan larger budgets)"
+        f"{words[strategy]}: its saving in budget against random topics at {budget:g} judgments is not "
+        "quoted: it interpolates error curves over every budget planned, and one of them rises or has "
+        f"no interval at some budget (too few topics judged there);{larger}"
         for strategy, value in savings.items()
         if not np.isfinite(value)
     ]
@@ -442,6 +454,19 @@ def _recommendation(
             )
         )
     return {"strategy": best, "tied": [best], "text": " ".join(parts), "paper": planned[best].paper}
+
+
+def _said_for_the_pool(advice: dict[str, Any], campaign: Campaign, budget: float) -> dict[str, Any]:
+    """The advice, opened with why it is for the pool's size when the campaign's budget is larger."""
+    set_budget = float(campaign.budget)
+    if campaign.budget_unit != Campaign.BudgetUnit.JUDGMENTS or set_budget <= budget:
+        return advice
+    opening = (
+        f"Your budget ({set_budget:g} judgments) is more than the pool holds ({budget:g} documents), "
+        "so the plan stops at the pool: "
+    )
+    text = advice["text"]
+    return {**advice, "text": opening + text[:1].lower() + text[1:]}
 
 
 def _in_sentence(label: str) -> str:

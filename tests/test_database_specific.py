@@ -45,6 +45,11 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "graded/gold.py": ("graded/test_gold.py",),
     "infrastructure/db.py": ("graded/test_judging_hot_path.py", "labeling/test_import_batches.py"),
     "infrastructure/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
+    "infrastructure/compiled_queries.py": (
+        "labeling/test_compiled_queries.py",
+        "graded/test_judging_hot_path.py",
+    ),
+    "labeling/leases.py": ("labeling/test_leases.py", "graded/test_judging.py", "pairwise/test_services.py"),
     "infrastructure/undo_log.py": ("labeling/test_undo_log.py", "labeling/test_import_batches.py"),
     "labeling/services/campaign_copies.py": (
         "labeling/test_campaign_list.py",

@@ -338,7 +338,8 @@
         const band = bounded.map((p) => x(p.spent) + "," + y(inside(p.high))).concat(bounded.slice().reverse().map((p) => x(p.spent) + "," + y(inside(p.low))));
         group.append(svg("polygon", { points: band.join(" "), fill: colour, opacity: 0.08 }));
       }
-      group.append(svg("polyline", { points: points.map((p) => x(p.spent) + "," + y(inside(p.value))).join(" "), fill: "none", stroke: colour, "stroke-width": 1.8 }));
+      // The line goes through the series' dots, shifted as they are.
+      group.append(svg("polyline", { points: points.map((p) => x(Math.max(0, p.spent + shift)) + "," + y(inside(p.value))).join(" "), fill: "none", stroke: colour, "stroke-width": 1.8 }));
       for (const p of thin(points, 40)) {
         const px = x(Math.max(0, p.spent + shift));
         const interval = p.low !== null && p.high !== null ? " [" + fmt(p.low) + ", " + fmt(p.high) + "]" : " (no interval yet)";

@@ -53,8 +53,12 @@
     }
     if (position.has(plan.budget)) {
       const at = x(position.get(plan.budget));
+      // Where the plan stops at the pool (the budget is larger), the line says so.
+      const words = plan.campaign_budget !== null && plan.campaign_budget > plan.budget
+        ? "the pool's size (" + plan.budget + ")" : "your budget";
+      const right = at > (box.left + box.right) / 2;
       root.append(svg("line", { x1: at, x2: at, y1: box.top, y2: box.bottom, class: "budget-line" }));
-      root.append(svg("text", { x: at + 4, y: box.top + 10, class: "tick", text: "your budget" }));
+      root.append(svg("text", { x: right ? at - 4 : at + 4, y: box.top + 10, "text-anchor": right ? "end" : "start", class: "tick", text: words }));
     }
     const legend = document.createElement("div");
     legend.className = "legend";

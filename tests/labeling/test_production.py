@@ -19,6 +19,7 @@ from config.settings import DEV_SECRET_KEY, installation_secret_key, refuse_weak
 from labeling.checks import static_manifest_check
 from labeling.services.campaigns import campaign_create
 from tests.conftest import PASSWORD, REPO_ROOT
+from tests.servers import free_port
 
 STRONG_KEY = "k7Qz-2vX_9pLm4Rt8sWy1bNc6dHf0gJe3aUo5iKq7ZxCvBnM2lPw"
 
@@ -143,8 +144,34 @@ def test_the_wsgi_application_refuses_to_start_without_collectstatic(tmp_path: P
         VAR_DIR=str(tmp_path),
         STATIC_ROOT=str(tmp_path / "staticfiles"),
     )
-    assert started.returncode != 0
+    assert started.returncode == 2 and "Traceback" not in started.stderr
     assert "labeling.E001" in started.stderr and "collectstatic" in started.stderr
+
+
+@pytest.mark.parametrize("problem", ["no secret key", "no collectstatic"])
+def test_gunicorn_stops_at_a_refused_start_instead_of_restarting_workers(
+    problem: str, tmp_path: Path
+) -> None:
+    """gunicorn's master checks before it starts a worker: a refusal stops the server with status
+    2 (which the documented unit does not restart), rather than workers dying over and over."""
+    env = {"PRODUCTION": "1", "VAR_DIR": str(tmp_path), "STATIC_ROOT": str(tmp_path / "staticfiles")}
+    if problem == "no collectstatic":
+        env["SECRET_KEY"] = STRONG_KEY
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "-c",
+        "config/gunicorn.py",
+        "--bind",
+        f"127.0.0.1:{free_port()}",
+        "config.wsgi",
+    ]
+    started = _run(argv, **env)
+    assert started.returncode == 2, started.stderr[-2000:]
+    assert "Traceback" not in started.stderr and "Booting worker" not in started.stderr
+    refusals = [line for line in started.stderr.splitlines() if line.startswith("gunicorn: ")]
+    assert refusals and refusals[-1].startswith("gunicorn: refused to start: "), started.stderr
 
 
 def test_production_migrates_before_collectstatic(tmp_path: Path) -> None:

@@ -83,6 +83,9 @@ def test_it_lists_the_campaigns_to_judge_on_the_home_page(
 ) -> None:
     assert campaign.name.encode() in client_for(assessor).get("/").content
     assert campaign.name.encode() not in client_for(outsider).get("/").content
+    # A draft (a clone keeps its source's assessors) is the coordinator's, not yet theirs.
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DRAFT)
+    assert campaign.name.encode() not in client_for(assessor).get("/").content
 
 
 def _list_item(html: str, name: str) -> str:

@@ -200,6 +200,8 @@ def test_it_names_what_a_leaderboard_is_planned_for(
         .json()
     )
     assert plan["goal"] == "difference" and plan["systems"] == ["alpha", "beta"]
+    # The replays' noise reaches the page (the chart's bands, the advice's tie rule).
+    assert any(row["rmse_se"] for row in plan["rows"]) and "tied" in plan["recommendation"]
     assert "first two of the campaign's 3 systems" in plan["planned_for"]
 
 
@@ -327,3 +329,14 @@ def test_the_advice_is_for_the_campaigns_budget_even_without_an_interval_there(
     assert plan["budget"] == 10 and plan["budget_for_width"]["at"] == 20
     text = plan["recommendation"]["text"].lower()
     assert "at 10 judgments" in text and "at 20 judgments" not in text
+
+
+def test_a_plan_capped_by_the_pool_says_so_in_its_advice(three_run_draft: Campaign) -> None:
+    """A budget larger than the pool: the advice and the chart speak of the pool's size."""
+    pooled = three_run_draft.pool_items.count()
+    campaign = campaign_update(campaign=three_run_draft, budget=10 * pooled)
+    plan = campaign_plan(campaign, repetitions=20)
+    assert plan["budget"] == pooled and plan["campaign_budget"] == 10 * pooled
+    assert plan["recommendation"]["text"].startswith(
+        f"Your budget ({10 * pooled} judgments) is more than the pool holds ({pooled} documents)"
+    )
