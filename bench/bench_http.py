@@ -137,7 +137,7 @@ def build_campaign(
             "goal": "leaderboard",
             "goal_k": 3,
             "strategy": "passive",
-            "budget": 10_000_000,
+            "budget": 1_000_000,  # the default LABELING_MAX_BUDGET; far more than the pool
             "budget_unit": "judgments",
             "pool_depth": depth,
         },
