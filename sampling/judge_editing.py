@@ -110,7 +110,7 @@ def judge_update(judge: Judge, *, user: AbstractBaseUser | None = None, **change
         changes["prompt"] = normalised_prompt(changes["prompt"])
     unknown = set(changes) - set(kind.editable())
     if unknown:
-        raise ValueError(f"a {judge.kind} judge cannot change {', '.join(sorted(unknown))}")
+        raise ValueError(f"a judge of kind {judge.kind!r} cannot change {', '.join(sorted(unknown))}")
     current = {name: getattr(judge, name) for name in (*COMMON_VERSIONED, *COMMON_UNVERSIONED)}
     current |= judge_setting_values(judge)
     problems = judge_settings_problems(judge.kind, current | changes)

@@ -184,7 +184,7 @@ def test_a_kinds_own_setting_is_kept_versioned_reported_and_refused_on_other_kin
     assert lexical.status_code == 400
     assert "a judge of kind 'lexical' takes no grade (only top-grade judges do)" in lexical.content.decode()
     uploaded = judge_create(campaign=draft_campaign, name="files", kind="upload")
-    with pytest.raises(ValueError, match="a upload judge cannot change grade"):
+    with pytest.raises(ValueError, match="a judge of kind .upload. cannot change grade"):
         judge_update(uploaded, grade=1)
     assert judge_summary(uploaded)["grade"] is None  # every judge reports every setting
     # The form takes it for its kind only.
