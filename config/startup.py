@@ -33,9 +33,8 @@ def server_or_exit(program: str) -> None:
     from django.core.checks import ERROR, run_checks
 
     django.setup()
-    from labeling.checks import STARTUP_TAG
-
-    problems = run_checks(tags=[STARTUP_TAG], include_deployment_checks=True)
+    # labeling.checks.STARTUP_TAG, by its value: config names the apps and imports none of them.
+    problems = run_checks(tags=["labeling_startup"], include_deployment_checks=True)
     for problem in problems:
         hint = f" ({problem.hint})" if problem.hint else ""
         print(f"{program}: {problem.id}: {problem.msg}{hint}", file=sys.stderr)
