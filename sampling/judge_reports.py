@@ -28,6 +28,7 @@ from sampling.judged_estimates import judge_only_values
 from sampling.label_model import judged_grades
 from sampling.models import Judge, JudgeCalibration, JudgeCall, JudgeLabel, JudgeVersion
 from sampling.pool_arrays import PoolArrays, pool_arrays_for
+from sampling.strategies import strategy_for
 
 LOW_AGREEMENT = 0.2
 """Quadratic-weighted kappa below this: the judge is unlikely to help (the design falls back
@@ -294,7 +295,7 @@ def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
     to the certified estimate, both leaderboards with Kendall's tau and the unsettled pairs."""
     every = list(Judge.objects.filter(campaign=campaign))
     if not every:
-        return {"judges": [], "systems": [], "board": None}
+        return {"judges": [], "systems": [], "board": None, "uses_judge": False}
     labels = _campaign_labels(campaign, every)
     judges = [_summary(judge, labels, per_topic=True) for judge in every]
     result = estimates_current(campaign)
@@ -344,6 +345,8 @@ def judges_dashboard(campaign: Campaign) -> dict[str, Any]:
         "level": result.get("level"),
         "sampling_judge": sampling_judge.name if sampling_judge is not None else None,
         "estimated_at": str(result.get("computed_at") or "")[:16].replace("T", " "),
+        # Whether the campaign's strategy samples with the judge marked for sampling.
+        "uses_judge": strategy_for(campaign).uses_judge,
     }
 
 

@@ -169,6 +169,11 @@ def test_a_kinds_own_setting_is_kept_versioned_reported_and_refused_on_other_kin
     run = judge_run_start(judge)
     assert judge_run_step(run.pk) == "done"
     assert set(JudgeLabel.objects.filter(judge=judge).values_list("grade", flat=True)) == {1}
+    # Its labels make it the judge for sampling, but this campaign's strategy uses none: said so.
+    client = Client()
+    client.force_login(coordinator)
+    page = client.get(f"/campaigns/{draft_campaign.pk}/").content.decode()
+    assert '(the judge "Model labels + human sample" would use)' in page and "(used for sampling)" not in page
     # Out of its bounds: the API's field, built from the declaration, refuses it.
     refused = api(coordinator).patch(f"{url}{judge.pk}/", {"grade": 12}, format="json")
     assert refused.status_code == 400 and "grade" in refused.json()
