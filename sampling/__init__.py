@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         sampling_csv,
     )
     from sampling.focus import compared_systems
-    from sampling.judge_calls import judge_answer_store, judge_run_done
+    from sampling.judge_calls import judge_run_done
     from sampling.judge_editing import judge_create, judge_settings_problems, judge_update
     from sampling.judge_kinds import (
         JudgeKind,
@@ -148,7 +148,6 @@ _HOMES: dict[str, str] = {
     "pool_csv": "sampling.exports",
     "sampling_csv": "sampling.exports",
     "compared_systems": "sampling.focus",
-    "judge_answer_store": "sampling.judge_calls",
     "judge_run_done": "sampling.judge_calls",
     "judge_create": "sampling.judge_editing",
     "judge_settings_problems": "sampling.judge_editing",
@@ -242,7 +241,6 @@ __all__ = [
     "evaluation_runs_import",
     "item_cost_units",
     "JudgeKind",
-    "judge_answer_store",
     "judge_calibration_import",
     "judge_choose_for_sampling",
     "judge_calls_csv",

@@ -104,14 +104,9 @@ def judge_run_done(run_id: int) -> str:
 
 def judge_answer_store(run: JudgeRun, answer: JudgeAnswer, cost: float) -> None:
     """One answer, at once: the cache row, the label (replacing the pair's earlier one) and the
-    run's counters, in one transaction. TypeError for an answer of another type than the one
-    the judge's kind declares (`JudgeKind.answer_type`): the columns below read its fields."""
-    from sampling.judge_kinds import judge_kind  # the kinds' steps import this module
-
+    run's counters, in one transaction. A kind's step stores through `JudgeKind.store`, which
+    checks the answer's type first."""
     judge = run.judge
-    declared = judge_kind(judge.kind).answer_type
-    if not isinstance(answer, declared):
-        raise TypeError(f"a {judge.kind} judge answers with {declared.__name__}, not {type(answer).__name__}")
     qid, docno = answer.key
     outcome = answer.outcome
     with transaction.atomic():

@@ -1,6 +1,6 @@
 """What asking a model judge about one (topic, document) pair gives, whatever the judge is: an
 endpoint's LLM, the built-in lexical judge, a kind a team adds. The app stores it
-(`sampling.judge_calls.judge_answer_store`) and ``python -m estimation judge`` caches it."""
+(`sampling.judge_kinds.base.JudgeKind.store`) and ``python -m estimation judge`` caches it."""
 
 from __future__ import annotations
 

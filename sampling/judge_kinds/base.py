@@ -8,6 +8,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from estimation.judges.answers import JudgeAnswer
+from sampling.judge_calls import judge_answer_store
 
 if TYPE_CHECKING:
     from labeling.models import Campaign
@@ -85,7 +86,7 @@ class JudgeKind:
     # them, the form shows them when the kind is chosen and drops them for the other kinds,
     # creation and edit refuse them on the other kinds, the judge's summary reports them.
     settings: ClassVar[tuple[JudgeSetting, ...]] = ()
-    # What its step stores for each pair (`judge_answer_store` refuses another type).
+    # What its step stores for each pair (`store` refuses another type).
     answer_type: ClassVar[type[JudgeAnswer]] = JudgeAnswer
     # What to do after adding a judge, and after Edit made a new version (the panel's message).
     following: ClassVar[str] = "run it next"
@@ -123,6 +124,16 @@ class JudgeKind:
     def summary_extras(self, judge: Judge) -> dict[str, Any]:
         """What the judge's summary reports beyond its settings (read from the judge)."""
         return {}
+
+    @classmethod
+    def store(cls, run: JudgeRun, answer: JudgeAnswer, cost: float) -> None:
+        """Store one answer of this kind's step (`judge_calls.judge_answer_store`); TypeError for
+        an answer of another type than `answer_type` (the store's columns read its fields)."""
+        if not isinstance(answer, cls.answer_type):
+            raise TypeError(
+                f"a {cls.name} judge answers with {cls.answer_type.__name__}, not {type(answer).__name__}"
+            )
+        judge_answer_store(run, answer, cost)
 
     @classmethod
     def setting(cls, name: str) -> JudgeSetting | None:

@@ -27,7 +27,6 @@ from estimation.judges.prompts import (
 from labeling.models import Campaign, Document, Topic
 from outbound import checked_transport, key_variable_problem, key_variables, outbound_url_problem
 from sampling.judge_calls import (
-    judge_answer_store,
     judge_pair_skip_store,
     judge_prices,
     judge_run_done,
@@ -332,7 +331,7 @@ def _endpoint_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
                     JudgeRun.objects.filter(pk=run.pk).update(requests=F("requests") + answer.attempts)
                     continue
                 cost = answer_cost(answer, per_1k_in=prices[0], per_1k_out=prices[1])
-                judge_answer_store(run, answer, cost)
+                EndpointKind.store(run, answer, cost)
                 budget.answered(cost, answer.outcome == "error", answer.error)
     except FatalEndpointError as error:
         judge_run_finish(run.pk, JudgeRun.Status.FAILED, str(error))

@@ -19,7 +19,7 @@ from estimation.judges.lexical import (
     rationale,
 )
 from labeling.models import Campaign, Document, Topic
-from sampling.judge_calls import judge_answer_store, judge_run_done, judge_run_finish, pending_pairs
+from sampling.judge_calls import judge_run_done, judge_run_finish, pending_pairs
 from sampling.judge_kinds.base import JudgeKind
 from sampling.label_model import judged_grades
 from sampling.models import Judge, JudgeRun, JudgeVersion
@@ -114,7 +114,7 @@ def _lexical_step(run: JudgeRun, pending: list[tuple[str, str]]) -> str:
     for qid, docno in pending:
         score = score_of.get((qid, docno), 0.0)
         grade = int(thresholds.classes(np.array([score]))[0])
-        judge_answer_store(
+        LexicalKind.store(
             run, JudgeAnswer((qid, docno), grade=grade, text=rationale(score, thresholds), attempts=0), 0.0
         )
         if JudgeRun.objects.filter(pk=run.pk, cancel_requested=True).exists():

@@ -20,7 +20,6 @@ from labeling.models import Campaign
 from sampling import (
     JudgeKind,
     JudgeSetting,
-    judge_answer_store,
     judge_create,
     judge_kind,
     judge_kind_choices,
@@ -66,7 +65,7 @@ class TopGradeKind(JudgeKind):
         if grade is None:
             grade = run.judge.campaign.grade_count - 1
         for pair in pending:
-            judge_answer_store(run, JudgeAnswer(pair, grade=grade, text="always the same", attempts=0), 0.0)
+            self.store(run, JudgeAnswer(pair, grade=grade, text="always the same", attempts=0), 0.0)
         return judge_run_done(run.pk)
 
     def warnings(self, judge: Judge) -> list[str]:
