@@ -78,8 +78,8 @@ def main() -> None:
             campaign_assessors_assign,
             campaign_create,
             campaign_start,
-            user_create,
         )
+        from operations.accounts import user_create
         from sampling import SamplingState
         from sampling.draws import draws_top_up
         from sampling.estimates import estimates_compute

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 
 def run(strategy: str, campaigns: int) -> dict:
-    from labeling.services.campaigns import user_create
+    from operations.accounts import user_create
     from tests.sampling.test_statistics import CUTOFF, simulate, simulated_campaign, synthetic_pool, truth
 
     coordinator = user_create(

@@ -72,8 +72,8 @@ def main() -> None:
             campaign_assessors_assign,
             campaign_create,
             campaign_start,
-            user_create,
         )
+        from operations.accounts import user_create
         from sampling import arrival_add
         from uploads.run_imports import runs_import
 

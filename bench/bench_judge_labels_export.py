@@ -27,7 +27,8 @@ def main() -> None:
     django_for_bench(Path(tempfile.mkdtemp()), quiet=True)
     from django.test import Client
 
-    from labeling.services.campaigns import campaign_create, user_create
+    from labeling.services.campaigns import campaign_create
+    from operations.accounts import user_create
     from sampling import Judge, JudgeLabel
 
     admin = user_create(creator=None, username="bench", password="bench-pass-9z!", role="admin")

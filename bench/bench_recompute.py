@@ -85,8 +85,8 @@ def main() -> None:
             campaign_assessors_assign,
             campaign_create,
             campaign_start,
-            user_create,
         )
+        from operations.accounts import user_create
         from sampling.draws import draws_top_up
         from sampling.estimates import snapshot_record
         from sampling.focus import focus_indices

@@ -242,12 +242,13 @@ INSTALLED_APPS = [
     "pairwise",
     "sxs",
     "training",
+    "operations",
 ]
 
 MIDDLEWARE = [
     # First: the forwarded headers of a peer that is no trusted proxy are gone before anything
     # (the HTTPS redirect, the login limits) reads them.
-    "labeling.middleware.forwarded_headers_from_trusted_proxies",
+    "operations.proxies.forwarded_headers_from_trusted_proxies",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -261,7 +262,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last: turns a refused login (labeling.login_throttle) into the 429 lockout page.
+    # Last: turns a refused login (operations.login_throttle) into the 429 lockout page.
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -315,7 +316,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
     # First: refuses any login for a locked-out user name or address before a password is checked.
-    "labeling.login_throttle.LoginThrottleBackend",
+    "operations.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
     # Object permissions on campaigns, from campaign membership (labeling.permissions).
     "labeling.permissions.CampaignPermissionBackend",
@@ -328,7 +329,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Brute-force protection (django-axes, see labeling/login_throttle.py): logins are refused for
+# Brute-force protection (django-axes, see operations/login_throttle.py): logins are refused for
 # LOGIN_COOLOFF_MINUTES after LOGIN_FAILURE_LIMIT failures of one user name from one address, or
 # LOGIN_ADDRESS_FAILURE_LIMIT from one address (any user names), or LOGIN_USER_FAILURE_LIMIT for
 # one user name (any addresses). Behind proxies, LOGIN_TRUSTED_PROXY_COUNT says how many of them
@@ -340,12 +341,12 @@ LOGIN_USER_FAILURE_LIMIT = env_int("LOGIN_USER_FAILURE_LIMIT", 100)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
 # The three counts, in the order LoginThrottleHandler reads them.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address", "username"]
-AXES_HANDLER = "labeling.login_throttle.LoginThrottleHandler"
+AXES_HANDLER = "operations.login_throttle.LoginThrottleHandler"
 # No reset on a successful login: it would clear every failure from the same address, so an
 # attacker with an account of their own could reset the count against someone else's.
 AXES_RESET_ON_SUCCESS = False
-AXES_LOCKOUT_CALLABLE = "labeling.login_throttle.lockout_response"
-AXES_CLIENT_IP_CALLABLE = "labeling.login_throttle.client_address"
+AXES_LOCKOUT_CALLABLE = "operations.login_throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "operations.login_throttle.client_address"
 AXES_VERBOSE = False
 LOGIN_TRUSTED_PROXY_COUNT = env_int(
     "LOGIN_TRUSTED_PROXY_COUNT", 1 if PRODUCTION and env_bool("BEHIND_HTTPS_PROXY", True) else 0
@@ -366,13 +367,13 @@ def env_networks(name: str, default: list[str]) -> tuple[str, ...]:
 
 
 # The reverse proxies in front of gunicorn: only a request whose peer (REMOTE_ADDR) is one of these
-# keeps its X-Forwarded-For, -Proto and -Host headers (labeling.middleware); from any other peer
+# keeps its X-Forwarded-For, -Proto and -Host headers (operations.proxies); from any other peer
 # they are dropped, so a client reaching gunicorn directly cannot pick its own address for the
 # login limits or claim HTTPS. Default: this machine (a proxy on the same host).
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES", ["127.0.0.0/8", "::1"])
 
 # GET /api/health/ answers 503 "stale" when a campaign's recomputed state is behind its answers
-# for longer than this (labeling.freshness): a few recompute spacings, so one slow recompute or
+# for longer than this (operations.freshness): a few recompute spacings, so one slow recompute or
 # the first answer after a pause does not page anyone.
 HEALTH_STALE_SECONDS = env_float("HEALTH_STALE_SECONDS", 120.0)
 

@@ -26,6 +26,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("labeling.api_urls")),
+    path("api/", include("operations.api_urls")),
     path("api/", include("uploads.api_urls")),
     path("api/", include("webhooks.api_urls")),
     path("api/", include("graded.api_urls")),

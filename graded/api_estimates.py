@@ -22,12 +22,12 @@ from graded.serializers import (
 )
 from labeling.access import campaign_for
 from labeling.api.common import import_failed, query_number, upload_errors
-from labeling.freshness import campaign_freshness
 from labeling.import_reports import ImportFailed
 from labeling.models import Campaign
 from labeling.modes import mode_of
 from labeling.permissions import MANAGE, VIEW_RESULTS
 from labeling.serializers import ErrorsSerializer, UploadSerializer
+from operations.freshness import campaign_freshness
 from sampling import estimates_current, evaluation_runs_import, run_evaluate, sampling_per_topic
 
 

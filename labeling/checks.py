@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
-from django.core.checks import Error, Warning, register
+from django.core.checks import Error, register
 
 STARTUP_TAG = "labeling_startup"
 """config/wsgi.py runs the checks of this tag when the server starts."""
@@ -28,22 +28,5 @@ def static_manifest_check(app_configs: Any = None, **kwargs: Any) -> list[Error]
             f"the static files manifest {manifest} is missing, so every page would fail",
             hint="run `python manage.py collectstatic --noinput` before starting the server",
             id="labeling.E001",
-        )
-    ]
-
-
-@register(STARTUP_TAG, deploy=True)
-def trusted_proxies_check(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
-    """A TRUSTED_PROXIES that holds every address lets any client that reaches gunicorn forge its
-    address and scheme: said once at start (the WSGI application runs the checks of this tag)."""
-    everyone = [entry for entry in settings.TRUSTED_PROXIES if entry.endswith("/0")]
-    if not everyone:
-        return []
-    return [
-        Warning(
-            f"TRUSTED_PROXIES holds {', '.join(everyone)}: any client that reaches the server can forge "
-            "X-Forwarded-For (its address for the login limits) and X-Forwarded-Proto",
-            hint="list only your reverse proxies' addresses (docs/operations.md, Processes)",
-            id="labeling.W001",
         )
     ]

@@ -10,7 +10,6 @@ from rest_framework import serializers
 from labeling.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign, Verdict
 from labeling.modes import field_choices
-from labeling.permissions import ROLES
 from labeling.selectors import STATE_LABELS, Progress, verdict_summary
 from labeling.strict_json import PlainFloatField, StrictModelSerializer, StrictSerializer
 
@@ -261,24 +260,6 @@ class CampaignOutputSerializer(StrictModelSerializer):
     @extend_schema_field(CampaignVerdictSerializer(allow_null=True))
     def get_verdict_plan(self, campaign: Campaign) -> dict[str, Any] | None:
         return verdict_summary(self._own_verdict(campaign))
-
-
-class UserInputSerializer(StrictSerializer):
-    username = serializers.RegexField(r"^[\w.@+-]{1,150}$")
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
-    role = serializers.ChoiceField([(role, role) for role in ROLES])
-    email = serializers.EmailField(required=False, default="")
-
-
-class UserActiveSerializer(StrictSerializer):
-    active = serializers.BooleanField(help_text="false: deactivate (no sign-in, no token); true: bring back")
-
-
-class UserOutputSerializer(StrictSerializer):
-    id = serializers.IntegerField()
-    username = serializers.CharField()
-    role = serializers.CharField()
-    active = serializers.BooleanField()
 
 
 class UploadSerializer(StrictSerializer):

@@ -163,7 +163,7 @@ def upload(name: str, text: str | bytes) -> tuple[str, io.BytesIO]:
 def make_user(db: None) -> Callable[..., AbstractBaseUser]:
     from django.contrib.auth import get_user_model
 
-    from labeling.services.campaigns import user_create
+    from operations.accounts import user_create
 
     def make(username: str, role: str | None) -> AbstractBaseUser:
         if role is None:

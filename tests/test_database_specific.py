@@ -26,6 +26,7 @@ APPLICATION_PACKAGES = (
     "training",
     "sampling",
     "webhooks",
+    "operations",
 )
 
 DATABASE_SPECIFIC = re.compile(

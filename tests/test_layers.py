@@ -26,6 +26,7 @@ PACKAGES = (
     "pairwise",
     "sxs",
     "training",
+    "operations",
 )
 MODES = {"graded", "pairwise", "sxs", "training"}
 
@@ -100,7 +101,7 @@ def test_it_reads_function_level_imports_too(tmp_path: Path) -> None:
 def test_it_keeps_every_labeling_module_free_of_engine_and_mode_imports() -> None:
     modules = _modules("labeling")
     assert len(modules) > 30
-    above = {"sampling", "webhooks", "outbound", "demo", "uploads"} | MODES
+    above = {"sampling", "webhooks", "outbound", "demo", "uploads", "operations"} | MODES
     offenders = sorted(str(path.relative_to(REPO_ROOT)) for path in modules if above & _imports(path))
     assert offenders == []
 
@@ -114,6 +115,12 @@ def test_it_keeps_the_sampling_engine_below_the_modes() -> None:
         "webhooks",
         "outbound",
     }
+
+
+def test_it_keeps_operations_on_the_core() -> None:
+    """Accounts, health, login limits, proxies and `make run`'s server build on the core (and the
+    Celery app's worker command line), and name no mode or engine module."""
+    assert package_imports()["operations"] <= {"labeling", "infrastructure", "config"}
 
 
 def test_it_keeps_webhooks_between_the_core_and_the_engine() -> None:

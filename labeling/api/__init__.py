@@ -13,9 +13,6 @@ from labeling.api.campaigns import (
     CampaignPauseApi,
     CampaignPreflightApi,
     CampaignStartApi,
-    HealthApi,
-    UserApi,
-    UserCreateApi,
 )
 from labeling.api.downloads import ExportApi
 from labeling.api.judging import AnswerApi, LeaseApi, NextTaskApi, ProgressApi, SkipApi, UndoApi
@@ -42,7 +39,4 @@ __all__ = [
     "NextTaskApi",
     "ProgressApi",
     "UndoApi",
-    "HealthApi",
-    "UserApi",
-    "UserCreateApi",
 ]

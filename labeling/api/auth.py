@@ -10,7 +10,7 @@ from rest_framework.settings import api_settings
 
 class TokenApi(ObtainAuthToken):
     """Exchange a user name and password for an API token (`{"token": ...}`); refused with a
-    429 after too many failures (labeling.login_throttle)."""
+    429 after too many failures (operations.login_throttle)."""
 
     # DRF's token view names its own parsers; take the API's (labeling.parsers), so a hostile
     # body to this anonymous endpoint is a 400 as everywhere else.

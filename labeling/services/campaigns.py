@@ -9,7 +9,6 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -18,7 +17,6 @@ from labeling.budgets import budget_problem
 from labeling.fields import GRADE_DESCRIPTION_MAX_CHARS, GUIDELINES_MAX_CHARS
 from labeling.models import Campaign, CampaignMember, CampaignProgress, System, Task
 from labeling.modes import mode_named, mode_of
-from labeling.permissions import ROLE_ADMIN, ROLES, role_group
 from labeling.shortcuts import grade_key_normalize
 
 # Keys offered when a grade scale comes as bare names: the grade's own digit.
@@ -276,55 +274,3 @@ def campaign_member_add(*, campaign: Campaign, user: User, role: str) -> Campaig
         member.role = role
         member.save(update_fields=["role"])
     return member
-
-
-@transaction.atomic
-def user_set_active(*, actor: User | None, username: str, active: bool) -> User:
-    """Deactivate a user (no more sign-ins, sessions or tokens: Django's and DRF's authentication
-    refuse an inactive user at every request) or bring one back; nothing they made is deleted.
-    Coordinators may do it to assessors, admins to anyone but themselves (PermissionError)."""
-    from labeling.permissions import ROLE_ASSESSOR, is_admin, is_coordinator, user_role
-
-    user = get_user_model().objects.filter(username=username).first()
-    if user is None:
-        raise ValueError(f"no user named {username!r}")
-    if actor is not None:
-        if not is_coordinator(actor):
-            raise PermissionError("only coordinators and admins deactivate users")
-        if not is_admin(actor) and user_role(user) != ROLE_ASSESSOR:
-            raise PermissionError("coordinators deactivate assessors only; ask an admin")
-        if actor.pk == user.pk and not active:
-            raise PermissionError("you cannot deactivate yourself")
-    if user.is_active != active:
-        user.is_active = active
-        user.save(update_fields=["is_active"])
-    return user
-
-
-@transaction.atomic
-def user_create(*, creator: User | None, username: str, password: str, role: str, email: str = "") -> User:
-    """Create a user with a global role; only admins may create admins (PermissionError)."""
-    from labeling.permissions import is_admin, is_coordinator
-
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(ROLES)}")
-    if creator is not None:
-        if not is_coordinator(creator):
-            raise PermissionError("only coordinators and admins create users")
-        if role == ROLE_ADMIN and not is_admin(creator):
-            raise PermissionError("only admins create admins")
-    user_model = get_user_model()
-    if user_model.objects.filter(username=username).exists():
-        raise ValueError(f"a user named {username!r} already exists")
-    user = user_model(username=username, email=email)
-    try:
-        validate_password(password, user)
-    except ValidationError as error:
-        raise ValueError(" ".join(error.messages)) from None
-    user.set_password(password)
-    if role == ROLE_ADMIN:
-        user.is_staff = True
-        user.is_superuser = True
-    user.save()
-    user.groups.add(role_group(role))
-    return user

@@ -23,8 +23,8 @@ from labeling.services.campaigns import (
     campaign_assessors_assign,
     campaign_create,
     campaign_start,
-    user_create,
 )
+from operations.accounts import user_create
 from tests.database_template import sqlite_test_name
 from tests.e2e.helpers import PASSWORD
 from uploads.imports import documents_import, topics_import

@@ -30,22 +30,27 @@ def _row(name: str, value: float, low: float, high: float, reliable: bool = True
             "reliable": reliable, "interval": "t" if reliable else "any_n"}  # fmt: skip
 
 
+def _compared_campaign(people: dict[str, AbstractBaseUser], name: str, systems: list[str]) -> Campaign:
+    """A running campaign comparing run3 and run5 among `systems`, a budget of 40 judgments."""
+    campaign = campaign_create(
+        creator=people["coordinator"], name=name, metric="DCG@5", grades=["Not", "Relevant", "Highly"],
+        goal="difference", focus_systems=["run3", "run5"], budget=40, budget_unit="judgments",
+    )  # fmt: skip
+    runs = [
+        (f"{system}.run", io.BytesIO("".join(f"{q} Q0 d{q}-{(d + i) % 6} {d + 1} {9 - d} {system}\n"
+                                             for q in (1, 2) for d in range(5)).encode()))
+        for i, system in enumerate(systems)
+    ]  # fmt: skip
+    runs_import(campaign=campaign, files=runs)
+    return campaign_start(campaign=campaign)
+
+
 @pytest.fixture
 def crowded_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     """Eight runs, "Compare two systems" of run3 and run5, and two stored snapshots: after one
     draw run1 is estimated at -203.07 (interval cut to [0, 5.868]), later every run lies in 1-4
     and run2's estimate -0.299 sits below its cut interval [0, 5.868]."""
-    campaign = campaign_create(
-        creator=people["coordinator"], name="Crowded", metric="DCG@5", grades=["Not", "Relevant", "Highly"],
-        goal="difference", focus_systems=["run3", "run5"], budget=40, budget_unit="judgments",
-    )  # fmt: skip
-    runs = [
-        (f"{name}.run", io.BytesIO("".join(f"{q} Q0 d{q}-{(d + i) % 6} {d + 1} {9 - d} {name}\n"
-                                           for q in (1, 2) for d in range(5)).encode()))
-        for i, name in enumerate(SYSTEMS)
-    ]  # fmt: skip
-    runs_import(campaign=campaign, files=runs)
-    campaign = campaign_start(campaign=campaign)
+    campaign = _compared_campaign(people, "Crowded", SYSTEMS)
     # run1's first interval is from too few topics (any-n bounds, the whole range): not drawn.
     first = [
         _row("run1", -203.07, 0.0, 31.8, reliable=False),
@@ -137,17 +142,7 @@ def test_the_table_shows_the_intervals_and_words_of_the_estimates_level(
 def six_run_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     """Six runs compared as run3 - run5, with snapshots at 20 and at the whole budget of 40."""
     names = SYSTEMS[:6]
-    campaign = campaign_create(
-        creator=people["coordinator"], name="Six", metric="DCG@5", grades=["Not", "Relevant", "Highly"],
-        goal="difference", focus_systems=["run3", "run5"], budget=40, budget_unit="judgments",
-    )  # fmt: skip
-    runs = [
-        (f"{name}.run", io.BytesIO("".join(f"{q} Q0 d{q}-{(d + i) % 6} {d + 1} {9 - d} {name}\n"
-                                           for q in (1, 2) for d in range(5)).encode()))
-        for i, name in enumerate(names)
-    ]  # fmt: skip
-    runs_import(campaign=campaign, files=runs)
-    campaign = campaign_start(campaign=campaign)
+    campaign = _compared_campaign(people, "Six", names)
     for spent, fingerprint in ((20, "old"), (40, estimates_fingerprint(campaign))):
         rows = [
             _row(name, 2.0 + 0.1 * index, 1.0 + 0.1 * index, 3.0 + 0.1 * index)

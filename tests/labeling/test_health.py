@@ -1,4 +1,4 @@
-"""Freshness for monitoring (labeling.freshness): the estimates API and `GET /api/health/` say
+"""Freshness for monitoring (operations.freshness): the estimates API and `GET /api/health/` say
 how far each campaign's recomputed state is behind its answers; with a real worker the staleness
 grows while the worker is stopped and drops back to 0 once it runs again."""
 

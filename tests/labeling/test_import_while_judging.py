@@ -37,10 +37,11 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 import io
 from labeling.services import campaigns
+from operations.accounts import user_create
 from uploads import run_imports
-coordinator = campaigns.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
+coordinator = user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
 for name in ("alice", "bob"):
-    campaigns.user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
+    user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
 judged = campaigns.campaign_create(creator=coordinator, name="judged", metric="DCG@10",
                                   grades=["Bad", "Fair", "Good"], budget=100000, budget_unit="judgments")
 for tag in ("a", "b"):
@@ -56,6 +57,7 @@ IMPORTER = """
 import json, resource, sys, time, django
 django.setup()
 from labeling.services import campaigns
+from operations.accounts import user_create
 from uploads import run_imports
 from labeling.models import Campaign, RankingEntry
 campaign = Campaign.objects.get(pk=int(sys.argv[1]))

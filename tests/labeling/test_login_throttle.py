@@ -1,4 +1,4 @@
-"""Brute-force protection (django-axes through labeling.login_throttle): the login form and
+"""Brute-force protection (django-axes through operations.login_throttle): the login form and
 the token endpoint refuse logins after the configured failures of one user name from one
 address, with higher ceilings per address and per user name, and a clear message; an
 administrator unlocks."""
@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.test import Client
 from rest_framework.test import APIClient
 
-from labeling.middleware import forwarded_headers_from_trusted_proxies
+from operations.proxies import forwarded_headers_from_trusted_proxies
 from tests.conftest import PASSWORD
 
 
@@ -160,7 +160,7 @@ def test_a_client_that_reaches_the_server_directly_cannot_forge_its_address_or_s
 
 
 def test_it_warns_at_start_when_every_address_is_a_trusted_proxy(settings: object) -> None:
-    from labeling.checks import trusted_proxies_check
+    from operations.checks import trusted_proxies_check
 
     assert trusted_proxies_check() == []
     settings.TRUSTED_PROXIES = ("127.0.0.0/8", "0.0.0.0/0")  # type: ignore[attr-defined]

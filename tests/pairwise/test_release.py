@@ -8,7 +8,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from labeling.models import Campaign
-from labeling.services.campaigns import campaign_assessors_assign, user_create
+from labeling.services.campaigns import campaign_assessors_assign
+from operations.accounts import user_create
 from pairwise import services
 from pairwise.models import Comparison, TopKHeap
 from tests.conftest import PASSWORD

@@ -15,8 +15,8 @@ from labeling.services.campaigns import (
     campaign_assessors_assign,
     campaign_create,
     campaign_start,
-    user_create,
 )
+from operations.accounts import user_create
 from pairwise import services
 from pairwise.models import Comparison, PairTask, TopKHeap
 from tests.conftest import PASSWORD, upload

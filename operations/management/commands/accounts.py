@@ -24,7 +24,8 @@ from django.db import transaction
 
 from labeling.models import Campaign, CampaignMember
 from labeling.permissions import ROLE_ASSESSOR, ROLES, user_role
-from labeling.services.campaigns import campaign_member_add, user_create, user_set_active
+from labeling.services.campaigns import campaign_member_add
+from operations.accounts import user_create, user_set_active
 
 
 class Command(BaseCommand):
