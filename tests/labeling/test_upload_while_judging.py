@@ -51,11 +51,12 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from rest_framework.authtoken.models import Token
 from labeling.services import campaigns
+from operations.accounts import user_create
 from uploads import run_imports
-coordinator = campaigns.user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
+coordinator = user_create(creator=None, username="carl", password="pw-pw-pw-pw", role="coordinator")
 names = [f"assessor{i}" for i in range(int(__import__("sys").argv[1]))]
 for name in names:
-    campaigns.user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
+    user_create(creator=None, username=name, password="pw-pw-pw-pw", role="assessor")
 extra = {}
 """
 SETUP_RUNS_AND_START = """
