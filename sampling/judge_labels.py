@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef
 
 from estimation.formats.judge_labels import JudgeLabelLine, iter_judge_labels
@@ -22,6 +22,7 @@ from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
 from infrastructure.db import brief_write
+from infrastructure.pair_lookup import rows_for_pairs
 from infrastructure.undo_log import UndoLog
 from labeling.import_reports import ImportFailed, ImportReport, UploadedFile, batches, uploads_check
 from labeling.models import Campaign, Topic
@@ -214,22 +215,19 @@ class _LabelWrites:
         return len(earlier)
 
     def _earlier(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        """The stored rows of these pairs, in one statement: row values `(qid, docno) IN (VALUES
-        ...)` (SQLite and PostgreSQL) probe the unique index once per pair; a query per topic
-        cost a second per batch when a batch spans hundreds of topics."""
-        if not pairs:
-            return []
-        table = connection.ops.quote_name(JudgeLabel._meta.db_table)
-        columns = ", ".join(connection.ops.quote_name(column) for column in _COLUMNS)
+        """The stored rows of these pairs, in one statement that probes the unique index once
+        per pair (`rows_for_pairs`); a query per topic cost a second per batch when a batch
+        spans hundreds of topics."""
         kind = "IS NOT NULL" if self.calibration else "IS NULL"
-        values = ", ".join(["(%s, %s)"] * len(pairs))
-        sql = (
-            f"SELECT {columns} FROM {table} WHERE judge_id = %s AND human_grade {kind} "
-            f"AND (qid, docno) IN (VALUES {values})"
+        rows = rows_for_pairs(
+            table=JudgeLabel._meta.db_table,
+            columns=_COLUMNS,
+            condition=f"judge_id = %s AND human_grade {kind}",
+            parameters=[self.judge.pk],
+            pair_columns=("qid", "docno"),
+            pairs=pairs,
         )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [self.judge.pk, *(text for pair in pairs for text in pair)])
-            found = [dict(zip(_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
+        found = [dict(zip(_COLUMNS, row, strict=True)) for row in rows]
         for row in found:
             if isinstance(row["probs"], str):  # a JSON column read by hand comes back as text
                 row["probs"] = json.loads(row["probs"])

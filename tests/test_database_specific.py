@@ -45,6 +45,11 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     "graded/judging.py": ("graded/test_judging.py", "graded/test_judging_hot_path.py"),
     "graded/gold.py": ("graded/test_gold.py",),
     "infrastructure/db.py": ("graded/test_judging_hot_path.py", "labeling/test_import_batches.py"),
+    "infrastructure/pair_lookup.py": (
+        "labeling/test_pair_lookup.py",
+        "labeling/test_imports.py",
+        "sampling/test_judges.py",
+    ),
     "infrastructure/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
     "infrastructure/compiled_queries.py": (
         "labeling/test_compiled_queries.py",
@@ -80,7 +85,6 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
         "sampling/test_nothing_built_under_the_lock.py",
     ),
     "sampling/judge_editing.py": ("sampling/test_judge_runs.py",),
-    "sampling/judge_labels.py": ("sampling/test_judges.py",),
     "sampling/judge_runs.py": ("sampling/test_judge_runs.py",),
     "sampling/state.py": ("sampling/test_judges.py", "sampling/test_judge_runs.py"),
     "sxs/services/judging.py": ("sxs/test_services.py", "sxs/test_api.py"),

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from estimation.formats.trec import InputFileError, LabelLine, QrelsLine, iter_labels, iter_qrels
 from infrastructure.db import brief_write
+from infrastructure.pair_lookup import rows_for_pairs
 from infrastructure.undo_log import UndoLog
 from labeling.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
 from labeling.import_reports import BATCH_SIZE, ImportReport, UploadedFile, batches, uploads_check
@@ -253,21 +254,19 @@ def _document_ids(campaign: Campaign, docnos: set[str]) -> tuple[dict[str, int],
 
 
 def _qrels_grades(campaign: Campaign, pairs: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
-    """The grades earlier qrels gave these (topic id, document id) pairs, in one statement: row
-    values `IN (VALUES ...)` probe the qrels' unique index once per pair, where topic and
-    document lists read every qrels row of the batch's topics (100 ms a batch at 20,000 rows).
-    The source is written out so that SQLite may use that partial index."""
-    if not pairs:
-        return {}
-    table = connection.ops.quote_name(Judgment._meta.db_table)
-    values = ", ".join(["(%s, %s)"] * len(pairs))
-    sql = (
-        f"SELECT topic_id, document_id, grade FROM {table} WHERE campaign_id = %s "
-        f"AND source = '{Judgment.Source.QRELS.value}' AND (topic_id, document_id) IN (VALUES {values})"
+    """The grades earlier qrels gave these (topic id, document id) pairs, in one statement that
+    probes the qrels' unique index once per pair (`rows_for_pairs`), where topic and document
+    lists read every qrels row of the batch's topics (100 ms a batch at 20,000 rows). The source
+    is written out so that the databases may use that partial index."""
+    rows = rows_for_pairs(
+        table=Judgment._meta.db_table,
+        columns=("topic_id", "document_id", "grade"),
+        condition=f"campaign_id = %s AND source = '{Judgment.Source.QRELS.value}'",
+        parameters=[campaign.pk],
+        pair_columns=("topic_id", "document_id"),
+        pairs=list(pairs),
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [campaign.pk, *(pk for pair in pairs for pk in pair)])
-        return {(topic_id, document_id): grade for topic_id, document_id, grade in cursor.fetchall()}
+    return {(topic_id, document_id): grade for topic_id, document_id, grade in rows}  # type: ignore[misc]
 
 
 def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> ImportReport:
