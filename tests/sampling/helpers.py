@@ -93,8 +93,10 @@ def oracle_grade(docno: str) -> int:
 
 
 def judge_some(campaign: Campaign, assessor: AbstractBaseUser, count: int) -> None:
+    """Judge up to `count` items as the oracle, the campaign read afresh for each as a request
+    reads it (a stale copy would miss a blocked budget and try to draw again at every claim)."""
     for _ in range(count):
-        task = task_next(campaign=campaign, assessor=assessor)
+        task = task_next(campaign=Campaign.objects.get(pk=campaign.pk), assessor=assessor)
         if task is None:
             break
         task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
