@@ -6,6 +6,7 @@ in a ring."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -31,8 +32,10 @@ PACKAGES = (
 MODES = {"graded", "pairwise", "sxs", "training"}
 
 
-def _imported_modules(path: Path) -> set[str]:
-    """Dotted names of the modules a module imports, at module level or inside functions."""
+@functools.cache
+def _imported_modules(path: Path) -> frozenset[str]:
+    """Dotted names of the modules a module imports, at module level or inside functions (each
+    file parsed once per test process: the layer tests read every module several times)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -40,7 +43,7 @@ def _imported_modules(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-    return names
+    return frozenset(names)
 
 
 def _imports(path: Path) -> set[str]:
