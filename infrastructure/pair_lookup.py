@@ -18,15 +18,18 @@ from collections.abc import Sequence
 
 from django.db import connection
 
+# What the keys and the condition's values are: ids and texts.
+Key = int | str
+
 
 def rows_for_pairs(
     *,
     table: str,
     columns: Sequence[str],
     condition: str,
-    parameters: Sequence[object],
+    parameters: Sequence[Key],
     pair_columns: tuple[str, str],
-    pairs: Sequence[tuple[object, object]],
+    pairs: Sequence[tuple[Key, Key]],
 ) -> list[tuple[object, ...]]:
     """`SELECT columns FROM table WHERE condition AND (pair_columns) IN pairs`, as one statement.
 
@@ -52,10 +55,10 @@ def pairs_statement(
     table: str,
     columns: Sequence[str],
     condition: str,
-    parameters: Sequence[object],
+    parameters: Sequence[Key],
     pair_columns: tuple[str, str],
-    pairs: Sequence[tuple[object, object]],
-) -> tuple[str, list[object]]:
+    pairs: Sequence[tuple[Key, Key]],
+) -> tuple[str, list[Key]]:
     """The statement `rows_for_pairs` runs on this connection's database, and its arguments."""
     quote = connection.ops.quote_name
     first, second = (quote(column) for column in pair_columns)
