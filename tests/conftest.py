@@ -140,11 +140,19 @@ def active_assessors_forgotten() -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Unit tests never talk to a broker: enqueued recomputes go to an in-memory transport. The
-    integration tests (test_celery.py) point a real worker at a real Redis instead."""
+    integration tests (test_celery.py) point a real worker at a real Redis instead.
+
+    Static files are looked up when asked for (whitenoise's autorefresh) rather than indexed
+    whenever a request handler starts: every test client starts one, and indexing every app's
+    static files took a fifth of an API test's time. The servers the tests start as processes
+    (tests/labeling/test_serve.py, test_production.py) index them as production does."""
+    from django.conf import settings
+
     from config.celery import app as celery_app
 
     celery_app.conf.broker_url = "memory://"
     celery_app.conf.broker_transport_options = {}
+    settings.WHITENOISE_AUTOREFRESH = True
 
 
 PASSWORD = "correct-horse-battery-42"
