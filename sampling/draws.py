@@ -208,6 +208,12 @@ def draws_top_up(
             or not mode_of(campaign).uses_sampling
         ):
             return 0
+        if not refit and campaign.blocked:
+            # The claim's own check, on the stored row: the budget or the pool stopped the last
+            # draw, and only a budget change or an arriving run (which clear `blocked`) lets the
+            # next one draw. A caller holding an older copy of the campaign would otherwise redo
+            # the whole draw for nothing at every claim.
+            return 0
         if not sampling_state_ready(campaign, refit=refit):
             return 0  # stale, and not this request's to refit: not even the pool arrays
         pool_arrays_for(campaign)

@@ -3,9 +3,14 @@ say exactly whether it is judged or has an open task, which is what a top-up rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
 
 from graded.claims import task_next
 from graded.judging import task_answer
@@ -70,3 +75,20 @@ def test_it_draws_each_pool_item_once_until_the_pool_is_exhausted(
     campaign.refresh_from_db()
     assert campaign.blocked == BLOCKED_EXHAUSTED
     assert draws_top_up(campaign_id=campaign.pk) == 0
+
+
+def test_a_request_holding_an_older_copy_does_not_redraw_for_a_blocked_campaign(
+    campaign: Campaign, django_assert_max_num_queries: Callable[..., Any]
+) -> None:
+    """The claim tops up ahead only while the campaign is not blocked; a request whose copy was
+    read before the block reads the stored row and stops there (one statement), where it redid
+    the whole draw (sampling state, budget, coverage: dozens of statements) at every claim."""
+    Campaign.objects.filter(pk=campaign.pk).update(blocked="")
+    older_copy = Campaign.objects.get(pk=campaign.pk)
+    with CaptureQueriesContext(connection) as unblocked:
+        draws_top_up(campaign_id=older_copy.pk, refit=False)
+    assert len(unblocked.captured_queries) > 3  # what the block saves
+    Campaign.objects.filter(pk=campaign.pk).update(blocked=BLOCKED_EXHAUSTED)
+    assert not older_copy.blocked
+    with django_assert_max_num_queries(1):
+        assert draws_top_up(campaign_id=older_copy.pk, refit=False) == 0
