@@ -225,7 +225,10 @@ class AssessorPreferences(models.Model):
 class Topic(models.Model):
     """A query with its TREC fields; a stub when only runs or qrels named it."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
+    # No index of its own: the unique (campaign, qid) index leads with the campaign, and a second
+    # index on the campaign alone let PostgreSQL, planning from statistics a bulk import had
+    # outgrown, pick it for a lookup by qid and read every topic of the campaign per row.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics", db_index=False)
     qid = models.CharField(max_length=64)
     title = models.TextField(blank=True)
     description = models.TextField(blank=True)
@@ -244,7 +247,8 @@ class Topic(models.Model):
 class Document(models.Model):
     """A document; a stub (judged by docno or URL) when runs name it but no upload gave it."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="documents")
+    # No index of its own, as for Topic: the unique (campaign, docno) index serves both lookups.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="documents", db_index=False)
     docno = models.CharField(max_length=200)
     title = models.TextField(blank=True)
     text = models.TextField(blank=True)
