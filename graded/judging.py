@@ -17,6 +17,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from graded.models import GoldAnswer
@@ -89,7 +90,7 @@ def task_answer(
         with transaction.atomic():
             stored = lease_close(Task, task.pk, assessor, now)
             if stored:
-                judgment.save(force_insert=True)
+                _judgment_insert(judgment)
     if not stored:
         existing = Judgment.objects.filter(task_id=task.pk).first()
         if existing is None:
@@ -140,6 +141,33 @@ def _judgment_store_if_leased(judgment: Judgment, now: datetime) -> bool:
     judgment.pk = row[0]
     judgment._state.adding, judgment._state.db = False, connection.alias
     return True
+
+
+@functools.cache
+def _judgment_insert_sql() -> str:
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(column) for column in _JUDGMENT_COLUMNS)
+    marks = ", ".join(["%s"] * len(_JUDGMENT_COLUMNS))
+    return f"INSERT INTO {quote(Judgment._meta.db_table)} ({columns}) VALUES ({marks}) RETURNING id"
+
+
+@functools.cache
+def _judgment_fields() -> tuple[Field, ...]:
+    by_attname = {field.attname: field for field in Judgment._meta.concrete_fields}
+    return tuple(by_attname[column] for column in _JUDGMENT_COLUMNS)
+
+
+def _judgment_insert(judgment: Judgment) -> None:
+    """Other databases: the judgment's INSERT, written once (the ORM compiled it again for every
+    answer, a tenth of the answer's CPU), each value prepared by its field as a save prepares it."""
+    judgment.created_at = timezone.now()
+    values = [
+        field.get_db_prep_save(getattr(judgment, field.attname), connection) for field in _judgment_fields()
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_judgment_insert_sql(), values)
+        (judgment.pk,) = cursor.fetchone()
+    judgment._state.adding, judgment._state.db = False, connection.alias
 
 
 def _cast_type(attname: str) -> str:
