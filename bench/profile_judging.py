@@ -1,0 +1,137 @@
+"""Where the server's CPU goes in one judgment (`next` + answer on the token path the assessors'
+browsers and bench_team.py use), in process: a fresh embedded database with the team benchmark's
+campaign (synthetic topics and runs, passive sampling, a budget that never runs out), assessors
+with API tokens, Django's test client, and cProfile over the measured cycles after a warm-up.
+
+    .venv/bin/python bench/profile_judging.py [--cycles 1000] [--assessors 10] [--top 30]
+
+Prints the CPU per judgment (process time: no network, no gunicorn, no other thread's waits), the
+statements per `next` and per answer (the usual count over the cycles), and the functions with
+the most time of their own and the most time below them. The summary in docs/benchmarks.md is
+this script's output."""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from django_setup import django_for_bench  # noqa: E402
+
+if TYPE_CHECKING:
+    from django.test import Client
+
+
+def _campaign(topics: int, depth: int, assessors: int) -> tuple[int, list[str]]:
+    """The team benchmark's campaign, made through the services (set-up, not measured)."""
+    from bench_http import synthetic_files
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+    from uploads.imports import topics_import
+    from uploads.run_imports import runs_import
+
+    user_model = get_user_model()
+    coordinator = user_model.objects.create_user("coordinator", is_superuser=True, is_staff=True)
+    campaign = campaign_create(
+        creator=coordinator,
+        name="profile",
+        metric="DCG@10",
+        grades=["not relevant", "relevant", "highly relevant"],
+        goal="leaderboard",
+        goal_k=3,
+        strategy="passive",
+        budget=1_000_000,
+        budget_unit="judgments",
+        pool_depth=depth,
+    )
+    topic_file, run_files = synthetic_files(topics, depth, seed=20260411)
+    topics_import(campaign=campaign, files=[("topics.jsonl", io.BytesIO(topic_file))])
+    runs_import(campaign=campaign, files=[(name, io.BytesIO(body)) for name, body in run_files])
+    names = [f"assessor{index:02d}" for index in range(assessors)]
+    tokens = []
+    for name in names:
+        user = user_model.objects.create_user(name)
+        tokens.append(Token.objects.create(user=user).key)
+    campaign_assessors_assign(campaign=campaign, usernames=names)
+    campaign_start(campaign=campaign)
+    return campaign.pk, tokens
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cycles", type=int, default=1000, help="judgments measured")
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--assessors", type=int, default=10, help="tokens the cycles go round")
+    parser.add_argument("--topics", type=int, default=100)
+    parser.add_argument("--depth", type=int, default=200)
+    parser.add_argument("--top", type=int, default=30, help="functions listed")
+    arguments = parser.parse_args()
+
+    folder = Path(tempfile.mkdtemp(prefix="profile-judging-"))
+    django_for_bench(folder, quiet=True)
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    campaign, tokens = _campaign(arguments.topics, arguments.depth, arguments.assessors)
+    clients = [Client(HTTP_AUTHORIZATION=f"Token {token}", HTTP_HOST="localhost") for token in tokens]
+    statements: dict[str, list[int]] = {"next": [], "answer": []}
+    for cycle in range(arguments.warmup):
+        with CaptureQueriesContext(connection) as next_queries:
+            task = _next(clients[cycle % len(clients)], campaign)
+        with CaptureQueriesContext(connection) as answer_queries:
+            _answer(clients[cycle % len(clients)], task)
+        statements["next"].append(len(next_queries.captured_queries))
+        statements["answer"].append(len(answer_queries.captured_queries))
+    # Counting statements costs CPU of its own: the timed and profiled cycles do not count.
+    started = time.process_time()
+    for cycle in range(arguments.cycles):
+        _answer(clients[cycle % len(clients)], _next(clients[cycle % len(clients)], campaign))
+    cpu_ms = (time.process_time() - started) * 1000 / arguments.cycles
+    profile = cProfile.Profile()
+    profile.enable()
+    for cycle in range(arguments.cycles):
+        _answer(clients[cycle % len(clients)], _next(clients[cycle % len(clients)], campaign))
+    profile.disable()
+
+    print(f"# One judgment (next + answer, token path, embedded SQLite), {arguments.cycles} cycles")
+    print(f"CPU per judgment: {cpu_ms:.2f} ms (process time, without the profiler)")
+    print(
+        f"statements per next: {statistics.median_low(statements['next'])} "
+        f"(most {max(statements['next'])}); per answer: {statistics.median_low(statements['answer'])} "
+        f"(most {max(statements['answer'])}), over the {arguments.warmup} warm-up cycles"
+    )
+    for order in ("tottime", "cumulative"):
+        text = io.StringIO()
+        stats = pstats.Stats(profile, stream=text)
+        stats.sort_stats(order).print_stats(arguments.top)
+        print(f"\n## By {order}\n")
+        print("\n".join(line for line in text.getvalue().splitlines() if line.strip())[-6000:])
+
+
+def _next(client: Client, campaign: int) -> int:
+    response = client.get(f"/api/campaigns/{campaign}/next/")
+    assert response.status_code == 200, (response.status_code, response.content[:300])
+    return int(response.json()["task"])
+
+
+def _answer(client: Client, task: int) -> None:
+    response = client.post(
+        f"/api/tasks/{task}/answer/", {"grade": 1, "seconds": 3.5}, content_type="application/json"
+    )
+    assert response.status_code == 201, (response.status_code, response.content[:300])
+
+
+if __name__ == "__main__":
+    main()
