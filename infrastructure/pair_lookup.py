@@ -74,7 +74,5 @@ def pairs_statement(
             f"CROSS JOIN {quote(table)} AS stored WHERE {condition} "
             f"AND stored.{first} = wanted.first_key AND stored.{second} = wanted.second_key"
         )
-    return f"{wanted}SELECT {selected} FROM wanted {joined}", [
-        *(v for pair in pairs for v in pair),
-        *parameters,
-    ]
+    arguments = [*(value for pair in pairs for value in pair), *parameters]
+    return f"{wanted}SELECT {selected} FROM wanted {joined}", arguments

@@ -157,7 +157,7 @@ def _stage_postgresql(rows: Sequence[StagedRow]) -> None:
 # (a LATERAL subquery, `OFFSET 0` keeping the planner from flattening it into a plain join). The
 # plain join was planned from statistics the import had outgrown: a document table estimated at
 # one row for the campaign became the outer loop, and every document re-read the step's staged
-# rows (a 1,500-line run took 4 s a step; issue 47's suite found it).
+# rows (a 1,500-line run took 4 s a step).
 _ENTRIES_INSERT_POSTGRESQL = (
     "INSERT INTO {entry} (system_id, topic_id, document_id, rank, score) "
     "SELECT y.id, t.id, d.id, s.rank, s.score FROM {staged} s "
