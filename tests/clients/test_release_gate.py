@@ -1,6 +1,8 @@
 """The release gate against a hostile or broken server: whatever the server does, the client exits
 3 (refused / bad answer) or 4 (no verdict in time), never a verdict's 0, 1, 2 or 5; within its
-timeout by the wall clock; in bounded memory; and it never sends the token to another origin."""
+timeout by the wall clock (from its `main`: the interpreter's start-up, over a second on a loaded
+machine, is not its to bound); in bounded memory; and it never sends the token to another
+origin."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ from tests.conftest import REPO_ROOT
 from tests.hostile_server import Request, answer, hostile_server, huge, silent, trickling
 
 TOKEN = "s3cret-token-value"
+# The gate run by a wrapper that reports its peak memory and how long its `main` took.
+MEASURED = "tests.clients.measured_gate"
 DECIDED = {
     "id": 1,
     "verdict": "better",
@@ -36,20 +39,23 @@ DECIDED = {
 @dataclass
 class Exit:
     code: int
-    seconds: float
     out: str
     err: str
 
+    @property
+    def main_seconds(self) -> float:
+        """How long the client's `main` ran (`tests.clients.measured_gate`'s last line)."""
+        return float(self.err.splitlines()[-1].split()[-1])
+
 
 def _gate(url: str, *arguments: str, allow_http: bool = True, module: str = "clients.release_gate") -> Exit:
-    """Run the client as a pipeline does; its exit code and wall time."""
+    """Run the client as a pipeline does; its exit code and output."""
     command = [sys.executable, "-m", module, "--url", url, "--token", TOKEN]
     command += ["--allow-http"] if allow_http else []
-    started = time.monotonic()
     finished = subprocess.run(
         [*command, *arguments], cwd=REPO_ROOT, capture_output=True, text=True, check=False
     )
-    return Exit(finished.returncode, time.monotonic() - started, finished.stdout, finished.stderr)
+    return Exit(finished.returncode, finished.stdout, finished.stderr)
 
 
 def _json(body: object, status: int = 200) -> Callable[[Request, socket.socket], None]:
@@ -82,15 +88,15 @@ def test_an_answer_that_is_not_a_report_exits_3(body: bytes, says: str) -> None:
 
 def test_a_silent_server_ends_in_4_within_the_timeout() -> None:
     with hostile_server(silent) as server:
-        result = _gate(server.url, "--campaign", "1", "--arrival", "1", "--timeout", "3")
-    assert result.code == 4 and result.seconds < 3 + 1, result
+        result = _gate(server.url, "--campaign", "1", "--arrival", "1", "--timeout", "3", module=MEASURED)
+    assert result.code == 4 and result.main_seconds < 3 + 1, result
     assert "no verdict after 3 s" in result.err
 
 
 def test_a_trickling_server_ends_in_4_within_the_timeout() -> None:
     with hostile_server(trickling(0.5)) as server:
-        result = _gate(server.url, "--campaign", "1", "--arrival", "1", "--timeout", "3")
-    assert result.code == 4 and result.seconds < 3 + 1, result
+        result = _gate(server.url, "--campaign", "1", "--arrival", "1", "--timeout", "3", module=MEASURED)
+    assert result.code == 4 and result.main_seconds < 3 + 1, result
 
 
 def test_a_huge_answer_is_refused_unread_in_bounded_memory() -> None:
@@ -103,7 +109,7 @@ def test_a_huge_answer_is_refused_unread_in_bounded_memory() -> None:
             "1",
             "--timeout",
             "20",
-            module="tests.clients.measured_gate",
+            module=MEASURED,
         )
     assert result.code == 3 and "larger than" in result.err, result
     # The interpreter alone takes about 15 MB; the answer is read up to 1 MiB and no further.
@@ -129,8 +135,10 @@ def test_a_server_that_is_down_is_retried_until_the_timeout_then_4() -> None:
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    result = _gate(f"http://127.0.0.1:{port}", "--campaign", "1", "--arrival", "1", "--timeout", "3")
-    assert result.code == 4 and result.seconds < 3 + 1, result
+    result = _gate(
+        f"http://127.0.0.1:{port}", "--campaign", "1", "--arrival", "1", "--timeout", "3", module=MEASURED
+    )
+    assert result.code == 4 and result.main_seconds < 3 + 1, result
     assert result.err.count("retrying in") >= 2, result.err
 
 
