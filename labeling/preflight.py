@@ -76,8 +76,8 @@ def _topics_without_text(campaign: Campaign) -> Problem | None:
 def _documents_missing(campaign: Campaign) -> Problem | None:
     stubs = Document.objects.filter(campaign=campaign, is_stub=True)
     message = (
-        "documents ranked by runs but not in any documents upload: assessors judge them by their "
-        "identifier (upload the documents file)"
+        "documents named by runs or qrels but not in any documents upload: assessors judge them by "
+        "their identifier (upload the documents file)"
     )
     pool = PoolItem.objects.filter(campaign=campaign)
     pooled = stubs.filter(pk__in=pool.values("document_id")).count() if pool.exists() else None
@@ -85,9 +85,9 @@ def _documents_missing(campaign: Campaign) -> Problem | None:
         # Runs rank deeper than the pool: say how many of them assessors will actually see, so the
         # count is not read against the pool's size.
         message = (
-            f"documents ranked by runs but not in any documents upload ({pooled} of them in the pool "
-            "assessors judge, the rest ranked below the pool depth): assessors judge them by their "
-            "identifier (upload the documents file)"
+            f"documents named by runs or qrels but not in any documents upload ({pooled} of them in "
+            "the pool assessors judge, the rest ranked below the pool depth or named by qrels only): "
+            "assessors judge them by their identifier (upload the documents file)"
         )
     return _problem("documents_missing", stubs, "docno", message)
 

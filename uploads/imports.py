@@ -278,6 +278,7 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
     """
     top_grade = campaign.grade_count - 1
     regraded: list[str] = []
+    negative_lines = 0
 
     def records(name: str, stream: BinaryIO) -> Iterator[QrelsLine]:
         for line in iter_qrels(upload_lines(name, stream), name):
@@ -295,6 +296,8 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
             yield line
 
     def write(name: str, batch: list[QrelsLine]) -> tuple[dict[type[Model], list[int]], list[_Changed]]:
+        nonlocal negative_lines
+        negative_lines += sum(1 for line in batch if line.grade < 0)
         topic_stubs = _topic_ids(campaign, {line.qid for line in batch}, topic_cache)
         document_ids, document_stubs = _document_ids(campaign, {line.docno for line in batch})
         earlier_grades = _qrels_grades(
@@ -345,6 +348,11 @@ def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> Import
             for batch in batches(records(name, stream), STORE_ROWS):
                 _store(log, partial(write, name, batch))
         pool_mark_prejudged(campaign=campaign)
+    if negative_lines:
+        report.notes.append(
+            f"{negative_lines} line(s) have a negative grade (TREC's mark for junk or spam) and count "
+            "as grade 0, as in trec_eval"
+        )
     if regraded:
         shown = regraded[:NOTES_SHOWN]
         more = f" (and {len(regraded) - len(shown)} more)" if len(regraded) > len(shown) else ""

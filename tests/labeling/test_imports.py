@@ -98,10 +98,18 @@ def test_it_imports_trec_eval_fixtures_with_negative_grades_and_hashes_in_docnos
     runs_import(
         campaign=campaign, files=[_file(folder / "results.test"), _file(folder / "results.comment.test")]
     )
-    qrels_import(
+    report = qrels_import(
         campaign=campaign, files=[_file(folder / "qrels.rel_level"), _file(folder / "qrels.comment.test")]
     )
     assert System.objects.filter(campaign=campaign).count() == 2
+    negative = sum(
+        1
+        for name in ("qrels.rel_level", "qrels.comment.test")
+        for fields in (line.split() for line in (folder / name).read_text().splitlines())
+        if len(fields) == 4 and fields[3].lstrip("-").isdigit() and int(fields[3]) < 0
+    )
+    notes = " ".join(report.notes)
+    assert negative > 0 and f"{negative} line(s) have a negative grade" in notes, report.notes
     assert Document.objects.filter(campaign=campaign, docno__contains="#").exists()
     qrels = read_qrels(folder / "qrels.rel_level")  # negative grades read as 0, as trec_eval does
     some_qid = next(iter(qrels))
