@@ -15,6 +15,8 @@ SQLite, which takes its left side as the outer loop. Each pair probes the index 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 
@@ -22,57 +24,43 @@ from django.db import connection
 Key = int | str
 
 
-def rows_for_pairs(
-    *,
-    table: str,
-    columns: Sequence[str],
-    condition: str,
-    parameters: Sequence[Key],
-    pair_columns: tuple[str, str],
-    pairs: Sequence[tuple[Key, Key]],
-) -> list[tuple[object, ...]]:
+@dataclass(frozen=True)
+class PairLookup:
     """`SELECT columns FROM table WHERE condition AND (pair_columns) IN pairs`, as one statement.
 
     `condition` is SQL over the table's own columns with `%s` marks for `parameters`; it should
     pin the leading columns of a unique index whose last two columns are `pair_columns`."""
-    if not pairs:
-        return []
-    sql, arguments = pairs_statement(
-        table=table,
-        columns=columns,
-        condition=condition,
-        parameters=parameters,
-        pair_columns=pair_columns,
-        pairs=pairs,
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, arguments)
-        return list(cursor.fetchall())
 
+    table: str
+    columns: Sequence[str]
+    condition: str
+    parameters: Sequence[Key]
+    pair_columns: tuple[str, str]
 
-def pairs_statement(
-    *,
-    table: str,
-    columns: Sequence[str],
-    condition: str,
-    parameters: Sequence[Key],
-    pair_columns: tuple[str, str],
-    pairs: Sequence[tuple[Key, Key]],
-) -> tuple[str, list[Key]]:
-    """The statement `rows_for_pairs` runs on this connection's database, and its arguments."""
-    quote = connection.ops.quote_name
-    first, second = (quote(column) for column in pair_columns)
-    selected = ", ".join(f"stored.{quote(column)}" for column in columns)
-    wanted = f"WITH wanted (first_key, second_key) AS (VALUES {', '.join(['(%s, %s)'] * len(pairs))}) "
-    if connection.vendor == "postgresql":
-        joined = (
-            f"CROSS JOIN LATERAL (SELECT * FROM {quote(table)} WHERE {condition} "
-            f"AND {first} = wanted.first_key AND {second} = wanted.second_key OFFSET 0) AS stored"
-        )
-    else:
-        joined = (
-            f"CROSS JOIN {quote(table)} AS stored WHERE {condition} "
-            f"AND stored.{first} = wanted.first_key AND stored.{second} = wanted.second_key"
-        )
-    arguments = [*(value for pair in pairs for value in pair), *parameters]
-    return f"{wanted}SELECT {selected} FROM wanted {joined}", arguments
+    def rows(self, pairs: Sequence[tuple[Key, Key]]) -> list[tuple[Any, ...]]:
+        """The stored rows of these pairs."""
+        if not pairs:
+            return []
+        sql, arguments = self.statement(pairs)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, arguments)
+            return list(cursor.fetchall())
+
+    def statement(self, pairs: Sequence[tuple[Key, Key]]) -> tuple[str, list[Key]]:
+        """The statement `rows` runs on this connection's database, and its arguments."""
+        quote = connection.ops.quote_name
+        first, second = (quote(column) for column in self.pair_columns)
+        selected = ", ".join(f"stored.{quote(column)}" for column in self.columns)
+        wanted = f"WITH wanted (first_key, second_key) AS (VALUES {', '.join(['(%s, %s)'] * len(pairs))}) "
+        if connection.vendor == "postgresql":
+            joined = (
+                f"CROSS JOIN LATERAL (SELECT * FROM {quote(self.table)} WHERE {self.condition} "
+                f"AND {first} = wanted.first_key AND {second} = wanted.second_key OFFSET 0) AS stored"
+            )
+        else:
+            joined = (
+                f"CROSS JOIN {quote(self.table)} AS stored WHERE {self.condition} "
+                f"AND stored.{first} = wanted.first_key AND stored.{second} = wanted.second_key"
+            )
+        arguments = [*(value for pair in pairs for value in pair), *self.parameters]
+        return f"{wanted}SELECT {selected} FROM wanted {joined}", arguments

@@ -22,7 +22,7 @@ from estimation.formats.trec import InputFileError, iter_qrels
 from estimation.judges.agreement import agreement
 from estimation.judges.calibration import MISSING, grade_distributions, judge_classes
 from infrastructure.db import brief_write
-from infrastructure.pair_lookup import rows_for_pairs
+from infrastructure.pair_lookup import PairLookup
 from infrastructure.undo_log import UndoLog
 from labeling.import_reports import ImportFailed, ImportReport, UploadedFile, batches, uploads_check
 from labeling.models import Campaign, Topic
@@ -216,17 +216,16 @@ class _LabelWrites:
 
     def _earlier(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
         """The stored rows of these pairs, in one statement that probes the unique index once
-        per pair (`rows_for_pairs`); a query per topic cost a second per batch when a batch
+        per pair (`PairLookup`); a query per topic cost a second per batch when a batch
         spans hundreds of topics."""
         kind = "IS NOT NULL" if self.calibration else "IS NULL"
-        rows = rows_for_pairs(
+        rows = PairLookup(
             table=JudgeLabel._meta.db_table,
             columns=_COLUMNS,
             condition=f"judge_id = %s AND human_grade {kind}",
             parameters=[self.judge.pk],
             pair_columns=("qid", "docno"),
-            pairs=pairs,
-        )
+        ).rows(pairs)
         found = [dict(zip(_COLUMNS, row, strict=True)) for row in rows]
         for row in found:
             if isinstance(row["probs"], str):  # a JSON column read by hand comes back as text

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from estimation.formats.trec import InputFileError, LabelLine, QrelsLine, iter_labels, iter_qrels
 from infrastructure.db import brief_write
-from infrastructure.pair_lookup import rows_for_pairs
+from infrastructure.pair_lookup import PairLookup
 from infrastructure.undo_log import UndoLog
 from labeling.fields import DOCNO_MAX_CHARS, QID_MAX_CHARS
 from labeling.import_reports import BATCH_SIZE, ImportReport, UploadedFile, batches, uploads_check
@@ -255,18 +255,17 @@ def _document_ids(campaign: Campaign, docnos: set[str]) -> tuple[dict[str, int],
 
 def _qrels_grades(campaign: Campaign, pairs: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
     """The grades earlier qrels gave these (topic id, document id) pairs, in one statement that
-    probes the qrels' unique index once per pair (`rows_for_pairs`), where topic and document
+    probes the qrels' unique index once per pair (`PairLookup`), where topic and document
     lists read every qrels row of the batch's topics (100 ms a batch at 20,000 rows). The source
     is written out so that the databases may use that partial index."""
-    rows = rows_for_pairs(
+    rows = PairLookup(
         table=Judgment._meta.db_table,
         columns=("topic_id", "document_id", "grade"),
         condition=f"campaign_id = %s AND source = '{Judgment.Source.QRELS.value}'",
         parameters=[campaign.pk],
         pair_columns=("topic_id", "document_id"),
-        pairs=list(pairs),
-    )
-    return {(topic_id, document_id): grade for topic_id, document_id, grade in rows}  # type: ignore[misc]
+    ).rows(list(pairs))
+    return {(topic_id, document_id): grade for topic_id, document_id, grade in rows}
 
 
 def qrels_import(*, campaign: Campaign, files: Sequence[UploadedFile]) -> ImportReport:

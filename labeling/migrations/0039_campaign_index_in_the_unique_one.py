@@ -45,25 +45,16 @@ class Migration(migrations.Migration):
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.AlterField(
-                    model_name="document",
+                    model_name=model_name,
                     name="campaign",
                     field=models.ForeignKey(
                         db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
-                        related_name="documents",
+                        related_name=related_name,
                         to="labeling.campaign",
                     ),
-                ),
-                migrations.AlterField(
-                    model_name="topic",
-                    name="campaign",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="topics",
-                        to="labeling.campaign",
-                    ),
-                ),
+                )
+                for model_name, related_name in (("document", "documents"), ("topic", "topics"))
             ],
             database_operations=[migrations.RunPython(drop_campaign_indexes, create_campaign_indexes)],
         ),

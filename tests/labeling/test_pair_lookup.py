@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from infrastructure.pair_lookup import pairs_statement, rows_for_pairs
+from infrastructure.pair_lookup import PairLookup
 from labeling.models import Campaign, Document, Judgment, Topic
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db]
@@ -45,21 +45,20 @@ def _stored_qrels(campaign: Campaign, topics: int, documents: int) -> tuple[list
     return topic_ids, document_ids
 
 
-def _lookup(campaign: Campaign, pairs: list[tuple[int, int]]) -> dict[str, object]:
-    return {
-        "table": Judgment._meta.db_table,
-        "columns": ("topic_id", "document_id", "grade"),
-        "condition": f"campaign_id = %s AND source = '{QRELS}'",
-        "parameters": [campaign.pk],
-        "pair_columns": ("topic_id", "document_id"),
-        "pairs": pairs,
-    }
+def _lookup(campaign: Campaign) -> PairLookup:
+    return PairLookup(
+        table=Judgment._meta.db_table,
+        columns=("topic_id", "document_id", "grade"),
+        condition=f"campaign_id = %s AND source = '{QRELS}'",
+        parameters=[campaign.pk],
+        pair_columns=("topic_id", "document_id"),
+    )
 
 
 def test_it_returns_the_stored_rows_of_exactly_the_asked_pairs(draft_campaign: Campaign) -> None:
     topic_ids, document_ids = _stored_qrels(draft_campaign, 6, 6)
     asked = [(topic_ids[t], document_ids[d]) for t in range(6) for d in range(6) if (t + 2 * d) % 4 == 0]
-    rows = rows_for_pairs(**_lookup(draft_campaign, asked))  # type: ignore[arg-type]
+    rows = _lookup(draft_campaign).rows(asked)
     position = {pk: index for index, pk in enumerate(topic_ids)} | {
         pk: index for index, pk in enumerate(document_ids)
     }
@@ -69,7 +68,7 @@ def test_it_returns_the_stored_rows_of_exactly_the_asked_pairs(draft_campaign: C
         if position[topic] != position[document]
     }
     assert set(rows) == expected and len(rows) == len(expected)
-    assert rows_for_pairs(**_lookup(draft_campaign, [])) == []  # type: ignore[arg-type]
+    assert _lookup(draft_campaign).rows([]) == []
 
 
 def test_each_pair_probes_the_index_even_when_the_statistics_say_the_table_is_empty(
@@ -79,7 +78,7 @@ def test_each_pair_probes_the_index_even_when_the_statistics_say_the_table_is_em
         cursor.execute(f"ANALYZE {connection.ops.quote_name(Judgment._meta.db_table)}")  # empty now
     topic_ids, document_ids = _stored_qrels(draft_campaign, 40, 60)
     asked = [(topic, document) for topic in topic_ids[:10] for document in document_ids[:25]]
-    sql, arguments = pairs_statement(**_lookup(draft_campaign, asked))  # type: ignore[arg-type]
+    sql, arguments = _lookup(draft_campaign).statement(asked)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(f"EXPLAIN (FORMAT TEXT) {sql}", arguments)
