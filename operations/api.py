@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -16,6 +19,17 @@ from labeling.permissions import is_admin, is_coordinator, user_role
 from operations.accounts import user_create, user_set_active
 from operations.freshness import installation_health
 from operations.serializers import UserActiveSerializer, UserInputSerializer, UserOutputSerializer
+
+
+def _user_output(user: User) -> dict[str, Any]:
+    """What both user endpoints answer about the user."""
+    output = {
+        "id": user.pk,
+        "username": user.get_username(),
+        "role": user_role(user),
+        "active": user.is_active,
+    }
+    return dict(UserOutputSerializer(output).data)
 
 
 class UserCreateApi(APIView):
@@ -33,13 +47,7 @@ class UserCreateApi(APIView):
             raise PermissionDenied(str(error)) from None
         except ValueError as error:
             return bad_request(str(error))
-        output = {
-            "id": user.pk,
-            "username": user.get_username(),
-            "role": user_role(user),
-            "active": user.is_active,
-        }
-        return Response(UserOutputSerializer(output).data, status=status.HTTP_201_CREATED)
+        return Response(_user_output(user), status=status.HTTP_201_CREATED)
 
 
 class HealthApi(APIView):
@@ -74,10 +82,4 @@ class UserApi(APIView):
             raise PermissionDenied(str(error)) from None
         except ValueError as error:
             raise NotFound(str(error)) from None
-        output = {
-            "id": user.pk,
-            "username": user.get_username(),
-            "role": user_role(user),
-            "active": user.is_active,
-        }
-        return Response(UserOutputSerializer(output).data)
+        return Response(_user_output(user))
