@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 
 REFUSED_STATUS = 2
+STARTUP_TAG = "labeling_startup"
+"""The tag of the checks a web server runs before it serves (the apps register theirs with it)."""
 
 
 def settings_or_exit(program: str) -> None:
@@ -24,7 +26,7 @@ def settings_or_exit(program: str) -> None:
 
 
 def server_or_exit(program: str) -> None:
-    """`settings_or_exit`, then Django's set-up and the start-up checks (tag `labeling_startup`):
+    """`settings_or_exit`, then Django's set-up and the start-up checks (tag `STARTUP_TAG`):
     each error is one line and the process exits (REFUSED_STATUS); warnings are one line each.
     gunicorn's master runs it before it starts any worker (config/gunicorn.py `on_starting`), so
     a refused start stops the server rather than restarting workers that die."""
@@ -33,8 +35,7 @@ def server_or_exit(program: str) -> None:
     from django.core.checks import ERROR, run_checks
 
     django.setup()
-    # labeling.checks.STARTUP_TAG, by its value: config names the apps and imports none of them.
-    problems = run_checks(tags=["labeling_startup"], include_deployment_checks=True)
+    problems = run_checks(tags=[STARTUP_TAG], include_deployment_checks=True)
     for problem in problems:
         hint = f" ({problem.hint})" if problem.hint else ""
         print(f"{program}: {problem.id}: {problem.msg}{hint}", file=sys.stderr)

@@ -9,8 +9,7 @@ from django.conf import settings
 from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
 from django.core.checks import Error, register
 
-STARTUP_TAG = "labeling_startup"
-"""config/wsgi.py runs the checks of this tag when the server starts."""
+from config.startup import STARTUP_TAG  # the web server runs the checks of this tag as it starts
 
 
 @register(STARTUP_TAG, deploy=True)

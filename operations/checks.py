@@ -1,5 +1,5 @@
 """The operations app's start-up checks (run by the web server with the core's, tag
-`labeling.checks.STARTUP_TAG`)."""
+`config.startup.STARTUP_TAG`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import Warning, register
 
-from labeling.checks import STARTUP_TAG
+from config.startup import STARTUP_TAG
 
 
 @register(STARTUP_TAG, deploy=True)
