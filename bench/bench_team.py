@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_http import ADMIN_USERNAME, PASSWORD, build_campaign, cpu_seconds_by_role
-from http_support import REPO_ROOT, Api, free_port, manage, wait_for_port
+from http_support import REPO_ROOT, Api, free_port, manage, postgres_server, redis_server, wait_for_port
 
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 
@@ -104,13 +104,18 @@ class TeamRecorder:
                 self.double_served += 1
 
 
-def assessor_loop(port: int, token: str, index: int, campaign: int, recorder: TeamRecorder) -> None:
-    """Next, answer with a random grade at once, repeat, until the window ends."""
+def assessor_loop(
+    port: int, token: str, index: int, campaign: int, recorder: TeamRecorder, keep_alive: bool = True
+) -> None:
+    """Next, answer with a random grade at once, repeat, until the window ends; without
+    `keep_alive`, a new connection for every request (a client that does not reuse them)."""
     rng = np.random.default_rng(index)
     api = Api(port, token)
     next_path = f"/api/campaigns/{campaign}/next/"
     try:
         while time.perf_counter() < recorder.window_end:
+            if not keep_alive:
+                api.connection.close()  # http.client connects again on the next request
             started = time.perf_counter()
             status, body = api.call("GET", next_path)
             recorder.add("next", started, time.perf_counter(), status)
@@ -121,18 +126,24 @@ def assessor_loop(port: int, token: str, index: int, campaign: int, recorder: Te
             recorder.served(task, index)
             payload = {"grade": int(rng.integers(0, 3)), "seconds": float(rng.uniform(2, 30))}
             started = time.perf_counter()
+            if not keep_alive:
+                api.connection.close()
             status, _ = api.call("POST", f"/api/tasks/{task}/answer/", payload)
             recorder.add("answer", started, time.perf_counter(), status)
     finally:
         api.close()
 
 
-def run_team(port: int, campaign: int, tokens: list[str], warmup: float, duration: float) -> TeamRecorder:
+def run_team(
+    port: int, campaign: int, tokens: list[str], warmup: float, duration: float, keep_alive: bool = True
+) -> TeamRecorder:
     start = time.perf_counter()
     recorder = TeamRecorder(window_start=start + warmup, window_end=start + warmup + duration)
     sampler = threading.Timer(warmup, lambda: recorder.cpu.append(cpu_seconds_by_role()))
     threads = [
-        threading.Thread(target=assessor_loop, args=(port, token, index, campaign, recorder), daemon=True)
+        threading.Thread(
+            target=assessor_loop, args=(port, token, index, campaign, recorder, keep_alive), daemon=True
+        )
         for index, token in enumerate(tokens)
     ]
     for thread in threads:
@@ -160,6 +171,10 @@ def summarise(recorder: TeamRecorder, duration: float) -> dict[str, object]:
     cores = {
         role: round((recorder.cpu[1][role] - recorder.cpu[0][role]) / duration, 2) for role in recorder.cpu[0]
     }
+    server_roles = ("gunicorn", "celery worker", "postgres", "redis")
+    per_judgment = {
+        role: round(1000.0 * cores[role] * duration / max(recorder.judgments, 1), 2) for role in server_roles
+    }
     return {
         "judgments": recorder.judgments,
         "judgments_per_second": round(recorder.judgments / duration, 1),
@@ -169,7 +184,13 @@ def summarise(recorder: TeamRecorder, duration: float) -> dict[str, object]:
         "double_served": recorder.double_served,
         "no_content_while_work_remains": recorder.no_content,
         # Only our processes: the machine's other work (another PostgreSQL) is not this server's.
-        "cores_used": {role: cores[role] for role in ("gunicorn", "celery worker", "load generator")},
+        "cores_used": {role: cores[role] for role in (*server_roles, "load generator")},
+        # Server CPU per judgment (next + answer): gunicorn's, and every server process's.
+        "cpu_ms_per_judgment": {
+            "gunicorn": per_judgment["gunicorn"],
+            "server": round(sum(per_judgment.values()), 2),
+            **{role: per_judgment[role] for role in server_roles[1:]},
+        },
     }
 
 
@@ -210,41 +231,48 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
             f"| {run['assessors']} | {run['repeat']} | **{run['judgments_per_second']}** | {nxt['p50_ms']} | "
             f"{nxt['p95_ms']} | {answer['p50_ms']} | {answer['p95_ms']} | {run['errors']} | "
             f"{run['double_served']} | {run['no_content_while_work_remains']} | "
+            f"{run['cpu_ms_per_judgment']['gunicorn']} | {run['cpu_ms_per_judgment']['server']} | "
             f"{run['load_average_at_start']} |"
         )
     medians = []
     for team, numbers in result["medians"].items():  # type: ignore[union-attr]
         medians.append(
             f"| {team} | **{numbers['judgments_per_second']}** | {numbers['next_p95_ms']} | "
-            f"{numbers['answer_p95_ms']} |"
+            f"{numbers['answer_p95_ms']} | **{numbers['gunicorn_cpu_ms_per_judgment']}** | "
+            f"{numbers['server_cpu_ms_per_judgment']} |"
         )
-    text = f"""# Team benchmark: the embedded default
+    connections = "keep-alive" if setup["keep_alive"] else "a new connection per request"
+    text = f"""# Team benchmark: {setup["database"]}
 
-`manage.py serve_with_worker` ({setup["web_server"]}, and a Celery worker on the filesystem
-broker) over SQLite (WAL) in a temporary directory, on one
+`manage.py serve_with_worker` ({setup["web_server"]}, and a Celery worker) over
+{setup["database"]}, in a temporary directory, on one
 {setup["cores"]}-core machine shared with other work ({setup["machine"]}). Campaign: {setup["topics"]}
 topics x 3 synthetic runs of depth {setup["depth"]} ({setup["pool_items"]} items to judge), passive
-sampling, a budget that never runs out. Each team of assessors (threads, keep-alive, token auth)
+sampling, a budget that never runs out. Each team of assessors (threads, {connections}, token auth)
 loops `GET /next/` + `POST /answer/` flat out: {setup["warmup_s"]} s warm-up, {setup["duration_s"]} s
 measured. Target at 50: >= 100 judgments/s, p95 <= 250 ms, no error, no double serving, no 204
 while work remains.
 
 Medians over {setup["repeat"]} run(s):
 
-| assessors | judgments/s | next p95 ms | answer p95 ms |
-|---|---|---|---|
+| assessors | judgments/s | next p95 ms | answer p95 ms | gunicorn CPU ms / judgment \
+| servers' CPU ms / judgment |
+|---|---|---|---|---|---|
 {chr(10).join(medians)}
 
 Every run:
 
 | assessors | run | judgments/s | next p50 | next p95 | answer p50 | answer p95 | errors | double-served \
-| 204s | load at start |
-|---|---|---|---|---|---|---|---|---|---|---|
+| 204s | gunicorn CPU ms / judgment | servers' CPU ms / judgment | load at start |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
 A fresh campaign per run; at least {result["unjudged_at_end"]} of its items were still unjudged at
 the end of every run (so any 204 counted above would have been one while work remained).
-Latencies in ms. "load at start": the 1-minute load average.
+Latencies in ms. CPU per judgment (one `next` + one answer): the processes' CPU time over the
+measured window divided by the judgments stored in it; "servers" adds the Celery worker and, with
+`--postgresql-redis`, PostgreSQL and Redis to gunicorn. "load at start": the 1-minute load
+average.
 
 Measured {result["measured_at"]} with `python bench/bench_team.py`.
 """
@@ -266,6 +294,12 @@ def main() -> None:
     parser.add_argument(
         "--dev", action="store_true", help="`make dev`'s development server instead (for comparison)"
     )
+    parser.add_argument(
+        "--postgresql-redis",
+        action="store_true",
+        help="a throwaway PostgreSQL and Redis instead of SQLite and the filesystem broker",
+    )
+    parser.add_argument("--no-keep-alive", action="store_true", help="a new connection for every request")
     parser.add_argument("--name", default="team")
     parser.add_argument("--output", type=Path, default=RESULTS_DIR)
     args = parser.parse_args()
@@ -276,7 +310,7 @@ def main() -> None:
     workers = args.workers or gunicorn_config.workers
     threads = args.threads or gunicorn_config.threads
     runs: list[dict[str, object]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-team-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-team-") as tmp, contextlib.ExitStack() as servers:
         workdir = Path(tmp)
         env = {
             key: value
@@ -293,6 +327,10 @@ def main() -> None:
                 "DJANGO_SUPERUSER_EMAIL": "bench@example.org",
             }
         )
+        if args.postgresql_redis:
+            (workdir / "postgresql").mkdir()
+            env["DATABASE_URL"] = servers.enter_context(postgres_server(workdir / "postgresql"))
+            env["REDIS_URL"] = servers.enter_context(redis_server())
         manage(env, "migrate", "--noinput")
         manage(env, "createsuperuser", "--noinput")
         with make_run_server(env, workdir, args.workers, args.threads, args.dev) as port:
@@ -315,7 +353,9 @@ def main() -> None:
                     print(
                         f"{team} assessors, run {repeat}: {args.warmup} s + {args.duration} s ...", flush=True
                     )
-                    recorder = run_team(port, campaign, tokens[:team], args.warmup, args.duration)
+                    recorder = run_team(
+                        port, campaign, tokens[:team], args.warmup, args.duration, not args.no_keep_alive
+                    )
                     run = {"assessors": team, "repeat": repeat, "load_average_at_start": load}
                     run.update(summarise(recorder, args.duration))
                     run["unjudged_at_end"] = unjudged_left(env, campaign)
@@ -335,6 +375,12 @@ def main() -> None:
             "judgments_per_second": float(np.median([run["judgments_per_second"] for run in mine])),
             "next_p95_ms": float(np.median([run["requests"]["next"]["p95_ms"] for run in mine])),
             "answer_p95_ms": float(np.median([run["requests"]["answer"]["p95_ms"] for run in mine])),
+            "gunicorn_cpu_ms_per_judgment": float(
+                np.median([run["cpu_ms_per_judgment"]["gunicorn"] for run in mine])
+            ),
+            "server_cpu_ms_per_judgment": float(
+                np.median([run["cpu_ms_per_judgment"]["server"] for run in mine])
+            ),
         }
     result = {
         "setup": {
@@ -345,6 +391,10 @@ def main() -> None:
             "web_server": "Django's development server (`make dev`, `--dev`)"
             if args.dev
             else f"gunicorn, {workers} gthread workers x {threads} threads",
+            "database": "PostgreSQL and Redis (throwaway servers)"
+            if args.postgresql_redis
+            else "SQLite (WAL) and the filesystem broker",
+            "keep_alive": not args.no_keep_alive,
             "topics": args.topics,
             "depth": args.depth,
             "pool_items": f"about {round(pool_items, -3):,}",

@@ -250,7 +250,8 @@ MIDDLEWARE = [
     # (the HTTPS redirect, the login limits) reads them.
     "operations.proxies.forwarded_headers_from_trusted_proxies",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the policy text built once (labeling/middleware.py).
+    "labeling.middleware.SettledContentSecurityPolicy",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -13,7 +13,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured
-from django.test import Client
+from django.http import HttpRequest, HttpResponse
+from django.test import Client, RequestFactory
 
 from config.settings import DEV_SECRET_KEY, installation_secret_key, refuse_weak_secret_key
 from labeling.checks import static_manifest_check
@@ -213,7 +214,6 @@ def test_the_embedded_default_serves_hashed_gzipped_static_files_cached_for_a_ye
     """`make run` (no PRODUCTION) collects with STATIC_HASHED=1: the judge page's script then has a
     hashed name, goes out gzipped and is cached for a year, so a repeat visit fetches none of it."""
     from django.templatetags.static import static
-    from django.test import RequestFactory
     from whitenoise.middleware import WhiteNoiseMiddleware
 
     collect = "import django; django.setup(); from django.core.management import call_command; "
@@ -247,6 +247,30 @@ def test_every_page_sends_a_content_security_policy_without_inline_scripts(clien
     directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
     assert directives["script-src"] == "'self'" and directives["object-src"] == "'none'"
     assert "unsafe" not in directives["style-src"] and directives["frame-ancestors"] == "'none'"
+
+
+def test_the_settled_policy_is_django_csps_and_a_response_of_its_own_still_gets_its_own() -> None:
+    from csp.middleware import CSPMiddleware
+
+    from labeling.middleware import SettledContentSecurityPolicy
+
+    def page(request: HttpRequest) -> HttpResponse:
+        response = HttpResponse("ok")
+        if "update" in request.GET:
+            response._csp_update = {"img-src": ["https://images.example"]}  # type: ignore[attr-defined]
+        if "nonce" in request.GET:
+            str(request.csp_nonce)  # type: ignore[attr-defined]
+        return response
+
+    ours, theirs = SettledContentSecurityPolicy(page), CSPMiddleware(page)
+    for query in ("", "?update=1", "?nonce=1"):
+        mine = ours(RequestFactory().get("/x/" + query))["Content-Security-Policy"]
+        assert mine == theirs(RequestFactory().get("/x/" + query))["Content-Security-Policy"], query
+    assert "https://images.example" in ours(RequestFactory().get("/x/?update=1"))["Content-Security-Policy"]
+    plain = RequestFactory().get("/x/")
+    ours(plain)
+    with pytest.raises(Exception, match="not available after the CSP header"):
+        str(plain.csp_nonce)  # type: ignore[attr-defined]
 
 
 def test_no_template_holds_an_executable_inline_script_or_event_handler() -> None:
