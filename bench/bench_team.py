@@ -328,8 +328,9 @@ def main() -> None:
             }
         )
         if args.postgresql_redis:
-            (workdir / "postgresql").mkdir()
-            env["DATABASE_URL"] = servers.enter_context(postgres_server(workdir / "postgresql"))
+            # Its own directory: the server's user cannot enter this process's private one.
+            database_dir = Path(servers.enter_context(tempfile.TemporaryDirectory(prefix="bench-team-pg-")))
+            env["DATABASE_URL"] = servers.enter_context(postgres_server(database_dir))
             env["REDIS_URL"] = servers.enter_context(redis_server())
         manage(env, "migrate", "--noinput")
         manage(env, "createsuperuser", "--noinput")
