@@ -156,7 +156,8 @@ def build_campaign(
 
 
 def cpu_seconds_by_role() -> dict[str, float]:
-    """CPU seconds used so far by gunicorn, PostgreSQL and this load generator (Linux /proc)."""
+    """CPU seconds used so far by gunicorn, PostgreSQL, the Celery worker, Redis and this load
+    generator (Linux /proc), ended children included."""
     ticks = os.sysconf("SC_CLK_TCK")
     totals = {"gunicorn": 0.0, "postgres": 0.0, "celery worker": 0.0, "redis": 0.0, "load generator": 0.0}
     for entry in Path("/proc").iterdir():
@@ -167,7 +168,9 @@ def cpu_seconds_by_role() -> dict[str, float]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        used = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+        # utime + stime, and cutime + cstime: the children that ended and were waited for (a
+        # PostgreSQL backend whose connection closed inside the window, counted by its postmaster).
+        used = sum(int(value) for value in fields[11:15]) / ticks
         if int(entry.name) == os.getpid():
             totals["load generator"] += used
         elif b"gunicorn" in command:
