@@ -349,6 +349,17 @@ AXES_RESET_ON_SUCCESS = False
 AXES_LOCKOUT_CALLABLE = "operations.login_throttle.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "operations.login_throttle.client_address"
 AXES_VERBOSE = False
+
+# Scoped tokens (operations/scoped_tokens.py): live tokens per campaign, the longest expiry a
+# maker may choose, and the requests one token may make a minute (429 beyond).
+SCOPED_TOKENS_PER_CAMPAIGN = env_int("SCOPED_TOKENS_PER_CAMPAIGN", 20)
+SCOPED_TOKEN_MAX_DAYS = env_int("SCOPED_TOKEN_MAX_DAYS", 365)
+SCOPED_TOKEN_REQUESTS_PER_MINUTE = env_int("SCOPED_TOKEN_REQUESTS_PER_MINUTE", 120)
+if min(SCOPED_TOKENS_PER_CAMPAIGN, SCOPED_TOKEN_MAX_DAYS, SCOPED_TOKEN_REQUESTS_PER_MINUTE) < 1:
+    raise ImproperlyConfigured(
+        "SCOPED_TOKENS_PER_CAMPAIGN, SCOPED_TOKEN_MAX_DAYS and SCOPED_TOKEN_REQUESTS_PER_MINUTE "
+        "must be at least 1"
+    )
 LOGIN_TRUSTED_PROXY_COUNT = env_int(
     "LOGIN_TRUSTED_PROXY_COUNT", 1 if PRODUCTION and env_bool("BEHIND_HTTPS_PROXY", True) else 0
 )
@@ -581,6 +592,9 @@ if min(JUDGE_MAX_CONCURRENCY, JUDGE_MAX_TOKENS_CEILING, JUDGE_PROMPT_MAX_CHARS, 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
+        # Scoped tokens (rat_...) before personal ones: their scopes are checked here, for every
+        # API view (operations/scoped_tokens.py).
+        "operations.scoped_tokens.ScopedTokenAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

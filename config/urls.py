@@ -35,6 +35,7 @@ urlpatterns = [
     path("api/", include("training.api_urls")),
     path("", include("labeling.urls")),
     path("", include("webhooks.urls")),
+    path("", include("operations.urls")),
     path("", include("graded.urls")),
     path("", include("pairwise.urls")),
     path("", include("sxs.urls")),

@@ -1,6 +1,7 @@
 """The release pipeline's step end to end: `python -m clients.release_gate` (a separate process,
-standard library only) submits a run to a running app, an assessor judges the top-up, and the
-command exits with the verdict's code and prints the difference with its interval."""
+standard library only) submits a run to a running app with a scoped token (or a personal one), an
+assessor judges the top-up, and the command exits with the verdict's code and prints the
+difference with its interval."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from labeling.models import Arrival, Campaign, Judgment, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
+from operations.scoped_tokens import scoped_token_create
 from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
 from tests.graded.helpers import RUN_POOR, judge_all
 from uploads.run_imports import runs_import
@@ -69,7 +71,10 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     judge_all(campaign, assessor)
     run = tmp_path / "poor.run"
     run.write_text(RUN_POOR)
-    token = Token.objects.create(user=coordinator).key
+    # The pipeline's own credential: this campaign's arrivals only, for a day.
+    token = scoped_token_create(
+        campaign=campaign, creator=coordinator, name="release pipeline", scopes=["arrivals"], days=1
+    ).secret
     budget = "200" if rule == "sequential" else "8"
     asked = ["--margin", margin] if margin is not None else []
     gate = _gate(

@@ -1,0 +1,92 @@
+"""The scoped-tokens panel of every campaign's page (`scoped_tokens_panel`, registered with the
+core) and its two actions: make a token (the answer is a page showing its secret once, never
+stored anywhere to be shown again), revoke one. Users who may manage the campaign only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from labeling.access import campaign_for_page, request_user
+from labeling.models import Campaign
+from labeling.permissions import MANAGE
+from operations.audit import source_address
+from operations.models import ScopedToken
+from operations.scoped_tokens import (
+    NAME_MAX_LENGTH,
+    SCOPE_HELP,
+    scoped_token_create,
+    scoped_token_revoke,
+    scoped_token_row,
+    scoped_tokens_of,
+)
+
+DEFAULT_DAYS = 90
+
+
+def scoped_tokens_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
+    """The campaign page's panel for those who may manage the campaign: its tokens, and the form."""
+    if not request.user.has_perm(MANAGE, campaign):
+        return None
+    return {
+        "template": "operations/tokens_panel.html",
+        "tokens": [scoped_token_row(token) for token in scoped_tokens_of(campaign)],
+        "scopes": list(SCOPE_HELP.items()),
+        "max_days": settings.SCOPED_TOKEN_MAX_DAYS,
+        "default_days": min(DEFAULT_DAYS, settings.SCOPED_TOKEN_MAX_DAYS),
+        "per_campaign": settings.SCOPED_TOKENS_PER_CAMPAIGN,
+        "name_max": NAME_MAX_LENGTH,
+    }
+
+
+def _back(campaign: Campaign) -> HttpResponse:
+    return redirect(reverse("labeling:campaign_detail", args=[campaign.pk]) + "#tokens")
+
+
+@login_required
+@require_POST
+def scoped_token_create_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    try:
+        days = int(request.POST.get("days", ""))
+    except ValueError:
+        days = 0
+    try:
+        made = scoped_token_create(
+            campaign=campaign,
+            creator=request_user(request),
+            name=request.POST.get("name", ""),
+            scopes=request.POST.getlist("scopes"),
+            days=days,
+            source=source_address(request),
+        )
+    except ValueError as error:
+        messages.error(request, f"Token not made: {error}")
+        return _back(campaign)
+    response = render(
+        request,
+        "operations/token_made.html",
+        {"campaign": campaign, "token": scoped_token_row(made.token), "secret": made.secret},
+    )
+    response["Cache-Control"] = "no-store"  # the secret must not stay in a cache
+    return response
+
+
+@login_required
+@require_POST
+def scoped_token_revoke_page(request: HttpRequest, campaign_id: int, token_id: int) -> HttpResponse:
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    token = ScopedToken.objects.filter(campaign=campaign, pk=token_id).first()
+    if token is None:
+        messages.error(request, "No such token in this campaign.")
+    else:
+        scoped_token_revoke(token=token, actor=request_user(request), source=source_address(request))
+        messages.success(request, f"Token “{token.name}” revoked: the next request with it gets 401.")
+    return _back(campaign)
