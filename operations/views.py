@@ -37,13 +37,21 @@ def scoped_tokens_panel(request: HttpRequest, campaign: Campaign) -> dict[str, A
         return None
     return {
         "template": "operations/tokens_panel.html",
-        "tokens": [scoped_token_row(token) for token in scoped_tokens_of(campaign)],
+        "tokens": [_shown(scoped_token_row(token)) for token in scoped_tokens_of(campaign)],
         "scopes": list(SCOPE_HELP.items()),
         "max_days": settings.SCOPED_TOKEN_MAX_DAYS,
         "default_days": min(DEFAULT_DAYS, settings.SCOPED_TOKEN_MAX_DAYS),
         "per_campaign": settings.SCOPED_TOKENS_PER_CAMPAIGN,
         "name_max": NAME_MAX_LENGTH,
     }
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    """A token's row with its times as the page shows them (minutes, UTC)."""
+    for name in ("created_at", "expires_at", "last_used_at"):
+        if row[name]:
+            row[f"{name}_text"] = row[name][:16].replace("T", " ")
+    return row
 
 
 def _back(campaign: Campaign) -> HttpResponse:
