@@ -89,7 +89,7 @@ def _groups_changed(
     if action not in ("post_add", "post_remove", "pre_clear"):
         return
     if reverse:  # group.user_set.add(...): the instance is the group, the users are pk_set
-        users = list(User.objects.filter(pk__in=pk_set or ()))
+        users = list(User.objects.filter(pk__in=pk_set) if pk_set is not None else instance.user_set.all())
         groups = [instance.name]
     else:
         users = [instance]

@@ -42,6 +42,8 @@ def test_a_role_given_and_taken_away_is_logged_however_it_is_changed(db: None) -
     coordinators = Group.objects.get(name=ROLE_COORDINATOR)
     user.groups.add(coordinators)
     coordinators.user_set.remove(user)  # from the group's side, as the admin's group page does
+    user.groups.add(coordinators)
+    coordinators.user_set.clear()
     user.is_superuser = True
     user.save()
     changes = [
@@ -49,6 +51,8 @@ def test_a_role_given_and_taken_away_is_logged_however_it_is_changed(db: None) -
     ]
     assert changes == [
         {"added": ["assessor"]},
+        {"added": ["coordinator"]},
+        {"removed": ["coordinator"]},
         {"added": ["coordinator"]},
         {"removed": ["coordinator"]},
         {"is_superuser": True},
