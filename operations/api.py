@@ -129,7 +129,9 @@ class ScopedTokensApi(APIView):
         except ValueError as error:
             return bad_request(str(error))
         answer = {**scoped_token_row(made.token), "secret": made.secret}
-        return Response(NewScopedTokenSerializer(answer).data, status=status.HTTP_201_CREATED)
+        response = Response(NewScopedTokenSerializer(answer).data, status=status.HTTP_201_CREATED)
+        response["Cache-Control"] = "no-store"  # the secret must not stay in a cache
+        return response
 
 
 class ScopedTokenApi(APIView):

@@ -39,6 +39,7 @@ def make_token(api: Api, user: AbstractBaseUser, campaign: Campaign, **body: obj
         format="json",
     )
     assert answer.status_code == 201, answer.content
+    assert answer["Cache-Control"] == "no-store"
     return answer.json()
 
 
