@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from operations.models import AuditEvent, ScopedToken
+from operations.scoped_tokens import scoped_token_state
 
 
 class _ReadOnly(admin.ModelAdmin):
@@ -29,19 +30,27 @@ class ScopedTokenAdmin(_ReadOnly):
         "prefix",
         "campaign",
         "scopes",
+        "state",
         "created_by",
         "expires_at",
-        "revoked_at",
         "last_used_at",
     )
-    list_filter = ("revoked_at",)
     search_fields = ("name", "prefix")
-    exclude = ("secret_hash",)
+    # The hash is no one's to read; the rate window is the limit's bookkeeping.
+    exclude = ("secret_hash", "window_minute", "window_requests")
+
+    @admin.display(description="state")
+    def state(self, token: ScopedToken) -> str:
+        return scoped_token_state(token)
 
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(_ReadOnly):
-    list_display = ("at", "kind", "username", "source", "campaign", "detail")
+    list_display = ("when", "kind", "username", "source", "campaign", "detail")
     list_filter = ("kind",)
     search_fields = ("username", "source")
     date_hierarchy = "at"
+
+    @admin.display(description="time (UTC)", ordering="at")
+    def when(self, event: AuditEvent) -> str:
+        return f"{event.at:%Y-%m-%d %H:%M:%S}"

@@ -44,13 +44,13 @@ class AuditEvent(models.Model):
     """Who did what to access, from where: sign-ins, tokens, role changes."""
 
     class Kind(models.TextChoices):
-        SIGN_IN = "sign_in", "signed in"
-        SIGN_IN_FAILED = "sign_in_failed", "failed to sign in"
-        SIGN_OUT = "sign_out", "signed out"
-        TOKEN_CREATED = "token_created", "made a scoped token"
-        TOKEN_USED = "token_used", "used a scoped token"
-        TOKEN_REFUSED = "token_refused", "was refused a scoped token"
-        TOKEN_REVOKED = "token_revoked", "revoked a scoped token"
+        SIGN_IN = "sign_in", "sign-in"
+        SIGN_IN_FAILED = "sign_in_failed", "failed sign-in"
+        SIGN_OUT = "sign_out", "sign-out"
+        TOKEN_CREATED = "token_created", "scoped token made"
+        TOKEN_USED = "token_used", "scoped token used"
+        TOKEN_REFUSED = "token_refused", "scoped token refused"
+        TOKEN_REVOKED = "token_revoked", "scoped token revoked"
         ROLE_CHANGED = "role_changed", "role changed"
 
     at = models.DateTimeField(db_index=True)
@@ -72,4 +72,4 @@ class AuditEvent(models.Model):
         indexes = [models.Index(fields=["kind", "at"])]
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.username} {self.get_kind_display()}"
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.get_kind_display()} ({self.username})"

@@ -196,6 +196,19 @@ def scope_allows(scopes: list[str], url_name: str | None, method: str) -> bool:
     return any(method in SCOPES.get(scope, {}).get(url_name or "", ()) for scope in scopes)
 
 
+def _outside_scopes(token: ScopedToken, url_name: str | None, method: str, campaign_id: Any) -> str | None:
+    """None when the token's scopes reach this endpoint of its campaign, else why not."""
+    if campaign_id != token.campaign_id:
+        return f"This token reaches campaign {token.campaign_id} only."
+    if scope_allows(token.scopes, url_name, method):
+        return None
+    needed = [name for name in SCOPES if scope_allows([name], url_name, method)]
+    has = ", ".join(token.scopes)
+    if needed:
+        return f"This needs the {' or '.join(needed)} scope; this token has {has}."
+    return f"No scoped token reaches this endpoint (this token has {has}: docs/api.md, Scoped tokens)."
+
+
 def _count_request(token: ScopedToken, request: HttpRequest, now: datetime) -> int:
     """Count the request in the token's current minute and note its last use, in one update;
     returns the requests of this minute so far, this one included."""
@@ -241,15 +254,33 @@ class ScopedTokenAuthentication(BaseAuthentication):
             )
             raise TokenRefused(f"This token is {state}." if token is not None else "Unknown token.")
         assert token is not None
+        # Counted before the scope check, so a token probing other endpoints meets the rate too
+        # and its refusals (each logged) stay bounded.
+        counted = _count_request(token, request._request, now)
+        if counted > settings.SCOPED_TOKEN_REQUESTS_PER_MINUTE:
+            raise exceptions.Throttled(
+                wait=60 - now.timestamp() % 60,
+                detail=f"more than {settings.SCOPED_TOKEN_REQUESTS_PER_MINUTE} requests a minute with "
+                "this token (SCOPED_TOKEN_REQUESTS_PER_MINUTE)",
+            )
         match = request._request.resolver_match
         url_name = match.url_name if match is not None else None
         campaign_id = match.kwargs.get("campaign_id") if match is not None else None
-        if not scope_allows(token.scopes, url_name, request.method or "") or campaign_id != token.campaign_id:
-            raise exceptions.PermissionDenied(
-                f"This token's scopes ({', '.join(token.scopes)}) reach only their endpoints of "
-                f"campaign {token.campaign_id}."
+        method = request.method or ""
+        outside = _outside_scopes(token, url_name, method, campaign_id)
+        if outside is not None:
+            audit_record(
+                Kind.TOKEN_REFUSED,
+                user=token.created_by,
+                source=source,
+                campaign_id=token.campaign_id,
+                detail={
+                    "token": token.pk,
+                    "why": "outside its scopes",
+                    "request": f"{method} {request.path}"[:300],
+                },
             )
-        counted = _count_request(token, request._request, now)
+            raise exceptions.PermissionDenied(outside)
         if counted == 1:  # the first request of a minute: one audit line a minute at most
             audit_record(
                 Kind.TOKEN_USED,
@@ -257,12 +288,6 @@ class ScopedTokenAuthentication(BaseAuthentication):
                 source=source,
                 campaign_id=token.campaign_id,
                 detail={"token": token.pk, "name": token.name},
-            )
-        if counted > settings.SCOPED_TOKEN_REQUESTS_PER_MINUTE:
-            raise exceptions.Throttled(
-                wait=60 - now.timestamp() % 60,
-                detail=f"more than {settings.SCOPED_TOKEN_REQUESTS_PER_MINUTE} requests a minute with "
-                "this token (SCOPED_TOKEN_REQUESTS_PER_MINUTE)",
             )
         return token.created_by, token
 

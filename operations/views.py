@@ -1,6 +1,9 @@
 """The scoped-tokens panel of every campaign's page (`scoped_tokens_panel`, registered with the
-core) and its two actions: make a token (the answer is a page showing its secret once, never
-stored anywhere to be shown again), revoke one. Users who may manage the campaign only."""
+core) and its actions: make a token, show its secret once, revoke one. Users who may manage the
+campaign only.
+
+The secret goes from the POST to the page that shows it through the session, popped by that
+page: a reload shows it no more and makes no second token."""
 
 from __future__ import annotations
 
@@ -31,16 +34,28 @@ from operations.scoped_tokens import (
 DEFAULT_DAYS = 90
 
 
+def _typed_key(campaign: Campaign) -> str:
+    return f"refused-token-{campaign.pk}"
+
+
+def _made_key(campaign: Campaign) -> str:
+    return f"made-token-{campaign.pk}"
+
+
 def scoped_tokens_panel(request: HttpRequest, campaign: Campaign) -> dict[str, Any] | None:
-    """The campaign page's panel for those who may manage the campaign: its tokens, and the form."""
+    """The campaign page's panel for those who may manage the campaign: its tokens, and the form
+    (after a refusal, with what was typed)."""
     if not request.user.has_perm(MANAGE, campaign):
         return None
+    typed = request.session.pop(_typed_key(campaign), None) or {}
     return {
+        "typed_name": typed.get("name", ""),
+        "typed_scopes": typed.get("scopes", ["arrivals"]),
         "template": "operations/tokens_panel.html",
         "tokens": [_shown(scoped_token_row(token)) for token in scoped_tokens_of(campaign)],
         "scopes": list(SCOPE_HELP.items()),
         "max_days": settings.SCOPED_TOKEN_MAX_DAYS,
-        "default_days": min(DEFAULT_DAYS, settings.SCOPED_TOKEN_MAX_DAYS),
+        "days": typed.get("days") or min(DEFAULT_DAYS, settings.SCOPED_TOKEN_MAX_DAYS),
         "per_campaign": settings.SCOPED_TOKENS_PER_CAMPAIGN,
         "name_max": NAME_MAX_LENGTH,
     }
@@ -48,7 +63,7 @@ def scoped_tokens_panel(request: HttpRequest, campaign: Campaign) -> dict[str, A
 
 def _shown(row: dict[str, Any]) -> dict[str, Any]:
     """A token's row with its times as the page shows them (minutes, UTC)."""
-    for name in ("created_at", "expires_at", "last_used_at"):
+    for name in ("created_at", "expires_at", "last_used_at", "revoked_at"):
         if row[name]:
             row[f"{name}_text"] = row[name][:16].replace("T", " ")
     return row
@@ -62,27 +77,38 @@ def _back(campaign: Campaign) -> HttpResponse:
 @require_POST
 def scoped_token_create_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = campaign_for_page(request, campaign_id, MANAGE)
+    days_text = request.POST.get("days", "").strip()
     try:
-        days = int(request.POST.get("days", ""))
-    except ValueError:
-        days = 0
-    try:
+        if not days_text.isdigit():
+            raise ValueError(f"a token's life is a whole number of days, not {days_text[:20]!r}")
         made = scoped_token_create(
             campaign=campaign,
             creator=request_user(request),
             name=request.POST.get("name", ""),
             scopes=request.POST.getlist("scopes"),
-            days=days,
+            days=int(days_text),
             source=source_address(request),
         )
     except ValueError as error:
-        messages.error(request, f"Token not made: {error}")
+        messages.error(request, f"Token not made: {error}", extra_tags="tokens")
+        request.session[_typed_key(campaign)] = {
+            "name": request.POST.get("name", "")[:NAME_MAX_LENGTH],
+            "scopes": request.POST.getlist("scopes")[:10],
+            "days": days_text[:10],
+        }
         return _back(campaign)
-    response = render(
-        request,
-        "operations/token_made.html",
-        {"campaign": campaign, "token": scoped_token_row(made.token), "secret": made.secret},
-    )
+    request.session[_made_key(campaign)] = {"token": made.token.pk, "secret": made.secret}
+    return redirect("operations:token-made", campaign.pk)
+
+
+@login_required
+def scoped_token_made_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The secret of the token just made, once: the session gives it up as the page is shown."""
+    campaign = campaign_for_page(request, campaign_id, MANAGE)
+    made = request.session.pop(_made_key(campaign), None)
+    token = ScopedToken.objects.filter(campaign=campaign, pk=made["token"]).first() if made else None
+    context = {"campaign": campaign, "token": scoped_token_row(token) if token else None}
+    response = render(request, "operations/token_made.html", {**context, "secret": made and made["secret"]})
     response["Cache-Control"] = "no-store"  # the secret must not stay in a cache
     return response
 
@@ -93,8 +119,10 @@ def scoped_token_revoke_page(request: HttpRequest, campaign_id: int, token_id: i
     campaign = campaign_for_page(request, campaign_id, MANAGE)
     token = ScopedToken.objects.filter(campaign=campaign, pk=token_id).first()
     if token is None:
-        messages.error(request, "No such token in this campaign.")
+        messages.error(request, "No such token in this campaign.", extra_tags="tokens")
     else:
         scoped_token_revoke(token=token, actor=request_user(request), source=source_address(request))
-        messages.success(request, f"Token “{token.name}” revoked: the next request with it gets 401.")
+        messages.success(
+            request, f"Token “{token.name}” revoked: the next request with it gets 401.", extra_tags="tokens"
+        )
     return _back(campaign)

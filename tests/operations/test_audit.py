@@ -27,12 +27,14 @@ def test_sign_ins_failures_and_sign_outs_are_logged_with_their_address(assessor:
     assert failed.status_code == 200
     assert client.post("/accounts/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
     client.post("/accounts/logout/")
+    assert client.post("/api/auth/token/", {"username": "alice", "password": PASSWORD}).status_code == 200
     signing = AuditEvent.objects.filter(kind__startswith="sign_").order_by("pk")
     events = list(signing.values_list("kind", "username", "source"))
     assert events == [
         ("sign_in_failed", "alice", "192.0.2.7"),
         ("sign_in", "alice", "192.0.2.7"),
         ("sign_out", "alice", "192.0.2.7"),
+        ("sign_in", "alice", "192.0.2.7"),  # a password exchanged for an API token
     ]
     assert "wrong" not in str(AuditEvent.objects.get(kind="sign_in_failed").detail), "no password kept"
 
@@ -78,3 +80,13 @@ def test_admins_read_filter_and_export_it_and_nobody_else_does(
     assert export["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(export.streaming_content).decode())))
     assert [(row["kind"], row["username"]) for row in rows] == [("sign_in_failed", "'=cmd|x")], "formula-safe"
+
+
+def test_the_admin_lists_events_and_tokens_read_only(admin: AbstractBaseUser) -> None:
+    site = Client()
+    site.force_login(admin)
+    Client(REMOTE_ADDR="192.0.2.9").post("/accounts/login/", {"username": "nobody", "password": "x"})
+    events = site.get("/admin/operations/auditevent/")
+    assert events.status_code == 200 and "failed sign-in" in events.content.decode()
+    assert site.get("/admin/operations/scopedtoken/").status_code == 200
+    assert site.get("/admin/operations/auditevent/add/").status_code == 403, "nobody writes the log by hand"

@@ -104,8 +104,9 @@ def _route_paths(campaign_id: int) -> list[tuple[str, str | None, bool]]:
 
 
 def test_a_token_reaches_its_scopes_endpoints_of_its_campaign_and_nothing_else_on_the_url_table(
-    api: Api, coordinator: AbstractBaseUser, campaign: Campaign
+    api: Api, coordinator: AbstractBaseUser, campaign: Campaign, settings: object
 ) -> None:
+    settings.SCOPED_TOKEN_REQUESTS_PER_MINUTE = 100_000  # type: ignore[attr-defined]  # the table, not the rate
     other = campaign_create(creator=coordinator, name="other", metric="DCG@5", grades=["0", "1"], budget=5)
     secret = make_token(api, coordinator, campaign, scopes=["arrivals", "estimates"])["secret"]
     allowed = {
@@ -139,6 +140,19 @@ def test_a_token_reaches_its_scopes_endpoints_of_its_campaign_and_nothing_else_o
             assert getattr(token_client, method)(elsewhere, {}, format="json").status_code == 403, elsewhere
     assert reached == allowed, "every scope's endpoint was tried"
     assert checked_api > 200
+    probes = AuditEvent.objects.filter(kind="token_refused", detail__why="outside its scopes")
+    assert probes.count() >= checked_api - 2 * len(allowed), "each refusal of a known token is logged"
+
+
+def test_a_refusal_names_the_scope_the_request_needs(
+    api: Api, coordinator: AbstractBaseUser, campaign: Campaign
+) -> None:
+    secret = make_token(api, coordinator, campaign, scopes=["arrivals"])["secret"]
+    needs = bearer(secret).get(f"/api/campaigns/{campaign.pk}/estimates/")
+    assert needs.status_code == 403
+    assert needs.json()["detail"] == "This needs the estimates scope; this token has arrivals."
+    nowhere = bearer(secret).get(f"/api/campaigns/{campaign.pk}/")
+    assert nowhere.status_code == 403 and "No scoped token reaches this endpoint" in nowhere.json()["detail"]
 
 
 def test_an_expired_a_revoked_and_an_unknown_token_get_401_and_are_logged(
@@ -225,31 +239,34 @@ def test_the_campaign_page_makes_shows_once_and_revokes_a_token(
     page.force_login(coordinator)
     detail = f"/campaigns/{campaign.pk}/"
     assert "Scoped tokens" in page.get(detail).content.decode()
-    made = page.post(
-        f"/campaigns/{campaign.pk}/tokens/", {"name": "nightly", "scopes": ["arrivals"], "days": "30"}
-    )
-    assert made.status_code == 200 and made["Cache-Control"] == "no-store"
+    form = {"name": "nightly", "scopes": ["arrivals"], "days": "30"}
+    made = page.post(f"/campaigns/{campaign.pk}/tokens/", form, follow=True)
+    assert made.redirect_chain[-1][0] == f"/campaigns/{campaign.pk}/tokens/made/"
+    assert made["Cache-Control"] == "no-store"
     secret = re.search(r'value="(rat_[^"]+)"', made.content.decode()).group(1)  # type: ignore[union-attr]
     token = ScopedToken.objects.get()
     assert token.secret_hash == hashlib.sha256(secret.encode()).hexdigest() and token.name == "nightly"
+    again = page.get(f"/campaigns/{campaign.pk}/tokens/made/").content.decode()
+    assert secret not in again and "shown already" in again, "a reload shows it no more"
+    assert ScopedToken.objects.count() == 1, "and makes no second token"
     listing = page.get(detail).content.decode()
     assert "nightly" in listing and secret not in listing and token.prefix in listing
-    refused = page.post(
-        f"/campaigns/{campaign.pk}/tokens/", {"name": "x", "scopes": ["arrivals"], "days": "0"}
-    )
-    assert refused.status_code == 302 and ScopedToken.objects.count() == 1
-    assert "SCOPED_TOKEN_MAX_DAYS" in page.get(detail).content.decode(), "the refusal says why"
+
+    for days, why in (("0", "SCOPED_TOKEN_MAX_DAYS"), ("1.5", "whole number of days")):
+        refused = page.post(f"/campaigns/{campaign.pk}/tokens/", {**form, "name": "kept", "days": days})
+        assert refused.status_code == 302 and ScopedToken.objects.count() == 1
+        panel = page.get(detail).content.decode()
+        tokens_panel = panel[panel.index('id="tokens"') :]
+        assert why in tokens_panel, "the refusal says why, in the panel"
+        assert 'value="kept"' in tokens_panel, "and keeps what was typed"
+
     assert page.post(f"/campaigns/{campaign.pk}/tokens/{token.pk}/revoke/").status_code == 302
     token.refresh_from_db()
-    assert (
-        token.revoked_at is not None
-        and bearer(secret).get(f"/api/campaigns/{campaign.pk}/arrivals/").status_code == 401
-    )
+    assert token.revoked_at is not None
+    assert bearer(secret).get(f"/api/campaigns/{campaign.pk}/arrivals/").status_code == 401
 
     judge = Client()
     judge.force_login(assessor)
     assert "Scoped tokens" not in judge.get(detail).content.decode()
-    denied = judge.post(
-        f"/campaigns/{campaign.pk}/tokens/", {"name": "x", "scopes": ["arrivals"], "days": "1"}
-    )
+    denied = judge.post(f"/campaigns/{campaign.pk}/tokens/", form)
     assert denied.status_code == 403 and ScopedToken.objects.count() == 1
