@@ -168,13 +168,10 @@ def summarise(recorder: TeamRecorder, duration: float) -> dict[str, object]:
     errors = sum(
         count for key, count in recorder.statuses.items() if key.split()[1] not in ("200", "201", "204")
     )
-    cores = {
-        role: round((recorder.cpu[1][role] - recorder.cpu[0][role]) / duration, 2) for role in recorder.cpu[0]
-    }
+    used = {role: recorder.cpu[1][role] - recorder.cpu[0][role] for role in recorder.cpu[0]}
+    cores = {role: round(seconds / duration, 2) for role, seconds in used.items()}
     server_roles = ("gunicorn", "celery worker", "postgres", "redis")
-    per_judgment = {
-        role: round(1000.0 * cores[role] * duration / max(recorder.judgments, 1), 2) for role in server_roles
-    }
+    per_judgment = {role: 1000.0 * used[role] / max(recorder.judgments, 1) for role in server_roles}
     return {
         "judgments": recorder.judgments,
         "judgments_per_second": round(recorder.judgments / duration, 1),
@@ -187,9 +184,8 @@ def summarise(recorder: TeamRecorder, duration: float) -> dict[str, object]:
         "cores_used": {role: cores[role] for role in (*server_roles, "load generator")},
         # Server CPU per judgment (next + answer): gunicorn's, and every server process's.
         "cpu_ms_per_judgment": {
-            "gunicorn": per_judgment["gunicorn"],
             "server": round(sum(per_judgment.values()), 2),
-            **{role: per_judgment[role] for role in server_roles[1:]},
+            **{role: round(ms, 2) for role, ms in per_judgment.items()},
         },
     }
 

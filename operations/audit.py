@@ -109,8 +109,9 @@ _ADMIN_FLAGS = ("is_superuser", "is_staff", "is_active")
 
 
 @receiver(pre_save, sender=User, dispatch_uid="audit-admin-flags-before")
-def _remember_flags(sender: Any, instance: User, **kwargs: Any) -> None:
-    if instance.pk is None:
+def _remember_flags(sender: Any, instance: User, update_fields: Any = None, **kwargs: Any) -> None:
+    # A save of other fields only (the last-login time at every sign-in) changes no flag: no read.
+    if instance.pk is None or (update_fields is not None and not set(update_fields) & set(_ADMIN_FLAGS)):
         return
     stored = User.objects.filter(pk=instance.pk).values(*_ADMIN_FLAGS).first()
     instance._audit_flags_before = stored  # type: ignore[attr-defined]

@@ -111,7 +111,7 @@ def scoped_token_create(
     now = timezone.now()
     with transaction.atomic():
         # The campaign row's lock orders concurrent makers, so the count below holds.
-        Campaign.objects.select_for_update().filter(pk=campaign.pk).exists()
+        Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
         live = ScopedToken.objects.filter(campaign=campaign, revoked_at=None, expires_at__gt=now).count()
         limit = settings.SCOPED_TOKENS_PER_CAMPAIGN
         if live >= limit:

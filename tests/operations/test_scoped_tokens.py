@@ -13,7 +13,6 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from rest_framework.test import APIClient
 from rest_framework.views import APIView
@@ -23,6 +22,7 @@ from labeling.permissions import ROLE_COORDINATOR
 from labeling.services.campaigns import campaign_create
 from operations.models import AuditEvent, ScopedToken
 from operations.scoped_tokens import SCOPES
+from tests.url_table import url_table
 
 # Also on PostgreSQL (`make test` runs the marked modules again there): a token is made under the
 # campaign row's lock.
@@ -89,17 +89,10 @@ def _route_paths(campaign_id: int) -> list[tuple[str, str | None, bool]]:
         route = re.sub(r"\(\?P<\w+>([^)]*)\)", lambda group: group.group(1).split("|")[0].strip("()"), route)
         return route
 
-    def walk(patterns: list, prefix: str) -> None:  # noqa: ANN001
-        for pattern in patterns:
-            route = prefix + str(pattern.pattern)
-            if isinstance(pattern, URLResolver):
-                walk(pattern.url_patterns, route)
-            elif isinstance(pattern, URLPattern):
-                view_class = getattr(pattern.callback, "cls", None)
-                endpoint = isinstance(view_class, type) and issubclass(view_class, APIView)
-                found.append(("/" + fill(route), pattern.name, endpoint))
-
-    walk(get_resolver().url_patterns, "")
+    for route, pattern in url_table():
+        view_class = getattr(pattern.callback, "cls", None)
+        endpoint = isinstance(view_class, type) and issubclass(view_class, APIView)
+        found.append(("/" + fill(route), pattern.name, endpoint))
     return sorted(set(found), key=lambda item: (item[0], item[1] or ""))
 
 
