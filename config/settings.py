@@ -318,7 +318,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTHENTICATION_BACKENDS = [
     # First: refuses any login for a locked-out user name or address before a password is checked.
     "operations.login_throttle.LoginThrottleBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, refusing passwords when PASSWORD_SIGN_IN is off.
+    "operations.single_sign_on.PasswordBackend",
+    # The sessions of users who signed in at the identity provider (operations.single_sign_on).
+    "operations.single_sign_on.IdentityProviderBackend",
     # Object permissions on campaigns, from campaign membership (labeling.permissions).
     "labeling.permissions.CampaignPermissionBackend",
 ]
@@ -360,6 +363,49 @@ if min(SCOPED_TOKENS_PER_CAMPAIGN, SCOPED_TOKEN_MAX_DAYS, SCOPED_TOKEN_REQUESTS_
         "SCOPED_TOKENS_PER_CAMPAIGN, SCOPED_TOKEN_MAX_DAYS and SCOPED_TOKEN_REQUESTS_PER_MINUTE "
         "must be at least 1"
     )
+
+# OpenID Connect sign-in (operations/single_sign_on.py), on when OIDC_ISSUER is set: the
+# authorization code flow with PKCE against the issuer's discovery document. Roles come from the
+# ID token's OIDC_GROUPS_CLAIM at every sign-in: a user in one of OIDC_ADMIN_GROUPS is an admin,
+# and so on down; campaign memberships from the groups that OIDC_CAMPAIGN_GROUP_PATTERN matches
+# (named groups `campaign`, an id, and `role`, assessor or coordinator). PUBLIC_URL is the
+# address users reach the server at, when a reverse proxy stands in front of it.
+OIDC_ISSUER = env_str("OIDC_ISSUER", "").rstrip("/")
+OIDC_CLIENT_ID = env_str("OIDC_CLIENT_ID", "")
+OIDC_CLIENT_SECRET = env_str("OIDC_CLIENT_SECRET", "")
+OIDC_SCOPES = env_str("OIDC_SCOPES", "openid email profile")
+OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "your organization")
+OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+OIDC_ADMIN_GROUPS = tuple(env_list("OIDC_ADMIN_GROUPS", ["relevance-admins"]))
+OIDC_COORDINATOR_GROUPS = tuple(env_list("OIDC_COORDINATOR_GROUPS", ["relevance-coordinators"]))
+OIDC_ASSESSOR_GROUPS = tuple(env_list("OIDC_ASSESSOR_GROUPS", ["relevance-assessors"]))
+OIDC_CAMPAIGN_GROUP_PATTERN = env_str(
+    "OIDC_CAMPAIGN_GROUP_PATTERN", r"^relevance-campaign-(?P<campaign>[0-9]+)-(?P<role>assessor|coordinator)$"
+)
+# The longest the server waits for the provider (discovery, keys, the token exchange).
+OIDC_TIMEOUT_SECONDS = env_float("OIDC_TIMEOUT_SECONDS", 10.0)
+PASSWORD_SIGN_IN = env_bool("PASSWORD_SIGN_IN", True)
+PUBLIC_URL = env_str("PUBLIC_URL", "").rstrip("/")
+if OIDC_ISSUER and not (OIDC_CLIENT_ID and OIDC_CLIENT_SECRET):
+    raise ImproperlyConfigured("OIDC_ISSUER is set: set OIDC_CLIENT_ID and OIDC_CLIENT_SECRET too")
+if not PASSWORD_SIGN_IN and not OIDC_ISSUER:
+    raise ImproperlyConfigured("PASSWORD_SIGN_IN is off and OIDC_ISSUER is not set: nobody could sign in")
+if not 0 < OIDC_TIMEOUT_SECONDS <= 60:
+    raise ImproperlyConfigured("OIDC_TIMEOUT_SECONDS must be above 0 and at most 60")
+try:
+    _campaign_groups = re.compile(OIDC_CAMPAIGN_GROUP_PATTERN)
+except re.error as error:
+    raise ImproperlyConfigured(f"OIDC_CAMPAIGN_GROUP_PATTERN is no regular expression: {error}") from None
+if not {"campaign", "role"} <= set(_campaign_groups.groupindex):
+    raise ImproperlyConfigured(
+        "OIDC_CAMPAIGN_GROUP_PATTERN needs the named groups (?P<campaign>...) and (?P<role>...)"
+    )
+for _name, _url in (("OIDC_ISSUER", OIDC_ISSUER), ("PUBLIC_URL", PUBLIC_URL)):
+    if _url and not re.match(r"^https?://[^/?#]+(/[^?#]*)?$", _url):
+        raise ImproperlyConfigured(f"{_name}={_url!r} is not an http(s) address")
+_issuer_origin = "/".join(OIDC_ISSUER.split("/", 3)[:3])
+
 LOGIN_TRUSTED_PROXY_COUNT = env_int(
     "LOGIN_TRUSTED_PROXY_COUNT", 1 if PRODUCTION and env_bool("BEHIND_HTTPS_PROXY", True) else 0
 )
@@ -713,7 +759,8 @@ CONTENT_SECURITY_POLICY = {
         "connect-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
-        "form-action": ["'self'"],
+        # The provider's origin too: signing out sends the browser on to its end-session page.
+        "form-action": ["'self'", *([_issuer_origin] if OIDC_ISSUER else [])],
         "frame-ancestors": ["'none'"],
     }
 }

@@ -24,6 +24,7 @@ urlpatterns = [
     # Browsers ask every site for /favicon.ico; the icon is an SVG among the static files.
     path("favicon.ico", login_not_required(FaviconRedirect.as_view())),
     path("admin/", admin.site.urls),
+    path("accounts/", include("operations.sign_in_urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("labeling.api_urls")),
     path("api/", include("operations.api_urls")),

@@ -10,6 +10,8 @@ from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.middleware import CheckableLazyObject, CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.http.response import HttpResponseBase
 
@@ -62,6 +64,16 @@ _POLICY_OF_ITS_OWN = (
 # Responses django-csp leaves without a header under DEBUG (its debug pages).
 _DEBUG_PAGES = (http.HTTPStatus.INTERNAL_SERVER_ERROR, http.HTTPStatus.NOT_FOUND)
 
+# Bumped when a policy setting changes while the process runs (override_settings): every settled
+# policy built before is stale then.
+_policy_generation = [0]
+
+
+@receiver(setting_changed, dispatch_uid="settled-csp-policy")
+def _policy_settings_changed(setting: str, **kwargs: Any) -> None:
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        _policy_generation[0] += 1
+
 
 class SettledContentSecurityPolicy(CSPMiddleware):
     """django-csp's middleware with the settings' policy built once per process.
@@ -75,11 +87,13 @@ class SettledContentSecurityPolicy(CSPMiddleware):
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         super().__init__(get_response)
         self._settled: tuple[str, str] | None = None
+        self._settled_generation = _policy_generation[0]
 
     def _settled_policies(self) -> tuple[str, str] | None:
         """(policy, report-only policy) from the settings; None when a URL prefix is excluded
         (then the path decides, per request)."""
-        if self._settled is None:
+        if self._settled is None or self._settled_generation != _policy_generation[0]:
+            self._settled_generation = _policy_generation[0]
             configured = [
                 getattr(settings, name, None) or {}
                 for name in ("CONTENT_SECURITY_POLICY", "CONTENT_SECURITY_POLICY_REPORT_ONLY")

@@ -1,5 +1,6 @@
-"""The admin's read-only views of scoped tokens and the audit log (tokens are made and revoked on
-the campaign page or through the API, which record who did it)."""
+"""The admin's read-only views of scoped tokens, the audit log and the accounts an identity
+provider signs in as (tokens are made and revoked on the campaign page or through the API, which
+record who did it; identities are made at a provider's first sign-in)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from operations.models import AuditEvent, ScopedToken
+from operations.models import AuditEvent, ExternalIdentity, ScopedToken
 from operations.scoped_tokens import scoped_token_state
 
 
@@ -54,3 +55,14 @@ class AuditEventAdmin(_ReadOnly):
     @admin.display(description="time (UTC)", ordering="at")
     def when(self, event: AuditEvent) -> str:
         return f"{event.at:%Y-%m-%d %H:%M:%S}"
+
+
+@admin.register(ExternalIdentity)
+class ExternalIdentityAdmin(_ReadOnly):
+    list_display = ("user", "issuer", "subject", "created_at", "last_sign_in_at")
+    search_fields = ("user__username", "subject")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Unlinking: the subject's next sign-in makes a new account (or is refused while the
+        # old one keeps the name).
+        return bool(request.user.is_superuser)

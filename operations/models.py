@@ -73,3 +73,36 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.get_kind_display()} ({self.username})"
+
+
+class ExternalIdentity(models.Model):
+    """The account an identity provider's subject signs in as (operations.single_sign_on).
+
+    A sign-in finds its user by (issuer, subject), never by name or address: those change at the
+    provider and may collide with a local account."""
+
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="external_identity"
+    )
+    created_at = models.DateTimeField()
+    last_sign_in_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="one_user_per_subject")]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"
+
+
+class ProvidedMembership(models.Model):
+    """A campaign membership the provider's groups granted at the last sign-in: the next sign-in
+    takes back those its groups no longer grant, and leaves memberships a coordinator gave alone."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    campaign = models.ForeignKey("labeling.Campaign", on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=20)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "campaign"], name="one_provided_membership")]

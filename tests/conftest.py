@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # A real worker (`worker`, `celery_worker`) and throwaway PostgreSQL and Redis servers
 # (`postgres_url`, `redis_url`) for the tests that ask for them; test databases copied from a
 # migrated template (`tests.database_template`).
-pytest_plugins = ["tests.workers", "tests.servers", "tests.database_template"]
+pytest_plugins = ["tests.workers", "tests.servers", "tests.database_template", "tests.identity_provider"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The real relevance data sits beside the repository (never copied into it).

@@ -52,6 +52,7 @@ EXERCISED_BY: dict[str, tuple[str, ...]] = {
     ),
     "infrastructure/recompute_lock.py": ("labeling/test_recompute_across_nodes.py",),
     "operations/scoped_tokens.py": ("operations/test_scoped_tokens.py",),
+    "operations/single_sign_on.py": ("operations/test_single_sign_on.py",),
     "infrastructure/compiled_queries.py": (
         "labeling/test_compiled_queries.py",
         "graded/test_judging_hot_path.py",

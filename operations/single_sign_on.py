@@ -1,0 +1,389 @@
+"""Sign-in at the organization's identity provider: OpenID Connect's authorization code flow with
+PKCE, roles and campaign memberships from the ID token's groups at every sign-in.
+
+Authlib does the protocol: discovery, the state and nonce kept in the session, the PKCE
+verifier, the token exchange, and the ID token's checks (signature against the provider's keys,
+issuer, audience, expiry, nonce). We chose it over mozilla-django-oidc, which checks neither the
+audience nor the issuer of an ID token and reads no discovery document, and over django-allauth,
+whose account and social-account tables and pages we would carry for one provider. What is ours:
+which user a subject is, and what the groups make of them.
+
+The provider is the authority for its users' roles: a sign-in sets the user's global role to the
+highest one its groups map to (and takes away the others, the admin flags included), and the
+campaign memberships its groups name to exactly those; memberships a coordinator gave in the app
+stay. A user whose groups map to nothing loses what the provider gave and is refused."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+from authlib.common.errors import AuthlibBaseError
+from authlib.integrations.base_client import MismatchingStateError, OAuthError
+from authlib.integrations.django_client import DjangoOAuth2App, OAuth
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import BaseBackend, ModelBackend
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+from joserfc.errors import JoseError
+
+from labeling.models import Campaign, CampaignMember
+from labeling.permissions import ROLE_ADMIN, ROLE_ASSESSOR, ROLE_COORDINATOR, ROLES, role_group
+from operations.audit import Kind, audit_record, source_address
+from operations.models import ExternalIdentity, ProvidedMembership
+
+# The session keys of a provider's sign-in: where to go after it, and the ID token, which the
+# provider's end-session page takes as the hint of whom to sign out.
+SESSION_NEXT = "single_sign_on_next"
+SESSION_ID_TOKEN = "single_sign_on_id_token"
+IDENTITY_PROVIDER_BACKEND = "operations.single_sign_on.IdentityProviderBackend"
+
+
+class SignInRefused(Exception):
+    """A provider's sign-in that ends without a session; the text says why, for the user, and
+    `username` names the account when the ID token was good enough to tell."""
+
+    def __init__(self, reason: str, *, username: str = "") -> None:
+        super().__init__(reason)
+        self.username = username
+
+
+def provider_enabled() -> bool:
+    return bool(settings.OIDC_ISSUER)
+
+
+class PasswordBackend(ModelBackend):
+    """Django's user-name-and-password sign-in, which PASSWORD_SIGN_IN=off turns off everywhere
+    (the login page, the admin's, the API's token endpoint); permissions stay Django's."""
+
+    def authenticate(
+        self, request: Any, username: str | None = None, password: str | None = None, **kwargs: Any
+    ) -> Any:
+        if not settings.PASSWORD_SIGN_IN:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+class IdentityProviderBackend(BaseBackend):
+    """The sessions of users who signed in at the provider. It checks no credentials: a user gets
+    here only through `sign_in_complete`; an account deactivated since loses the session."""
+
+    def get_user(self, user_id: Any) -> User | None:
+        user = get_user_model().objects.filter(pk=user_id).first()
+        return user if user is not None and user.is_active else None
+
+
+_providers: dict[tuple[Any, ...], DjangoOAuth2App] = {}
+
+
+def _provider() -> DjangoOAuth2App:
+    """The provider's client, one per configuration (its discovery document and keys are read once
+    and kept; the keys again when a token names one not seen)."""
+    configuration = (
+        settings.OIDC_ISSUER,
+        settings.OIDC_CLIENT_ID,
+        settings.OIDC_CLIENT_SECRET,
+        settings.OIDC_SCOPES,
+        settings.OIDC_TIMEOUT_SECONDS,
+    )
+    provider = _providers.get(configuration)
+    if provider is None:
+        provider = OAuth().register(
+            name="provider",
+            server_metadata_url=f"{settings.OIDC_ISSUER}/.well-known/openid-configuration",
+            client_id=settings.OIDC_CLIENT_ID,
+            client_secret=settings.OIDC_CLIENT_SECRET,
+            client_kwargs={
+                "scope": settings.OIDC_SCOPES,
+                "code_challenge_method": "S256",
+                "default_timeout": settings.OIDC_TIMEOUT_SECONDS,
+            },
+        )
+        _providers[configuration] = provider
+    return provider
+
+
+def public_address(request: HttpRequest, path: str) -> str:
+    """The absolute address of `path` as users reach it: PUBLIC_URL behind a reverse proxy that
+    does not pass its host and scheme on, else the request's own."""
+    if settings.PUBLIC_URL:
+        return settings.PUBLIC_URL + path
+    return request.build_absolute_uri(path)
+
+
+def sign_in_start(request: HttpRequest, *, callback_path: str, next_url: str) -> str:
+    """Where to send the browser to sign in at the provider (a new state, nonce and PKCE
+    verifier are kept in the session)."""
+    request.session[SESSION_NEXT] = next_url
+    try:
+        redirect = _provider().authorize_redirect(request, public_address(request, callback_path))
+    except requests.RequestException as error:
+        raise SignInRefused(
+            f"{settings.OIDC_PROVIDER_NAME} did not answer ({type(error).__name__})"
+        ) from None
+    return str(redirect["Location"])
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    user: User
+    next_url: str
+
+
+def sign_in_complete(request: HttpRequest) -> SignedIn:
+    """The provider's answer taken: the code exchanged, the ID token checked, the user found or
+    made and given the roles its groups map to. SignInRefused when any of it fails."""
+    next_url = str(request.session.pop(SESSION_NEXT, "") or "")
+    provider = _provider()
+    try:
+        issuer = _checked_issuer(provider)
+        # Authlib checks the audience only through `azp` unless told: a token for another client
+        # that names us as its authorized party must not pass.
+        token = provider.authorize_access_token(
+            request,
+            claims_options={
+                "iss": {"essential": True, "values": [issuer]},
+                "aud": {"essential": True, "values": [settings.OIDC_CLIENT_ID]},
+            },
+        )
+    except MismatchingStateError:
+        raise SignInRefused(
+            "this sign-in was not started in this browser or was completed already; start it again"
+        ) from None
+    except OAuthError as error:
+        raise SignInRefused(
+            f"{settings.OIDC_PROVIDER_NAME} refused: {error.error}: {error.description or ''}".rstrip(": ")
+        ) from None
+    except (AuthlibBaseError, JoseError) as error:
+        raise SignInRefused(_token_refusal(error)) from None
+    except requests.RequestException as error:
+        raise SignInRefused(
+            f"{settings.OIDC_PROVIDER_NAME} did not answer ({type(error).__name__})"
+        ) from None
+    claims = token.get("userinfo")
+    if not claims:
+        raise SignInRefused(f"{settings.OIDC_PROVIDER_NAME} sent no ID token; ask for the openid scope")
+    user = user_from_claims(claims)
+    request.session[SESSION_ID_TOKEN] = token["id_token"]
+    return SignedIn(user=user, next_url=next_url)
+
+
+def _checked_issuer(provider: DjangoOAuth2App) -> str:
+    """The issuer the discovery document names, which must be OIDC_ISSUER itself (OpenID Connect
+    Discovery 4.3): a document that names another would let that one's tokens in."""
+    issuer = str(provider.load_server_metadata().get("issuer", ""))
+    if issuer.rstrip("/") != settings.OIDC_ISSUER:
+        raise SignInRefused(f"the provider's discovery document names the issuer {issuer!r}, not OIDC_ISSUER")
+    return issuer
+
+
+def _token_refusal(error: Exception) -> str:
+    """The reason an ID token was refused, in words (Authlib and joserfc name their errors alike)."""
+    kind = type(error).__name__
+    claim = getattr(error, "claim_name", None) or getattr(error, "claim", None)
+    if kind == "ExpiredTokenError" or claim == "exp":
+        return "the ID token has expired"
+    if kind in ("BadSignatureError", "DecodeError"):
+        return "the ID token's signature does not verify with the provider's keys"
+    if claim in ("aud", "azp"):
+        return "the ID token was issued to another application (its audience is not this server's client id)"
+    if claim == "nonce":
+        return "the ID token answers another sign-in (its nonce is not this one's)"
+    if claim == "iss":
+        return "the ID token comes from another issuer"
+    if claim:
+        return f"the ID token's {claim} claim is not valid"
+    return f"the ID token is not valid ({kind})"
+
+
+def _groups(claims: Mapping[str, Any]) -> list[str]:
+    value = claims.get(settings.OIDC_GROUPS_CLAIM)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def role_from_groups(groups: list[str]) -> str | None:
+    """The highest global role the groups map to (OIDC_ADMIN_GROUPS first), or None."""
+    names = set(groups)
+    for role, mapped in (
+        (ROLE_ADMIN, settings.OIDC_ADMIN_GROUPS),
+        (ROLE_COORDINATOR, settings.OIDC_COORDINATOR_GROUPS),
+        (ROLE_ASSESSOR, settings.OIDC_ASSESSOR_GROUPS),
+    ):
+        if names & set(mapped):
+            return role
+    return None
+
+
+def memberships_from_groups(groups: list[str]) -> dict[int, str]:
+    """Campaign id to campaign role, from the groups OIDC_CAMPAIGN_GROUP_PATTERN matches (a
+    campaign named twice takes the higher role)."""
+    pattern = re.compile(settings.OIDC_CAMPAIGN_GROUP_PATTERN)
+    granted: dict[int, str] = {}
+    for group in groups:
+        match = pattern.match(group)
+        if match is None or match.group("role") not in CampaignMember.Role.values:
+            continue
+        campaign_id, role = int(match.group("campaign")), match.group("role")
+        if granted.get(campaign_id) != CampaignMember.Role.COORDINATOR:
+            granted[campaign_id] = role
+    return granted
+
+
+def user_from_claims(claims: Mapping[str, Any]) -> User:
+    """The user of a checked ID token's claims, roles and memberships set from its groups.
+
+    The changes are stored before a refusal for want of any role, so a user the provider took
+    out of every group loses here what the provider had given."""
+    groups = _groups(claims)
+    role = role_from_groups(groups)
+    wanted_memberships = memberships_from_groups(groups)
+    with transaction.atomic():
+        user = _user_of_subject(claims, may_create=role is not None or bool(wanted_memberships))
+        _set_global_role(user, role)
+        memberships = _set_memberships(user, wanted_memberships)
+    if role is None and not memberships:
+        raise _no_role(user.get_username())
+    return user
+
+
+def _no_role(username: str) -> SignInRefused:
+    return SignInRefused(
+        f"your account at {settings.OIDC_PROVIDER_NAME} is in none of the groups this server gives a role; "
+        "ask your administrator",
+        username=username,
+    )
+
+
+def _user_of_subject(claims: Mapping[str, Any], *, may_create: bool) -> User:
+    issuer, subject = str(claims["iss"]), str(claims["sub"])
+    now = timezone.now()
+    identity = (
+        ExternalIdentity.objects.select_for_update()
+        .select_related("user")
+        .filter(issuer=issuer, subject=subject)
+        .first()
+    )
+    if identity is None:
+        username = str(claims.get(settings.OIDC_USERNAME_CLAIM) or claims.get("email") or subject)[:150]
+        if not may_create:
+            raise _no_role(username)
+        user_model = get_user_model()
+        if user_model.objects.filter(username=username).exists():
+            raise SignInRefused(
+                f"an account named {username!r} exists on this server and was not made by "
+                f"{settings.OIDC_PROVIDER_NAME}; an administrator renames one of the two",
+                username=username,
+            )
+        user = user_model(username=username)
+        user.set_unusable_password()
+        user.save()
+        identity = ExternalIdentity.objects.create(
+            issuer=issuer, subject=subject, user=user, created_at=now, last_sign_in_at=now
+        )
+    user = identity.user
+    if not user.is_active:
+        raise SignInRefused(
+            "this account is deactivated on this server; ask an administrator", username=user.get_username()
+        )
+    identity.last_sign_in_at = now
+    identity.save(update_fields=["last_sign_in_at"])
+    profile = {
+        "email": str(claims.get("email") or "")[:254],
+        "first_name": str(claims.get("given_name") or "")[:150],
+        "last_name": str(claims.get("family_name") or "")[:150],
+    }
+    changed = [field for field, value in profile.items() if getattr(user, field) != value]
+    if changed:
+        for field in changed:
+            setattr(user, field, profile[field])
+        user.save(update_fields=changed)
+    return user
+
+
+def _set_global_role(user: User, role: str | None) -> None:
+    """The user's role groups become exactly {role}; the admin flags follow the admin role, as
+    for an account made with `manage.py accounts` (the audit log records each change)."""
+    held = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+    wanted = {role} if role else set()
+    if held - wanted:
+        user.groups.remove(*[role_group(name) for name in sorted(held - wanted)])
+    if wanted - held:
+        user.groups.add(*[role_group(name) for name in sorted(wanted - held)])
+    is_admin = role == ROLE_ADMIN
+    if user.is_staff != is_admin or user.is_superuser != is_admin:
+        user.is_staff = user.is_superuser = is_admin
+        user.save(update_fields=["is_staff", "is_superuser"])
+
+
+def _set_memberships(user: User, wanted: dict[int, str]) -> dict[int, str]:
+    """The provider's campaign memberships become `wanted` (campaigns that exist); returns them."""
+    existing = set(Campaign.objects.filter(pk__in=list(wanted)).values_list("pk", flat=True))
+    wanted = {campaign_id: role for campaign_id, role in wanted.items() if campaign_id in existing}
+    given = {provided.campaign_id: provided for provided in ProvidedMembership.objects.filter(user=user)}
+    for campaign_id, provided in given.items():
+        if campaign_id in wanted:
+            continue
+        # Taken back only as given: a coordinator may have changed the role since.
+        CampaignMember.objects.filter(campaign_id=campaign_id, user=user, role=provided.role).delete()
+        provided.delete()
+        audit_record(
+            Kind.ROLE_CHANGED,
+            user=user,
+            campaign_id=campaign_id,
+            detail={"removed": [f"campaign {provided.role}"]},
+        )
+    for campaign_id, role in wanted.items():
+        member, created = CampaignMember.objects.get_or_create(
+            campaign_id=campaign_id, user=user, defaults={"role": role}
+        )
+        changed = created or member.role != role
+        if changed and not created:
+            member.role = role
+            member.save(update_fields=["role"])
+        ProvidedMembership.objects.update_or_create(
+            user=user, campaign_id=campaign_id, defaults={"role": role}
+        )
+        if changed:
+            audit_record(
+                Kind.ROLE_CHANGED, user=user, campaign_id=campaign_id, detail={"added": [f"campaign {role}"]}
+            )
+    return wanted
+
+
+def sign_in_refused(request: HttpRequest, refusal: SignInRefused) -> None:
+    """A failed sign-in at the provider, in the audit log."""
+    audit_record(
+        Kind.SIGN_IN_FAILED,
+        username=refusal.username,
+        source=source_address(request),
+        detail={"path": request.path[:200], "reason": str(refusal)[:500], "provider": settings.OIDC_ISSUER},
+    )
+
+
+def end_session_address(request: HttpRequest, id_token: str, *, after_path: str) -> str | None:
+    """The provider's end-session page for this ID token (RP-initiated logout), where it has one."""
+    try:
+        endpoint = _provider().load_server_metadata().get("end_session_endpoint")
+    except requests.RequestException:
+        return None
+    if not endpoint:
+        return None
+    query = urlencode(
+        {
+            "id_token_hint": id_token,
+            "client_id": settings.OIDC_CLIENT_ID,
+            "post_logout_redirect_uri": public_address(request, after_path),
+        }
+    )
+    return f"{endpoint}{'&' if '?' in endpoint else '?'}{query}"
