@@ -313,6 +313,24 @@ def test_a_tampered_id_token_is_refused(provider: IdentityProvider, tamperer: To
     assert sign_in(Client(), "rosa")[0]["Location"] == "/"
 
 
+def test_an_id_token_of_an_earlier_sign_in_is_refused(
+    provider: IdentityProvider, tamperer: TokenTamperer
+) -> None:
+    """A genuine ID token for this client and user, recorded on the wire at one sign-in and
+    replayed into the next: its nonce answers the earlier one."""
+    provider.seed(users=[person("rhea", "relevance-assessors")])
+    recorded: list[str] = []
+    tamperer.change = lambda id_token: recorded.append(id_token) or id_token
+    assert sign_in(Client(), "rhea")[0]["Location"] == "/"
+    tamperer.change = lambda id_token: recorded[0]
+    client = Client()
+    answer, _ = sign_in(client, "rhea")
+    assert answer["Location"] == "/accounts/login/"
+    assert "the ID token answers another sign-in" in refusal_text(client)
+    assert "nonce" in AuditEvent.objects.get(kind="sign_in_failed").detail["reason"]
+    assert AuditEvent.objects.filter(kind="sign_in", username="rhea").count() == 1
+
+
 def test_an_id_token_issued_to_another_application_is_refused(
     provider: IdentityProvider, tamperer: TokenTamperer, settings: Any
 ) -> None:
