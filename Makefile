@@ -55,13 +55,11 @@ system-packages:
 # PostgreSQL server (tests/servers.py starts it, pytest-django makes one test database per
 # process; tests/conftest.py fails this part if it skipped a test or ran too few); then the
 # `alone` tests one at a time (they assert wall-clock bounds over several processes of their own,
-# which a neighbouring test would skew). The PostgreSQL part starts first and runs beside the two
-# others at the lowest CPU and disk priority (nice 19, ionice idle): it takes only what they leave,
-# the first part's waits on servers and browsers and the core the `alone` tests keep idle most of
-# the time (beside the `alone` part only, it was the suite's tail: 3:37 against 3:13; its log is
-# printed at the end). Four processes on the two cores: many tests wait on servers, workers or a
-# browser (the first part took 5:52 over three, 6:34 over two; later 8:01 over three, 7:16 over
-# four).
+# which a neighbouring test would skew). The PostgreSQL part runs beside the `alone` part at the
+# lowest CPU and disk priority (nice 19, ionice idle): the `alone` tests keep a core idle most of
+# the time, which it fills without taking CPU from them (its log is printed after them). Four
+# processes on the two cores: many tests wait on servers, workers or a browser (the first part
+# took 5:52 over three, 6:34 over two; later 8:01 over three, 7:16 over four).
 TEST_PROCESSES ?= 4
 # The PostgreSQL part is short: a third test database to migrate costs more than it saves
 # (227 tests: 0:46 over two processes, 0:59 over three).
@@ -75,18 +73,18 @@ test: export PYTHONDONTWRITEBYTECODE =
 test: export OPENBLAS_NUM_THREADS = 1
 test: export OMP_NUM_THREADS = 1
 test: $(VENV)/.installed-dev system-packages
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
 	mkdir -p var; \
 	ionice -c 3 nice -n 19 env TEST_PART=postgresql $(BIN)/python -m tests.servers postgresql -- \
 		$(BIN)/python -m pytest -n $(POSTGRESQL_PROCESSES) --dist worksteal \
 		-m "postgresql and not servers and not slow and not alone" --durations=10 tests \
 		> var/test-postgresql.log 2>&1 & postgresql=$$!; \
 	trap 'kill $$postgresql 2>/dev/null' INT TERM; \
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25; first=$$?; \
 	$(BIN)/python -m pytest -m alone --durations=5; alone=$$?; \
 	wait $$postgresql; database=$$?; \
-	echo "--- the PostgreSQL part (ran from the start, at the lowest priority):"; \
+	echo "--- the PostgreSQL part (ran beside the alone part, at the lowest priority):"; \
 	cat var/test-postgresql.log; \
-	test $$first -eq 0 && test $$alone -eq 0 && test $$database -eq 0
+	test $$alone -eq 0 && test $$database -eq 0
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_core.py
