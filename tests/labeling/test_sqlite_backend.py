@@ -8,6 +8,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.db import OperationalError, connection
@@ -60,18 +61,21 @@ def test_a_lock_never_freed_still_fails_after_the_database_timeout(holder: sqlit
 
 
 def test_a_connection_opened_while_another_holds_the_database_waits_instead_of_failing(
-    transactional_db: None,
+    db: None, tmp_path: Path
 ) -> None:
     # An exclusive holder (as a backup writing into the database is) blocks even the journal-mode
     # set-up of a new connection: it waits for the holder, and its writes then poll for the lock.
-    connection.close()  # in WAL mode, an exclusive holder must be the database's only connection
-    name = connection.settings_dict["NAME"]
-    exclusive = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
+    # A database file of its own: in WAL mode an exclusive holder must be the file's only
+    # connection, and a live server thread of an earlier test in this process may hold one to the
+    # test database.
+    parameters = {**connection.get_connection_params(), "database": str(tmp_path / "held.sqlite3")}
+    exclusive = sqlite3.connect(parameters["database"], isolation_level=None, check_same_thread=False)
+    exclusive.execute("PRAGMA journal_mode=WAL")
     exclusive.execute("PRAGMA locking_mode=EXCLUSIVE")
     exclusive.execute("CREATE TABLE exclusive_probe (x INTEGER)")  # the write that takes the lock
     threading.Timer(0.4, exclusive.close).start()
     started = time.monotonic()
-    fresh = connection.get_new_connection(connection.get_connection_params())
+    fresh = connection.get_new_connection(parameters)
     try:
         assert time.monotonic() - started >= 0.3
         assert fresh.execute("PRAGMA busy_timeout").fetchone() == (round(SQLITE_WAIT_SECONDS * 1000),)
