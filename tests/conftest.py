@@ -6,7 +6,6 @@ each test's own cache and pool-array folder, the worker and server fixtures (`te
 from __future__ import annotations
 
 import io
-import itertools
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -80,51 +79,18 @@ def _uses_the_test_database(item: pytest.Item) -> bool:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
-    """Long tests first (marked `slow` or `long`): `make test` spreads the suite over processes,
-    and a long test that starts late would leave one of them working alone at the end.
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
+    """Slow tests first: `make test` spreads the suite over two processes, and a long test that
+    starts late would leave one of them working alone at the end.
 
     Before the other plugins: slow first, the order otherwise kept. pytest-django then groups the
     tests by how they use the database (a stable sort: still slow first within each group), which
     puts the tests without the database last. After it: slow tests that never touch the test
     database (the million-line import in a process of its own, the reference metrics) go to the
     very front, where moving them changes no database state."""
-    items.sort(key=lambda item: not _long(item))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     yield
-    items.sort(key=lambda item: not (_long(item) and not _uses_the_test_database(item)))
-    _spread_long_tests(items, int(getattr(config, "workerinput", {}).get("workercount", 1)))
-
-
-def _spread_long_tests(items: list[pytest.Item], workers: int) -> None:
-    """Long tests dealt round to the processes' first shares.
-
-    pytest-xdist's worksteal hands each process a contiguous share of this list at the start and
-    later moves tests only from the end of a share: with every long test at the front, the first
-    share or two held them all and ran them one after another while the other processes ran out
-    of work (74 long tests: 33 in the first share, 41 in the second, none in the others). Each
-    share keeps the list's order (the database groups above stay in order within a process)."""
-    if workers < 2:
-        return
-    position = {id(item): index for index, item in enumerate(items)}
-    sizes, remaining = [], len(items)
-    for index in range(workers):  # the shares worksteal computes
-        sizes.append(remaining // (workers - index))
-        remaining -= sizes[-1]
-    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    for index, item in enumerate(item for item in items if _long(item)):
-        shares[index % workers].append(item)
-    others = iter([item for item in items if not _long(item)])
-    for share, size in zip(shares, sizes, strict=True):
-        share.extend(itertools.islice(others, max(0, size - len(share))))
-    shares[-1].extend(others)
-    for share in shares:
-        share.sort(key=lambda item: position[id(item)])
-    items[:] = [item for share in shares for item in share]
-
-
-def _long(item: pytest.Item) -> bool:
-    """Marked `slow` (left out of the PostgreSQL part) or `long` (kept in it): either starts first."""
-    return item.get_closest_marker("slow") is not None or item.get_closest_marker("long") is not None
+    items.sort(key=lambda item: not (item.get_closest_marker("slow") and not _uses_the_test_database(item)))
 
 
 @pytest.fixture(scope="session", autouse=True)

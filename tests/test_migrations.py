@@ -39,7 +39,6 @@ def _moved_rows(apps: Any, judge_app: str, gold_app: str, staging_app: str) -> t
     )
 
 
-@pytest.mark.long
 @pytest.mark.postgresql  # also on PostgreSQL, where the rule's column length is enforced
 @pytest.mark.django_db(transaction=True)
 def test_a_populated_database_migrates_forward_and_back_losing_nothing(tmp_path: Path) -> None:

@@ -124,7 +124,6 @@ def check(page: Any, base: str, name: str, path: str | None, found: list[str]) -
                 found.append(describe(f"{name} [{size}, {theme}] {path or ''}", violation))
 
 
-@pytest.mark.long
 def test_every_page_meets_wcag_21_aa_at_both_sizes_in_both_themes(
     browser_page: Any, live_server: Any, demo: dict[str, int]
 ) -> None:

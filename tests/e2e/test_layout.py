@@ -38,7 +38,6 @@ def _overflow(page: Any) -> int:
     return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("size", SIZES)
 def test_no_page_is_wider_than_the_window_and_answers_are_in_view(
     browser_page: Any, live_server: Any, demo: dict[str, int], size: str, screenshot_dir: Path

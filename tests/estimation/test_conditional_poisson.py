@@ -144,7 +144,6 @@ def test_poisson_sampling_needs_no_joint_probabilities() -> None:
         horvitz_thompson_estimate(values, pi, np.array([[0.5, 0.0], [0.0, 0.25]]))
 
 
-@pytest.mark.long
 def test_the_two_stage_interval_covers_about_95_percent() -> None:
     # Queries by CPS (15 of 40, by a noisy size measure), then 5 of each drawn query's 10
     # documents by CPS: the design of a drawn elo_qd selection. The variance estimate is

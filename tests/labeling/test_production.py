@@ -175,7 +175,6 @@ def test_gunicorn_stops_at_a_refused_start_instead_of_restarting_workers(
     assert refusals and refusals[-1].startswith("gunicorn: refused to start: "), started.stderr
 
 
-@pytest.mark.long
 def test_production_migrates_before_collectstatic(tmp_path: Path) -> None:
     """The natural order of a fresh installation: `migrate`, then `collectstatic`. Migrate loads
     the URLconf for its checks, which once asked the manifest for the favicon's hashed name."""

@@ -72,7 +72,6 @@ def _restored_sqlite(tmp_path: Path) -> tuple[str, Callable[[], None]]:
     return f"sqlite:///{copy}", lambda: None
 
 
-@pytest.mark.long
 def test_a_backup_restores_into_a_new_database_the_app_starts_on(
     campaign: Campaign, assessor: AbstractBaseUser, tmp_path: Path
 ) -> None:

@@ -88,7 +88,6 @@ def _runs(folder: Path) -> list[str]:
     return [str(first), str(second)]
 
 
-@pytest.mark.long
 @pytest.mark.servers
 def test_it_stores_on_postgresql_exactly_what_it_stores_on_sqlite(tmp_path: Path, postgres_url: str) -> None:
     documents = tmp_path / "docs.jsonl"

@@ -54,7 +54,6 @@ def _get(url: str, timeout: float = 60) -> tuple[int, bytes]:
             time.sleep(0.2)
 
 
-@pytest.mark.long
 @pytest.mark.servers
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process trees from /proc")
 def test_it_serves_pages_with_gunicorn_and_a_worker_and_stops_both(tmp_path: Path) -> None:

@@ -31,7 +31,6 @@ def _wait_for(check: Callable[[], bool], seconds: float, worker: CeleryWorker) -
     raise AssertionError(f"timed out; worker log:\n{worker.log.read_text(errors='replace')[-4000:]}")
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("broker", ["redis", "embedded"])
 def test_a_killed_worker_loses_no_answer_and_asks_no_stored_pair_again(
     broker: str,

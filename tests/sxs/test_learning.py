@@ -121,7 +121,6 @@ def _open_margins(campaign: Campaign, weights: np.ndarray) -> dict[int, float]:
     return margins
 
 
-@pytest.mark.long
 def test_margin_selection_asks_the_open_comparison_closest_to_the_learned_margin(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
