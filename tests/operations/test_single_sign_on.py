@@ -224,6 +224,7 @@ class TokenTamperer:
 
     def __init__(self) -> None:
         self.change: Any = None
+        self.discovery_change: Any = None
         self.port = free_port()
         tamperer = self
 
@@ -252,6 +253,8 @@ class TokenTamperer:
                         )
                 except urllib.error.HTTPError as error:
                     status, payload, kind = error.code, error.read(), error.headers.get("Content-Type", "")
+                if self.path.endswith("/openid-configuration") and tamperer.discovery_change is not None:
+                    payload = json.dumps(tamperer.discovery_change(json.loads(payload))).encode()
                 if urlsplit(self.path).path == "/o/token/" and status == 200:
                     token = json.loads(payload)
                     token["id_token"] = tamperer.change(token["id_token"])
@@ -329,6 +332,19 @@ def test_an_id_token_of_an_earlier_sign_in_is_refused(
     assert "the ID token answers another sign-in" in refusal_text(client)
     assert "nonce" in AuditEvent.objects.get(kind="sign_in_failed").detail["reason"]
     assert AuditEvent.objects.filter(kind="sign_in", username="rhea").count() == 1
+
+
+def test_a_discovery_document_naming_another_issuer_is_refused(
+    provider: IdentityProvider, tamperer: TokenTamperer
+) -> None:
+    provider.seed(users=[person("ravi", "relevance-assessors")])
+    tamperer.change = lambda id_token: id_token
+    tamperer.discovery_change = lambda document: {**document, "issuer": "https://elsewhere.example/o"}
+    client = Client()
+    answer, _ = sign_in(client, "ravi")
+    assert answer["Location"] == "/accounts/login/"
+    assert "discovery document names the issuer" in refusal_text(client)
+    assert not User.objects.filter(username="ravi").exists()
 
 
 def test_an_id_token_issued_to_another_application_is_refused(
