@@ -29,7 +29,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import BaseBackend, ModelBackend
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 from joserfc.errors import JoseError
@@ -285,12 +285,20 @@ def _user_of_subject(claims: Mapping[str, Any], *, may_create: bool) -> User:
                 f"{settings.OIDC_PROVIDER_NAME}; an administrator renames one of the two",
                 username=username,
             )
-        user = user_model(username=username)
-        user.set_unusable_password()
-        user.save()
-        identity = ExternalIdentity.objects.create(
-            issuer=issuer, subject=subject, user=user, created_at=now, last_sign_in_at=now
-        )
+        try:
+            with transaction.atomic():  # a savepoint: a lost race leaves the outer transaction usable
+                user = user_model(username=username)
+                user.set_unusable_password()
+                user.save()
+                identity = ExternalIdentity.objects.create(
+                    issuer=issuer, subject=subject, user=user, created_at=now, last_sign_in_at=now
+                )
+        except IntegrityError:
+            # Two first sign-ins of one subject at once (two tabs): the other made the account.
+            raise SignInRefused(
+                "this account's first sign-in was completing in another window; sign in again",
+                username=username,
+            ) from None
     user = identity.user
     if not user.is_active:
         raise SignInRefused(
