@@ -377,9 +377,20 @@ OIDC_SCOPES = env_str("OIDC_SCOPES", "openid email profile")
 OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "your organization")
 OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
 OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
-OIDC_ADMIN_GROUPS = tuple(env_list("OIDC_ADMIN_GROUPS", ["relevance-admins"]))
-OIDC_COORDINATOR_GROUPS = tuple(env_list("OIDC_COORDINATOR_GROUPS", ["relevance-coordinators"]))
-OIDC_ASSESSOR_GROUPS = tuple(env_list("OIDC_ASSESSOR_GROUPS", ["relevance-assessors"]))
+# Set but empty, a role has no group (an unset variable takes the default).
+OIDC_ADMIN_GROUPS = tuple(
+    env_list("OIDC_ADMIN_GROUPS", ["relevance-admins"]) if os.environ.get("OIDC_ADMIN_GROUPS") != "" else []
+)
+OIDC_COORDINATOR_GROUPS = tuple(
+    env_list("OIDC_COORDINATOR_GROUPS", ["relevance-coordinators"])
+    if os.environ.get("OIDC_COORDINATOR_GROUPS") != ""
+    else []
+)
+OIDC_ASSESSOR_GROUPS = tuple(
+    env_list("OIDC_ASSESSOR_GROUPS", ["relevance-assessors"])
+    if os.environ.get("OIDC_ASSESSOR_GROUPS") != ""
+    else []
+)
 OIDC_CAMPAIGN_GROUP_PATTERN = env_str(
     "OIDC_CAMPAIGN_GROUP_PATTERN", r"^relevance-campaign-(?P<campaign>[0-9]+)-(?P<role>assessor|coordinator)$"
 )
@@ -405,6 +416,15 @@ for _name, _url in (("OIDC_ISSUER", OIDC_ISSUER), ("PUBLIC_URL", PUBLIC_URL)):
     if _url and not re.match(r"^https?://[^/?#]+(/[^?#]*)?$", _url):
         raise ImproperlyConfigured(f"{_name}={_url!r} is not an http(s) address")
 _issuer_origin = "/".join(OIDC_ISSUER.split("/", 3)[:3])
+# Over plain HTTP anyone on the path could swap the discovery document and the signing keys.
+if (
+    PRODUCTION
+    and OIDC_ISSUER.startswith("http://")
+    and not re.match(r"^http://(127\.[0-9.]+|localhost|\[::1\])[:/]", OIDC_ISSUER)
+):
+    raise ImproperlyConfigured(
+        "OIDC_ISSUER must be an https:// address in production (http only on this machine)"
+    )
 
 LOGIN_TRUSTED_PROXY_COUNT = env_int(
     "LOGIN_TRUSTED_PROXY_COUNT", 1 if PRODUCTION and env_bool("BEHIND_HTTPS_PROXY", True) else 0

@@ -5,6 +5,7 @@ does the work)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -30,6 +31,8 @@ from operations.single_sign_on import (
     sign_in_start,
 )
 
+logger = logging.getLogger(__name__)
+
 
 class SignInPage(LoginView):
     """Django's login page, which also offers the provider's sign-in."""
@@ -49,9 +52,17 @@ def _safe_next(request: HttpRequest, candidate: str) -> str:
 
 
 def _refused(request: HttpRequest, refusal: SignInRefused) -> HttpResponse:
-    sign_in_refused(request, refusal)
-    messages.error(request, f"Signing in at {settings.OIDC_PROVIDER_NAME} failed: {refusal}")
+    if refusal.audited:
+        sign_in_refused(request, refusal)
+    messages.error(request, f"Signing in with {settings.OIDC_PROVIDER_NAME} did not work: {refusal}.")
     return redirect("login")
+
+
+def _failed(request: HttpRequest) -> HttpResponse:
+    """Anything else that went wrong (a provider's answer this code did not foresee): logged with
+    its traceback, refused like the rest, never a 500 page."""
+    logger.exception("a sign-in at the identity provider failed")
+    return _refused(request, SignInRefused("the server could not complete it; its log has the details"))
 
 
 @login_not_required
@@ -66,6 +77,8 @@ def provider_sign_in_page(request: HttpRequest) -> HttpResponse:
         address = sign_in_start(request, callback_path=reverse("provider-callback"), next_url=next_url)
     except SignInRefused as refusal:
         return _refused(request, refusal)
+    except Exception:  # noqa: BLE001 - every failure is refused, logged with its traceback
+        return _failed(request)
     return HttpResponseRedirect(address)
 
 
@@ -79,6 +92,8 @@ def provider_callback_page(request: HttpRequest) -> HttpResponse:
         signed_in = sign_in_complete(request)
     except SignInRefused as refusal:
         return _refused(request, refusal)
+    except Exception:  # noqa: BLE001 - every failure is refused, logged with its traceback
+        return _failed(request)
     id_token = request.session.get(SESSION_ID_TOKEN)
     login(request, signed_in.user, backend=IDENTITY_PROVIDER_BACKEND)
     # login() starts a new session key but keeps the data; the ID token stays for sign-out.

@@ -29,6 +29,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import BaseBackend, ModelBackend
 from django.contrib.auth.models import User
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.utils import timezone
@@ -50,9 +52,26 @@ class SignInRefused(Exception):
     """A provider's sign-in that ends without a session; the text says why, for the user, and
     `username` names the account when the ID token was good enough to tell."""
 
-    def __init__(self, reason: str, *, username: str = "") -> None:
+    def __init__(self, reason: str, *, username: str = "", audited: bool = True) -> None:
         super().__init__(reason)
         self.username = username
+        # A callback that answers no sign-in of this browser is anyone's request, not an attempt
+        # to sign in: recording each would let anyone fill the audit log.
+        self.audited = audited
+
+
+UNKNOWN_STATE = "this sign-in was not started in this browser or was completed already; start it again"
+
+# What the provider's error codes (OAuth 2.0, OpenID Connect) mean, in fixed words: the
+# provider's free-text description is never shown, so no one can put a message on our page.
+PROVIDER_ERRORS = {
+    "access_denied": "the sign-in was cancelled or the provider denied it",
+    "login_required": "the provider asks you to sign in again",
+    "interaction_required": "the provider needs something from you first; start again",
+    "consent_required": "the provider needs your consent for this server first",
+    "temporarily_unavailable": "the provider is busy; try again in a minute",
+    "server_error": "the provider failed; try again later",
+}
 
 
 def provider_enabled() -> bool:
@@ -69,6 +88,13 @@ class PasswordBackend(ModelBackend):
         if not settings.PASSWORD_SIGN_IN:
             return None
         return super().authenticate(request, username=username, password=password, **kwargs)
+
+    def get_user(self, user_id: Any) -> Any:
+        # Turning passwords off ends the sessions they made too (API tokens are credentials of
+        # their own: docs/operations.md says how to revoke them).
+        if not settings.PASSWORD_SIGN_IN:
+            return None
+        return super().get_user(user_id)
 
 
 class IdentityProviderBackend(BaseBackend):
@@ -140,8 +166,11 @@ class SignedIn:
 def sign_in_complete(request: HttpRequest) -> SignedIn:
     """The provider's answer taken: the code exchanged, the ID token checked, the user found or
     made and given the roles its groups map to. SignInRefused when any of it fails."""
-    next_url = str(request.session.pop(SESSION_NEXT, "") or "")
     provider = _provider()
+    state = request.GET.get("state", "")
+    if not state or provider.framework.get_state_data(request.session, state) is None:
+        raise SignInRefused(UNKNOWN_STATE, audited=False)
+    next_url = str(request.session.pop(SESSION_NEXT, "") or "")
     try:
         issuer = _checked_issuer(provider)
         # Authlib checks the audience only through `azp` unless told: a token for another client
@@ -154,13 +183,12 @@ def sign_in_complete(request: HttpRequest) -> SignedIn:
             },
         )
     except MismatchingStateError:
-        raise SignInRefused(
-            "this sign-in was not started in this browser or was completed already; start it again"
-        ) from None
+        raise SignInRefused(UNKNOWN_STATE, audited=False) from None
     except OAuthError as error:
-        raise SignInRefused(
-            f"{settings.OIDC_PROVIDER_NAME} refused: {error.error}: {error.description or ''}".rstrip(": ")
-        ) from None
+        code = str(error.error or "")
+        known = PROVIDER_ERRORS.get(code)
+        shown = re.sub(r"[^a-z_]", "", code)[:40] or "unknown"
+        raise SignInRefused(known or f"{settings.OIDC_PROVIDER_NAME} refused the sign-in ({shown})") from None
     except (AuthlibBaseError, JoseError) as error:
         raise SignInRefused(_token_refusal(error)) from None
     except requests.RequestException as error:
@@ -234,7 +262,10 @@ def memberships_from_groups(groups: list[str]) -> dict[int, str]:
         match = pattern.match(group)
         if match is None or match.group("role") not in CampaignMember.Role.values:
             continue
-        campaign_id, role = int(match.group("campaign")), match.group("role")
+        text = match.group("campaign")
+        if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**63):
+            continue  # no campaign has that id
+        campaign_id, role = int(text), match.group("role")
         if granted.get(campaign_id) != CampaignMember.Role.COORDINATOR:
             granted[campaign_id] = role
     return granted
@@ -244,23 +275,31 @@ def user_from_claims(claims: Mapping[str, Any]) -> User:
     """The user of a checked ID token's claims, roles and memberships set from its groups.
 
     The changes are stored before a refusal for want of any role, so a user the provider took
-    out of every group loses here what the provider had given."""
+    out of every group loses here what the provider had given; a subject never seen is refused
+    before anything is stored, and a refused sign-in changes no profile field."""
     groups = _groups(claims)
     role = role_from_groups(groups)
-    wanted_memberships = memberships_from_groups(groups)
+    wanted = memberships_from_groups(groups)
+    existing = set(Campaign.objects.filter(pk__in=list(wanted)).values_list("pk", flat=True))
+    wanted = {
+        campaign_id: member_role for campaign_id, member_role in wanted.items() if campaign_id in existing
+    }
     with transaction.atomic():
-        user = _user_of_subject(claims, may_create=role is not None or bool(wanted_memberships))
+        user = _user_of_subject(claims, may_create=role is not None or bool(wanted))
         _set_global_role(user, role)
-        memberships = _set_memberships(user, wanted_memberships)
-    if role is None and not memberships:
+        _set_memberships(user, wanted)
+        allowed = role is not None or bool(wanted)
+        if allowed:
+            _profile_update(user, claims)
+    if not allowed:
         raise _no_role(user.get_username())
     return user
 
 
 def _no_role(username: str) -> SignInRefused:
     return SignInRefused(
-        f"your account at {settings.OIDC_PROVIDER_NAME} is in none of the groups this server gives a role; "
-        "ask your administrator",
+        f"you signed in as {username!r}, but that account is in none of the groups that give access here; "
+        "ask your administrator to add it to one",
         username=username,
     )
 
@@ -278,11 +317,20 @@ def _user_of_subject(claims: Mapping[str, Any], *, may_create: bool) -> User:
         username = str(claims.get(settings.OIDC_USERNAME_CLAIM) or claims.get("email") or subject)[:150]
         if not may_create:
             raise _no_role(username)
-        user_model = get_user_model()
-        if user_model.objects.filter(username=username).exists():
+        try:
+            UnicodeUsernameValidator()(username)
+        except ValidationError:
             raise SignInRefused(
-                f"an account named {username!r} exists on this server and was not made by "
-                f"{settings.OIDC_PROVIDER_NAME}; an administrator renames one of the two",
+                f"the name {username!r} from {settings.OIDC_PROVIDER_NAME} is not a user name this server "
+                "takes (letters, digits and @.+-_ only); set OIDC_USERNAME_CLAIM to another claim",
+                username=username[:150],
+            ) from None
+        user_model = get_user_model()
+        # Case-blind: "BOSS" beside a local "boss" would read as the same person everywhere.
+        if user_model.objects.filter(username__iexact=username).exists():
+            raise SignInRefused(
+                f"an account named {username!r} (or the same name in other letter case) already exists on "
+                "this server and belongs to someone else; an administrator renames one of the two",
                 username=username,
             )
         try:
@@ -304,8 +352,12 @@ def _user_of_subject(claims: Mapping[str, Any], *, may_create: bool) -> User:
         raise SignInRefused(
             "this account is deactivated on this server; ask an administrator", username=user.get_username()
         )
-    identity.last_sign_in_at = now
-    identity.save(update_fields=["last_sign_in_at"])
+    return user
+
+
+def _profile_update(user: User, claims: Mapping[str, Any]) -> None:
+    """The name and address the provider holds now, and the time of this sign-in."""
+    ExternalIdentity.objects.filter(user=user).update(last_sign_in_at=timezone.now())
     profile = {
         "email": str(claims.get("email") or "")[:254],
         "first_name": str(claims.get("given_name") or "")[:150],
@@ -316,7 +368,6 @@ def _user_of_subject(claims: Mapping[str, Any], *, may_create: bool) -> User:
         for field in changed:
             setattr(user, field, profile[field])
         user.save(update_fields=changed)
-    return user
 
 
 def _set_global_role(user: User, role: str | None) -> None:
@@ -334,39 +385,51 @@ def _set_global_role(user: User, role: str | None) -> None:
         user.save(update_fields=["is_staff", "is_superuser"])
 
 
-def _set_memberships(user: User, wanted: dict[int, str]) -> dict[int, str]:
-    """The provider's campaign memberships become `wanted` (campaigns that exist); returns them."""
-    existing = set(Campaign.objects.filter(pk__in=list(wanted)).values_list("pk", flat=True))
-    wanted = {campaign_id: role for campaign_id, role in wanted.items() if campaign_id in existing}
+def _set_memberships(user: User, wanted: dict[int, str]) -> None:
+    """The memberships the provider gives become `wanted` (campaigns that exist). A membership the
+    provider did not make, or one a coordinator has changed since, is the coordinator's: left as
+    it is and no longer the provider's to change or take back."""
     given = {provided.campaign_id: provided for provided in ProvidedMembership.objects.filter(user=user)}
+    members = {
+        member.campaign_id: member
+        for member in CampaignMember.objects.filter(user=user, campaign_id__in=set(given) | set(wanted))
+    }
     for campaign_id, provided in given.items():
+        member = members.get(campaign_id)
+        if member is not None and member.role != provided.role:
+            provided.delete()  # changed in the app since: the coordinator's now
+            continue
         if campaign_id in wanted:
             continue
-        # Taken back only as given: a coordinator may have changed the role since.
-        CampaignMember.objects.filter(campaign_id=campaign_id, user=user, role=provided.role).delete()
         provided.delete()
-        audit_record(
-            Kind.ROLE_CHANGED,
-            user=user,
-            campaign_id=campaign_id,
-            detail={"removed": [f"campaign {provided.role}"]},
-        )
-    for campaign_id, role in wanted.items():
-        member, created = CampaignMember.objects.get_or_create(
-            campaign_id=campaign_id, user=user, defaults={"role": role}
-        )
-        changed = created or member.role != role
-        if changed and not created:
-            member.role = role
+        if member is not None:
+            member.delete()
+            _membership_audit(user, campaign_id, {"removed": [f"campaign {provided.role}"]})
+    given = {campaign_id: provided for campaign_id, provided in given.items() if provided.pk is not None}
+    for campaign_id, member_role in wanted.items():
+        member = members.get(campaign_id)
+        if member is None:
+            CampaignMember.objects.create(campaign_id=campaign_id, user=user, role=member_role)
+            _membership_audit(user, campaign_id, {"added": [f"campaign {member_role}"]})
+        elif campaign_id not in given:
+            continue  # a coordinator's membership: not the provider's to change
+        elif member.role != member_role:
+            _membership_audit(
+                user,
+                campaign_id,
+                {"removed": [f"campaign {member.role}"], "added": [f"campaign {member_role}"]},
+            )
+            member.role = member_role
             member.save(update_fields=["role"])
         ProvidedMembership.objects.update_or_create(
-            user=user, campaign_id=campaign_id, defaults={"role": role}
+            user=user, campaign_id=campaign_id, defaults={"role": member_role}
         )
-        if changed:
-            audit_record(
-                Kind.ROLE_CHANGED, user=user, campaign_id=campaign_id, detail={"added": [f"campaign {role}"]}
-            )
-    return wanted
+
+
+def _membership_audit(user: User, campaign_id: int, change: dict[str, list[str]]) -> None:
+    audit_record(
+        Kind.ROLE_CHANGED, user=user, campaign_id=campaign_id, detail={**change, "by": settings.OIDC_ISSUER}
+    )
 
 
 def sign_in_refused(request: HttpRequest, refusal: SignInRefused) -> None:

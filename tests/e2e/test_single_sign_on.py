@@ -82,7 +82,7 @@ def test_a_coordinator_signs_in_at_the_provider_and_loses_the_role_with_the_grou
     page.fill("#provider-password", "vera-at-the-provider")
     page.click("#provider-submit")
     page.wait_for_url(f"{base}/accounts/login/")
-    expect(page.locator(".messages")).to_contain_text("in none of the groups this server gives a role")
+    expect(page.locator(".messages")).to_contain_text("in none of the groups that give access here")
     page.screenshot(path=str(screenshot_dir / "sign-in-refused-without-group.png"))
     assert user_role(User.objects.get(username="vera")) is None
     kinds = list(

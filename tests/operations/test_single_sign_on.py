@@ -137,7 +137,7 @@ def test_a_group_makes_a_coordinator_and_taking_it_away_takes_the_role_at_the_ne
     client.post("/accounts/logout/")
     answer, _ = sign_in(client, "nora")
     assert answer.status_code == 302 and answer["Location"] == "/accounts/login/"
-    assert "in none of the groups this server gives a role" in refusal_text(client)
+    assert "in none of the groups that give access here" in refusal_text(client)
     nora = User.objects.get(username="nora")
     assert user_role(nora) is None
     assert not CampaignMember.objects.filter(campaign=campaign, user=nora).exists()
@@ -147,7 +147,8 @@ def test_a_group_makes_a_coordinator_and_taking_it_away_takes_the_role_at_the_ne
     removed = [
         event.detail for event in AuditEvent.objects.filter(kind="role_changed", user=nora).order_by("pk")
     ]
-    assert {"removed": ["coordinator"]} in removed and {"removed": ["campaign assessor"]} in removed
+    assert {"removed": ["coordinator"]} in removed
+    assert {"removed": ["campaign assessor"], "by": provider.issuer} in removed
 
 
 def test_the_provider_decides_the_role_each_time_and_leaves_a_coordinators_own_grants(
@@ -415,11 +416,11 @@ def _id_token_for_another_client(provider: IdentityProvider, name: str, *, nonce
 
 def test_a_local_account_of_the_same_name_is_not_taken_over(provider: IdentityProvider) -> None:
     user_create(creator=None, username="tara", password=PASSWORD, role="assessor")
-    provider.seed(users=[person("tara", "relevance-admins")])
+    provider.seed(users=[person("Tara", "relevance-admins")])  # the same name in other letter case
     client = Client()
-    answer, _ = sign_in(client, "tara")
+    answer, _ = sign_in(client, "Tara")
     assert answer["Location"] == "/accounts/login/"
-    assert "exists on this server and was not made by Test Provider" in refusal_text(client)
+    assert "already exists on this server and belongs to someone else" in refusal_text(client)
     assert user_role(User.objects.get(username="tara")) == "assessor"
 
 
@@ -456,6 +457,10 @@ def test_sign_out_goes_on_to_the_providers_end_session_page(provider: IdentityPr
 def test_password_sign_in_can_be_turned_off(provider: IdentityProvider, settings: Any, assessor: Any) -> None:
     page = Client().get("/accounts/login/").content.decode()
     assert "Sign in with Test Provider" in page and 'name="password"' in page
+    earlier = Client()
+    assert earlier.post("/accounts/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+    assert earlier.get("/").status_code == 200
+    assert Client().post("/api/auth/token/", {"username": "alice", "password": PASSWORD}).status_code == 200
     settings.PASSWORD_SIGN_IN = False
     page = Client().get("/accounts/login/").content.decode()
     assert "Sign in with Test Provider" in page and 'name="password"' not in page
@@ -463,6 +468,7 @@ def test_password_sign_in_can_be_turned_off(provider: IdentityProvider, settings
     assert client.post("/accounts/login/", {"username": "alice", "password": PASSWORD}).status_code == 200
     assert client.get("/").status_code == 302, "no session from a password"
     assert client.post("/api/auth/token/", {"username": "alice", "password": PASSWORD}).status_code == 400
+    assert earlier.get("/").status_code == 302, "the session a password made ends too"
 
 
 def test_without_a_provider_the_login_page_has_no_button_and_its_pages_are_gone(
@@ -496,6 +502,17 @@ def test_a_provider_that_does_not_answer_is_a_clear_refusal(settings: Any, db: N
         ({"PUBLIC_URL": "labels.example.org"}, "is not an http(s) address"),
         (
             {
+                "PRODUCTION": "1",
+                "SECRET_KEY": "k" * 20 + "x7Q!pL2#vR9@mZ4$wT8&nB1*cY6^hJ3(",
+                "ALLOWED_HOSTS": "labels.example.org",
+                "OIDC_ISSUER": "http://sso.example.org/realms/x",
+                "OIDC_CLIENT_ID": "relevance",
+                "OIDC_CLIENT_SECRET": "s",
+            },
+            "must be an https:// address in production",
+        ),
+        (
+            {
                 "OIDC_ISSUER": "https://sso.example.org/realms/x",
                 "OIDC_CLIENT_ID": "relevance",
                 "OIDC_CLIENT_SECRET": "s",
@@ -524,17 +541,16 @@ def test_a_configured_provider_may_be_where_sign_outs_form_leads() -> None:
     assert json.loads(started.stdout) == ["'self'", "https://sso.example.org"]
 
 
-def _settings_in_a_process(environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _settings_in_a_process(
+    environment: dict[str, str], expression: str = "s.CONTENT_SECURITY_POLICY['DIRECTIVES']['form-action']"
+) -> subprocess.CompletedProcess[str]:
     import os
 
-    code = (
-        "import json, config.settings as s; "
-        "print(json.dumps(s.CONTENT_SECURITY_POLICY['DIRECTIVES']['form-action']))"
-    )
+    code = f"import json, config.settings as s; print(json.dumps({expression}))"
     clean = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("OIDC_", "PUBLIC_URL", "PASSWORD_SIGN_IN"))
+        if not key.startswith(("OIDC_", "PUBLIC_URL", "PASSWORD_SIGN_IN", "PRODUCTION"))
     }
     return subprocess.run(
         [sys.executable, "-c", code],
@@ -544,3 +560,74 @@ def _settings_in_a_process(environment: dict[str, str]) -> subprocess.CompletedP
         text=True,
         timeout=60,
     )
+
+
+def test_an_empty_role_group_setting_maps_no_group_to_that_role() -> None:
+    expression = "[s.OIDC_ADMIN_GROUPS, s.OIDC_COORDINATOR_GROUPS]"
+    started = _settings_in_a_process({"OIDC_ADMIN_GROUPS": ""}, expression)
+    assert started.returncode == 0, started.stderr[-500:]
+    assert json.loads(started.stdout) == [[], ["relevance-coordinators"]]
+
+
+def test_group_names_that_name_no_possible_campaign_are_left_out(settings: Any) -> None:
+    from operations.single_sign_on import memberships_from_groups
+
+    settings.OIDC_CAMPAIGN_GROUP_PATTERN = r"^c-(?P<campaign>[^-]+)-(?P<role>\w+)$"
+    groups = [
+        "c-7-assessor",
+        "c-7-coordinator",
+        "c-99999999999999999999999-assessor",
+        "c-x-assessor",
+        "c-8-owner",
+    ]
+    assert memberships_from_groups(groups) == {7: "coordinator"}
+
+
+def test_a_group_naming_only_a_campaign_that_does_not_exist_stores_nothing(
+    provider: IdentityProvider,
+) -> None:
+    provider.seed(users=[person("vic", "relevance-campaign-999999-assessor")])
+    client = Client()
+    answer, _ = sign_in(client, "vic")
+    assert answer["Location"] == "/accounts/login/"
+    assert not User.objects.filter(username="vic").exists()
+    assert not ExternalIdentity.objects.exists()
+
+
+def test_a_membership_a_coordinator_gave_is_not_the_providers_to_change_or_take(
+    provider: IdentityProvider, campaign: Campaign
+) -> None:
+    provider.seed(users=[person("xena", "relevance-assessors")])
+    sign_in(Client(), "xena")
+    xena = User.objects.get(username="xena")
+    CampaignMember.objects.create(campaign=campaign, user=xena, role="coordinator")  # given in the app
+    provider.seed(users=[person("xena", "relevance-assessors", f"relevance-campaign-{campaign.pk}-assessor")])
+    sign_in(Client(), "xena")
+    assert CampaignMember.objects.get(campaign=campaign, user=xena).role == "coordinator"
+    provider.seed(users=[person("xena", "relevance-assessors")])
+    sign_in(Client(), "xena")
+    assert CampaignMember.objects.get(campaign=campaign, user=xena).role == "coordinator"
+
+
+def test_a_callback_that_answers_no_sign_in_here_shows_fixed_words_and_is_not_audited(
+    provider: IdentityProvider,
+) -> None:
+    injected = "Your account is locked. Call the help desk and give your password"
+    client = Client()
+    answer = client.get(
+        "/accounts/provider/callback/", {"error": "access_denied", "error_description": injected}
+    )
+    assert answer["Location"] == "/accounts/login/"
+    page = refusal_text(client)
+    assert "was not started in this browser" in page and "help desk" not in page
+    assert not AuditEvent.objects.filter(kind="sign_in_failed").exists()
+    # The provider's error for a sign-in this browser started: its code in fixed words, audited.
+    start = client.get("/accounts/provider/sign-in/")
+    state = parse_qs(urlsplit(start["Location"]).query)["state"][0]
+    client.get(
+        "/accounts/provider/callback/",
+        {"state": state, "error": "access_denied", "error_description": injected},
+    )
+    page = refusal_text(client)
+    assert "the sign-in was cancelled or the provider denied it" in page and "help desk" not in page
+    assert AuditEvent.objects.filter(kind="sign_in_failed").count() == 1
