@@ -88,6 +88,12 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def env_groups(name: str, default: list[str]) -> tuple[str, ...]:
+    """A comma-separated list where set but empty means none (an unset variable takes the
+    default): an operator must be able to give a role no group at all."""
+    return () if os.environ.get(name) == "" else tuple(env_list(name, default))
+
+
 _HOST_NAME = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)(\.(?!-)[a-z0-9_-]{1,63}(?<!-))*\.?$")
 _BRACKETED_HOST = re.compile(r"^\[(?P<host>[^\]]+)\](?::(?P<port>.*))?$")
 
@@ -377,20 +383,9 @@ OIDC_SCOPES = env_str("OIDC_SCOPES", "openid email profile")
 OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "your organization")
 OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
 OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
-# Set but empty, a role has no group (an unset variable takes the default).
-OIDC_ADMIN_GROUPS = tuple(
-    env_list("OIDC_ADMIN_GROUPS", ["relevance-admins"]) if os.environ.get("OIDC_ADMIN_GROUPS") != "" else []
-)
-OIDC_COORDINATOR_GROUPS = tuple(
-    env_list("OIDC_COORDINATOR_GROUPS", ["relevance-coordinators"])
-    if os.environ.get("OIDC_COORDINATOR_GROUPS") != ""
-    else []
-)
-OIDC_ASSESSOR_GROUPS = tuple(
-    env_list("OIDC_ASSESSOR_GROUPS", ["relevance-assessors"])
-    if os.environ.get("OIDC_ASSESSOR_GROUPS") != ""
-    else []
-)
+OIDC_ADMIN_GROUPS = env_groups("OIDC_ADMIN_GROUPS", ["relevance-admins"])
+OIDC_COORDINATOR_GROUPS = env_groups("OIDC_COORDINATOR_GROUPS", ["relevance-coordinators"])
+OIDC_ASSESSOR_GROUPS = env_groups("OIDC_ASSESSOR_GROUPS", ["relevance-assessors"])
 OIDC_CAMPAIGN_GROUP_PATTERN = env_str(
     "OIDC_CAMPAIGN_GROUP_PATTERN", r"^relevance-campaign-(?P<campaign>[0-9]+)-(?P<role>assessor|coordinator)$"
 )

@@ -94,10 +94,8 @@ def provider_callback_page(request: HttpRequest) -> HttpResponse:
         return _refused(request, refusal)
     except Exception:  # noqa: BLE001 - every failure is refused, logged with its traceback
         return _failed(request)
-    id_token = request.session.get(SESSION_ID_TOKEN)
     login(request, signed_in.user, backend=IDENTITY_PROVIDER_BACKEND)
-    # login() starts a new session key but keeps the data; the ID token stays for sign-out.
-    request.session[SESSION_ID_TOKEN] = id_token
+    request.session[SESSION_ID_TOKEN] = signed_in.id_token
     return HttpResponseRedirect(_safe_next(request, signed_in.next_url))
 
 

@@ -161,6 +161,8 @@ def sign_in_start(request: HttpRequest, *, callback_path: str, next_url: str) ->
 class SignedIn:
     user: User
     next_url: str
+    # Kept in the session for sign-out: the provider's end-session page takes it as the hint.
+    id_token: str
 
 
 def sign_in_complete(request: HttpRequest) -> SignedIn:
@@ -198,9 +200,7 @@ def sign_in_complete(request: HttpRequest) -> SignedIn:
     claims = token.get("userinfo")
     if not claims:
         raise SignInRefused(f"{settings.OIDC_PROVIDER_NAME} sent no ID token; ask for the openid scope")
-    user = user_from_claims(claims)
-    request.session[SESSION_ID_TOKEN] = token["id_token"]
-    return SignedIn(user=user, next_url=next_url)
+    return SignedIn(user=user_from_claims(claims), next_url=next_url, id_token=str(token["id_token"]))
 
 
 def _checked_issuer(provider: DjangoOAuth2App) -> str:
@@ -443,7 +443,9 @@ def sign_in_refused(request: HttpRequest, refusal: SignInRefused) -> None:
 
 
 def end_session_address(request: HttpRequest, id_token: str, *, after_path: str) -> str | None:
-    """The provider's end-session page for this ID token (RP-initiated logout), where it has one."""
+    """The provider's end-session page for this ID token (RP-initiated logout), where it has one.
+    Not Authlib's create_logout_url: it adds a state that nothing here checks, and the provider
+    hands it back on our login page's address."""
     try:
         endpoint = _provider().load_server_metadata().get("end_session_endpoint")
     except requests.RequestException:

@@ -21,9 +21,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,49 +177,47 @@ def _user_kwargs(run_as: dict[str, str]) -> dict[str, object]:
 
 
 @contextmanager
+def answering_process(
+    command: list[str], *, what: str, log: Path, answering: Callable[[], bool], **popen: Any
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`command` started with its output in `log`, waited for until `answering()` (its log in
+    the error when it exits or takes too long), and stopped afterwards."""
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        with open(log, "wb") as log_file:
+            process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, **popen)
+        _wait_until(answering, what, process, log)
+        yield process
+    finally:
+        if process is not None:
+            _stop(process)
+
+
+@contextmanager
 def redis_server() -> Iterator[str]:
     """Start redis-server with no persistence on a free port; yield its URL."""
     binary = shutil.which("redis-server")
     if binary is None:
         unavailable("redis-server not found on PATH")
     home = Path(tempfile.mkdtemp(prefix="test-redis-"))
-    log = home / "redis.log"
     port = free_port()
-    process: subprocess.Popen[bytes] | None = None
+    url = f"redis://127.0.0.1:{port}/0"
+
+    def answering() -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+        except redis.exceptions.ConnectionError:
+            return False
+
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     try:
-        with open(log, "wb") as log_file:
-            process = subprocess.Popen(
-                [
-                    binary,
-                    "--port",
-                    str(port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--dir",
-                    str(home),
-                ],
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-            )
-        url = f"redis://127.0.0.1:{port}/0"
-
-        def answering() -> bool:
-            import redis
-
-            try:
-                return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
-            except redis.exceptions.ConnectionError:
-                return False
-
-        _wait_until(answering, "redis-server", process, log)
-        yield url
+        with answering_process(
+            [*command, "--dir", str(home)], what="redis-server", log=home / "redis.log", answering=answering
+        ):
+            yield url
     finally:
-        if process is not None:
-            _stop(process)
         shutil.rmtree(home, ignore_errors=True)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.servers import _stop, _wait_until, free_port
+from tests.servers import answering_process, free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,34 +72,28 @@ def _signing_key() -> str:
 def identity_provider_server() -> Iterator[IdentityProvider]:
     home = Path(tempfile.mkdtemp(prefix="test-identity-provider-"))
     (home / "signing-key.pem").write_text(_signing_key())
-    log = home / "provider.log"
-    port = free_port()
-    process: subprocess.Popen[bytes] | None = None
+    provider = IdentityProvider(home=home, port=free_port())
+
+    def answering() -> bool:
+        try:
+            with urllib.request.urlopen(
+                f"{provider.issuer}/.well-known/openid-configuration", timeout=2
+            ) as answer:
+                return answer.status == 200
+        except OSError:
+            return False
+
     try:
-        with open(log, "wb") as log_file:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "tests.identity_provider", "serve", str(port)],
-                env=_environment(home),
-                cwd=REPO_ROOT,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-            )
-        provider = IdentityProvider(home=home, port=port)
-
-        def answering() -> bool:
-            try:
-                with urllib.request.urlopen(
-                    f"{provider.issuer}/.well-known/openid-configuration", timeout=2
-                ) as answer:
-                    return answer.status == 200
-            except OSError:
-                return False
-
-        _wait_until(answering, "the test identity provider", process, log)
-        yield provider
+        with answering_process(
+            [sys.executable, "-m", "tests.identity_provider", "serve", str(provider.port)],
+            what="the test identity provider",
+            log=home / "provider.log",
+            answering=answering,
+            env=_environment(home),
+            cwd=REPO_ROOT,
+        ):
+            yield provider
     finally:
-        if process is not None:
-            _stop(process)
         shutil.rmtree(home, ignore_errors=True)
 
 

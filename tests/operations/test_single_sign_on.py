@@ -7,7 +7,10 @@ answer). The browser's walk through the same pages is tests/e2e/test_single_sign
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -378,9 +381,6 @@ def test_an_id_token_issued_to_another_application_is_refused(
 
 
 def _id_token_for_another_client(provider: IdentityProvider, name: str, *, nonce: str) -> str:
-    import hashlib
-    import secrets
-
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
     query = requests.compat.urlencode(
@@ -544,8 +544,6 @@ def test_a_configured_provider_may_be_where_sign_outs_form_leads() -> None:
 def _settings_in_a_process(
     environment: dict[str, str], expression: str = "s.CONTENT_SECURITY_POLICY['DIRECTIVES']['form-action']"
 ) -> subprocess.CompletedProcess[str]:
-    import os
-
     code = f"import json, config.settings as s; print(json.dumps({expression}))"
     clean = {
         key: value
