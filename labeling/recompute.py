@@ -342,10 +342,22 @@ def recompute_if_free(campaign_id: int, *, only_if_owed: bool = False) -> str:
     with recompute_lock(campaign_id) as acquired:
         if not acquired:
             return RecomputeResult.BUSY
-        if only_if_owed and campaign_id not in recompute_owed([campaign_id]):
+        if only_if_owed and not _still_owed(campaign_id):
             return RecomputeResult.CURRENT
         _recompute_locked(campaign_id)
         return RecomputeResult.DONE
+
+
+def _still_owed(campaign_id: int) -> bool:
+    """Whether a sweep's recompute is still owed; when the cache cannot say (a busy Redis past its
+    short timeout), it is: one recompute too many costs a little time, one too few a stale estimate."""
+    try:
+        return campaign_id in recompute_owed([campaign_id])
+    except UNAVAILABLE as error:
+        logger.warning(
+            "cache unavailable; campaign %s's owed recompute runs without the check: %r", campaign_id, error
+        )
+        return True
 
 
 def _recompute_locked(campaign_id: int) -> CampaignProgress | None:

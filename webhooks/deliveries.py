@@ -123,8 +123,25 @@ def _receiver(url: str) -> str:
 
 
 def _receiver_claim(receiver: str, seconds: float) -> str | None:
-    """Claim the receiver for one attempt (None: another attempt holds it, or it had its
-    deliveries of this minute); the claim's key, to release."""
+    """Claim the receiver for one attempt (None: another attempt holds it, it had its deliveries
+    of this minute, or the cache that counts them is unavailable); the claim's key, to release."""
+    try:
+        return _receiver_claim_counted(receiver, seconds)
+    except UNAVAILABLE as error:  # deferred like a busy receiver: the limits cannot be checked
+        logger.warning(
+            "cache unavailable; the delivery to %s waits one attempt's deadline: %r", receiver, error
+        )
+        return None
+
+
+def _receiver_claim_release(key: str) -> None:
+    try:
+        cache.delete(key)
+    except UNAVAILABLE:  # the claim expires by itself a few seconds after the attempt's deadline
+        logger.warning("cache unavailable; the claim on %s expires by itself", key)
+
+
+def _receiver_claim_counted(receiver: str, seconds: float) -> str | None:
     minute = int(time.time() // 60)
     with _CLAIMS:
         sent = cache.get_or_set(f"webhook-rate:{receiver}:{minute}", 0, timeout=120)
@@ -172,7 +189,7 @@ def delivery_attempt(delivery_id: int, *, resolve: Resolver = system_resolver) -
     try:
         status_code, error, seconds = _post(delivery, attempt, deadline_seconds, resolve)
     finally:
-        cache.delete(claim)
+        _receiver_claim_release(claim)
     WebhookAttempt.objects.create(
         delivery=delivery, status_code=status_code, seconds=seconds, error=error[:500]
     )

@@ -229,3 +229,22 @@ def test_the_sweep_waits_for_its_next_round_when_the_cache_times_out(
     with caplog.at_level("WARNING", logger="labeling.recompute"):
         assert sweep(now=0.0) == [] and sweep(now=10.0) == []
     assert "recompute sweep waits for its next round" in caplog.text
+
+
+def test_a_sweep_s_recompute_runs_when_the_cache_cannot_say_whether_it_is_still_owed(
+    campaign: Campaign, settings: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The sweep's message is checked against the counts again before it runs; a cache timing out
+    then (a loaded Redis past its 50 ms) must not fail the task with an error: the recompute runs."""
+    settings.CACHES = {  # type: ignore[attr-defined]
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",  # nothing listens on the discard port
+            "OPTIONS": {"socket_connect_timeout": 0.05, "socket_timeout": 0.05},
+        }
+    }
+    with caplog.at_level("WARNING", logger="labeling.recompute"):
+        outcome = pipeline.recompute_if_free(campaign.pk, only_if_owed=True)
+    assert outcome == pipeline.RecomputeResult.DONE
+    assert "owed recompute runs without the check" in caplog.text
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]

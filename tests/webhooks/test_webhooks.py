@@ -269,6 +269,26 @@ def test_the_operator_bounds_webhooks_per_campaign_and_attempts_per_receiver(
     assert second.attempts == 0 and second.status == "pending" and len(receiver.requests) == 1
 
 
+def test_a_delivery_waits_one_deadline_when_the_cache_that_counts_attempts_is_unreachable(
+    draft_campaign: Campaign, receiver: Receiver, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The per-receiver limits live in the cache; a cache past its short timeout must not fail the
+    task (its delivery would then wait for the next worker start) nor send unchecked."""
+    delivery = _delivery(draft_campaign, receiver)
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",  # nothing listens on the discard port
+            "OPTIONS": {"socket_connect_timeout": 0.05, "socket_timeout": 0.05},
+        }
+    }
+    with caplog.at_level("WARNING", logger="webhooks.deliveries"):
+        assert delivery_attempt(delivery.pk) == ("deferred", settings.WEBHOOK_ATTEMPT_SECONDS)
+    assert "cache unavailable" in caplog.text
+    delivery.refresh_from_db()
+    assert delivery.status == "pending" and delivery.attempts == 0 and not receiver.requests
+
+
 def test_a_campaign_is_offered_only_the_events_its_mode_and_goal_can_emit(
     draft_campaign: Campaign, coordinator: AbstractBaseUser, receiver: Receiver
 ) -> None:
