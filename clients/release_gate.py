@@ -349,13 +349,20 @@ def describe(report: dict[str, Any]) -> str:
     horizon = f", horizon {report['horizon']:.0f} {unit}" if report.get("horizon") else ""
     at = f" at label {report['decided_labels']}" if report.get("decided_labels") is not None else ""
     reason = f" ({report['verdict_reason']})" if report.get("verdict_reason") else ""
+    interval = f"95 % interval [{number(difference.get('low'))}, {number(difference.get('high'))}]"
+    exact = difference.get("exact")
     read = ""
-    if band.get("low") is not None and band.get("high") is not None:
-        read = f" on [{number(band.get('low'))}, {number(band.get('high'))}]"
+    if exact is not None:
+        # Every document the difference weighs is judged: the verdict read that value, not a band.
+        shown = (
+            f"{number(exact)} exactly (the sample's estimate {number(difference.get('value'))}, {interval})"
+        )
+    else:
+        shown = f"{number(difference.get('value'))} ({interval})"
+        if band.get("low") is not None and band.get("high") is not None:
+            read = f" on [{number(band.get('low'))}, {number(band.get('high'))}]"
     return (
-        f"{report['verdict']}: {report['system']} minus {report['reference']} = "
-        f"{number(difference.get('value'))} "
-        f"(95 % interval [{number(difference.get('low'))}, {number(difference.get('high'))}]); "
+        f"{report['verdict']}: {report['system']} minus {report['reference']} = {shown}; "
         f"read by the {report['rule']} rule{margin}{horizon}{at}{read}"
         f"; top-up spent {report.get('topup_spent') or 0:g} of {report.get('topup_budget') or 0:g}{reason}"
     )

@@ -225,6 +225,14 @@ class ArrivalNumbersSerializer(StrictSerializer):
     )
 
 
+class ArrivalDifferenceSerializer(ArrivalNumbersSerializer):
+    exact = serializers.FloatField(
+        allow_null=True,
+        help_text="the difference itself once every document it weighs is judged and the verdict was "
+        "read from it (no sampling error; value and interval stay the sample's estimate); else null",
+    )
+
+
 class ArrivalBandSerializer(StrictSerializer):
     low = serializers.FloatField(allow_null=True)
     high = serializers.FloatField(allow_null=True)
@@ -241,7 +249,7 @@ class ArrivalSerializer(StrictSerializer):
         "waits for them), judging while the top-up is spent, done after (or while paused)",
     )
     estimate = ArrivalNumbersSerializer(help_text="the arriving run's metric, 95 % interval")
-    difference = ArrivalNumbersSerializer(help_text="arriving run minus the reference, 95 % interval")
+    difference = ArrivalDifferenceSerializer(help_text="arriving run minus the reference, 95 % interval")
     order_right = serializers.FloatField(
         allow_null=True,
         help_text="probability that the estimated order of the two runs is the true one, read from the "

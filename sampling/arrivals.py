@@ -63,6 +63,7 @@ from sampling.verdicts import (
     plan_problem,
     planned_labels,
     topup_over,
+    verdict_exact_value,
     verdict_reading,
     verdict_state,
 )
@@ -558,7 +559,9 @@ def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
         "created": arrival.created_at.isoformat(),
         "status": "done" if done or campaign.status != Campaign.Status.RUNNING else status,
         "estimate": _numbers(own),
-        "difference": _numbers(report.difference),
+        # Beside the sample's estimate, the value an exact verdict read (as the estimates' rows
+        # once every pool item is judged): the two must not be mistaken for one another.
+        "difference": {**_numbers(report.difference), "exact": verdict_exact_value(verdict)},
         "order_right": order_right(report.difference),
         "new_items": report.new_items,
         "new_judged": report.new_judged,

@@ -249,6 +249,8 @@ class VerdictState:
     spent: float
     waiting: int
     exact: float | None = None
+    # The top-up's (or the two-system campaign's) assessor judgments so far.
+    judged: int = 0
     # Topics drawn whole: the waiting documents wait for judgments of topics drawn before the
     # run arrived, not for a draw of their own.
     waits_for_topics: bool = False
@@ -297,7 +299,7 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
     brought = np.flatnonzero(np.diff(np.concatenate([[0], looks.labels])) > 0)
     looks = looks.at(brought)
     if verdict.arrival is not None:
-        _, spent = topup_spent(verdict.arrival)
+        judged, spent = topup_spent(verdict.arrival)
         over = topup_over(verdict.arrival, spent)
         waiting = arrival_waiting(
             campaign,
@@ -311,12 +313,14 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
         # drawn whole): the top-up is not over until they are answered.
         over = over and not (waiting and tasks_open_count(campaign))
     else:
-        _, spent = campaign_spent(campaign)
+        judged, spent = campaign_spent(campaign)
         over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
         waiting = 0
     cut = over and campaign.blocked == STOP_BUDGET and spent < verdict.budget - BUDGET_SLACK
     exact = exact_difference(campaign, arrays, grades, first, second)
-    return VerdictState(looks, over, cut, spent, waiting, exact, level.draws_whole_topics)
+    return VerdictState(
+        looks, over, cut, spent, waiting, exact, waits_for_topics=level.draws_whole_topics, judged=judged
+    )
 
 
 def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
@@ -353,14 +357,24 @@ def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
 
 def _exact_reading(plan: VerdictPlan, state: VerdictState) -> Reading:
     """Every document the difference weighs is judged: its value is known, and any rule's
-    verdict is its side of the threshold (not settled exactly on it)."""
+    verdict is its side of the threshold (not settled exactly on it). It is read at the labels
+    judged so far: the looks count only the top-up draws' labels, and the judgments that completed
+    topics drawn before the run arrived (topics drawn whole) are none of those."""
     value = float(state.exact)  # type: ignore[arg-type]  # set by the caller's check
-    labels = int(state.looks.labels[-1]) if state.looks.labels.size else 0
+    labels = max(int(state.looks.labels[-1]) if state.looks.labels.size else 0, state.judged)
     look = Look(value, 0.0, int(state.looks.draws[-1]) if state.looks.draws.size else 0, labels=labels)
     above, below = plan.verdict_names
     decided = above if value > plan.threshold else below if value < plan.threshold else NOT_SETTLED
     reason = f"every document the difference weighs is judged: it is exactly {value:+.4g}, no sampling error"
     return Reading(decided, Interval(value, value), look, reason)
+
+
+def verdict_exact_value(verdict: Verdict | None) -> float | None:
+    """The difference a decided verdict read with no sampling error (`_exact_reading`: its band is
+    that one value), else None."""
+    if verdict is None or not verdict.outcome or verdict.low is None or verdict.low != verdict.high:
+        return None
+    return float(verdict.low)
 
 
 def topup_over(arrival: Arrival, spent: float) -> bool:
@@ -512,6 +526,7 @@ __all__ = [
     "plan_problem",
     "topup_over",
     "verdict_events_emit",
+    "verdict_exact_value",
     "verdict_plan",
     "verdict_reading",
     "verdict_state",

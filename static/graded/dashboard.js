@@ -635,7 +635,10 @@
   // band and why a look is held back.
   function verdictText(arrival) {
     const band = arrival.sequence || {};
-    const interval = band.low !== null && band.low !== undefined ? " " + fmtInterval([band.low, band.high]) : "";
+    const exact = (arrival.difference || {}).exact;
+    // Read exactly (every document the difference weighs is judged): a value, not a band.
+    const interval = exact !== null && exact !== undefined ? ", exactly " + fmt(exact)
+      : band.low !== null && band.low !== undefined ? " " + fmtInterval([band.low, band.high]) : "";
     const plan = verdictPlan(arrival);
     if (arrival.verdict === "unchanged") return VERDICT_WORDS.unchanged;
     if (arrival.verdict === "not_settled") {
@@ -692,6 +695,9 @@
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + documents(arrival.waiting_items) + " of it on topics drawn before it arrived are not judged yet (already pooled ones count too); a drawn topic counts once all its documents are, so its estimate and difference show then." }));
       } else if (arrival.waiting_items > 0) {
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + documents(arrival.waiting_items) + " it or its reference ranks joined the pool late and no draw has picked them since; its estimate and difference show once one has (before that their uncertainty cannot be measured)." }));
+      }
+      if (arrival.difference && arrival.difference.exact !== null && arrival.difference.exact !== undefined) {
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": every document its difference weighs is judged, so the difference is exactly " + fmt(arrival.difference.exact) + " and the verdict was read from it; the difference and interval in the table are what the sample alone says." }));
       }
       if (arrival.target_width !== null && arrival.planned_width !== null) {
         const reached = arrival.planned_width <= arrival.target_width;

@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from rest_framework.test import APIClient
 
+from clients.release_gate import describe
 from estimation.sampling.draws import STOP_BUDGET, STOP_EXHAUSTED
 from estimation.sampling.verdicts import first_verdict
 from graded.claims import task_next
@@ -264,6 +265,12 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
     verdict = _verdict(body["id"])
     assert verdict.outcome == "worse" and "exactly" in verdict.reason, verdict.reason
     assert verdict.low == verdict.high == verdict.value < 0
+    # The report shows the value the verdict read beside the sample's estimate (which differs
+    # from it), at the labels judged when it was read.
+    difference = report["difference"]
+    assert difference["exact"] == verdict.value != difference["value"]
+    assert difference["low"] < difference["high"], "the sample's interval, not the exact value's"
+    assert report["decided_labels"] == report["topup_judged"] > 0
     assert report["topup_spent"] + report["topup_returned"] == pytest.approx(500)
     # Read again once the campaign knows its pool is used up (the recompute that reads it may
     # come after that): the same verdict, and the same figures.
@@ -277,6 +284,34 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
     assert _verdict(body["id"]).returned == pytest.approx(verdict.returned)
     campaign.refresh_from_db()
     assert campaign.budget == pytest.approx(budget_after)
+
+
+def test_a_query_level_exact_verdict_is_read_at_its_labels_and_printed_without_an_interval(
+    api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
+) -> None:
+    """Topics drawn whole: the top-up first completes the topics drawn before the run arrived,
+    and those judgments are no top-up draw's labels. A verdict read exactly once all are judged
+    is read at the labels judged then (it once said "at label 0" after 14), and the gate's line
+    gives the exact value as the difference, the sample's estimate only beside it."""
+    campaign = running(api, coordinator, assessor, "passive")
+    Campaign.objects.filter(pk=campaign.pk).update(budget=1000)  # every topic drawn and judged
+    judge_all(campaign, assessor)
+    topics = Task.objects.filter(campaign=campaign).values("topic_id").distinct().count()
+    # The top-up is exactly the completion: RUN_POOR's three documents of every topic that
+    # neither stored run retrieved (d?-9, d?-12, d?-15).
+    body = arrive(api, coordinator, campaign, RUN_POOR, budget=str(3 * topics), reference="alpha")
+    assert body.status_code == 201, body.content
+    judge_all(campaign, assessor)
+    report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body.json()['id']}/").json()
+    verdict = _verdict(body.json()["id"])
+    assert verdict.outcome == "worse" and "exactly" in verdict.reason, verdict.reason
+    assert report["horizon_unit"] == "topics"
+    # Read at the recompute after the last label: every new document is in RUN_POOR's top 5.
+    assert report["decided_labels"] == report["topup_judged"] == 3 * topics
+    assert report["difference"]["exact"] == verdict.value
+    line = describe(report)
+    assert f"= {verdict.value:+.4g} exactly (the sample's estimate " in line, line
+    assert f"at label {report['decided_labels']};" in line and " on [" not in line, line
 
 
 def _two_systems(
