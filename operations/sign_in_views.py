@@ -41,7 +41,14 @@ class SignInPage(LoginView):
         context = super().get_context_data(**kwargs)
         context["provider_name"] = settings.OIDC_PROVIDER_NAME if provider_enabled() else None
         context["password_sign_in"] = settings.PASSWORD_SIGN_IN
+        # After a refusal the provider's own session is still the refused account's: signing in
+        # again would come straight back refused, so the button asks the provider for another.
+        context["provider_refused"] = bool(self.request.session.get(SESSION_PROVIDER_REFUSED))
         return context
+
+
+# Set when the provider's sign-in was refused, cleared by the next start of one.
+SESSION_PROVIDER_REFUSED = "provider_sign_in_refused"
 
 
 def _safe_next(request: HttpRequest, candidate: str) -> str:
@@ -54,6 +61,7 @@ def _safe_next(request: HttpRequest, candidate: str) -> str:
 def _refused(request: HttpRequest, refusal: SignInRefused) -> HttpResponse:
     if refusal.audited:
         sign_in_refused(request, refusal)
+    request.session[SESSION_PROVIDER_REFUSED] = True
     messages.error(request, f"Signing in with {settings.OIDC_PROVIDER_NAME} did not work: {refusal}.")
     return redirect("login")
 
@@ -73,8 +81,11 @@ def provider_sign_in_page(request: HttpRequest) -> HttpResponse:
     if not provider_enabled():
         raise Http404("no identity provider is configured")
     next_url = _safe_next(request, request.GET.get("next", ""))
+    another_user = bool(request.session.pop(SESSION_PROVIDER_REFUSED, False))
     try:
-        address = sign_in_start(request, callback_path=reverse("provider-callback"), next_url=next_url)
+        address = sign_in_start(
+            request, callback_path=reverse("provider-callback"), next_url=next_url, another_user=another_user
+        )
     except SignInRefused as refusal:
         return _refused(request, refusal)
     except Exception:  # noqa: BLE001 - every failure is refused, logged with its traceback

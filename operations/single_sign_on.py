@@ -144,12 +144,17 @@ def public_address(request: HttpRequest, path: str) -> str:
     return request.build_absolute_uri(path)
 
 
-def sign_in_start(request: HttpRequest, *, callback_path: str, next_url: str) -> str:
+def sign_in_start(
+    request: HttpRequest, *, callback_path: str, next_url: str, another_user: bool = False
+) -> str:
     """Where to send the browser to sign in at the provider (a new state, nonce and PKCE
-    verifier are kept in the session)."""
+    verifier are kept in the session). `another_user` asks the provider to sign in again
+    (OpenID Connect's prompt=login) rather than reuse its own session: after a refusal, that
+    session belongs to the account that was refused."""
     request.session[SESSION_NEXT] = next_url
+    options = {"prompt": "login"} if another_user else {}
     try:
-        redirect = _provider().authorize_redirect(request, public_address(request, callback_path))
+        redirect = _provider().authorize_redirect(request, public_address(request, callback_path), **options)
     except requests.RequestException as error:
         raise SignInRefused(
             f"{settings.OIDC_PROVIDER_NAME} did not answer ({type(error).__name__})"

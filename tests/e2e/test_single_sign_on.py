@@ -1,7 +1,8 @@
 """Signing in at the organization's provider in the browser: the login page's button, the
 provider's own login page (tests/identity_provider, a real OpenID Connect provider), back as the
 coordinator its group makes; sign-out through the provider's end-session page; and, with the
-group taken away at the provider, the next sign-in refused and the role gone."""
+group taken away at the provider, the next sign-in refused and the role gone; then another
+account signed in at the provider (prompt=login: the refused one's session is still there)."""
 
 from __future__ import annotations
 
@@ -91,3 +92,17 @@ def test_a_coordinator_signs_in_at_the_provider_and_loses_the_role_with_the_grou
         .values_list("kind", flat=True)
     )
     assert kinds == ["sign_in", "sign_out", "sign_in_failed"]
+
+    # The provider still holds vera's session: the button now asks it for another account
+    # (prompt=login) instead of coming straight back refused.
+    identity_provider.seed(
+        users=[{"username": "walt", "password": "walt-at-the-provider", "groups": ["relevance-coordinators"]}]
+    )
+    page.click("text=Sign in with Example Org as another user")
+    expect(page.locator("#provider-username")).to_be_visible()
+    page.fill("#provider-username", "walt")
+    page.fill("#provider-password", "walt-at-the-provider")
+    page.click("#provider-submit")
+    page.wait_for_url(f"{base}/")  # no page was asked for this time: the home page
+    expect(page.locator("header")).to_contain_text("walt")
+    assert user_role(User.objects.get(username="walt")) == "coordinator"

@@ -424,6 +424,24 @@ def test_a_local_account_of_the_same_name_is_not_taken_over(provider: IdentityPr
     assert user_role(User.objects.get(username="tara")) == "assessor"
 
 
+def test_after_a_refusal_the_next_sign_in_asks_the_provider_for_another_account(
+    provider: IdentityProvider,
+) -> None:
+    """The provider's session still belongs to the refused account; without prompt=login the next
+    sign-in would come straight back refused. Once one has started, the button is the plain one."""
+    user_create(creator=None, username="tess", password=PASSWORD, role="assessor")
+    provider.seed(users=[person("tess", "relevance-admins")])
+    client = Client()
+    assert "as another user" not in refusal_text(client)
+    sign_in(client, "tess")  # refused: a local account of that name
+    assert "Sign in with Test Provider as another user" in refusal_text(client)
+    again = client.get("/accounts/provider/sign-in/")
+    assert parse_qs(urlsplit(again["Location"]).query)["prompt"] == ["login"]
+    assert "as another user" not in refusal_text(client)
+    plain = client.get("/accounts/provider/sign-in/")
+    assert "prompt" not in parse_qs(urlsplit(plain["Location"]).query)
+
+
 def test_an_account_deactivated_here_stays_out_whatever_the_provider_says(provider: IdentityProvider) -> None:
     provider.seed(users=[person("wes", "relevance-coordinators")])
     sign_in(Client(), "wes")
