@@ -474,10 +474,15 @@ def main(argv: list[str] | None = None) -> int:
             arrival = created["id"]
             chosen = "" if created.get("reference_given", True) else " (the best certified run)"
             topup, margin = _figure(created.get("topup_budget")), _figure(created.get("margin") or 0)
+            if created.get("verdict") == "unchanged":  # its top-up is 0 whatever was asked
+                plan = "it ranks the same documents as the reference: nothing to judge"
+            else:
+                plan = (
+                    f"top-up {topup}, verdict by the {created.get('rule')} rule "
+                    f"({created.get('question', 'difference')}, margin {margin})"
+                )
             print(
-                f"arrival {arrival}: {created.get('system')} against {created.get('reference')}{chosen}, "
-                f"top-up {topup}, verdict by the {created.get('rule')} rule "
-                f"({created.get('question', 'difference')}, margin {margin})",
+                f"arrival {arrival}: {created.get('system')} against {created.get('reference')}{chosen}, {plan}",
                 flush=True,
             )
         report = wait(server, deadline, args.campaign, arrival, poll=args.poll)

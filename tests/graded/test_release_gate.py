@@ -154,6 +154,8 @@ def test_an_identical_release_exits_with_its_own_code_and_costs_nothing(
     assert gate.returncode == 5, (output, errors)
     # The default reference, said as such: the best certified run (alpha or beta).
     assert "(the best certified run)" in output
+    # Not "top-up 0" after --budget 20: the first line says why nothing is judged.
+    assert output.splitlines()[0].endswith("the reference: nothing to judge"), output
     assert output.splitlines()[-1].startswith("unchanged: release minus")
     assert Judgment.objects.filter(task__arrival__campaign=campaign).count() == 0
 
