@@ -48,18 +48,17 @@ dev: $(VENV)/.installed
 system-packages:
 	.ci/system-packages
 
-# The suite in three parts, each over TEST_PROCESSES processes (pytest-xdist; an idle process
-# takes queued tests from a busy one) but the last: everything but the `alone` tests on the
-# embedded SQLite; the database-specific tests (marked `postgresql`: raw SQL, vendor branches, row
-# locks; tests/test_database_specific.py keeps the selection whole) again on a throwaway
-# PostgreSQL server (tests/servers.py starts it, pytest-django makes one test database per
-# process; tests/conftest.py fails this part if it skipped a test or ran too few); then the
-# `alone` tests one at a time (they assert wall-clock bounds over several processes of their own,
-# which a neighbouring test would skew). The PostgreSQL part runs beside the `alone` part at the
-# lowest CPU and disk priority (nice 19, ionice idle): the `alone` tests keep a core idle most of
-# the time, which it fills without taking CPU from them (its log is printed after them). Four
-# processes on the two cores: many tests wait on servers, workers or a browser (the first part
-# took 5:52 over three, 6:34 over two; later 8:01 over three, 7:16 over four).
+# The suite in three parts (tests/suite.py says how they share the two cores): everything but
+# the `alone` tests on the embedded SQLite over TEST_PROCESSES processes (pytest-xdist; an idle
+# process takes queued tests from a busy one); the database-specific tests (marked `postgresql`:
+# raw SQL, vendor branches, row locks; tests/test_database_specific.py keeps the selection whole)
+# again on a throwaway PostgreSQL server over POSTGRESQL_PROCESSES (tests/conftest.py fails this
+# part if it skipped a test or ran too few); and the `alone` tests one at a time (they assert
+# wall-clock bounds over several processes of their own, which a neighbouring test would skew).
+# The PostgreSQL part runs beside the `alone` part at the lowest CPU and disk priority: the
+# `alone` tests keep a core idle most of the time, which it fills. Four processes on the two
+# cores: many tests wait on servers, workers or a browser (the first part took 5:52 over three,
+# 6:34 over two; later 8:01 over three, 7:16 over four).
 TEST_PROCESSES ?= 4
 # The PostgreSQL part is short: a third test database to migrate costs more than it saves
 # (227 tests: 0:46 over two processes, 0:59 over three).
@@ -72,19 +71,10 @@ POSTGRESQL_PROCESSES ?= 2
 test: export PYTHONDONTWRITEBYTECODE =
 test: export OPENBLAS_NUM_THREADS = 1
 test: export OMP_NUM_THREADS = 1
+test: export TEST_PROCESSES := $(TEST_PROCESSES)
+test: export POSTGRESQL_PROCESSES := $(POSTGRESQL_PROCESSES)
 test: $(VENV)/.installed-dev system-packages
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not alone" --durations=25
-	mkdir -p var; \
-	ionice -c 3 nice -n 19 env TEST_PART=postgresql $(BIN)/python -m tests.servers postgresql -- \
-		$(BIN)/python -m pytest -n $(POSTGRESQL_PROCESSES) --dist worksteal \
-		-m "postgresql and not servers and not slow and not alone" --durations=10 tests \
-		> var/test-postgresql.log 2>&1 & postgresql=$$!; \
-	trap 'kill $$postgresql 2>/dev/null' INT TERM; \
-	$(BIN)/python -m pytest -m alone --durations=5; alone=$$?; \
-	wait $$postgresql; database=$$?; \
-	echo "--- the PostgreSQL part (ran beside the alone part, at the lowest priority):"; \
-	cat var/test-postgresql.log; \
-	test $$alone -eq 0 && test $$database -eq 0
+	$(BIN)/python -m tests.suite
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/bench_core.py

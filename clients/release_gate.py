@@ -481,10 +481,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"top-up {topup}, verdict by the {created.get('rule')} rule "
                     f"({created.get('question', 'difference')}, margin {margin})"
                 )
-            print(
-                f"arrival {arrival}: {created.get('system')} against {created.get('reference')}{chosen}, {plan}",
-                flush=True,
-            )
+            versus = f"{created.get('system')} against {created.get('reference')}{chosen}"
+            print(f"arrival {arrival}: {versus}, {plan}", flush=True)
         report = wait(server, deadline, args.campaign, arrival, poll=args.poll)
     except Refused as refusal:
         print(f"refused: {refusal}", file=sys.stderr, flush=True)

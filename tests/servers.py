@@ -82,8 +82,9 @@ def _stop(process: subprocess.Popen[bytes], stop_signal: int = signal.SIGTERM) -
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """Start PostgreSQL in a temporary directory; yield its DATABASE_URL (superuser `postgres`)."""
+def postgres_server(prefix: tuple[str, ...] = ()) -> Iterator[str]:
+    """Start PostgreSQL in a temporary directory; yield its DATABASE_URL (superuser `postgres`).
+    `prefix` goes before the server's command (`tests.suite` runs it at the lowest priority)."""
     initdb, postgres = postgres_binary("initdb"), postgres_binary("postgres")
     if initdb is None or postgres is None:
         unavailable(
@@ -128,6 +129,7 @@ def postgres_server() -> Iterator[str]:
         with open(log, "wb") as log_file:
             process = subprocess.Popen(
                 [
+                    *prefix,
                     postgres,
                     "-D",
                     str(data),

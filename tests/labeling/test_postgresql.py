@@ -4,13 +4,14 @@ its processes, and that part fails when it skipped a test, ran too few or ran on
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import POSTGRESQL_PART_MINIMUM, REPO_ROOT, postgresql_part_problems
+from tests.suite import TEMPLATE_TEST, suite_plan
 
 URL = "postgresql://postgres@127.0.0.1:5999/postgres"
 
@@ -57,17 +58,36 @@ def test_the_postgresql_part_fails_when_it_ran_too_few_tests() -> None:
     )
 
 
-def test_make_test_runs_the_database_specific_tests_on_postgresql_over_its_processes() -> None:
+def test_make_test_runs_the_database_specific_tests_on_postgresql_over_its_processes(tmp_path: Path) -> None:
     dry = subprocess.run(["make", "-n", "test"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert dry.returncode == 0, dry.stderr
-    commands = re.sub(r" *\\\n\s*", " ", dry.stdout)
-    part = next(line for line in commands.splitlines() if "TEST_PART=postgresql" in line)
-    assert "-m tests.servers postgresql -- " in part and " -n " in part, part
-    assert '-m "postgresql and ' in part and " tests > var/test-postgresql.log" in part, part
-    # Beside the alone part, at the lowest priority, and its failure fails make test.
-    assert "ionice -c 3 nice -n 19 env TEST_PART=postgresql" in part and "-m alone" in part, part
-    assert part.rstrip().endswith("test $alone -eq 0 && test $database -eq 0"), part
-    assert ".ci/system-packages" in commands  # the Debian packages come first
+    assert ".ci/system-packages" in dry.stdout  # the Debian packages come first
+    assert "-m tests.suite" in dry.stdout
+    url = "postgresql://postgres@127.0.0.1:5999/postgres"
+    plan = suite_plan(url, "4", "2", tmp_path)
+    database = plan.database.command("python")
+    # On the server, over its processes, beside the alone part at the lowest priority.
+    assert database[:6] == ["ionice", "-c", "3", "nice", "-n", "19"] and "-n" in database
+    assert "postgresql and not servers and not slow and not alone" in database and database[-1] == "tests"
+    environment = plan.database.environment({"DATABASE_URL": "sqlite:///x"})
+    assert environment["DATABASE_URL"] == url and environment["TEST_PART"] == "postgresql"
+    # Part 1 stays on the embedded default; the early template is made on the server.
+    assert plan.first.environment({}) == {} and "not alone" in plan.first.command("python")
+    assert plan.template.environment({})["DATABASE_URL"] == url and plan.template.low_priority
+    assert "-m" in plan.alone.command("python") and "alone" in plan.alone.command("python")
+    assert TEMPLATE_TEST.endswith("::" + test_the_test_database_is_migrated_to_the_latest_migrations.__name__)
+
+
+@pytest.mark.django_db
+def test_the_test_database_is_migrated_to_the_latest_migrations() -> None:
+    """Every migration of every app applied (also the test `tests.suite` runs first on the
+    PostgreSQL server, which makes its migrated template)."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
+    assert executor.loader.applied_migrations
 
 
 @pytest.mark.servers
