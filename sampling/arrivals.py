@@ -440,6 +440,9 @@ def _with_verdict(arrival: Arrival, labelling: Callable[[], bool]) -> dict[str, 
     report = dict(arrival.report or {})
     report["horizon_unit"] = horizon_unit(arrival.campaign)
     verdict = getattr(arrival, "verdict_record", None)
+    # From the verdict as stored now: a report stored before the verdict (or by an earlier
+    # version, without the field) says it too.
+    report["difference"] = _with_exact(report.get("difference") or _numbers(None), verdict)
     if _decided(arrival):
         report.update(_verdict_fields(verdict))
         report["status"] = "done"
@@ -450,6 +453,13 @@ def _with_verdict(arrival: Arrival, labelling: Callable[[], bool]) -> dict[str, 
         report["status"] = "done" if done else "labelling" if labelling() else "judging"
     report["report_at"] = arrival.report_at.isoformat() if arrival.report_at else None
     return report
+
+
+def _with_exact(difference: dict[str, Any], verdict: Verdict | None) -> dict[str, Any]:
+    """The difference with `exact`: the value an exact verdict read, beside the sample's estimate
+    (as the estimates' rows once every pool item is judged), so the two are never mistaken for
+    one another; None otherwise."""
+    return {**difference, "exact": verdict_exact_value(verdict)}
 
 
 def _labelling(campaign: Campaign) -> Callable[[], bool]:
@@ -559,9 +569,7 @@ def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
         "created": arrival.created_at.isoformat(),
         "status": "done" if done or campaign.status != Campaign.Status.RUNNING else status,
         "estimate": _numbers(own),
-        # Beside the sample's estimate, the value an exact verdict read (as the estimates' rows
-        # once every pool item is judged): the two must not be mistaken for one another.
-        "difference": {**_numbers(report.difference), "exact": verdict_exact_value(verdict)},
+        "difference": _with_exact(_numbers(report.difference), verdict),
         "order_right": order_right(report.difference),
         "new_items": report.new_items,
         "new_judged": report.new_judged,

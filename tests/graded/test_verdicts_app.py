@@ -271,6 +271,12 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
     assert difference["exact"] == verdict.value != difference["value"]
     assert difference["low"] < difference["high"], "the sample's interval, not the exact value's"
     assert report["decided_labels"] == report["topup_judged"] > 0
+    # A report stored by an earlier version (no `exact`) says it too: it is read from the verdict.
+    arrival = Arrival.objects.get(pk=body["id"])
+    stored = {**arrival.report, "difference": {k: v for k, v in difference.items() if k != "exact"}}
+    Arrival.objects.filter(pk=arrival.pk).update(report=stored)
+    again = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+    assert again["difference"]["exact"] == verdict.value
     assert report["topup_spent"] + report["topup_returned"] == pytest.approx(500)
     # Read again once the campaign knows its pool is used up (the recompute that reads it may
     # come after that): the same verdict, and the same figures.
