@@ -355,6 +355,10 @@ def verdict_reading(verdict: Verdict, state: VerdictState) -> Reading:
     return first_verdict(plan, state.looks.looks(), over=state.over)
 
 
+# How an exact reading's reason starts (`verdict_exact_value` recognises one by it).
+EXACT_REASON = "every document the difference weighs is judged"
+
+
 def _exact_reading(plan: VerdictPlan, state: VerdictState) -> Reading:
     """Every document the difference weighs is judged: its value is known, and any rule's
     verdict is its side of the threshold (not settled exactly on it). It is read at the labels
@@ -365,16 +369,17 @@ def _exact_reading(plan: VerdictPlan, state: VerdictState) -> Reading:
     look = Look(value, 0.0, int(state.looks.draws[-1]) if state.looks.draws.size else 0, labels=labels)
     above, below = plan.verdict_names
     decided = above if value > plan.threshold else below if value < plan.threshold else NOT_SETTLED
-    reason = f"every document the difference weighs is judged: it is exactly {value:+.4g}, no sampling error"
+    reason = f"{EXACT_REASON}: it is exactly {value:+.4g}, no sampling error"
     return Reading(decided, Interval(value, value), look, reason)
 
 
 def verdict_exact_value(verdict: Verdict | None) -> float | None:
     """The difference a decided verdict read with no sampling error (`_exact_reading`: its band is
-    that one value), else None."""
+    that one value, and its reason says so: a look's band of no width is no exact value), else
+    None."""
     if verdict is None or not verdict.outcome or verdict.low is None or verdict.low != verdict.high:
         return None
-    return float(verdict.low)
+    return float(verdict.low) if verdict.reason.startswith(EXACT_REASON) else None
 
 
 def topup_over(arrival: Arrival, spent: float) -> bool:
@@ -516,6 +521,7 @@ def verdict_events_emit(campaign: Campaign, decided: list[Verdict]) -> None:
 
 
 __all__ = [
+    "EXACT_REASON",
     "VERDICT_SETTINGS",
     "VerdictState",
     "arrival_verdict_open",

@@ -23,7 +23,7 @@ from labeling.services.campaigns import campaign_assessors_assign, campaign_star
 from sampling import draws_top_up, tasks_trim_to_budget, verdicts_update
 from sampling.label_model import judged_grades
 from sampling.pool_arrays import pool_arrays_for
-from sampling.verdicts import verdict_plan, verdict_state
+from sampling.verdicts import EXACT_REASON, verdict_exact_value, verdict_plan, verdict_state
 from tests.conftest import RUN_A, upload
 from tests.graded.helpers import RUN_ALPHA_AGAIN, RUN_POOR, arrive, judge_all, running
 from tests.sampling.helpers import oracle_grade
@@ -318,6 +318,18 @@ def test_a_query_level_exact_verdict_is_read_at_its_labels_and_printed_without_a
     line = describe(report)
     assert f"= {verdict.value:+.4g} exactly (the sample's estimate " in line, line
     assert f"at label {report['decided_labels']};" in line and " on [" not in line, line
+
+
+def test_only_an_exact_reading_counts_as_exact_not_any_band_of_no_width() -> None:
+    exact = Verdict(
+        outcome="worse", low=-2.5, high=-2.5, value=-2.5, reason=f"{EXACT_REASON}: it is exactly -2.5"
+    )
+    assert verdict_exact_value(exact) == -2.5
+    # A look whose band has no width (no spread among its terms) is no exact value.
+    flat = Verdict(outcome="worse", low=-2.5, high=-2.5, value=-2.5, reason="")
+    undecided = Verdict(outcome="", low=-2.5, high=-2.5, reason=exact.reason)
+    assert verdict_exact_value(flat) is None and verdict_exact_value(undecided) is None
+    assert verdict_exact_value(None) is None
 
 
 def _two_systems(
