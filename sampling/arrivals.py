@@ -36,6 +36,7 @@ from estimation.sampling.sequences import Interval
 from labeling.budgets import budget_ceiling, budget_problem
 from labeling.import_reports import UploadedFile
 from labeling.models import Arrival, Campaign, Draw, System, Verdict
+from labeling.recompute import recompute_soon
 from labeling.selectors import verdict_summary
 from sampling.arrival_design import (
     TopupDesign,
@@ -170,6 +171,10 @@ def arrival_add(
                 drawn_topics_complete(campaign, arrival)
     if not unchanged:
         _judge_new_pairs(campaign)
+    # The pool and its estimates changed, and the verdict may be readable at once (every document
+    # it weighs judged already): the worker reads them now, not at a next judgment that may never
+    # come (a release gate waited for one until its timeout).
+    transaction.on_commit(lambda: recompute_soon(campaign.pk))
     return arrival
 
 

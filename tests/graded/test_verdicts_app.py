@@ -7,6 +7,7 @@ nothing; a verdict read late is the one the sequence reached at its label."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
@@ -19,6 +20,7 @@ from estimation.sampling.verdicts import first_verdict
 from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Arrival, Campaign, Judgment, Task, Verdict
+from labeling.recompute import recompute, recompute_soon_wait
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start
 from sampling import draws_top_up, tasks_trim_to_budget, verdicts_update
 from sampling.label_model import judged_grades
@@ -26,6 +28,7 @@ from sampling.pool_arrays import pool_arrays_for
 from sampling.verdicts import EXACT_REASON, verdict_exact_value, verdict_plan, verdict_state
 from tests.conftest import RUN_A, upload
 from tests.graded.helpers import RUN_ALPHA_AGAIN, RUN_POOR, arrive, judge_all, running
+from tests.labeling.helpers import queued_recomputes
 from tests.sampling.helpers import oracle_grade
 from uploads.run_imports import runs_import
 from webhooks.models import WebhookEvent
@@ -318,6 +321,43 @@ def test_a_query_level_exact_verdict_is_read_at_its_labels_and_printed_without_a
     line = describe(report)
     assert f"= {verdict.value:+.4g} exactly (the sample's estimate " in line, line
     assert f"at label {report['decided_labels']};" in line and " on [" not in line, line
+
+
+def test_a_run_whose_documents_are_all_judged_gets_its_verdict_without_another_judgment(
+    api: Api,
+    coordinator: AbstractBaseUser,
+    assessor: AbstractBaseUser,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Every document it ranks is judged already: no judgment will ever come to trigger a
+    recompute, so adding it queues one, which reads the exact verdict (a release gate waited for
+    one until its timeout)."""
+    campaign = running(api, coordinator, assessor, "items")
+    Campaign.objects.filter(pk=campaign.pk).update(budget=1000)  # every pool document judged
+    judge_all(campaign, assessor)
+    assert recompute_soon_wait()
+    recompute(campaign.pk)  # the queued one, run: nothing is queued or marked as queued now
+    queued_recomputes()
+    swapped = RUN_A.replace(" alpha\n", " swap\n").replace("-1 1 ", "-x 1 ").replace("-2 2 ", "-1 2 ")
+    swapped = swapped.replace("-x 1 ", "-2 1 ")  # ranks 1 and 2 swapped on every topic
+    with django_capture_on_commit_callbacks(execute=True):
+        body = arrive(
+            api,
+            coordinator,
+            campaign,
+            swapped,
+            budget="5",
+            reference="alpha",
+            question="non_inferiority",
+            margin="0.5",
+        ).json()
+    assert recompute_soon_wait()
+    assert [campaign.pk] in queued_recomputes(), "adding the run queues the campaign's recompute"
+    recompute(campaign.pk)  # what the worker does with it
+    report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
+    assert report["verdict"] == "not_worse" and report["verdict_reason"].startswith(EXACT_REASON), report
+    assert report["difference"]["exact"] is not None and report["topup_spent"] == 0
+    assert report["topup_returned"] == pytest.approx(5), "nothing to judge: the top-up goes back"
 
 
 def test_only_an_exact_reading_counts_as_exact_not_any_band_of_no_width() -> None:
