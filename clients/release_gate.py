@@ -345,8 +345,11 @@ def describe(report: dict[str, Any]) -> str:
     question = report.get("question", "difference")
     asked = {"non_inferiority": " not worse by", "superiority": " better by"}.get(question, "")
     margin = f",{asked} {report.get('margin') or 0:g}" if asked else ""
-    unit = report.get("horizon_unit") if report.get("horizon_unit") in ("labels", "topics") else "labels"
-    horizon = f", horizon {report['horizon']:.0f} {unit}" if report.get("horizon") else ""
+    unit = str(report.get("horizon_unit")) if report.get("horizon_unit") in ("labels", "topics") else "labels"
+    count = round(report["horizon"]) if _is_number(report.get("horizon")) else 0
+    unit = unit.removesuffix("s") if count == 1 else unit
+    # An unchanged run has no top-up, so no horizon to read over.
+    horizon = f", horizon {count} {unit}" if count and report.get("verdict") != "unchanged" else ""
     at = f" at label {report['decided_labels']}" if report.get("decided_labels") is not None else ""
     reason = f" ({report['verdict_reason']})" if report.get("verdict_reason") else ""
     interval = f"95 % interval [{number(difference.get('low'))}, {number(difference.get('high'))}]"

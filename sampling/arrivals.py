@@ -575,7 +575,10 @@ def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
         "status": "done" if done or campaign.status != Campaign.Status.RUNNING else status,
         "estimate": _numbers(own),
         "difference": _with_exact(_numbers(report.difference), verdict),
-        "order_right": order_right(report.difference),
+        # An unchanged run is the reference itself: no order to be right about.
+        "order_right": None
+        if verdict is not None and verdict.outcome == Verdict.Outcome.UNCHANGED
+        else order_right(report.difference),
         "new_items": report.new_items,
         "new_judged": report.new_judged,
         "waiting_items": report.waiting,

@@ -627,7 +627,9 @@
   function verdictPlan(arrival) {
     const question = arrival.question === "non_inferiority" ? ", not worse by " + fmt(arrival.margin)
       : arrival.question === "superiority" ? ", better by " + fmt(arrival.margin) : "";
-    const horizon = arrival.rule === "sequential" && arrival.horizon ? " over " + Math.round(arrival.horizon) + " " + (arrival.horizon_unit || "labels") : "";
+    const count = Math.round(arrival.horizon || 0);
+    const unit = (arrival.horizon_unit || "labels").replace(/s$/, count === 1 ? "" : "s");
+    const horizon = arrival.rule === "sequential" && arrival.horizon && arrival.verdict !== "unchanged" ? " over " + count + " " + unit : "";
     return arrival.rule + question + horizon;
   }
 

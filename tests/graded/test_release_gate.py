@@ -15,9 +15,11 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from rest_framework.authtoken.models import Token
 
+from clients.release_gate import describe
 from labeling.models import Arrival, Campaign, Judgment, Verdict
 from labeling.services.campaigns import campaign_assessors_assign, campaign_create, campaign_start
 from operations.scoped_tokens import scoped_token_create
+from sampling.arrivals import arrival_report
 from tests.conftest import REPO_ROOT, RUN_A, RUN_B, upload
 from tests.graded.helpers import RUN_POOR, judge_all
 from uploads.run_imports import runs_import
@@ -157,7 +159,28 @@ def test_an_identical_release_exits_with_its_own_code_and_costs_nothing(
     # Not "top-up 0" after --budget 20: the first line says why nothing is judged.
     assert output.splitlines()[0].endswith("the reference: nothing to judge"), output
     assert output.splitlines()[-1].startswith("unchanged: release minus")
+    assert "horizon" not in output.splitlines()[-1], "no top-up, so no horizon to read over"
     assert Judgment.objects.filter(task__arrival__campaign=campaign).count() == 0
+    # The reference itself: no order to be right about (it once said 50 %).
+    arrival = Arrival.objects.get(campaign=campaign)
+    assert arrival_report(arrival)["order_right"] is None
+
+
+def test_the_gate_s_line_counts_one_topic_in_the_singular() -> None:
+    report = {
+        "verdict": "better",
+        "system": "new",
+        "reference": "prod",
+        "difference": {"value": 0.4, "low": 0.1, "high": 0.7, "exact": None},
+        "rule": "sequential",
+        "horizon": 1.46,
+        "horizon_unit": "topics",
+        "decided_labels": 9,
+        "topup_spent": 9,
+        "topup_budget": 9,
+    }
+    assert "horizon 1 topic at label 9" in describe(report)
+    assert "horizon 4 topics" in describe({**report, "horizon": 4.39})
 
 
 def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(
