@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -496,6 +497,21 @@ def test_without_a_provider_the_login_page_has_no_button_and_its_pages_are_gone(
     assert "Sign in with" not in Client().get("/accounts/login/").content.decode()
     assert Client().get("/accounts/provider/sign-in/").status_code == 404
     assert Client().get("/accounts/provider/callback/?code=x&state=y").status_code == 404
+
+
+def test_after_a_wrong_password_the_focus_is_on_the_password_and_the_name_is_kept(
+    settings: Any, assessor: Any
+) -> None:
+    settings.OIDC_ISSUER = ""
+    fresh = Client().get("/accounts/login/").content.decode()
+    assert re.search(r'id="id_username"[^>]*autofocus', fresh) and not re.search(
+        r'id="id_password"[^>]*autofocus', fresh
+    )
+    answer = Client().post("/accounts/login/", {"username": assessor.get_username(), "password": "wrong"})
+    page = answer.content.decode()
+    assert answer.status_code == 200 and f'value="{assessor.get_username()}"' in page
+    assert re.search(r'id="id_password"[^>]*autofocus', page), "type the password again"
+    assert not re.search(r'id="id_username"[^>]*autofocus', page)
 
 
 def test_a_provider_that_does_not_answer_is_a_clear_refusal(settings: Any, db: None) -> None:
