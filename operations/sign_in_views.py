@@ -33,6 +33,9 @@ from operations.single_sign_on import (
 
 logger = logging.getLogger(__name__)
 
+# Set when the provider's sign-in was refused, cleared by the next start of one.
+SESSION_PROVIDER_REFUSED = "provider_sign_in_refused"
+
 
 class SignInPage(LoginView):
     """Django's login page, which also offers the provider's sign-in."""
@@ -45,10 +48,6 @@ class SignInPage(LoginView):
         # again would come straight back refused, so the button asks the provider for another.
         context["provider_refused"] = bool(self.request.session.get(SESSION_PROVIDER_REFUSED))
         return context
-
-
-# Set when the provider's sign-in was refused, cleared by the next start of one.
-SESSION_PROVIDER_REFUSED = "provider_sign_in_refused"
 
 
 def _safe_next(request: HttpRequest, candidate: str) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import POSTGRESQL_PART, REPO_ROOT
-from tests.servers import postgres_server
+from tests.servers import _stop, postgres_server
 
 # At the lowest CPU and disk priority: what runs beside the timed parts takes only idle time.
 LOWEST_PRIORITY = ("ionice", "-c", "3", "nice", "-n", "19")
@@ -115,16 +115,6 @@ def _run(part: Part, python: str) -> int:
     return subprocess.run(
         part.command(python), cwd=REPO_ROOT, env=part.environment(dict(os.environ))
     ).returncode
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def main() -> int:
