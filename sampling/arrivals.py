@@ -63,7 +63,7 @@ from sampling.verdicts import (
     identical_rankings,
     plan_problem,
     planned_labels,
-    topup_over,
+    topup_finished,
     verdict_exact_value,
     verdict_reading,
     verdict_state,
@@ -453,7 +453,8 @@ def _with_verdict(arrival: Arrival, labelling: Callable[[], bool]) -> dict[str, 
         report["status"] = "done"
     else:
         judged, spent = topup_spent(arrival)
-        done = topup_over(arrival, spent) or arrival.campaign.status != Campaign.Status.RUNNING
+        waiting = int(report.get("waiting_items") or 0)
+        done = topup_finished(arrival, spent, waiting) or arrival.campaign.status != Campaign.Status.RUNNING
         report.update(topup_judged=judged, topup_spent=spent)
         report["status"] = "done" if done else "labelling" if labelling() else "judging"
     report["report_at"] = arrival.report_at.isoformat() if arrival.report_at else None
@@ -558,7 +559,7 @@ def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
     judged, spent = topup_spent(arrival)
     verdict = getattr(arrival, "verdict_record", None)
     decided = verdict is not None and bool(verdict.outcome)
-    done = decided or topup_over(arrival, spent)
+    done = decided or topup_finished(arrival, spent, report.waiting)
     status = "labelling" if not done and context.labelling() else "judging"
     band, reason = None, ""
     if verdict is not None and not decided:

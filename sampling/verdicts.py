@@ -300,7 +300,6 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
     looks = looks.at(brought)
     if verdict.arrival is not None:
         judged, spent = topup_spent(verdict.arrival)
-        over = topup_over(verdict.arrival, spent)
         waiting = arrival_waiting(
             campaign,
             arrays,
@@ -309,9 +308,7 @@ def verdict_state(verdict: Verdict, arrays: PoolArrays, grades: np.ndarray) -> V
             level.evaluation_metric(campaign),
             level.draws_whole_topics,
         )
-        # Documents it waits for may still be judged by tasks drawn before it arrived (topics
-        # drawn whole): the top-up is not over until they are answered.
-        over = over and not (waiting and tasks_open_count(campaign))
+        over = topup_finished(verdict.arrival, spent, waiting)
     else:
         judged, spent = campaign_spent(campaign)
         over = _drawing_stopped(campaign) and tasks_open_count(campaign) == 0
@@ -390,6 +387,13 @@ def topup_over(arrival: Arrival, spent: float) -> bool:
         return True
     open_tasks = Task.objects.filter(arrival=arrival, answered_at__isnull=True)
     return _drawing_stopped(arrival.campaign) and not open_tasks.exists()
+
+
+def topup_finished(arrival: Arrival, spent: float, waiting: int) -> bool:
+    """`topup_over`, and not while tasks are open that may judge the `waiting` documents the
+    arrival's estimate depends on (on topics drawn before it arrived, when topics are drawn whole):
+    their answers complete it, so neither the verdict nor the report is final before them."""
+    return topup_over(arrival, spent) and not (waiting and tasks_open_count(arrival.campaign))
 
 
 def _drawing_stopped(campaign: Campaign) -> bool:
@@ -530,6 +534,7 @@ __all__ = [
     "horizon_unit",
     "identical_rankings",
     "plan_problem",
+    "topup_finished",
     "topup_over",
     "verdict_events_emit",
     "verdict_exact_value",

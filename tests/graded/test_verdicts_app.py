@@ -581,7 +581,14 @@ def test_an_arrival_whose_documents_wait_for_open_tasks_is_not_sealed_before_the
     assert body["new_items"] == 0 and body["waiting_items"] > 0, body
     verdicts_update(campaign)
     assert _verdict(body["id"]).outcome == "", "tasks of drawn topics are open: no verdict yet"
+    # Nor does its report say the top-up is done (as read afresh and as stored by a recompute).
+    url = f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/"
+    assert api(coordinator).get(url).json()["status"] == "judging"
+    recompute(campaign.pk)
+    listed = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/").json()
+    assert [row["status"] for row in listed if row["id"] == body["id"]] == ["judging"], listed
     judge_all(campaign, assessor)
+    assert api(coordinator).get(url).json()["status"] == "done"
     verdict = _verdict(body["id"])
     campaign.refresh_from_db()
     arrays = pool_arrays_for(campaign)
