@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import urllib.request
@@ -27,6 +27,7 @@ import pytest
 from tests.servers import answering_process, free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SEED_TOKEN_FILE = "seed-token"  # read by settings.py too
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,19 @@ class IdentityProvider:
 
     def seed(self, *, users: list[dict[str, Any]] = (), clients: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
         """Users (username, password, email, groups: set exactly) and clients (name, client_id,
-        secret, redirect_uris, post_logout_redirect_uris), as an administrator of the provider."""
-        subprocess.run(
-            [sys.executable, "-m", "tests.identity_provider", "seed"],
-            input=json.dumps({"users": list(users), "clients": list(clients)}).encode(),
-            env=_environment(self.home),
-            cwd=REPO_ROOT,
-            check=True,
-            capture_output=True,
-            timeout=60,
+        secret, redirect_uris, post_logout_redirect_uris), as an administrator of the provider
+        (its administration API, tests/identity_provider/admin_api.py)."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/admin/seed/",
+            data=json.dumps({"users": list(users), "clients": list(clients)}).encode(),
+            headers={
+                "Authorization": f"Bearer {(self.home / SEED_TOKEN_FILE).read_text()}",
+                "Content-Type": "application/json",
+            },
+            method="POST",
         )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            assert answer.status == 204, answer.status
 
 
 def _environment(home: Path) -> dict[str, str]:
@@ -72,6 +76,7 @@ def _signing_key() -> str:
 def identity_provider_server() -> Iterator[IdentityProvider]:
     home = Path(tempfile.mkdtemp(prefix="test-identity-provider-"))
     (home / "signing-key.pem").write_text(_signing_key())
+    (home / SEED_TOKEN_FILE).write_text(secrets.token_urlsafe(24))
     provider = IdentityProvider(home=home, port=free_port())
 
     def answering() -> bool:

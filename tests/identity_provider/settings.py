@@ -7,6 +7,8 @@ from pathlib import Path
 
 HOME = Path(os.environ["IDENTITY_PROVIDER_HOME"])
 SECRET_KEY = "test identity provider, loopback only"
+# The administration API's bearer token (admin_api.py): the tests that started the provider know it.
+SEED_TOKEN = (HOME / "seed-token").read_text().strip() if (HOME / "seed-token").exists() else ""
 DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 INSTALLED_APPS = [
