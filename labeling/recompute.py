@@ -109,20 +109,16 @@ def _recompute_queue_once(campaign_id: int, token: str) -> bool:
     """Mark the campaign and queue its recompute unless one is queued already; True if this call
     queued it. Raises UNAVAILABLE errors (the marker may then be set with `token`)."""
     queued_key, started_key = _marker_keys(campaign_id)
-    marker = cache.get(queued_key)
-    if marker is not None and marker != token:
-        # A recompute is queued and has not started: it will read this judgment. Nor is this
-        # request counted: the one that set the marker was, before setting it, so should that
-        # recompute never run (its process died, say) the count still exceeds what the last
-        # finished one covered (the sweep's test); and the request a busy campaign makes every
-        # few milliseconds writes nothing (on the file cache, a file written and renamed).
-        return False
-    _count_request(campaign_id)
     if not cache.add(queued_key, token, timeout=_marker_seconds()) and cache.get(queued_key) != token:
-        # Another request set the marker since (this one is counted once too many: harmless).
-        # (If the marker vanished between the two calls, that recompute has started since,
-        # after this commit.)
+        # A recompute is queued and has not started: it will read this judgment. (If the marker
+        # vanished between the two calls, that recompute has started since, after this commit.)
+        # Nor is this request counted: the one that queued that recompute was, so should the
+        # recompute be lost the count still exceeds what the last finished one covered (the
+        # sweep's test), and a request a busy campaign makes every few milliseconds writes
+        # nothing (on the file cache, a file written and renamed).
         return False
+    # Counted before the recompute is queued, so that the recompute's start reads it.
+    _count_request(campaign_id)
     from labeling.tasks import campaign_recompute
 
     min_seconds = settings.LABELING_RECOMPUTE_MIN_SECONDS

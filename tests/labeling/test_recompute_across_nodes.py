@@ -138,26 +138,6 @@ def test_a_recompute_lost_after_coalescing_requests_is_still_owed(campaign: Camp
     queued_recomputes()
 
 
-def test_a_request_is_counted_before_its_marker_stops_others_from_counting(
-    campaign: Campaign, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A process that dies while queueing leaves no marker that others coalesce into uncounted."""
-    cache.clear()
-    count = pipeline._count_request
-
-    def cache_fails_once(campaign_id: int) -> None:
-        monkeypatch.setattr(pipeline, "_count_request", count)
-        raise ConnectionError("the cache went away")
-
-    monkeypatch.setattr(pipeline, "_count_request", cache_fails_once)
-    with pytest.raises(ConnectionError):
-        pipeline._recompute_queue_once(campaign.pk, "a process that dies now")
-    # Another process's request: it queues the recompute (nothing promised one) and is counted.
-    assert pipeline.recompute_queue(campaign.pk) is True
-    assert pipeline.recompute_owed([campaign.pk]) == {campaign.pk: 0}
-    queued_recomputes()
-
-
 def test_the_sweep_queues_only_a_refresh_that_is_owed_and_not_coming(campaign: Campaign) -> None:
     cache.clear()
     sweep = pipeline.RecomputeSweep(grace=10.0)
