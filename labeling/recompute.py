@@ -78,8 +78,7 @@ def _count_keys(campaign_id: int) -> tuple[str, str]:
 
 
 def _count_request(campaign_id: int) -> None:
-    """Count one recompute request that queues a recompute (after its judgment committed; the
-    requests it coalesces are not counted, `_recompute_queue_once`). Redis counts atomically; the
+    """Count one recompute request (after its judgment committed). Redis counts atomically; the
     file cache of one machine reads and writes, where two requests at once may count as one,
     which still leaves the count above what any earlier recompute covered."""
     key = _count_keys(campaign_id)[0]
@@ -109,16 +108,11 @@ def _recompute_queue_once(campaign_id: int, token: str) -> bool:
     """Mark the campaign and queue its recompute unless one is queued already; True if this call
     queued it. Raises UNAVAILABLE errors (the marker may then be set with `token`)."""
     queued_key, started_key = _marker_keys(campaign_id)
+    _count_request(campaign_id)
     if not cache.add(queued_key, token, timeout=_marker_seconds()) and cache.get(queued_key) != token:
         # A recompute is queued and has not started: it will read this judgment. (If the marker
         # vanished between the two calls, that recompute has started since, after this commit.)
-        # Nor is this request counted: the one that queued that recompute was, so should the
-        # recompute be lost the count still exceeds what the last finished one covered (the
-        # sweep's test), and a request a busy campaign makes every few milliseconds writes
-        # nothing (on the file cache, a file written and renamed).
         return False
-    # Counted before the recompute is queued, so that the recompute's start reads it.
-    _count_request(campaign_id)
     from labeling.tasks import campaign_recompute
 
     min_seconds = settings.LABELING_RECOMPUTE_MIN_SECONDS
