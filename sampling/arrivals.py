@@ -559,14 +559,14 @@ def _summary(arrival: Arrival, context: _Context) -> dict[str, Any]:
     judged, spent = topup_spent(arrival)
     verdict = getattr(arrival, "verdict_record", None)
     decided = verdict is not None and bool(verdict.outcome)
-    done = decided or topup_finished(arrival, spent, report.waiting)
+    state = verdict_state(verdict, arrays, grades) if verdict is not None and not decided else None
+    # The open verdict's state says whether the top-up is finished (the same rule, read once).
+    done = decided or (state.over if state is not None else topup_finished(arrival, spent, report.waiting))
     status = "labelling" if not done and context.labelling() else "judging"
     band, reason = None, ""
-    if verdict is not None and not decided:
-        state = verdict_state(verdict, arrays, grades)
-        if state is not None:
-            reading = verdict_reading(verdict, state)
-            band, reason = reading.band, reading.reason
+    if verdict is not None and state is not None:
+        reading = verdict_reading(verdict, state)
+        band, reason = reading.band, reading.reason
     return {
         "id": arrival.pk,
         "system": arrival.system.name,

@@ -63,17 +63,16 @@ def test_make_test_runs_the_database_specific_tests_on_postgresql_over_its_proce
     assert dry.returncode == 0, dry.stderr
     assert ".ci/system-packages" in dry.stdout  # the Debian packages come first
     assert "-m tests.suite" in dry.stdout
-    url = "postgresql://postgres@127.0.0.1:5999/postgres"
-    plan = suite_plan(url, "4", "2", tmp_path)
+    plan = suite_plan(URL, "4", "2", tmp_path)
     database = plan.database.command("python")
     # On the server, over its processes, beside the alone part at the lowest priority.
     assert database[:6] == ["ionice", "-c", "3", "nice", "-n", "19"] and "-n" in database
     assert "postgresql and not servers and not slow and not alone" in database and database[-1] == "tests"
     environment = plan.database.environment({"DATABASE_URL": "sqlite:///x"})
-    assert environment["DATABASE_URL"] == url and environment["TEST_PART"] == "postgresql"
+    assert environment["DATABASE_URL"] == URL and environment["TEST_PART"] == "postgresql"
     # Part 1 stays on the embedded default; the early template is made on the server.
     assert plan.first.environment({}) == {} and "not alone" in plan.first.command("python")
-    assert plan.template.environment({})["DATABASE_URL"] == url and plan.template.low_priority
+    assert plan.template.environment({})["DATABASE_URL"] == URL and plan.template.low_priority
     assert "-m" in plan.alone.command("python") and "alone" in plan.alone.command("python")
     assert TEMPLATE_TEST.endswith("::" + test_the_test_database_is_migrated_to_the_latest_migrations.__name__)
 
