@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
+from estimation.distributions import normal_cdf, normal_ppf
 from estimation.metrics.spec import Metric
 from estimation.metrics.values import metric_values
 from estimation.sampling.arrivals import stratified_estimate, target_strata
@@ -321,9 +321,9 @@ def order_right(row: Mapping[str, Any] | None, level: float = 0.95) -> float | N
         return 1.0 if value != 0 else 0.5
     low, high = row.get("low"), row.get("high")
     half = (value - low) if value >= 0 and low is not None else (high - value) if high is not None else None
-    z = float(norm.ppf((1 + level) / 2))
+    z = float(normal_ppf((1 + level) / 2))
     scale = half / z if half is not None and half > 0 else se
-    return float(norm.cdf(abs(value) / scale))
+    return float(normal_cdf(abs(value) / scale))
 
 
 def query_level_rows(

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 from django.db.models import Count, Q, Sum
-from scipy.stats import binomtest
 
 from estimation.learned_dcg.fit import MIN_STRICT_PAIRS, MIN_TOPICS, PreferenceData
 from estimation.learned_dcg.preferences import Preference
@@ -430,6 +429,10 @@ def side_bias(shown: Iterable[int]) -> SideBias:
     right = sum(value > 0 for value in values)
     if left + right == 0:
         return SideBias(0, 0, None, None)
+    # Imported here, not at the top: scipy.stats costs every process that starts about a second
+    # (estimation/distributions.py says why the rest of the code does without it).
+    from scipy.stats import binomtest
+
     return SideBias(left, right, left / (left + right), float(binomtest(left, left + right, 0.5).pvalue))
 
 

@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO
 
-import lightgbm
 import numpy as np
 from django.conf import settings as django_settings
 from django.db import IntegrityError, transaction
@@ -297,6 +296,8 @@ def labels_now(campaign: Campaign) -> LetorPool:
 
 # -- rounds ---------------------------------------------------------------------------------------
 def _versions() -> dict[str, str]:
+    import lightgbm  # imported when a round is fitted, not at every process start
+
     return {"numpy": np.__version__, "lightgbm": lightgbm.__version__}
 
 

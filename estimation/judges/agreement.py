@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import kendalltau
 
 from estimation.learned_dcg.preferences import cohen_kappa
 
@@ -126,6 +125,10 @@ def kendall_tau(first: Sequence[float] | np.ndarray, second: Sequence[float] | n
         raise ValueError("both scorings must list the same systems")
     if first.size < 2:
         return float("nan")
+    # Imported here: scipy.stats takes about a second to import, and every Django process
+    # imports this module (the outbound rules read the judges' endpoint settings).
+    from scipy.stats import kendalltau
+
     return float(kendalltau(first, second).statistic)
 
 

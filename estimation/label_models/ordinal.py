@@ -18,7 +18,6 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 # Bounds that keep the optimiser finite when a grade never occurs: a middle grade that is
@@ -208,6 +207,10 @@ def fit_ordinal_model(
         + [(-_MAX_ABS_FIRST_THRESHOLD, _MAX_ABS_FIRST_THRESHOLD)]
         + [(_MIN_LOG_GAP, _MAX_LOG_GAP)] * (n_grades - 2)
     )
+    # Imported on the first fit: scipy.optimize takes half a second to import, and every
+    # Django process imports this module while only the worker fits.
+    from scipy.optimize import minimize
+
     result = minimize(
         _penalised_negative_log_likelihood,
         initial,

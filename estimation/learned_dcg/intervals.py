@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+
+from estimation.distributions import normal_cdf, normal_ppf
 
 
 @dataclass(frozen=True)
@@ -58,18 +59,18 @@ def bca_intervals(
     below = np.sum(replicates < estimate - scale, axis=0)
     equal = np.sum(np.abs(replicates - estimate) <= scale, axis=0)
     share = np.clip((below + 0.5 * equal) / n_boot, 0.5 / n_boot, 1.0 - 0.5 / n_boot)
-    z0 = norm.ppf(share)
+    z0 = normal_ppf(share)
     acceleration = _acceleration(np.asarray(jackknife, dtype=float))
     alpha = (1.0 - level) / 2.0
     levels = []
-    for z in (norm.ppf(alpha), norm.ppf(1.0 - alpha)):
+    for z in (normal_ppf(alpha), normal_ppf(1.0 - alpha)):
         shifted = z0 + z
         denominator = 1.0 - acceleration * shifted
         # A denominator <= 0 (huge acceleration) would flip the tail: use the extreme quantile.
         adjusted = np.where(
             denominator > 0, z0 + shifted / np.where(denominator > 0, denominator, 1.0), np.sign(z) * np.inf
         )
-        levels.append(norm.cdf(adjusted))
+        levels.append(normal_cdf(adjusted))
     low = np.array([np.quantile(replicates[:, j], levels[0][j]) for j in range(estimate.size)])
     high = np.array([np.quantile(replicates[:, j], levels[1][j]) for j in range(estimate.size)])
     widened = (estimate < low - scale) | (estimate > high + scale)

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import kendalltau, rankdata
 
 from estimation.learned_dcg.lists import rank_one, standard_weights, transformed_weights, utilities
 
@@ -94,6 +93,8 @@ def _mean_scores(table: np.ndarray, lists: Mapping[str, np.ndarray]) -> np.ndarr
 def _tau(first: np.ndarray, second: np.ndarray) -> float:
     if first.size < 2 or np.ptp(first) == 0 or np.ptp(second) == 0:
         return float("nan")
+    from scipy.stats import kendalltau  # on first use: estimation/distributions.py says why
+
     return float(kendalltau(first, second).statistic)
 
 
@@ -109,6 +110,8 @@ def _flips(systems: tuple[str, ...], learned: np.ndarray, standard: np.ndarray) 
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata  # on first use: estimation/distributions.py says why
+
     return rankdata(-scores, method="min").astype(int)
 
 

@@ -31,11 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import qpsolvers
-import scipy.sparse as sp
 from scipy.special import ndtr
-from scipy.stats import chi2
 
+from estimation.distributions import chi2_sf, normal_ppf
 from estimation.learned_dcg.lists import PreferenceData, encode_lists
 from estimation.learned_dcg.solvers import _bounded_quadratic
 
@@ -224,9 +222,8 @@ def _start_cuts(problem: _Problem) -> np.ndarray:
     J = problem.n_categories
     shares = np.bincount(problem.category, weights=problem.weight, minlength=J) + 0.5
     cumulative = np.cumsum(shares / shares.sum())[:-1]
-    from scipy.stats import norm
 
-    cuts = norm.ppf(cumulative)
+    cuts = normal_ppf(cumulative)
     return np.concatenate([cuts[:1], np.maximum(np.diff(cuts), 1e-3)])
 
 
@@ -292,6 +289,10 @@ def _newton_target(
     linear = hessian @ phi - gradient
     if problem.constraints is None:
         return _bounded_quadratic(hessian, linear, phi, bounded)
+    # Imported here, where a constrained step needs them (estimation/distributions.py says why).
+    import qpsolvers
+    import scipy.sparse as sp
+
     p = problem.X.shape[1]
     extra = np.hstack([problem.constraints, np.zeros((problem.constraints.shape[0], phi.size - p))])
     G = sp.csc_matrix(np.vstack([-np.eye(phi.size)[bounded], -extra]))
@@ -565,4 +566,4 @@ def form_test(design: OrdinalDesign, row_weights: np.ndarray | None = None) -> F
             reason="a maximum-likelihood fit did not converge (answers perfectly separated by the lists?)",
         )  # fmt: skip
     statistic = max(0.0, 2.0 * (full.loglik - reduced.loglik))
-    return FormTest(statistic, df, float(chi2.sf(statistic, df)), full.loglik, reduced.loglik)
+    return FormTest(statistic, df, float(chi2_sf(statistic, df)), full.loglik, reduced.loglik)

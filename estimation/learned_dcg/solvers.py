@@ -29,11 +29,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import qpsolvers
-import scipy.sparse as sp
-from scipy.optimize import minimize
+
+# qpsolvers, scipy.sparse and scipy.optimize are imported by the functions that solve: every
+# Django process imports this module, and only the one that fits needs them (about a second of
+# imports; estimation/distributions.py says more).
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ def objective(w: np.ndarray, design: Design, weights: np.ndarray, c_strict: floa
 
 def _monotone_rows(n_positions: int, n_grades: int) -> sp.csr_matrix:
     """G with ``G w <= 0`` meaning ``W[k, l] - W[k, l+1] <= 0``."""
+    import scipy.sparse as sp
+
     rows, cols, vals = [], [], []
     row = 0
     for k in range(n_positions):
@@ -98,6 +104,8 @@ def _monotone_rows(n_positions: int, n_grades: int) -> sp.csr_matrix:
 
 def _discount_rows(n_positions: int, n_grades: int) -> sp.csr_matrix:
     """``T[k+1, l] - T[k, l] <= 0`` with ``T = W - W[:, :1]``: discounts non-increasing."""
+    import scipy.sparse as sp
+
     rows, cols, vals = [], [], []
     row = 0
     for k in range(n_positions - 1):
@@ -125,6 +133,9 @@ def solve_qp(
     d, margin, is_tie = design.d[keep], design.margin[keep], design.is_tie[keep]
     cost = np.where(is_tie, c_tie, c_strict) * weights[keep]
     n = d.shape[0]
+    import qpsolvers
+    import scipy.sparse as sp
+
     # qpsolvers minimises xᵀPx / 2 + qᵀx.
     P = sp.diags(np.concatenate([np.full(dim, 2.0), 2.0 * cost])).tocsc()
     q = np.zeros(dim + n)
@@ -193,6 +204,8 @@ def solve_bounded(
     ]
     theta0 = np.zeros(M.shape[1]) if start is None else np.linalg.solve(M, start)
     theta0 = np.where([b[0] == 0.0 for b in bounds], np.maximum(theta0, 0.0), theta0)
+    from scipy.optimize import minimize
+
     result = minimize(
         value_and_gradient,
         theta0,

@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.stats import t as student_t
 
+from estimation.distributions import student_t_ppf
 from estimation.judges.design import DEFAULT_SAFETY_SHARE, judged_distribution, t_estimate
 from estimation.sampling.intervals import check_confidence
 from estimation.sampling.results import Estimate, SamplingDistribution
@@ -230,7 +230,7 @@ def topup_for_width(
         raise ValueError(f"max_draws must be at least 2, got {max_draws}")
 
     def predicted(n1: int) -> float:
-        return float(2 * student_t.ppf((1 + confidence) / 2, n1 - 1) * np.sqrt(variance_of(n1)))
+        return float(2 * student_t_ppf((1 + confidence) / 2, n1 - 1) * np.sqrt(variance_of(n1)))
 
     low, high = 1, 2  # predicted(low) > width (n1 = 1 has no interval) unless low is the answer
     while predicted(high) > width:

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+
+from estimation.distributions import normal_ppf
 
 
 def mixture_weights(values: np.ndarray, epsilon: float) -> np.ndarray:
@@ -141,7 +142,7 @@ def _design_variance(expanded: np.ndarray, inclusion: np.ndarray, joint: np.ndar
 
 def _estimate(total: float, variance: float, confidence: float) -> TotalEstimate:
     standard_error = float(np.sqrt(max(variance, 0.0)))
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(normal_ppf(0.5 + confidence / 2))
     return TotalEstimate(
         total=total,
         variance=variance,

@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy.stats import norm
-from scipy.stats import t as student_t
+
+from estimation.distributions import normal_ppf, student_t_ppf
 
 IntervalKind = Literal["clt", "hoeffding", "bernstein"]
 INTERVAL_KINDS: tuple[str, ...] = ("clt", "hoeffding", "bernstein")
@@ -44,7 +44,7 @@ def check_confidence(confidence: float) -> float:
 def normal_quantile(confidence: float) -> float:
     """z_{alpha/2}: the two-sided standard-normal quantile for ``confidence = 1 - alpha``."""
     alpha = 1.0 - check_confidence(confidence)
-    return float(norm.ppf(1.0 - alpha / 2.0))
+    return float(normal_ppf(1.0 - alpha / 2.0))
 
 
 def clt_interval(
@@ -87,7 +87,7 @@ def student_quantile(confidence: float, df: float | np.ndarray) -> float | np.nd
     df_array = np.asarray(df, dtype=float)
     with np.errstate(invalid="ignore"):
         safe = np.where(df_array >= 1, df_array, 1.0)
-        quantile = np.where(df_array >= 1, student_t.ppf(1.0 - alpha / 2.0, safe), np.inf)
+        quantile = np.where(df_array >= 1, student_t_ppf(1.0 - alpha / 2.0, safe), np.inf)
     return float(quantile) if quantile.ndim == 0 else quantile
 
 

@@ -75,8 +75,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
-from scipy.stats import t as student_t
+
+from estimation.distributions import normal_isf, normal_pdf, normal_sf, student_t_isf, student_t_ppf
 
 MIN_PEEKING_DRAWS = 20
 """Top-up draws before a rule read after every label (sequential, anytime) is read: the standard
@@ -121,7 +121,7 @@ def obrien_fleming_spent(fraction: float | np.ndarray, alpha: float = 0.05) -> n
         raise ValueError(f"need 0 < alpha < 1, got {alpha:g}")
     tau = np.clip(np.asarray(fraction, dtype=float), 0.0, 1.0)
     with np.errstate(divide="ignore"):
-        return np.where(tau > 0, 4 * norm.sf(norm.isf(alpha / 4) / np.sqrt(tau)), 0.0)
+        return np.where(tau > 0, 4 * normal_sf(normal_isf(alpha / 4) / np.sqrt(tau)), 0.0)
 
 
 _GRID_STEP = 0.02
@@ -156,11 +156,11 @@ def spending_boundaries(fractions: np.ndarray, alpha: float = 0.05) -> np.ndarra
         if tau <= previous:
             continue  # nothing new to read: the look spends nothing
         if previous == 0:
-            density = norm.pdf(_GRID, scale=math.sqrt(tau)) * _GRID_STEP
+            density = normal_pdf(_GRID, scale=math.sqrt(tau)) * _GRID_STEP
         else:
             spread = math.sqrt(tau - previous)
             reach = min(int(math.ceil(9 * spread / _GRID_STEP)), _GRID.size - 1)
-            kernel = norm.pdf(np.arange(-reach, reach + 1) * _GRID_STEP, scale=spread)
+            kernel = normal_pdf(np.arange(-reach, reach + 1) * _GRID_STEP, scale=spread)
             density = np.convolve(density, kernel / kernel.sum())[reach : reach + _GRID.size]
         previous = tau
         share = float(obrien_fleming_spent(tau, alpha)) - spent
@@ -192,7 +192,7 @@ def sequential_multipliers(boundaries: np.ndarray, draws: np.ndarray) -> np.ndar
     result = np.full(z.shape, np.inf)
     ok = np.isfinite(z) & (freedom >= 1)
     # The upper tail probability, kept in log space: early boundaries lie far out in the tail.
-    result[ok] = student_t.isf(norm.sf(z[ok]), freedom[ok])
+    result[ok] = student_t_isf(normal_sf(z[ok]), freedom[ok])
     return result
 
 
@@ -200,7 +200,7 @@ def fixed_multiplier(draws: float, alpha: float = 0.05) -> float:
     """Student's t quantile with draws - 1 degrees of freedom (inf below two draws)."""
     if draws < 2:
         return math.inf
-    return float(student_t.ppf(1 - alpha / 2, draws - 1))
+    return float(student_t_ppf(1 - alpha / 2, draws - 1))
 
 
 __all__ = [

@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.stats import norm
 
+from estimation.distributions import normal_pdf, normal_ppf
 from estimation.sampling.sequences import (
     MIN_PEEKING_DRAWS,
     UNREAD,
@@ -185,7 +185,7 @@ def look_problem(plan: VerdictPlan, look: Look) -> str:
         return "no spread in the labels yet (every term alike)"
     if plan.rule == PEEK:  # the naive reading checks nothing more
         return ""
-    if math.isfinite(look.agreement) and look.agreement > norm.ppf(1 - plan.alpha / 2):
+    if math.isfinite(look.agreement) and look.agreement > normal_ppf(1 - plan.alpha / 2):
         return (
             f"the stored labels and the top-up's disagree on the pooled documents by "
             f"{look.agreement:.1f} standard errors: the stored draws missed documents the difference "
@@ -225,8 +225,8 @@ def skewness_allowed(alpha: float) -> float:
     quantile z, |gamma| (2 z^2 + 1) phi(z) / 6, stays within alpha / 2: one check for every rule,
     the one a single interval needs (boundaries further out have smaller absolute terms, but
     a sequence crosses many of them)."""
-    z = float(norm.ppf(1 - alpha / 2))
-    return float(3 * alpha / ((2 * z * z + 1) * norm.pdf(z)))
+    z = float(normal_ppf(1 - alpha / 2))
+    return float(3 * alpha / ((2 * z * z + 1) * normal_pdf(z)))
 
 
 def read_look(plan: VerdictPlan, look: Look) -> Reading:
@@ -307,7 +307,7 @@ def readable(plan: VerdictPlan, looks: LookArrays) -> np.ndarray:
         ok = np.isfinite(looks.value) & np.isfinite(looks.se) & (looks.se > 0)
         if plan.rule != PEEK:
             ok &= ~_before_burn_in(plan, looks.draws, _labels(looks))
-            ok &= ~(looks.agreement > norm.ppf(1 - plan.alpha / 2))
+            ok &= ~(looks.agreement > normal_ppf(1 - plan.alpha / 2))
             ok &= ~(np.abs(looks.skewness) > skewness_allowed(plan.alpha))
     return ok
 

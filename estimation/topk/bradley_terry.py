@@ -29,7 +29,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from estimation.learned_dcg.preferences import Preference, as_preferences, canonical_preference
@@ -149,6 +148,8 @@ def fit_bradley_terry(
 
     if len(pairs) == 0:
         return BradleyTerryFit(np.zeros(n_items), 1.0, True)
+    from scipy.optimize import minimize  # on first fit: estimation/distributions.py says why
+
     solution = minimize(
         objective, np.zeros(n_items + 1), jac=True, method="L-BFGS-B", options={"gtol": 1e-9, "maxiter": 2000}
     )

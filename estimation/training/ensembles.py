@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import lightgbm
 import numpy as np
 
 from estimation.formats.letor import LetorPool
 from estimation.formats.trec import InputFileError, _content_lines, _finite_float
+
+if TYPE_CHECKING:
+    import lightgbm
 
 DEFAULT_MEMBERS = 8
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -68,6 +70,10 @@ def fit_ranker(
     rounds: int = DEFAULT_ROUNDS,
 ) -> lightgbm.Booster:
     """One pointwise LightGBM regression of `grades` on `features` (rows, not queries)."""
+    # Imported on first fit: every Django process imports this module (the training app's
+    # services), and most never fit a model.
+    import lightgbm
+
     settings = {**DEFAULT_PARAMS, **(params or {}), "seed": int(seed)}
     data = lightgbm.Dataset(
         np.asarray(features, dtype=np.float32),

@@ -65,3 +65,22 @@ def test_help_without_a_command_lists_every_command() -> None:
     )
     for command in ("evaluate", "simulate", "plan", "judge", "learn-dcg", "select-training"):
         assert command in completed.stdout
+
+
+# What a process that serves pages, runs a worker or a management command must not pay for at
+# start: these take about two seconds of CPU together (estimation/distributions.py), and only
+# the code that fits or tests loads them, on first use.
+HEAVY_AT_START = ("scipy.stats", "scipy.optimize", "scipy.sparse", "qpsolvers", "lightgbm")
+
+
+def test_a_django_process_starts_without_the_heavy_numeric_libraries() -> None:
+    loaded = _loaded_after(
+        "import os\n"
+        "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings')\n"
+        "from config.wsgi import application\n"
+        "from django.urls import get_resolver\n"
+        "get_resolver().url_patterns\n"
+        "import config.celery\n"
+    )
+    assert {"graded.modes", "sxs.modes", "training.services", "estimation.sampling.verdicts"} <= loaded
+    assert not set(HEAVY_AT_START) & loaded, set(HEAVY_AT_START) & loaded
