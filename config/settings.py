@@ -518,7 +518,9 @@ if REDIS_URL:
 else:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            # Django's file cache with counters that cost one appended byte (the recompute
+            # pipeline counts every judgment's request: infrastructure/file_cache.py).
+            "BACKEND": "infrastructure.file_cache.CountingFileCache",
             "LOCATION": str(VAR_DIR / "cache"),
         }
     }

@@ -78,18 +78,29 @@ def _count_keys(campaign_id: int) -> tuple[str, str]:
 
 
 def _count_request(campaign_id: int) -> None:
-    """Count one recompute request (after its judgment committed). Redis counts atomically; the
-    file cache of one machine reads and writes, where two requests at once may count as one,
-    which still leaves the count above what any earlier recompute covered."""
+    """Count one recompute request (after its judgment committed). Redis counts atomically, and so
+    does the embedded default's file cache (`infrastructure.file_cache`: one appended byte)."""
     key = _count_keys(campaign_id)[0]
-    if settings.REDIS_URL:
+    counter_add = getattr(cache, "counter_add", None)
+    if counter_add is not None:
+        counter_add(key)
+    elif settings.REDIS_URL:
         try:
             cache.incr(key)
         except ValueError:  # the first request (or a flushed cache)
             if not cache.add(key, 1, timeout=None):
                 cache.incr(key)
-    else:
+    else:  # a cache of another kind: read and write, where two requests at once may count as one,
+        # which still leaves the count above what any earlier recompute covered
         cache.set(key, int(cache.get(key) or 0) + 1, timeout=None)
+
+
+def _requests_counted(campaign_ids: list[int]) -> dict[int, int]:
+    """The campaigns' counts of recompute requests (0 where none was counted)."""
+    keys = {campaign_id: _count_keys(campaign_id)[0] for campaign_id in campaign_ids}
+    counter_values = getattr(cache, "counter_values", None)
+    values = counter_values(keys.values()) if counter_values is not None else cache.get_many(keys.values())
+    return {campaign_id: int(values.get(key) or 0) for campaign_id, key in keys.items()}
 
 
 def _marker_seconds() -> float:
@@ -172,7 +183,7 @@ def recompute_started(campaign_id: int) -> int | None:
     try:
         # Read after the marker is gone and before any judgment: every request counted so far
         # belongs to a judgment this recompute reads.
-        return int(cache.get(_count_keys(campaign_id)[0]) or 0)
+        return _requests_counted([campaign_id])[campaign_id]
     except UNAVAILABLE:
         return None
 
@@ -188,13 +199,18 @@ def _covered(campaign_id: int, requests: int | None) -> None:
 
 
 def recompute_owed(campaign_ids: list[int]) -> dict[int, int]:
-    """Campaigns with recompute requests no finished recompute covered: id -> the covered count."""
-    keys = {campaign_id: _count_keys(campaign_id) for campaign_id in campaign_ids}
-    values = cache.get_many([key for pair in keys.values() for key in pair])
+    """Campaigns with recompute requests no finished recompute covered (or whose count of requests
+    went back): id -> the covered count."""
+    requested = _requests_counted(campaign_ids)
+    covered_keys = {campaign_id: _count_keys(campaign_id)[1] for campaign_id in campaign_ids}
+    values = cache.get_many(covered_keys.values())
     owed = {}
-    for campaign_id, (requested_key, covered_key) in keys.items():
+    for campaign_id, covered_key in covered_keys.items():
         covered = int(values.get(covered_key) or 0)
-        if int(values.get(requested_key) or 0) > covered:
+        # Fewer requests than covered: the counter was reset without the covered count (the file
+        # cache's counters are new in this version). Whether a recompute is owed cannot be told,
+        # and one too many costs a little time where one too few leaves an estimate stale.
+        if requested[campaign_id] != covered:
             owed[campaign_id] = covered
     return owed
 

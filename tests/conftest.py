@@ -121,7 +121,7 @@ def file_cache_in_tmp(settings: object, tmp_path: object) -> Iterator[None]:
 
     settings.CACHES = {  # type: ignore[attr-defined]
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "BACKEND": "infrastructure.file_cache.CountingFileCache",
             "LOCATION": str(tmp_path / "cache"),  # type: ignore[operator]
         }
     }

@@ -129,7 +129,7 @@ def test_production_without_redis_refuses_to_start_unless_it_is_declared_a_singl
     assert "PRODUCTION=1 needs REDIS_URL" in refused.stderr and "SINGLE_NODE=1" in refused.stderr
     single = _start(code, PRODUCTION="1", SECRET_KEY=STRONG_KEY)
     assert single.returncode == 0, single.stderr
-    assert "FileBasedCache" in single.stdout and "filesystem://" in single.stdout
+    assert "CountingFileCache" in single.stdout and "filesystem://" in single.stdout
     shared = _start(
         code, PRODUCTION="1", SECRET_KEY=STRONG_KEY, SINGLE_NODE="", REDIS_URL="redis://127.0.0.1:1/0"
     )
