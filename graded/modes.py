@@ -269,8 +269,11 @@ class GradedMode(GradedTasksMode):
 
     def describe(self, campaign: Campaign) -> str:
         goal = campaign.get_goal_display().lower()
-        if campaign.goal == Campaign.Goal.LEADERBOARD and campaign.goal_k:
-            goal = f"leaderboard of {campaign.goal_k} systems"
+        if campaign.goal == Campaign.Goal.LEADERBOARD:
+            # The systems the sampling ranks (k of the chosen ones, else every pooled run), not k
+            # itself: without chosen systems k names none and every run is ranked.
+            ranked = len(compared_systems(campaign))
+            goal = f"leaderboard of {ranked} system{'s' if ranked != 1 else ''}" if ranked else goal
         metric = campaign_metric_label(campaign)
         return f"{metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
 

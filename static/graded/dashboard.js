@@ -663,6 +663,8 @@
       box.append(el("p", { class: "muted small", text: "No run has arrived yet." }));
       return;
     }
+    // One count of decimals for every difference and bound, as in the estimates table.
+    const digits = decimalsFor(arrivals.flatMap((a) => (a.difference ? [a.difference.value, a.difference.low, a.difference.high] : [])));
     const table = el("table", { class: "compact" }, [
       el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference (run − compared with)", "95 % CI", "Order right", "Verdict (rule, the interval it reads)"].map((t, i) => el("th", { class: i > 2 && i < 8 ? "num" : null, text: t }))),
     ]);
@@ -677,8 +679,8 @@
           el("td", { class: "num", text: fmt(Math.min(arrival.topup_spent, arrival.topup_budget)) + " of " + fmt(arrival.topup_budget) }),
           el("td", { class: "num", text: String(arrival.new_items) }),
           // Below the reliability threshold the value is no estimate to read alone: say so.
-          el("td", { class: "num strong", text: fmt(gap.value) + (gap.reliable === false && gap.value !== null ? " (too few topics)" : "") }),
-          el("td", { class: "num", text: (gap.reliable === false && gap.low !== null ? "any-n bounds " : "") + fmtInterval([gap.low, gap.high]) }),
+          el("td", { class: "num strong", text: fixed(gap.value, digits) + (gap.reliable === false && gap.value !== null ? " (too few topics)" : "") }),
+          el("td", { class: "num", text: (gap.reliable === false && gap.low !== null ? "any-n bounds " : "") + fixedInterval([gap.low, gap.high], digits) }),
           el("td", { class: "num", text: percent(arrival.order_right) }),
           el("td", { "data-field": "verdict", text: verdictText(arrival) }),
         ])
@@ -692,7 +694,7 @@
         // Who picks them: the top-up while it runs; later draws of the campaign once it is over
         // (or when an unchanged release had none).
         const next = arrival.status === "done" || arrival.verdict === "unchanged" ? "later draws of the campaign pick them (its top-up is over)" : "the top-up picks them next";
-        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its score comes from documents the sampling could not pick yet (they joined the pool with it or after); " + next + "." }));
+        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its score comes from documents the sampling could not pick yet (they joined the pool late, with this run or another run that arrived); " + next + "." }));
       } else if (arrival.waiting_items > 0 && arrival.horizon_unit === "topics") {
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + documents(arrival.waiting_items) + " of it on topics drawn before it arrived are not judged yet (already pooled ones count too); a drawn topic counts once all its documents are, so its estimate and difference show then." }));
       } else if (arrival.waiting_items > 0) {
@@ -809,7 +811,7 @@
         }
         const topup = width && width.value ? "a top-up planned for a 95 % width of " + width.value : "a top-up of " + budget;
         const asked = question.value === "difference" ? "better or worse" : question.options[question.selectedIndex].text.toLowerCase() + " (margin " + margin.value + ")";
-        errors.append(el("div", { class: "notice small", id: "arrival-confirm", text: "Adds " + (file ? file.name : "the run") + " with " + topup + ", compared with " + reference.options[reference.selectedIndex].text + "; its verdict asks " + asked + " by the " + form.querySelector("#arrival-rule").value + " rule. These cannot change once its top-up has labels. Click again to add it." }));
+        errors.append(el("div", { class: "notice small", id: "arrival-confirm", text: "Adds " + (file ? file.name : "the run") + " with " + topup + " (added to the campaign's budget), compared with " + reference.options[reference.selectedIndex].text + "; its verdict asks " + asked + " by the " + form.querySelector("#arrival-rule").value + " rule. These cannot change once its top-up has labels. Click again to add it." }));
         form.dataset.confirm = "yes";
         button.textContent = "Add it";
         return;

@@ -49,14 +49,24 @@
     if (status === 200 && data) renderProgress(data);
   }
 
+  // The last counts the server sent, with this page's own judgments since: the bar asks the
+  // server at most every 10 s, and an assessor's own judgment shows in the count at once.
+  let shownProgress = null;
+
+  function countOwn(change) {
+    if (!shownProgress) return;
+    renderProgress({ ...shownProgress, judgments: Math.max(0, Number(shownProgress.judgments) + change) });
+  }
+
   function renderProgress(data) {
+    shownProgress = data;
     const budget = Number(data.budget) || 0;
     const spent = Number(data.spent) || 0;
     const share = budget > 0 ? Math.min(1, spent / budget) : 0;
     progressBar.style.width = (100 * share).toFixed(1) + "%";
     progressBar.parentElement.setAttribute("aria-valuenow", (100 * share).toFixed(0));
     page.els.progressText.textContent =
-      data.judgments + " judgments · " + Math.round(100 * share) + "% of the budget used";
+      data.judgments + (Number(data.judgments) === 1 ? " judgment · " : " judgments · ") + Math.round(100 * share) + "% of the budget used";
   }
 
   // ---------- Actions ----------
@@ -130,6 +140,7 @@
     if (result.status === 200 || result.status === 201) {
       closeNote();
       page.saved(sent, gradeName(grade));
+      if (result.status === 201) countOwn(1);  // 200: a repeated submit, stored once already
       const upcoming = result.data && result.data.next;
       if (upcoming && upcoming.kind === "grade") {
         page.show(upcoming, 0);
@@ -148,7 +159,10 @@
 
   function undo() {
     return page.undo((last) => config.undo_url.replace("{task}", last.task),
-      "Undone: judge this item again.", refreshProgressSoon);
+      "Undone: judge this item again.", () => {
+        countOwn(-1);
+        refreshProgressSoon();
+      });
   }
 
   function gradeName(value) {

@@ -361,7 +361,9 @@ def test_the_dashboard_adds_a_run_after_saying_what_its_verdict_will_ask(
     form.locator("#arrival-reference").select_option("bm25")
     form.get_by_role("button", name="Add the run").click()
     summary = page.locator("#arrival-confirm")
-    expect(summary).to_contain_text("cheaper.run with a top-up of 6, compared with bm25")
+    expect(summary).to_contain_text(
+        "cheaper.run with a top-up of 6 (added to the campaign's budget), compared with bm25"
+    )
     expect(summary).to_contain_text("margin 0.5")
     added = page.locator('#arrivals tr[data-arrival="cheaper"]')
     assert not added.count(), "nothing added on the first click"

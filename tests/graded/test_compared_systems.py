@@ -110,3 +110,18 @@ def test_a_leaderboard_with_no_choice_says_every_pooled_run_is_aimed_at(
     )
     assert 'data-compared="alpha|beta|gamma"' in page
     assert "not chosen yet, so every pooled run is" in page and "first runs uploaded" not in page
+
+
+def test_the_summary_line_counts_the_systems_a_leaderboard_ranks(
+    three_runs: Campaign, coordinator: AbstractBaseUser
+) -> None:
+    def summary() -> str:
+        url = reverse("labeling:campaign_detail", args=[three_runs.pk])
+        page = _client(coordinator).get(url).content.decode()
+        return page.split('id="mode-summary">', 1)[1].split("</div>", 1)[0]
+
+    # k with no systems chosen ranks every pooled run: the line names three, not k.
+    campaign_update(campaign=three_runs, goal="leaderboard", goal_k=2)
+    assert "leaderboard of 3 systems" in summary()
+    campaign_update(campaign=three_runs, focus_systems=["gamma", "alpha", "beta"])
+    assert "leaderboard of 2 systems" in summary()
