@@ -13,6 +13,7 @@ Usage::
 
     .venv/bin/python bench/bench_team.py                      # 10 and 50 assessors, 30 s each
     .venv/bin/python bench/bench_team.py --teams 50 --duration 10 --repeat 3
+    .venv/bin/python bench/bench_team.py --answer-with-next   # one request per judgment, as the page
 
 Writes bench/results/NAME.json and NAME.md (NAME defaults to team).
 """
@@ -105,44 +106,65 @@ class TeamRecorder:
 
 
 def assessor_loop(
-    port: int, token: str, index: int, campaign: int, recorder: TeamRecorder, keep_alive: bool = True
+    port: int,
+    token: str,
+    index: int,
+    campaign: int,
+    recorder: TeamRecorder,
+    keep_alive: bool = True,
+    answer_with_next: bool = False,
 ) -> None:
     """Next, answer with a random grade at once, repeat, until the window ends; without
-    `keep_alive`, a new connection for every request (a client that does not reuse them)."""
+    `keep_alive`, a new connection for every request (a client that does not reuse them); with
+    `answer_with_next`, as the judging page does: the answer (``?next=1``) brings the next task, and
+    `GET /next/` is asked only when it brought none."""
     rng = np.random.default_rng(index)
     api = Api(port, token)
     next_path = f"/api/campaigns/{campaign}/next/"
+    upcoming = None
     try:
         while time.perf_counter() < recorder.window_end:
-            if not keep_alive:
-                api.connection.close()  # http.client connects again on the next request
-            started = time.perf_counter()
-            status, body = api.call("GET", next_path)
-            recorder.add("next", started, time.perf_counter(), status)
-            if status != 200:
-                time.sleep(0.05)
-                continue
-            task = int(json.loads(body)["task"])
+            if upcoming is None:
+                if not keep_alive:
+                    api.connection.close()  # http.client connects again on the next request
+                started = time.perf_counter()
+                status, body = api.call("GET", next_path)
+                recorder.add("next", started, time.perf_counter(), status)
+                if status != 200:
+                    time.sleep(0.05)
+                    continue
+                upcoming = json.loads(body)
+            task = int(upcoming["task"])
             recorder.served(task, index)
             payload = {"grade": int(rng.integers(0, 3)), "seconds": float(rng.uniform(2, 30))}
             started = time.perf_counter()
             if not keep_alive:
                 api.connection.close()
-            status, _ = api.call("POST", f"/api/tasks/{task}/answer/", payload)
+            answer_path = f"/api/tasks/{task}/answer/" + ("?next=1" if answer_with_next else "")
+            status, body = api.call("POST", answer_path, payload)
             recorder.add("answer", started, time.perf_counter(), status)
+            upcoming = json.loads(body).get("next") if answer_with_next and status in (200, 201) else None
     finally:
         api.close()
 
 
 def run_team(
-    port: int, campaign: int, tokens: list[str], warmup: float, duration: float, keep_alive: bool = True
+    port: int,
+    campaign: int,
+    tokens: list[str],
+    warmup: float,
+    duration: float,
+    keep_alive: bool = True,
+    answer_with_next: bool = False,
 ) -> TeamRecorder:
     start = time.perf_counter()
     recorder = TeamRecorder(window_start=start + warmup, window_end=start + warmup + duration)
     sampler = threading.Timer(warmup, lambda: recorder.cpu.append(cpu_seconds_by_role()))
     threads = [
         threading.Thread(
-            target=assessor_loop, args=(port, token, index, campaign, recorder, keep_alive), daemon=True
+            target=assessor_loop,
+            args=(port, token, index, campaign, recorder, keep_alive, answer_with_next),
+            daemon=True,
         )
         for index, token in enumerate(tokens)
     ]
@@ -238,6 +260,12 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
             f"{numbers['server_cpu_ms_per_judgment']} |"
         )
     connections = "keep-alive" if setup["keep_alive"] else "a new connection per request"
+    loop = (
+        "`POST /answer/?next=1` (the judging page's path: the answer brings the next task; `GET /next/` "
+        "only when it brought none)"
+        if setup.get("answer_with_next")
+        else "`GET /next/` + `POST /answer/`"
+    )
     text = f"""# Team benchmark: {setup["database"]}
 
 `manage.py serve_with_worker` ({setup["web_server"]}, and a Celery worker) over
@@ -245,7 +273,7 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
 {setup["cores"]}-core machine shared with other work ({setup["machine"]}). Campaign: {setup["topics"]}
 topics x 3 synthetic runs of depth {setup["depth"]} ({setup["pool_items"]} items to judge), passive
 sampling, a budget that never runs out. Each team of assessors (threads, {connections}, token auth)
-loops `GET /next/` + `POST /answer/` flat out: {setup["warmup_s"]} s warm-up, {setup["duration_s"]} s
+loops {loop} flat out: {setup["warmup_s"]} s warm-up, {setup["duration_s"]} s
 measured. Target at 50: >= 100 judgments/s, p95 <= 250 ms, no error, no double serving, no 204
 while work remains.
 
@@ -296,6 +324,11 @@ def main() -> None:
         help="a throwaway PostgreSQL and Redis instead of SQLite and the filesystem broker",
     )
     parser.add_argument("--no-keep-alive", action="store_true", help="a new connection for every request")
+    parser.add_argument(
+        "--answer-with-next",
+        action="store_true",
+        help="as the judging page does: each answer (?next=1) brings the next task, one request per judgment",
+    )
     parser.add_argument("--name", default="team")
     parser.add_argument("--output", type=Path, default=RESULTS_DIR)
     args = parser.parse_args()
@@ -351,7 +384,13 @@ def main() -> None:
                         f"{team} assessors, run {repeat}: {args.warmup} s + {args.duration} s ...", flush=True
                     )
                     recorder = run_team(
-                        port, campaign, tokens[:team], args.warmup, args.duration, not args.no_keep_alive
+                        port,
+                        campaign,
+                        tokens[:team],
+                        args.warmup,
+                        args.duration,
+                        not args.no_keep_alive,
+                        args.answer_with_next,
                     )
                     run = {"assessors": team, "repeat": repeat, "load_average_at_start": load}
                     run.update(summarise(recorder, args.duration))
@@ -392,6 +431,7 @@ def main() -> None:
             if args.postgresql_redis
             else "SQLite (WAL) and the filesystem broker",
             "keep_alive": not args.no_keep_alive,
+            "answer_with_next": args.answer_with_next,
             "topics": args.topics,
             "depth": args.depth,
             "pool_items": f"about {round(pool_items, -3):,}",
