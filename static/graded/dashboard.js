@@ -700,6 +700,10 @@
       } else if (arrival.waiting_items > 0) {
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + documents(arrival.waiting_items) + " it or its reference ranks joined the pool late and no draw has picked them since; its estimate and difference show once one has (before that their uncertainty cannot be measured)." }));
       }
+      if (arrival.status === "judging" && !(arrival.topup_judged > 0)) {
+        // The campaign's spent figure moves while this column stays at 0: say why.
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": its top-up has no judgment yet. Items drawn before it arrived are served first; their judgments count for the campaign's budget, not for this top-up." }));
+      }
       if (arrival.difference && arrival.difference.exact !== null && arrival.difference.exact !== undefined) {
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": every document its difference weighs is judged, so the difference is exactly " + fmt(arrival.difference.exact) + " and the verdict was read from it; the difference and interval in the table are what the sample alone says." }));
       }

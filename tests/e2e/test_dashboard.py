@@ -313,10 +313,12 @@ def test_a_run_arrives_from_the_campaign_page_and_its_difference_appears_after_t
     row = page.locator('#arrivals tr[data-arrival="fresh"]')
     expect(row).to_contain_text("assessors judge the top-up")
     expect(page.locator("#arrivals-panel .arrival-warning").first).to_contain_text("could not pick yet")
+    expect(page.locator("#arrivals-panel")).to_contain_text("fresh: its top-up has no judgment yet")
 
     assert judge_through_the_api(item_campaign, people["assessor"], 40) >= 12
     recompute(item_campaign.pk)
     expect(row).to_contain_text("top-up done", timeout=30_000)
+    expect(page.locator("#arrivals-panel")).not_to_contain_text("its top-up has no judgment yet")
     cells = row.locator("td")
     difference, interval = cells.nth(5).text_content() or "", cells.nth(6).text_content() or ""
     assert difference != "—" and interval.startswith("[") and "," in interval, (difference, interval)
