@@ -11,6 +11,7 @@ the same (tests/estimation/test_distributions.py compares them with scipy.stats)
 from __future__ import annotations
 
 import math
+from typing import TypeVar, cast
 
 import numpy as np
 from scipy.special import chdtrc, ndtr, ndtri, stdtrit
@@ -18,7 +19,7 @@ from scipy.special import chdtrc, ndtr, ndtri, stdtrit
 _SQRT_TWO_PI = math.sqrt(2.0 * math.pi)
 
 # A float in, a float out; an array in, an array out (as scipy.stats takes them).
-Values = float | np.ndarray
+Values = TypeVar("Values", float, np.ndarray)
 
 
 def normal_cdf(x: Values) -> Values:
@@ -43,20 +44,20 @@ def normal_isf(p: Values) -> Values:
 
 def normal_pdf(x: Values, scale: float = 1.0) -> Values:
     """The density of a centred normal with standard deviation `scale`."""
-    z = np.asarray(x, dtype=float) / scale
-    return np.exp(-0.5 * z * z) / (_SQRT_TWO_PI * scale)
+    z = np.divide(x, scale)  # a float stays a (numpy) float, as from scipy.stats
+    return cast(Values, np.exp(-0.5 * z * z) / (_SQRT_TWO_PI * scale))
 
 
-def student_t_ppf(p: Values, df: Values) -> Values:
+def student_t_ppf(p: Values, df: float | np.ndarray) -> Values:
     """The quantile of Student's t with `df` degrees of freedom."""
     return stdtrit(df, p)
 
 
-def student_t_isf(p: Values, df: Values) -> Values:
+def student_t_isf(p: Values, df: float | np.ndarray) -> Values:
     """The upper quantile: t with P(T > t) = p."""
     return np.negative(stdtrit(df, p))
 
 
-def chi2_sf(x: Values, df: Values) -> Values:
+def chi2_sf(x: Values, df: float | np.ndarray) -> Values:
     """P(X > x) for a chi-squared X with `df` degrees of freedom."""
     return chdtrc(df, x)

@@ -10,7 +10,8 @@ A counter here is a file of its own whose size is its value: `counter_add` appen
 O_APPEND, which the kernel makes atomic among any number of processes, so no increment is lost and
 nothing is renamed. The files sit in a folder of their own under the cache's, where Django's
 culling never sees them (a culled counter would undercount, and the recompute it stood for would
-be lost); `clear` empties them with the rest of the cache.
+be lost); `clear` empties them with the rest of the cache. A counter grows by a byte per
+request, a megabyte per million judgments of a campaign: less than the judgments' own rows.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from django.core.cache.backends.filebased import FileBasedCache
+from django.core.exceptions import ImproperlyConfigured
 
 COUNTERS_FOLDER = "counters"
 
@@ -27,9 +30,18 @@ COUNTERS_FOLDER = "counters"
 class CountingFileCache(FileBasedCache):
     """Django's file cache with append-only counters (`counter_add`, `counter_values`)."""
 
+    def __init__(self, dir: str, params: dict[str, Any]) -> None:  # noqa: A002 - Django's name
+        super().__init__(dir, params)
+        if self._cull_frequency == 0:
+            # Django culls such a cache by clearing all of it, which would empty the counters.
+            raise ImproperlyConfigured(
+                "CountingFileCache needs a CULL_FREQUENCY above 0: 0 culls the counters too"
+            )
+        self._counters = os.path.join(os.path.abspath(dir), COUNTERS_FOLDER)
+
     def _counter_path(self, key: str, version: int | None) -> str:
         name = hashlib.md5(self.make_and_validate_key(key, version=version).encode(), usedforsecurity=False)
-        return os.path.join(self._dir, COUNTERS_FOLDER, name.hexdigest() + ".count")
+        return os.path.join(self._counters, name.hexdigest() + ".count")
 
     def counter_add(self, key: str, version: int | None = None) -> None:
         """Add one to the counter `key` (created at 0 if absent). Raises OSError if the disk fails."""
@@ -37,7 +49,7 @@ class CountingFileCache(FileBasedCache):
         try:
             handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except FileNotFoundError:  # the first counter (or a cleared cache): make the folder
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.makedirs(self._counters, exist_ok=True)
             handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(handle, b"+")
@@ -54,23 +66,14 @@ class CountingFileCache(FileBasedCache):
                 values[key] = 0
         return values
 
-    def _cull(self) -> None:
-        # With CULL_FREQUENCY 0 Django culls by calling `clear`, which here empties the counters too.
-        if self._cull_frequency == 0:
-            if len(self._list_cache_files()) >= self._max_entries:
-                super().clear()
-            return
-        super()._cull()
-
     def clear(self) -> None:
         super().clear()
-        folder = os.path.join(self._dir, COUNTERS_FOLDER)
         try:
-            names = os.listdir(folder)
+            names = os.listdir(self._counters)
         except FileNotFoundError:
             return
         for name in names:
             try:
-                os.remove(os.path.join(folder, name))
+                os.remove(os.path.join(self._counters, name))
             except FileNotFoundError:  # another process cleared it first
                 pass

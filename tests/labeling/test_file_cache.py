@@ -7,6 +7,7 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from infrastructure.file_cache import CountingFileCache
 
@@ -35,10 +36,8 @@ def test_counters_from_processes_at_once_lose_no_increment(tmp_path: Path) -> No
     }
 
 
-@pytest.mark.parametrize("cull_frequency", [0, 1])  # 0: Django culls by clearing the cache
-def test_culling_spares_counters_and_clearing_empties_them(tmp_path: Path, cull_frequency: int) -> None:
-    options = {"MAX_ENTRIES": 3, "CULL_FREQUENCY": cull_frequency}
-    cache = CountingFileCache(str(tmp_path / "cache"), {"OPTIONS": options})
+def test_culling_spares_counters_and_clearing_empties_them(tmp_path: Path) -> None:
+    cache = CountingFileCache(str(tmp_path / "cache"), {"OPTIONS": {"MAX_ENTRIES": 3, "CULL_FREQUENCY": 1}})
     cache.counter_add("requests:1")
     cache.counter_add("requests:1")
     for number in range(10):  # past MAX_ENTRIES: Django culls the whole cache
@@ -49,3 +48,8 @@ def test_culling_spares_counters_and_clearing_empties_them(tmp_path: Path, cull_
     assert cache.counter_values(["requests:1"]) == {"requests:1": 0}
     cache.counter_add("requests:1")  # the folder comes back after a clear
     assert cache.counter_values(["requests:1"]) == {"requests:1": 1}
+
+
+def test_a_cull_frequency_that_would_clear_the_counters_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ImproperlyConfigured, match="CULL_FREQUENCY above 0"):
+        CountingFileCache(str(tmp_path / "cache"), {"OPTIONS": {"CULL_FREQUENCY": 0}})
