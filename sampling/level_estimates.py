@@ -35,6 +35,7 @@ from estimation.metrics.spec import Metric
 from estimation.metrics.values import metric_values
 from estimation.sampling.arrivals import stratified_estimate, target_strata
 from estimation.sampling.estimators import query_level_estimate, unreachable_mass
+from estimation.sampling.intervals import clip_interval
 from estimation.sampling.item_estimators import (
     item_level_difference_estimate,
     item_level_estimate,
@@ -235,9 +236,10 @@ def query_draws_counted(
 
 
 def _clipped(interval: list[float], bounds: tuple[float, float]) -> list[float]:
-    """An interval cut to where the metric can lie: coverage can only grow, since the true value
-    is inside the bounds (a DCG interval reaching below 0 says nothing the bounds do not)."""
-    return [max(interval[0], bounds[0]), min(interval[1], bounds[1])]
+    """An interval cut to where the metric can lie (`clip_interval`: coverage can only grow, since
+    the true value is inside the bounds)."""
+    low, high = clip_interval(interval[0], interval[1], bounds)
+    return [float(low), float(high)]
 
 
 def _difference_bounds(metric: Metric) -> tuple[float, float]:
@@ -690,7 +692,7 @@ def run_result_finish(
     if not estimate.reliable and np.isfinite(estimate.any_n_low) and np.isfinite(estimate.any_n_high):
         low, high = estimate.any_n_low, estimate.any_n_high
     if bounds is not None:
-        low, high = max(low, bounds[0]), min(high, bounds[1])
+        low, high = _clipped([low, high], bounds)
     result.update(
         value=number(estimate.value),
         se=number(estimate.standard_error),

@@ -180,12 +180,15 @@ def clip_interval(
 
     Coverage can only grow: the true value lies inside the bounds, so the part of an interval
     beyond them holds nothing (a DCG interval reaching below 0 says nothing the bounds do
-    not). ``None`` leaves the interval as it is.
+    not). ``None`` leaves the interval as it is. An interval wholly beyond one bound (a small
+    sample's Horvitz-Thompson estimate can lie outside the range) becomes that bound, never an
+    interval whose low end is above its high end.
     """
     if value_bounds is None:
         return low, high
     lowest, highest = check_value_bounds(value_bounds)
-    clipped_low, clipped_high = np.maximum(low, lowest), np.minimum(high, highest)
+    clipped_low = np.minimum(np.maximum(low, lowest), highest)
+    clipped_high = np.maximum(np.minimum(high, highest), lowest)
     if np.ndim(clipped_low) == 0:
         return float(clipped_low), float(clipped_high)
     return clipped_low, clipped_high

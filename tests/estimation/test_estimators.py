@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from estimation.sampling.estimators import query_level_estimate
-from estimation.sampling.intervals import normal_quantile
+from estimation.sampling.intervals import clip_interval, normal_quantile
 
 
 def test_it_weights_each_draw_by_p_over_q() -> None:
@@ -105,3 +105,14 @@ def test_it_carries_the_bookkeeping_into_the_result() -> None:
 def test_it_rejects_bad_draws(values: list, propensities: list, weights: list, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         query_level_estimate(np.array(values), np.array(propensities), np.array(weights))
+
+
+def test_an_interval_wholly_beyond_the_range_is_cut_to_the_bound_never_inverted() -> None:
+    # A small sample's Horvitz-Thompson estimate of a DCG@5 difference (range +-8.85) can lie
+    # above the range with its whole interval: cut, it is the bound, not [11.2, 8.85].
+    assert clip_interval(11.2, 30.0, (-8.85, 8.85)) == (8.85, 8.85)
+    assert clip_interval(-30.0, -11.2, (-8.85, 8.85)) == (-8.85, -8.85)
+    assert clip_interval(-12.0, 3.0, (-8.85, 8.85)) == (-8.85, 3.0)
+    low, high = clip_interval(np.array([11.2, -1.0]), np.array([30.0, 2.0]), (0.0, 8.85))
+    np.testing.assert_array_equal(low, [8.85, 0.0])
+    np.testing.assert_array_equal(high, [8.85, 2.0])
