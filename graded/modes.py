@@ -39,6 +39,7 @@ from sampling import (
     campaign_verdict_sync,
     compared_systems,
     draws_top_up,
+    goal_words,
     plan_problem,
     sampling_state_recompute,
     snapshot_record,
@@ -268,12 +269,7 @@ class GradedMode(GradedTasksMode):
         )
 
     def describe(self, campaign: Campaign) -> str:
-        goal = campaign.get_goal_display().lower()
-        if campaign.goal == Campaign.Goal.LEADERBOARD:
-            # The systems the sampling ranks (k of the chosen ones, else every pooled run), not k
-            # itself: without chosen systems k names none and every run is ranked.
-            ranked = len(compared_systems(campaign))
-            goal = f"leaderboard of {ranked} system{'s' if ranked != 1 else ''}" if ranked else goal
+        goal = goal_words(campaign)
         metric = campaign_metric_label(campaign)
         return f"{metric} · {goal} · {campaign.strategy} · {campaign.grade_count} grades"
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         pool_csv,
         sampling_csv,
     )
-    from sampling.focus import compared_systems
+    from sampling.focus import compared_systems, goal_words
     from sampling.judge_calls import judge_run_done
     from sampling.judge_editing import judge_create, judge_settings_problems, judge_update
     from sampling.judge_kinds import (
@@ -148,6 +148,7 @@ _HOMES: dict[str, str] = {
     "pool_csv": "sampling.exports",
     "sampling_csv": "sampling.exports",
     "compared_systems": "sampling.focus",
+    "goal_words": "sampling.focus",
     "judge_run_done": "sampling.judge_calls",
     "judge_create": "sampling.judge_editing",
     "judge_settings_problems": "sampling.judge_editing",
@@ -229,6 +230,7 @@ __all__ = [
     "STRATEGIES",
     "campaign_model_summary",
     "compared_systems",
+    "goal_words",
     "campaign_plan",
     "draws_csv",
     "pool_csv",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from labeling.models import Campaign
+from sampling.focus import goal_words
 from sampling.models import SamplingState
 from sampling.strategies import strategy_for
 
@@ -23,7 +24,7 @@ def campaign_model_summary(campaign: Campaign) -> dict[str, Any]:
         "strategy_label": strategy.label,
         "level": strategy.level.name,
         "goal": campaign.goal,
-        "goal_label": campaign.get_goal_display(),
+        "goal_label": goal_words(campaign),
         "focus_systems": list(campaign.focus_systems or []),
         "metric": campaign.metric,
         "status": campaign.status,

@@ -22,6 +22,17 @@ def compared_systems(campaign: Campaign) -> list[str]:
     return [names[index] for index in _focus_positions(campaign, names)] if names else []
 
 
+def goal_words(campaign: Campaign) -> str:
+    """The goal in words, a leaderboard with the count of systems it ranks (k of the chosen ones,
+    else every pooled run: without chosen systems k names none), not k itself."""
+    goal = campaign.get_goal_display().lower()
+    if campaign.goal == Campaign.Goal.LEADERBOARD:
+        ranked = len(compared_systems(campaign))
+        if ranked:
+            goal = f"leaderboard of {ranked} system{'s' if ranked != 1 else ''}"
+    return goal
+
+
 def _focus_positions(campaign: Campaign, names: list[str]) -> list[int]:
     chosen = [name for name in (campaign.focus_systems or []) if name in names]
     indices = [names.index(name) for name in chosen] or list(range(len(names)))

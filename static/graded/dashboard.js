@@ -694,7 +694,12 @@
         // Who picks them: the top-up while it runs; later draws of the campaign once it is over
         // (or when an unchanged release had none).
         const next = arrival.status === "done" || arrival.verdict === "unchanged" ? "later draws of the campaign pick them (its top-up is over)" : "the top-up picks them next";
-        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + " of its score comes from documents the sampling could not pick yet (they joined the pool late, with this run or another run that arrived); " + next + "." }));
+        // A campaign that draws whole topics counts a drawn topic once all its documents are
+        // judged: there the share is of documents on drawn topics still waiting for judgments.
+        const why = arrival.horizon_unit === "topics"
+          ? " of its score comes from documents on drawn topics not judged yet (a topic counts once all its documents are); they are judged before any new topic is drawn"
+          : " of its score comes from documents the sampling could not pick yet (they joined the pool late, with this run or another run that arrived); " + next;
+        box.append(el("div", { class: "notice warn small arrival-warning", text: arrival.system + ": " + percent(arrival.unreachable_share) + why + "." }));
       } else if (arrival.waiting_items > 0 && arrival.horizon_unit === "topics") {
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": " + documents(arrival.waiting_items) + " of it on topics drawn before it arrived are not judged yet (already pooled ones count too); a drawn topic counts once all its documents are, so its estimate and difference show then." }));
       } else if (arrival.waiting_items > 0) {

@@ -123,5 +123,7 @@ def test_the_summary_line_counts_the_systems_a_leaderboard_ranks(
     # k with no systems chosen ranks every pooled run: the line names three, not k.
     campaign_update(campaign=three_runs, goal="leaderboard", goal_k=2)
     assert "leaderboard of 3 systems" in summary()
+    dashboard = _client(coordinator).get(reverse("labeling:campaign_dashboard", args=[three_runs.pk]))
+    assert '<span id="meta-goal">leaderboard of 3 systems</span>' in dashboard.content.decode()
     campaign_update(campaign=three_runs, focus_systems=["gamma", "alpha", "beta"])
     assert "leaderboard of 2 systems" in summary()
