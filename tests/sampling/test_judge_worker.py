@@ -7,6 +7,7 @@ repeated. Over a real Redis (production) and the embedded default (filesystem br
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +30,22 @@ def _wait_for(check: Callable[[], bool], seconds: float, worker: CeleryWorker) -
             return
         time.sleep(0.1)
     raise AssertionError(f"timed out; worker log:\n{worker.log.read_text(errors='replace')[-4000:]}")
+
+
+def _asked_once_settled(
+    state: ChatServerState, quiet: float = 0.5, limit: float = 10.0
+) -> Counter[tuple[str, str]]:
+    """The pairs the chat server was asked, once it has read every request sent so far: a request
+    the worker sent just before it was killed is read by the server's thread a moment later."""
+    deadline = time.monotonic() + limit
+    asked = state.asked()
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = state.asked()
+        if now == asked:
+            break
+        asked = now
+    return asked
 
 
 @pytest.mark.parametrize("broker", ["redis", "embedded"])
@@ -68,7 +85,7 @@ def test_a_killed_worker_loses_no_answer_and_asks_no_stored_pair_again(
             _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).labels >= 4, 90, worker)
             worker.kill()
             stored_before = set(JudgeCall.objects.filter(judge=judge).values_list("qid", "docno"))
-            asked_before = state.asked()
+            asked_before = _asked_once_settled(state)
             assert 4 <= len(stored_before) < 21
             worker.start()
             _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, worker)
