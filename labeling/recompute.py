@@ -84,15 +84,12 @@ def _count_request(campaign_id: int) -> None:
     counter_add = getattr(cache, "counter_add", None)
     if counter_add is not None:
         counter_add(key)
-    elif settings.REDIS_URL:
-        try:
+        return
+    try:
+        cache.incr(key)
+    except ValueError:  # the first request (or a flushed cache)
+        if not cache.add(key, 1, timeout=None):
             cache.incr(key)
-        except ValueError:  # the first request (or a flushed cache)
-            if not cache.add(key, 1, timeout=None):
-                cache.incr(key)
-    else:  # a cache of another kind: read and write, where two requests at once may count as one,
-        # which still leaves the count above what any earlier recompute covered
-        cache.set(key, int(cache.get(key) or 0) + 1, timeout=None)
 
 
 def _requests_counted(campaign_ids: list[int]) -> dict[int, int]:
