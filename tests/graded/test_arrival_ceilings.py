@@ -91,7 +91,7 @@ def test_a_hostile_top_up_answers_400_and_the_run_is_not_pooled(
     # One judged campaign takes every hostile budget in turn (judging it is the slow part): each
     # refusal must leave it exactly as it was, so the next one starts from the same state.
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     before = _stored(campaign)
     for budget in HOSTILE_BUDGETS:
         answer = arrive(api, coordinator, campaign, budget=budget, reference="alpha")
@@ -103,7 +103,7 @@ def test_a_top_up_that_takes_the_campaign_past_the_ceiling_is_refused_before_the
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     before = _stored(campaign)
     with override_settings(LABELING_MAX_BUDGET=20):
         answer = arrive(api, coordinator, campaign, budget="10", reference="alpha")
@@ -121,7 +121,7 @@ def test_arrivals_past_the_operator_s_ceiling_are_refused_with_its_name(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     with override_settings(LABELING_MAX_ARRIVALS=1):
         assert arrive(api, coordinator, campaign, budget="4", reference="alpha").status_code == 201
         before = _stored(campaign)

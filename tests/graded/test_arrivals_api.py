@@ -161,7 +161,7 @@ def test_a_target_width_gets_a_planned_budget(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     wide = arrive(api, coordinator, campaign, target_width="8", reference="beta")
     assert wide.status_code == 201, wide.content
     body = wide.json()
@@ -190,7 +190,7 @@ def test_the_reference_defaults_to_the_best_current_estimate(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     rows = api(coordinator).get(f"/api/campaigns/{campaign.pk}/estimates/").json()["systems"]
     best = max((row for row in rows if row["metric"] == "DCG@5"), key=lambda row: row["value"])["name"]
     created = arrive(api, coordinator, campaign, budget="4")
@@ -204,7 +204,7 @@ def test_bad_arrivals_are_refused_with_the_reason_and_store_nothing(
     refused = arrive(api, coordinator, draft, budget="5")
     assert refused.status_code == 400 and "nothing was drawn yet" in refused.content.decode()
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     cases = [
         ({"budget": "5", "reference": "omega"}, RUN_C, "'omega' is not a pooled run"),
         ({"budget": "0"}, RUN_C, "top-up budget must be above 0, got 0"),
@@ -232,7 +232,7 @@ def test_a_judge_assisted_campaign_counts_the_new_pairs_its_uploaded_judge_has_n
     judge_labels_import(judge=judge, files=[upload("judge.txt", labels)])
     campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=draft_campaign)
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     created = arrive(api, coordinator, campaign, budget="6", reference="alpha")
     assert created.status_code == 201, created.content
     body = created.json()
@@ -257,7 +257,7 @@ def test_a_running_judge_labels_the_new_pairs_before_the_topup_is_drawn(
     assert run_to_end(judge).labels == 21
     campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=draft_campaign)
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     new_texts = [
         {"docno": f"d{q}-{d}", "title": "", "text": "filler text"} for q in (1, 2, 3) for d in (8, 9)
     ]
@@ -287,7 +287,7 @@ def test_a_query_level_campaign_judges_the_runs_documents_on_the_drawn_topics_fi
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "passive")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     drawn = set(Draw.objects.filter(campaign=campaign).values_list("topic_id", flat=True))
     assert drawn, "the budget of 12 draws at least one topic of 7 documents"
     completion = 2 * len(drawn)  # RUN_C brings d?-8 and d?-9 to every topic
@@ -381,7 +381,7 @@ def test_the_campaign_page_adds_an_arrival_and_says_why_when_it_refuses(
     client.force_login(assessor)
     assert 'id="arrival-title"' not in client.get(f"/campaigns/{campaign.pk}/").content.decode()
     client.force_login(coordinator)
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert 'id="arrival-title"' in page and 'data-upload="arrival"' in page and "target_width" in page
     url = f"/campaigns/{campaign.pk}/arrivals/"
@@ -416,7 +416,7 @@ def test_runs_arriving_one_after_another_keep_every_page_answering_at_every_step
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     first = arrive(api, coordinator, campaign, budget="3", reference="alpha").json()
     second = arrive(api, coordinator, campaign, RUN_D, budget="6", reference="gamma").json()
     assert second["reference"] == "gamma" and second["new_items"] == 3  # its d?-10; d?-8 came first
@@ -442,9 +442,9 @@ def test_the_arrivals_list_reads_stored_reports_in_queries_that_do_not_grow_with
     from django.test.utils import CaptureQueriesContext
 
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     first = arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     url = f"/api/campaigns/{campaign.pk}/arrivals/"
     client = api(coordinator)
     client.get(url)  # the first read after an arrival stores what is missing

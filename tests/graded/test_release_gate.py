@@ -70,7 +70,7 @@ def test_the_gate_submits_a_run_waits_for_its_verdict_and_exits_with_it(
     campaign = _campaign(coordinator, strategy="items", verdict_rule=rule)
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     run = tmp_path / "poor.run"
     run.write_text(RUN_POOR)
     # The pipeline's own credential: this campaign's arrivals only, for a day.
@@ -133,7 +133,7 @@ def test_an_identical_release_exits_with_its_own_code_and_costs_nothing(
     campaign = _campaign(coordinator, strategy="items", seed=1)
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     run = tmp_path / "same.run"
     run.write_text(RUN_A.replace(" alpha\n", " release\n"))
     token = Token.objects.create(user=coordinator).key
@@ -198,7 +198,7 @@ def test_the_gate_says_why_the_server_refused_and_waits_no_longer_than_asked(
     assert wrong_token.returncode == 3 and "Invalid token" in errors
     campaign_assessors_assign(campaign=campaign, usernames=[assessor.get_username()])
     campaign = campaign_start(campaign=campaign)
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     waiting = _gate(
         live_server,
         token,

@@ -46,7 +46,7 @@ def test_a_sequential_verdict_comes_early_and_the_budget_figures_add_up(
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
     assert campaign.verdict_rule == Campaign.VerdictRule.SEQUENTIAL, "the default"
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     body = arrive(api, coordinator, campaign, RUN_POOR, budget="200", reference="alpha").json()
     assert body["rule"] == "sequential" and body["verdict"] is None and body["horizon"] >= 1
     assert body["question"] == "difference" and body["margin"] == 0
@@ -86,7 +86,7 @@ def test_a_verdict_read_late_is_taken_at_the_label_where_the_sequence_decided(
         campaign = running(api, coordinator, assessor, "items", start=False)
         Campaign.objects.filter(pk=campaign.pk).update(seed=20261206)
         campaign = campaign_start(campaign=Campaign.objects.get(pk=campaign.pk))
-        judge_all(campaign, assessor)
+        judge_all(campaign, assessor, recompute_each=False)
         body = arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
         campaigns.append((campaign, body["id"]))
     (eager, eager_arrival), (late, late_arrival) = campaigns
@@ -125,7 +125,7 @@ def test_a_fixed_verdict_is_read_once_the_topup_is_spent(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     body = arrive(api, coordinator, campaign, RUN_POOR, budget="6", reference="alpha", rule="fixed").json()
     assert body["rule"] == "fixed" and body["verdict"] is None
     task = task_next(campaign=campaign, assessor=assessor)
@@ -154,7 +154,7 @@ def test_a_budget_cut_does_not_turn_into_an_early_fixed_reading(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     body = arrive(api, coordinator, campaign, RUN_POOR, budget="30", reference="alpha", rule="fixed").json()
     for _ in range(3):
         task = task_next(campaign=campaign, assessor=assessor)
@@ -172,7 +172,7 @@ def test_an_identical_release_is_answered_at_once_with_no_topup(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     campaign.refresh_from_db()
     budget = campaign.budget
     body = arrive(api, coordinator, campaign, RUN_ALPHA_AGAIN, budget="25", reference="alpha")
@@ -188,7 +188,7 @@ def test_non_inferiority_with_a_margin_says_not_worse_or_worse(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     refused = arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha", margin="0.5")
     assert refused.status_code == 400 and "needs a question that reads it" in refused.content.decode()
     assert not Arrival.objects.filter(campaign=campaign).exists(), "nothing stored on a refusal"
@@ -213,7 +213,7 @@ def test_the_default_reference_is_never_a_run_that_just_arrived(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     first = arrive(api, coordinator, campaign, RUN_POOR, budget="5", reference="alpha").json()
     second = arrive(api, coordinator, campaign, budget="5").json()
     assert second["reference"] in ("alpha", "beta") and second["reference"] != first["system"]
@@ -224,7 +224,7 @@ def test_two_runs_arriving_together_count_only_their_own_topups(
     api: Api, coordinator: AbstractBaseUser, assessor: AbstractBaseUser
 ) -> None:
     campaign = running(api, coordinator, assessor, "passive")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     first = arrive(api, coordinator, campaign, budget="20", reference="alpha").json()
     second = arrive(api, coordinator, campaign, RUN_POOR, budget="20", reference="alpha").json()
     assert (
@@ -260,7 +260,7 @@ def test_a_topup_larger_than_the_pool_ends_with_a_verdict_when_every_document_is
     """Once every document the difference weighs is judged, it is known exactly: the verdict is
     its side of 0, whatever the rule, and the rest of the top-up goes back."""
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     body = arrive(api, coordinator, campaign, RUN_POOR, budget="500", reference="alpha", rule="fixed").json()
     judge_all(campaign, assessor)
     report = api(coordinator).get(f"/api/campaigns/{campaign.pk}/arrivals/{body['id']}/").json()
@@ -304,7 +304,7 @@ def test_a_query_level_exact_verdict_is_read_at_its_labels_and_printed_without_a
     gives the exact value as the difference, the sample's estimate only beside it."""
     campaign = running(api, coordinator, assessor, "passive")
     Campaign.objects.filter(pk=campaign.pk).update(budget=1000)  # every topic drawn and judged
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     topics = Task.objects.filter(campaign=campaign).values("topic_id").distinct().count()
     # The top-up is exactly the completion: RUN_POOR's three documents of every topic that
     # neither stored run retrieved (d?-9, d?-12, d?-15).
@@ -334,7 +334,7 @@ def test_a_run_whose_documents_are_all_judged_gets_its_verdict_without_another_j
     one until its timeout)."""
     campaign = running(api, coordinator, assessor, "items")
     Campaign.objects.filter(pk=campaign.pk).update(budget=1000)  # every pool document judged
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     assert recompute_soon_wait()
     recompute(campaign.pk)  # the queued one, run: nothing is queued or marked as queued now
     queued_recomputes()
@@ -528,7 +528,7 @@ def test_a_campaign_that_draws_whole_topics_reads_the_sequential_rule_too(
     """Topic-level arrivals are read after every topic that counts (its documents all judged),
     from the query level's own difference terms."""
     campaign = running(api, coordinator, assessor, "passive")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     body = arrive(api, coordinator, campaign, RUN_POOR, budget="40", reference="alpha").json()
     assert body["rule"] == "sequential"
     judge_all(campaign, assessor)
@@ -551,7 +551,7 @@ def test_two_runs_arriving_one_after_the_other_each_get_their_own_topup(
     """The newer arrival's queue counts against its top-up: it does not draw past it while the
     older one waits, and the older one is not ended with nothing spent."""
     campaign = running(api, coordinator, assessor, "items")
-    judge_all(campaign, assessor)
+    judge_all(campaign, assessor, recompute_each=False)
     older = arrive(api, coordinator, campaign, RUN_POOR, budget="4", reference="alpha", rule="fixed").json()
     newer = arrive(api, coordinator, campaign, budget="4", reference="alpha", rule="fixed").json()
     judge_all(campaign, assessor)
