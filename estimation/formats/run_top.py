@@ -35,7 +35,7 @@ from estimation.formats.byte_columns import (
     string_hashes,
 )
 from estimation.formats.run_blocks import NeedsLineReader, _byte_blocks, open_binary, parse_text_block
-from estimation.formats.trec import BOM_BYTES, Run, iter_lines, iter_run, run_from_lines
+from estimation.formats.trec import BOM_BYTES, Run, read_run
 
 TOP_BLOCK_BYTES = 1 << 20
 """How much of the file one block holds: large enough for numpy to pay, small enough that a
@@ -243,7 +243,7 @@ def read_run_top(path: str | os.PathLike[str], depth: int, *, block_bytes: int =
         except _QueryResumes:
             return _collect(filename, depth, block_bytes, keep_hashes=True)
     except NeedsLineReader:
-        run = run_from_lines(iter_run(iter_lines(filename), filename), filename)
+        run = read_run(filename)
         return Run(
             tag=run.tag,
             rankings={qid: docnos[:depth] for qid, docnos in run.rankings.items()},

@@ -298,26 +298,61 @@ def iter_run(lines: Iterable[str | bytes], filename: str = "<run>") -> Iterator[
         Wrong field count, non-integer rank, non-numeric or non-finite score, or a
         document listed twice for one query (the message names both lines).
     """
+    for qid, docno, rank, score, tag, number in _run_rows(lines, filename):
+        yield RunLine(qid=qid, docno=docno, rank=rank, score=score, tag=tag, line=number)
+
+
+def _run_rows(lines: Iterable[str | bytes], filename: str) -> Iterator[tuple[str, str, int, float, str, int]]:
+    """`iter_run`'s lines as plain tuples (qid, docno, rank, score, tag, line number).
+
+    The loop every run file goes through, a million lines for a large one: the checks are
+    written inline (a function call per field was a third of the time), and a helper is called
+    only to word an error."""
     first_line_of: dict[tuple[str, str], int] = {}
-    for number, fields in _content_lines(lines, filename):
-        _field_count(fields, RUN_FIELDS, filename, number)
+    remember = first_line_of.setdefault
+    field_count = len(RUN_FIELDS)
+    isfinite = math.isfinite
+    for number, text in content_texts(lines, filename):
+        fields = text.split()
+        if len(fields) != field_count:
+            _field_count(fields, RUN_FIELDS, filename, number)
         qid, _, docno, rank_text, score_text, tag = fields
-        rank = _integer(rank_text, "rank", filename, number)
-        score = _finite_float(score_text, "score", filename, number)
-        key = (qid, docno)
-        earlier = first_line_of.setdefault(key, number)
+        try:
+            rank = int(rank_text)
+        except ValueError:
+            rank = _integer(rank_text, "rank", filename, number)
+        try:
+            score = float(score_text)
+        except ValueError:
+            score = _finite_float(score_text, "score", filename, number)
+        if not isfinite(score):
+            _finite_float(score_text, "score", filename, number)
+        earlier = remember((qid, docno), number)
         if earlier != number:
             raise InputFileError(filename, number, _twice(f"document {docno!r} listed", qid, earlier, number))
-        yield RunLine(qid=qid, docno=docno, rank=rank, score=score, tag=tag, line=number)
+        yield qid, docno, rank, score, tag, number
 
 
 def run_from_lines(run_lines: Iterable[RunLine], filename: str = "<run>") -> Run:
     """Collect validated run lines into a `Run`, ordering each query as trec_eval does."""
+    return _run_from_rows(
+        ((line.qid, line.docno, line.rank, line.score, line.tag, line.line) for line in run_lines), filename
+    )
+
+
+def _run_from_rows(rows: Iterable[tuple[str, str, int, float, str, int]], filename: str) -> Run:
     by_query: dict[str, list[tuple[float, str]]] = {}
     tags: dict[str, None] = {}
-    for run_line in run_lines:
-        by_query.setdefault(run_line.qid, []).append((run_line.score, run_line.docno))
-        tags.setdefault(run_line.tag, None)
+    last_qid, entries, last_tag = None, None, None
+    for qid, docno, _, score, tag, _ in rows:
+        # A run lists each query's lines together: the list is looked up once per query.
+        if qid != last_qid:
+            entries = by_query.setdefault(qid, [])
+            last_qid = qid
+        entries.append((score, docno))  # type: ignore[union-attr]  # set with last_qid
+        if tag != last_tag:
+            tags.setdefault(tag, None)
+            last_tag = tag
     if not by_query:
         raise InputFileError(filename, None, "the run holds no lines")
     rankings: dict[str, tuple[str, ...]] = {}
@@ -334,7 +369,7 @@ def run_from_lines(run_lines: Iterable[RunLine], filename: str = "<run>") -> Run
 def read_run(path: str | os.PathLike[str]) -> Run:
     """Read a TREC run file (plain or gzip) into a `Run`; see `iter_run` for the rules."""
     filename = os.fspath(path)
-    return run_from_lines(iter_run(iter_lines(filename), filename), filename)
+    return _run_from_rows(_run_rows(iter_lines(filename), filename), filename)
 
 
 # ---------------------------------------------------------------------------------------------
