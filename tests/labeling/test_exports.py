@@ -9,6 +9,7 @@ import tracemalloc
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.utils import timezone
 
 from estimation.formats.trec import iter_qrels
@@ -77,7 +78,9 @@ def test_it_exports_the_campaign_configuration(campaign: Campaign) -> None:
 def test_it_streams_a_large_judgment_export_in_bounded_memory(
     campaign: Campaign, assessor: AbstractBaseUser
 ) -> None:
-    # 40,000 judgments written directly (the export, not judging, is under test).
+    # 40,000 judgments written directly (the export, not judging, is under test): 1,250 through
+    # the ORM, doubled five times by the database (40,000 model instances through bulk_create
+    # took three quarters of the test's time).
     task = task_next(campaign=campaign, assessor=assessor)
     now = timezone.now()
     Judgment.objects.bulk_create(
@@ -92,10 +95,19 @@ def test_it_streams_a_large_judgment_export_in_bounded_memory(
                 draw_id=task.draw_id,
                 created_at=now,
             )
-            for index in range(40_000)
-        ],
-        batch_size=5000,
+            for index in range(1250)
+        ]
     )
+    copied = [field.column for field in Judgment._meta.concrete_fields if not field.primary_key]
+    columns = ", ".join(connection.ops.quote_name(column) for column in copied)
+    table = connection.ops.quote_name(Judgment._meta.db_table)
+    with connection.cursor() as cursor:
+        for _ in range(5):
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {table} WHERE campaign_id = %s",
+                [campaign.pk],
+            )
+    assert Judgment.objects.filter(campaign=campaign).count() == 40_000
     tracemalloc.start()
     try:
         total = 0
