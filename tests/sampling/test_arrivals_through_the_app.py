@@ -111,9 +111,8 @@ def test_the_topup_difference_is_unbiased_and_covered_through_the_app(
     assert abs(float(np.mean(values)) - truth) <= 4 * spread, (np.mean(values), truth, spread)
     assert sum(covered) >= _fewest_covering(len(covered)), (sum(covered), len(covered))
     # The figures docs/statistics.md quotes.
-    print(
-        f"mean {np.mean(values):.2f}, truth {truth:.2f}, se {spread:.2f}, covered {sum(covered)} of {len(covered)}"
-    )
+    mean = float(np.mean(values))
+    print(f"mean {mean:.2f}, truth {truth:.2f}, se {spread:.2f}, covered {sum(covered)} of {len(covered)}")
 
 
 def test_a_topup_planned_for_a_width_reaches_about_that_width(
