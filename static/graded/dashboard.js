@@ -17,6 +17,8 @@
   };
   // Beyond this many series shown, bands of every series would hide each other: error bars only.
   const MAX_BANDS_SHOWN = 2;
+  // The estimates' and the arrivals' tables mark a point estimate beyond its (cut) interval.
+  const OUTSIDE_NOTE = "† The estimate lies outside its interval: the interval is cut to the values the metric can take, and an unbiased estimate from few draws can fall beyond them (it moves inside as draws arrive).";
 
   const { fmt, fmtInterval, decimalsFor, fixed, fixedInterval, percent, el, svg, titled, scale, ticks, extent, axes, clear, getJson, csrfToken } =
     window.Charts;
@@ -158,7 +160,7 @@
         ? " " + (estimates.draws_made - estimates.draws) + " of the " + estimates.draws_made + " draws made do not count yet: they wait for judgments still open (a drawn topic counts once every one of its documents is judged, those a run that arrived brought too), and count once those are in; a dash is an estimate with no draw counted."
         : "") +
       (outsideRows
-        ? " † The estimate lies outside its interval: the interval is cut to the values the metric can take, and an unbiased estimate from few draws can fall beyond them (it moves inside as draws arrive)."
+        ? " " + OUTSIDE_NOTE
         : "");
     showDifference(estimates.difference);
   }
@@ -679,7 +681,7 @@
           el("td", { class: "num", text: fmt(Math.min(arrival.topup_spent, arrival.topup_budget)) + " of " + fmt(arrival.topup_budget) }),
           el("td", { class: "num", text: String(arrival.new_items) }),
           // Below the reliability threshold the value is no estimate to read alone: say so.
-          el("td", { class: "num strong", text: fixed(gap.value, digits) + (gap.reliable === false && gap.value !== null ? " (too few topics)" : "") }),
+          el("td", { class: "num strong", "data-field": "difference", "data-outside": outsideInterval(gap) ? "1" : null, text: fixed(gap.value, digits) + (outsideInterval(gap) ? " †" : "") + (gap.reliable === false && gap.value !== null ? " (too few topics)" : "") }),
           el("td", { class: "num", text: (gap.reliable === false && gap.low !== null ? "any-n bounds " : "") + fixedInterval([gap.low, gap.high], digits) }),
           el("td", { class: "num", text: percent(arrival.order_right) }),
           el("td", { "data-field": "verdict", text: verdictText(arrival) }),
@@ -687,6 +689,9 @@
       );
     }
     box.append(table);
+    if (arrivals.some((arrival) => outsideInterval(arrival.difference || {}))) {
+      box.append(el("p", { class: "small muted", id: "arrivals-outside-note", text: OUTSIDE_NOTE }));
+    }
     for (const arrival of arrivals) {
       // No silent gaps: say why a difference is missing or still incomplete.
       const documents = (count) => count + (count === 1 ? " document" : " documents");

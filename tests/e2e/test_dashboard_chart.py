@@ -2,7 +2,7 @@
 with the compared pair (the legend shows or hides the others); one wild estimate after a single
 draw neither stretches the axis nor hides the others (it is drawn at the edge); an estimate
 outside its own interval (cut to the metric's range) is marked and explained in the table, whose
-numbers share one number of decimals per metric."""
+numbers share one number of decimals per metric, and so is an arrival's difference."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 
-from labeling.models import Campaign
+from labeling.models import Arrival, Campaign, System
 from labeling.services.campaigns import campaign_create, campaign_start
+from sampling import arrival_summary
 from sampling.estimates import estimates_fingerprint
 from sampling.models import EstimateSnapshot
 from tests.e2e.helpers import log_in
@@ -61,6 +63,15 @@ def crowded_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         for index, name in enumerate(SYSTEMS)
     ]
     later[1] = _row("run2", -0.299, 0.0, 5.868)
+    # run8 arrived, compared with run1: its stored difference lies beyond its interval, cut to
+    # the difference's range (a small top-up's unbiased estimate can).
+    arrival = Arrival.objects.create(
+        campaign=campaign, system=System.objects.get(campaign=campaign, name="run8"),
+        reference=System.objects.get(campaign=campaign, name="run1"), topup_budget=5, drawable_after=0,
+    )  # fmt: skip
+    report = arrival_summary(arrival)
+    report["difference"] = {"value": 6.2, "se": 1.0, "low": 1.0, "high": 5.868, "reliable": True}
+    Arrival.objects.filter(pk=arrival.pk).update(report=report, report_at=timezone.now())
     for spent, rows, fingerprint in ((1, first, "old"), (6, later, estimates_fingerprint(campaign))):
         EstimateSnapshot.objects.create(
             campaign=campaign, fingerprint=fingerprint, level="query", spent=spent, budget=40,
@@ -102,6 +113,10 @@ def test_the_history_chart_stays_readable(
     cell = page.locator("#estimates-table tr[data-system=run2] [data-field=value]")
     assert cell.inner_text() == "-0.299 †" and cell.get_attribute("data-outside") == "1"
     assert "lies outside its interval" in page.locator("#estimates-note").inner_text()
+    # So do the arrivals' differences.
+    arrived = page.locator("#arrivals tr[data-arrival=run8] [data-field=difference]")
+    assert arrived.inner_text() == "6.200 †" and arrived.get_attribute("data-outside") == "1"
+    assert "lies outside its interval" in page.locator("#arrivals-outside-note").inner_text()
     # One metric's numbers carry one number of decimals (they ranged over -0.07134, 14.7, 20.31).
     cells = page.locator("#estimates-table tr[data-system] td.num").all_inner_texts()
     numbers = re.findall(r"-?\d+\.?\d*", " ".join(cells))
