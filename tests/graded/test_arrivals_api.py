@@ -35,7 +35,13 @@ from sampling.models import JudgeRun
 from sampling.pool_arrays import pool_arrays_for, pool_from_arrays
 from tests.conftest import upload
 from tests.graded.helpers import RUN_ALPHA_AGAIN, RUN_POOR, arrive, judge_all, running
-from tests.sampling.helpers import RUN_C, oracle_grade, run_to_end, texts_import
+from tests.sampling.helpers import (
+    RUN_C,
+    oracle_grade,
+    run_to_end,
+    texts_import,
+    within_its_interval_or_beyond_the_range,
+)
 from uploads.imports import documents_import
 
 Api = Callable[[AbstractBaseUser | None], APIClient]
@@ -48,23 +54,15 @@ def _new_documents_judged(campaign: Campaign) -> int:
     return Judgment.objects.filter(campaign=campaign, document__docno__regex=r"-[89]$").count()
 
 
-def within_its_interval_or_beyond_the_range(value: float, low: float, high: float, metric: Metric) -> bool:
-    """A difference's value lies in its interval, or (a small sample's unbiased estimate can)
-    beyond the difference's range, its interval then cut to that range's end (the pages mark it)."""
-    most = metric.value_bounds()[1] - metric.value_bounds()[0]
-    assert -most <= low <= high <= most, (low, high, most)
-    return low <= value <= high or (value > high == most) or (value < low == -most)
-
-
 def test_a_difference_beyond_the_range_is_told_apart_from_one_outside_its_interval() -> None:
-    metric = Metric.parse("DCG@5", y_max=2)
-    most = metric.value_bounds()[1]
-    assert within_its_interval_or_beyond_the_range(1.0, 0.5, 1.5, metric)
-    assert within_its_interval_or_beyond_the_range(most + 1.0, 0.5, most, metric)
-    assert within_its_interval_or_beyond_the_range(-most - 1.0, -most, 0.5, metric)
-    assert not within_its_interval_or_beyond_the_range(2.0, 0.5, 1.5, metric), "inside the range: a fault"
+    most = Metric.parse("DCG@5", y_max=2).value_bounds()[1]
+    bounds = (-most, most)
+    assert within_its_interval_or_beyond_the_range(1.0, 0.5, 1.5, bounds)
+    assert within_its_interval_or_beyond_the_range(most + 1.0, 0.5, most, bounds)
+    assert within_its_interval_or_beyond_the_range(-most - 1.0, -most, 0.5, bounds)
+    assert not within_its_interval_or_beyond_the_range(2.0, 0.5, 1.5, bounds), "inside the range: a fault"
     with pytest.raises(AssertionError):
-        within_its_interval_or_beyond_the_range(most + 1.0, most + 0.5, most + 1.5, metric)
+        within_its_interval_or_beyond_the_range(most + 1.0, most + 0.5, most + 1.5, bounds)
 
 
 def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
@@ -110,7 +108,8 @@ def test_a_run_arrives_gets_its_topup_and_its_difference_with_an_interval(
     # One of its new documents drawn gives its stratum a variance (MIN_STRATUM_DRAWS): a value.
     assert after["new_judged"] == _new_documents_judged(campaign) >= 1, "the design puts most mass on them"
     low, value, high = difference["low"], difference["value"], difference["high"]
-    assert within_its_interval_or_beyond_the_range(value, low, high, Metric.parse("DCG@5", y_max=2))
+    most = Metric.parse("DCG@5", y_max=2).value_bounds()[1]
+    assert within_its_interval_or_beyond_the_range(value, low, high, (-most, most))
     assert difference["se"] > 0
     assert 0.5 <= after["order_right"] <= 1
     assert after["estimate"]["value"] is not None

