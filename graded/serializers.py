@@ -120,6 +120,11 @@ class EstimatesSerializer(StrictSerializer):
         required=False,
         help_text="{topics, ranked_topics, left_out, rule, core_rule}: the topics the estimates average over",
     )
+    exact = serializers.CharField(
+        allow_null=True,
+        help_text="once every pool item is judged, a sentence saying each row's `exact` is its value over "
+        "the pool; null before",
+    )
 
 
 class SnapshotSerializer(StrictSerializer):

@@ -109,6 +109,7 @@ def estimates_compute(campaign: Campaign, fingerprint: str | None = None) -> dic
         "draws": 0,
         "draws_made": 0,
         "fingerprint": fingerprint or estimates_fingerprint(campaign),
+        "exact": None,  # EXACT_NOTE once every pool item is judged
     }
     arrays = pool_arrays_for(campaign)
     if arrays.n_topics == 0 or not arrays.system_names:
@@ -171,19 +172,22 @@ def snapshot_record(campaign: Campaign) -> EstimateSnapshot | None:
         budget=result["budget"],
         judgments=result["judgments"],
         draws=result["draws"],
-        data={
-            "systems": result["systems"],
-            "difference": result["difference"],
-            "draws_made": result["draws_made"],
-        },
+        data={key: result[key] for key in SNAPSHOT_FIELDS},
     )
+
+
+SNAPSHOT_FIELDS = ("systems", "difference", "draws_made", "exact")
+"""The parts of `estimates_compute`'s result a snapshot keeps for `estimates_current` (`exact`:
+the sentence once every pool item is judged, else None)."""
 
 
 def estimates_current(campaign: Campaign) -> dict[str, Any]:
     """The latest snapshot if it is up to date, else freshly computed (not stored)."""
     fingerprint = estimates_fingerprint(campaign)
     last = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
-    if last is not None and last.fingerprint == fingerprint:
+    # A snapshot stored before `exact` was kept cannot say whether the values are exact: it is
+    # computed again, as a stale one is.
+    if last is not None and last.fingerprint == fingerprint and "exact" in last.data:
         judgments, spent = campaign_spent(campaign)
         return {
             "level": last.level,

@@ -75,7 +75,7 @@ def crowded_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     for spent, rows, fingerprint in ((1, first, "old"), (6, later, estimates_fingerprint(campaign))):
         EstimateSnapshot.objects.create(
             campaign=campaign, fingerprint=fingerprint, level="query", spent=spent, budget=40,
-            judgments=spent, draws=spent, data={"systems": rows, "difference": None},
+            judgments=spent, draws=spent, data={"systems": rows, "difference": None, "exact": None},
         )  # fmt: skip
     return campaign
 
@@ -141,7 +141,7 @@ def test_the_table_shows_the_intervals_and_words_of_the_estimates_level(
     row = {**_row("run1", 2.0, 1.0, 3.0), "intervals": {"hoeffding": [0.25, 3.75], "bernstein": [0.5, 3.5]}}
     EstimateSnapshot.objects.create(
         campaign=campaign, fingerprint=estimates_fingerprint(campaign), level="item", spent=1, budget=40,
-        judgments=1, draws=1, data={"systems": [row], "difference": None},
+        judgments=1, draws=1, data={"systems": [row], "difference": None, "exact": None},
     )  # fmt: skip
     page = browser_page
     log_in(page, live_server.url, "carl", f"/campaigns/{campaign.pk}/dashboard/")
@@ -165,7 +165,7 @@ def six_run_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
         ]
         EstimateSnapshot.objects.create(
             campaign=campaign, fingerprint=fingerprint, level="query", spent=spent, budget=40,
-            judgments=spent, draws=spent, data={"systems": rows, "difference": None},
+            judgments=spent, draws=spent, data={"systems": rows, "difference": None, "exact": None},
         )  # fmt: skip
     return campaign
 

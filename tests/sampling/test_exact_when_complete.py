@@ -13,8 +13,10 @@ from estimation.metrics.values import evaluate_run
 from graded.claims import task_next
 from graded.judging import task_answer
 from labeling.models import Campaign, Judgment
+from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
 from sampling import estimates_current
+from sampling.models import EstimateSnapshot
 from tests.conftest import RUN_A, RUN_B
 from tests.sampling.helpers import oracle_grade
 
@@ -28,8 +30,20 @@ def test_a_fully_judged_pool_gives_exact_values_as_evaluate_does(
     campaign = campaign_start(campaign=draft_campaign)
     while (task := task_next(campaign=campaign, assessor=assessor)) is not None:
         task_answer(task=task, assessor=assessor, grade=oracle_grade(task.document.docno), seconds=2.0)
+    computed = estimates_current(Campaign.objects.get(pk=campaign.pk))
+    assert computed["exact"].startswith("Every pool item is judged")
+    # The pages read the worker's stored snapshot once it is current: it says the same.
+    recompute(campaign.pk)
     estimates = estimates_current(Campaign.objects.get(pk=campaign.pk))
-    assert estimates["exact"].startswith("Every pool item is judged")
+    assert "computed_at" in estimates, "read from the stored snapshot"
+    assert estimates["exact"] == computed["exact"]
+    assert [row["exact"] for row in estimates["systems"]] == [row["exact"] for row in computed["systems"]]
+    # A snapshot an earlier version stored, without `exact`, is computed again rather than read.
+    stored = EstimateSnapshot.objects.filter(campaign=campaign).latest("id")
+    stored.data = {key: value for key, value in stored.data.items() if key != "exact"}
+    stored.save(update_fields=["data"])
+    again = estimates_current(Campaign.objects.get(pk=campaign.pk))
+    assert "computed_at" not in again and again["exact"] == computed["exact"]
     qrels: dict[str, dict[str, int]] = {}
     for qid, docno, grade in Judgment.objects.filter(campaign=campaign).values_list(
         "topic__qid", "document__docno", "grade"
