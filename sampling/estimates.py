@@ -58,13 +58,18 @@ def in_estimand(row: dict[str, Any], share: float) -> dict[str, Any]:
     return scaled
 
 
+SNAPSHOT_FORMAT = 2
+"""What a snapshot's data holds (`SNAPSHOT_FIELDS`); part of the fingerprint, so a snapshot stored
+in an earlier format (1: without `exact`) is not current, and the next recompute stores one anew."""
+
+
 def estimates_fingerprint(campaign: Campaign) -> str:
-    """Changes whenever a judgment, a draw or the strategy changes."""
+    """Changes whenever a judgment, a draw, the strategy or the snapshots' format changes."""
     draws = Draw.objects.filter(campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
     topics = Topic.objects.filter(campaign=campaign).count()  # the estimand's size
     settings = f"{campaign.pool_version}|{campaign.strategy}|{campaign.goal}|{campaign.focus_systems}"
     labels = f"{judgments_fingerprint(campaign)}|{draws['n']}:{draws['top']}|{topics}"
-    text = f"{settings}|{campaign.custom_dcg}|{labels}"
+    text = f"{settings}|{campaign.custom_dcg}|{labels}|format {SNAPSHOT_FORMAT}"
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
@@ -185,9 +190,7 @@ def estimates_current(campaign: Campaign) -> dict[str, Any]:
     """The latest snapshot if it is up to date, else freshly computed (not stored)."""
     fingerprint = estimates_fingerprint(campaign)
     last = EstimateSnapshot.objects.filter(campaign=campaign).order_by("-created_at", "-id").first()
-    # A snapshot stored before `exact` was kept cannot say whether the values are exact: it is
-    # computed again, as a stale one is.
-    if last is not None and last.fingerprint == fingerprint and "exact" in last.data:
+    if last is not None and last.fingerprint == fingerprint:
         judgments, spent = campaign_spent(campaign)
         return {
             "level": last.level,

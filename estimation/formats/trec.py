@@ -343,13 +343,15 @@ def run_from_lines(run_lines: Iterable[RunLine], filename: str = "<run>") -> Run
 def _run_from_rows(rows: Iterable[tuple[str, str, int, float, str, int]], filename: str) -> Run:
     by_query: dict[str, list[tuple[float, str]]] = {}
     tags: dict[str, None] = {}
-    last_qid, entries, last_tag = None, None, None
+    last_qid: str | None = None
+    last_tag: str | None = None
+    entries: list[tuple[float, str]] = []
     for qid, docno, _, score, tag, _ in rows:
         # A run lists each query's lines together: the list is looked up once per query.
         if qid != last_qid:
             entries = by_query.setdefault(qid, [])
             last_qid = qid
-        entries.append((score, docno))  # type: ignore[union-attr]  # set with last_qid
+        entries.append((score, docno))
         if tag != last_tag:
             tags.setdefault(tag, None)
             last_tag = tag

@@ -15,6 +15,7 @@ from graded.judging import task_answer
 from labeling.models import Campaign, Judgment
 from labeling.recompute import recompute
 from labeling.services.campaigns import campaign_assessors_assign, campaign_start, campaign_update
+from sampling import estimates as estimates_module
 from sampling import estimates_current
 from sampling.models import EstimateSnapshot
 from tests.conftest import RUN_A, RUN_B
@@ -23,7 +24,11 @@ from tests.sampling.helpers import oracle_grade
 
 @pytest.mark.parametrize("strategy", ["active", "items"])
 def test_a_fully_judged_pool_gives_exact_values_as_evaluate_does(
-    draft_campaign: Campaign, assessor: AbstractBaseUser, tmp_path, strategy: str
+    draft_campaign: Campaign,
+    assessor: AbstractBaseUser,
+    tmp_path,
+    strategy: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     campaign_update(campaign=draft_campaign, budget=500, strategy=strategy, goal="difference")
     campaign_assessors_assign(campaign=draft_campaign, usernames=[assessor.get_username()])
@@ -38,12 +43,14 @@ def test_a_fully_judged_pool_gives_exact_values_as_evaluate_does(
     assert "computed_at" in estimates, "read from the stored snapshot"
     assert estimates["exact"] == computed["exact"]
     assert [row["exact"] for row in estimates["systems"]] == [row["exact"] for row in computed["systems"]]
-    # A snapshot an earlier version stored, without `exact`, is computed again rather than read.
-    stored = EstimateSnapshot.objects.filter(campaign=campaign).latest("id")
-    stored.data = {key: value for key, value in stored.data.items() if key != "exact"}
-    stored.save(update_fields=["data"])
+    # A snapshot stored in another format (an earlier version's, without `exact`) is not current:
+    # computed again rather than read, and stored anew by the next recompute.
+    monkeypatch.setattr(estimates_module, "SNAPSHOT_FORMAT", estimates_module.SNAPSHOT_FORMAT + 1)
     again = estimates_current(Campaign.objects.get(pk=campaign.pk))
     assert "computed_at" not in again and again["exact"] == computed["exact"]
+    stored = EstimateSnapshot.objects.filter(campaign=campaign).count()
+    recompute(campaign.pk)
+    assert EstimateSnapshot.objects.filter(campaign=campaign).count() == stored + 1
     qrels: dict[str, dict[str, int]] = {}
     for qid, docno, grade in Judgment.objects.filter(campaign=campaign).values_list(
         "topic__qid", "document__docno", "grade"
