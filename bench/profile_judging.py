@@ -1,9 +1,11 @@
 """Where the server's CPU goes in one judgment (`next` + answer on the token path the assessors'
 browsers and bench_team.py use), in process: a fresh embedded database with the team benchmark's
 campaign (synthetic topics and runs, passive sampling, a budget that never runs out), assessors
-with API tokens, Django's test client, and cProfile over the measured cycles after a warm-up.
+with API tokens, requests handed to the WSGI application gunicorn serves (`config.wsgi`'s handler,
+so the token lane's shorter middleware chain too; `--full-chain` for Django's own handler), and
+cProfile over the measured cycles after a warm-up.
 
-    .venv/bin/python bench/profile_judging.py [--cycles 1000] [--assessors 10] [--top 30]
+    .venv/bin/python bench/profile_judging.py [--cycles 1000] [--assessors 10] [--top 30] [--full-chain]
 
 Prints the CPU per judgment (process time: no network, no gunicorn, no other thread's waits), the
 statements per `next` and per answer (the usual count over the cycles), and the functions with
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import pstats
 import statistics
 import sys
@@ -28,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from django_setup import django_for_bench  # noqa: E402
 
 if TYPE_CHECKING:
-    from django.test import Client
+    from django.core.handlers.wsgi import WSGIHandler
 
 
 def _campaign(topics: int, depth: int, assessors: int) -> tuple[int, list[str]]:
@@ -76,16 +79,22 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--depth", type=int, default=200)
     parser.add_argument("--top", type=int, default=30, help="functions listed")
+    parser.add_argument(
+        "--full-chain", action="store_true", help="Django's WSGI handler: every middleware, no token lane"
+    )
     arguments = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="profile-judging-"))
     django_for_bench(folder, quiet=True)
     from django.db import connection
-    from django.test import Client
+    from django.core.handlers.wsgi import WSGIHandler
     from django.test.utils import CaptureQueriesContext
 
+    from config.token_lane import TokenLaneWSGIHandler
+
     campaign, tokens = _campaign(arguments.topics, arguments.depth, arguments.assessors)
-    clients = [Client(HTTP_AUTHORIZATION=f"Token {token}", HTTP_HOST="localhost") for token in tokens]
+    application = WSGIHandler() if arguments.full_chain else TokenLaneWSGIHandler()
+    clients = [_Client(application, token) for token in tokens]
     statements: dict[str, list[int]] = {"next": [], "answer": []}
     for cycle in range(arguments.warmup):
         with CaptureQueriesContext(connection) as next_queries:
@@ -105,7 +114,8 @@ def main() -> None:
         _answer(clients[cycle % len(clients)], _next(clients[cycle % len(clients)], campaign))
     profile.disable()
 
-    print(f"# One judgment (next + answer, token path, embedded SQLite), {arguments.cycles} cycles")
+    chain = "every middleware" if arguments.full_chain else "the token lane"
+    print(f"# One judgment (next + answer, token path, {chain}, embedded SQLite), {arguments.cycles} cycles")
     print(f"CPU per judgment: {cpu_ms:.2f} ms (process time, without the profiler)")
     print(
         f"statements per next: {statistics.median_low(statements['next'])} "
@@ -120,17 +130,48 @@ def main() -> None:
         print("\n".join(line for line in text.getvalue().splitlines() if line.strip())[-6000:])
 
 
-def _next(client: Client, campaign: int) -> int:
-    response = client.get(f"/api/campaigns/{campaign}/next/")
-    assert response.status_code == 200, (response.status_code, response.content[:300])
-    return int(response.json()["task"])
+class _Client:
+    """One assessor's requests, handed to the WSGI application as gunicorn hands them (an environ,
+    start_response, the body iterated and closed)."""
+
+    def __init__(self, application: WSGIHandler, token: str) -> None:
+        self.application, self.authorization = application, f"Token {token}"
+
+    def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        environ = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "localhost",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "localhost",
+            "HTTP_AUTHORIZATION": self.authorization,
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "CONTENT_LENGTH": str(len(body)),
+            "CONTENT_TYPE": "application/json" if body else "",
+        }
+        status: list[str] = []
+        response = self.application(environ, lambda line, headers: status.append(line))
+        try:
+            content = b"".join(response)
+        finally:
+            response.close()
+        return int(status[0].split()[0]), content
 
 
-def _answer(client: Client, task: int) -> None:
-    response = client.post(
-        f"/api/tasks/{task}/answer/", {"grade": 1, "seconds": 3.5}, content_type="application/json"
-    )
-    assert response.status_code == 201, (response.status_code, response.content[:300])
+def _next(client: _Client, campaign: int) -> int:
+    status, content = client.request("GET", f"/api/campaigns/{campaign}/next/")
+    assert status == 200, (status, content[:300])
+    return int(json.loads(content)["task"])
+
+
+def _answer(client: _Client, task: int) -> None:
+    body = json.dumps({"grade": 1, "seconds": 3.5}).encode()
+    status, content = client.request("POST", f"/api/tasks/{task}/answer/", body)
+    assert status == 201, (status, content[:300])
 
 
 if __name__ == "__main__":

@@ -272,6 +272,18 @@ MIDDLEWARE = [
     # Last: turns a refused login (operations.login_throttle) into the 429 lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+# What serves browser sessions only. The judging API's token lane (config/token_lane.py) runs the
+# rest of MIDDLEWARE for a request with an API token and no cookie to its two hot endpoints; a
+# middleware added above runs there too unless it is named here.
+SESSION_ONLY_MIDDLEWARE = (
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "axes.middleware.AxesMiddleware",
+)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

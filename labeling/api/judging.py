@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from config.token_lane import token_lane
 from labeling import token_access
 from labeling.access import campaign_for
 from labeling.api.common import bad_request, conflict
@@ -77,6 +78,7 @@ def _answer_schema() -> PolymorphicProxySerializer:
     )
 
 
+@token_lane
 class NextTaskApi(APIView):
     """Lease your next item: 200 with it (its `kind` says what the campaign's mode serves, a
     "grade" or a "pair" with `left` and `right`, say: the mode's page in docs/modes/), 204 when
@@ -97,6 +99,7 @@ class NextTaskApi(APIView):
         return mode_of(campaign).next_response(request, campaign)
 
 
+@token_lane
 class AnswerApi(APIView):
     """Answer a leased item. Graded: `{"grade", "seconds"}`; 201 stored, 200 already stored
     (repeat), 409 lease expired or foreign. A pair takes `{"outcome": "left" | "tie" | "right" |
