@@ -86,8 +86,8 @@ def main() -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="profile-judging-"))
     django_for_bench(folder, quiet=True)
-    from django.db import connection
     from django.core.handlers.wsgi import WSGIHandler
+    from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from config.token_lane import TokenLaneWSGIHandler

@@ -28,7 +28,7 @@ from infrastructure.db import prepared_cursor
 from labeling.leases import lease_claim, lease_expiry, lease_renew, unanswered_claimable
 from labeling.models import Campaign, Document, Skip, Task, Topic
 from labeling.services.skips import skipped_by
-from sampling import draws_top_up, queue_target, tasks_unleased_count
+from sampling import draws_top_up, queue_target
 
 
 def _not_held(campaign: Campaign, assessor: User) -> Q:
@@ -205,7 +205,10 @@ def _claim_sql_sqlite(running: bool, overlap: bool) -> str:
             ORDER BY (c.assessor_id IS %(me)s) DESC, c.{quote("order")}, c.slot, c.id
             LIMIT 1
         )
-        RETURNING id
+        RETURNING id, (SELECT count(*) FROM (
+            SELECT 1 FROM {task_table} AS o
+            WHERE o.campaign_id = %(campaign)s AND o.answered_at IS NULL AND o.assessor_id IS NULL
+            LIMIT %(low_water)s))
     """
 
 
@@ -223,13 +226,18 @@ def _task_claim_single(campaign: Campaign, assessor: User, now: datetime, runnin
     the statement starts (waiting on the busy timeout while another writer holds it), so two
     claimants never pick the same task and a claim never fails for a lost race, which the
     select-then-update loop did under many concurrent assessors (it gave up, and `next`
-    answered 204 while work remained)."""
+    answered 204 while work remained). The statement also counts the unleased tasks left (up to
+    the queue's target), as the PostgreSQL claim does: the low-water check costs no statement of
+    its own."""
     ops = connection.ops
+    topping_up = running and not campaign.blocked
+    low_water = queue_target(campaign.pk, now) if topping_up else 0
     parameters = {
         "me": assessor.pk,
         "now": ops.adapt_datetimefield_value(now),
         "expires": ops.adapt_datetimefield_value(lease_expiry(now, campaign.lease_seconds)),
         "campaign": campaign.pk,
+        "low_water": low_water,
     }
     with connection.cursor() as cursor:
         cursor.execute(_claim_sql_sqlite(running, campaign.overlap > 1), parameters)
@@ -238,10 +246,8 @@ def _task_claim_single(campaign: Campaign, assessor: User, now: datetime, runnin
         return None
     task = _CLAIMED_TASK.first(row[0])
     assert task is not None, "the claim's own statement returned it"
-    if running and not campaign.blocked:
-        target = queue_target(campaign.pk, now)
-        if tasks_unleased_count(campaign.pk, limit=target) < target:
-            _queue_top_up_unless_busy(campaign)
+    if topping_up and row[1] < low_water:
+        _queue_top_up_unless_busy(campaign)
     return task
 
 

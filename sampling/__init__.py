@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         draws_top_up,
         queue_target,
         tasks_trim_to_budget,
-        tasks_unleased_count,
     )
     from sampling.estimates import estimates_compute, estimates_current, snapshot_record
     from sampling.evaluation import evaluation_runs_import, run_evaluate
@@ -135,7 +134,6 @@ _HOMES: dict[str, str] = {
     "draws_top_up": "sampling.draws",
     "queue_target": "sampling.draws",
     "tasks_trim_to_budget": "sampling.draws",
-    "tasks_unleased_count": "sampling.draws",
     "estimates_compute": "sampling.estimates",
     "estimates_current": "sampling.estimates",
     "snapshot_record": "sampling.estimates",
@@ -295,5 +293,4 @@ __all__ = [
     "verdict_events_emit",
     "verdicts_update",
     "budget_spent_emit",
-    "tasks_unleased_count",
 ]

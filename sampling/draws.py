@@ -16,7 +16,6 @@ open tasks); `Campaign.blocked` then says "budget" until the budget is raised.
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from datetime import datetime, timedelta
@@ -24,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
@@ -64,25 +63,6 @@ def tasks_open_count(campaign: Campaign, now: datetime | None = None) -> int:
         Task.objects.filter(campaign=campaign, answered_at__isnull=True)
         .filter(Q(assessor__isnull=True) | Q(lease_expires_at__lt=now))
         .count()
-    )
-
-
-def tasks_unleased_count(campaign_id: int, limit: int) -> int:
-    """Unanswered tasks nobody has leased yet, counted up to `limit` (a low-water check).
-
-    Hand-written: every `next` asks it, and the ORM's compilation of the counted slice cost more
-    than running it (the `task_open` index answers it)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_unleased_count_sql(), [campaign_id, limit])
-        return int(cursor.fetchone()[0])
-
-
-@functools.cache
-def _unleased_count_sql() -> str:
-    quote = connection.ops.quote_name
-    return (
-        f"SELECT COUNT(*) FROM (SELECT 1 FROM {quote(Task._meta.db_table)} WHERE campaign_id = %s "
-        "AND answered_at IS NULL AND assessor_id IS NULL LIMIT %s) AS unleased"
     )
 
 
