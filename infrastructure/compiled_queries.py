@@ -39,6 +39,9 @@ class _Compiled:
     compiler: SQLCompiler
     db: str
     model_layout: tuple[Any, ...] | None  # (model, init_list, start, end, populators, annotations)
+    # The columns' converters (SQLite's datetimes, booleans, JSON), found once: Django's
+    # results_iter looks them up again for every execution.
+    converters: dict[int, tuple[list[Any], Any]]
 
 
 class CompiledQuery(Generic[Row]):
@@ -86,7 +89,11 @@ class CompiledQuery(Generic[Row]):
                     get_related_populators(klass_info, select, queryset.db),  # type: ignore[call-arg]
                     dict(compiler.annotation_col_map or {}),
                 )
-            compiled = _Compiled(sql, tuple(params), positions, compiler, queryset.db, layout)
+            columns = [column[0] for column in compiler.select[0 : compiler.col_count]]
+            if compiler.has_composite_fields(columns):
+                raise ValueError(f"composite fields are not supported: {sql!r}")
+            converters = compiler.get_converters(columns)
+            compiled = _Compiled(sql, tuple(params), positions, compiler, queryset.db, layout, converters)
             self._compiled[key] = compiled
             return compiled
 
@@ -103,7 +110,9 @@ class CompiledQuery(Generic[Row]):
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
-        return compiled, compiled.compiler.results_iter(results=[fetched])
+        if not compiled.converters:
+            return compiled, iter(fetched)
+        return compiled, compiled.compiler.apply_converters(fetched, compiled.converters)
 
     def objects(self, *values: Any) -> list[Row]:
         """The queryset's model instances for these values."""
