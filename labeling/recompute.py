@@ -58,6 +58,11 @@ logger = logging.getLogger(__name__)
 # How long a queued recompute suppresses further enqueues for the same campaign (beyond the
 # minimum spacing); a marker whose recompute never runs (a lost message) expires after this.
 RECOMPUTE_COALESCE_SECONDS = 30
+# How long the queueing thread, woken by a judgment, lets others gather before it handles them:
+# one marker check and one count for every judgment of those moments, not a wake-up of the
+# thread per judgment (with assessors judging flat out that thread took about a twentieth of a
+# web process's CPU). Recomputes start seconds apart anyway (LABELING_RECOMPUTE_MIN_SECONDS).
+GATHER_SECONDS = 0.05
 # Pauses between attempts while the cache or broker is unavailable (seconds).
 RETRY_FIRST_SECONDS = 0.05
 RETRY_MAX_SECONDS = 1.0
@@ -215,7 +220,8 @@ def recompute_owed(campaign_ids: list[int]) -> dict[int, int]:
 class RecomputeQueue:
     """Campaign ids whose recompute is to be queued, and the daemon thread that queues them."""
 
-    def __init__(self) -> None:
+    def __init__(self, gather_seconds: float = GATHER_SECONDS) -> None:
+        self._gather_seconds = gather_seconds
         self._changed = threading.Condition()
         # Campaign id -> the token of its marker. An id whose attempt failed keeps its token,
         # so a marker that attempt set unseen is recognised as its own on the next attempt.
@@ -226,7 +232,9 @@ class RecomputeQueue:
     def put(self, campaign_id: int) -> None:
         """Queue a recompute of the campaign soon (returns at once)."""
         with self._changed:
-            self._pending.setdefault(campaign_id, uuid.uuid4().hex)
+            if campaign_id in self._pending:
+                return  # the thread has not taken it yet: this judgment joins that round
+            self._pending[campaign_id] = uuid.uuid4().hex
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="recompute-queue", daemon=True)
                 self._thread.start()
@@ -249,6 +257,8 @@ class RecomputeQueue:
             with self._changed:
                 while not self._pending:
                     self._changed.wait()
+            time.sleep(self._gather_seconds)
+            with self._changed:
                 # Ids put from now on get fresh tokens and another attempt: their judgments may
                 # have committed after this round's markers were set and its recomputes started.
                 batch, self._pending, self._working = self._pending, {}, True

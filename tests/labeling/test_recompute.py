@@ -159,6 +159,26 @@ def test_it_queues_in_the_background_and_coalesces_until_a_refresh_starts(campai
     assert queued_recomputes() == [[campaign.pk]]
 
 
+def test_judgments_of_one_moment_are_handled_in_one_round_and_later_ones_in_another(
+    campaign: Campaign,
+) -> None:
+    queued_recomputes()
+    counted = pipeline._requests_counted([campaign.pk])[campaign.pk]
+    queue = pipeline.RecomputeQueue(gather_seconds=1.0)  # a slow moment of the test is no new round
+    for _ in range(20):
+        queue.put(campaign.pk)
+    assert queue.wait(timeout=10) is True
+    assert pipeline._requests_counted([campaign.pk])[campaign.pk] == counted + 1
+    assert queued_recomputes() == [[campaign.pk]]
+    # A judgment after that round is a round of its own: counted, so the sweep sees it owed if the
+    # recompute queued for the first round has started before it.
+    pipeline.recompute_started(campaign.pk)
+    queue.put(campaign.pk)
+    assert queue.wait(timeout=10) is True
+    assert pipeline._requests_counted([campaign.pk])[campaign.pk] == counted + 2
+    assert queued_recomputes() == [[campaign.pk]]
+
+
 def test_it_gives_a_forked_child_a_queue_of_its_own(campaign: Campaign) -> None:
     pipeline.recompute_soon(campaign.pk)
     assert pipeline.recompute_soon_wait(timeout=10) is True
