@@ -666,12 +666,16 @@
       return;
     }
     // One count of decimals for every difference and bound, as in the estimates table.
-    const digits = decimalsFor(arrivals.flatMap((a) => (a.difference ? [a.difference.value, a.difference.low, a.difference.high] : [])));
+    const digits = decimalsFor(arrivals.flatMap((a) => (a.difference ? [a.difference.value, a.difference.low, a.difference.high, a.difference.exact ?? null] : [])));
     const table = el("table", { class: "compact" }, [
       el("tr", {}, ["Run", "Compared with", "Status", "Top-up", "New documents", "Difference (run − compared with)", "95 % CI", "Order right", "Verdict (rule, the interval it reads)"].map((t, i) => el("th", { class: i > 2 && i < 8 ? "num" : null, text: t }))),
     ]);
     for (const arrival of arrivals) {
       const gap = arrival.difference || {};
+      // Once every document the difference weighs is judged, its exact value leads (the verdict
+      // reads it); the sample's estimate and interval stay beside it, named as the sample's.
+      const exact = gap.exact !== null && gap.exact !== undefined;
+      const sampled = (gap.reliable === false && gap.low !== null ? "any-n bounds " : "") + fixedInterval([gap.low, gap.high], digits);
       table.append(
         el("tr", { "data-arrival": arrival.system }, [
           el("td", { text: arrival.system + " (" + clock(arrival.created) + ")" }),
@@ -681,15 +685,17 @@
           el("td", { class: "num", text: fmt(Math.min(arrival.topup_spent, arrival.topup_budget)) + " of " + fmt(arrival.topup_budget) }),
           el("td", { class: "num", text: String(arrival.new_items) }),
           // Below the reliability threshold the value is no estimate to read alone: say so.
-          el("td", { class: "num strong", "data-field": "difference", "data-outside": outsideInterval(gap) ? "1" : null, text: fixed(gap.value, digits) + (outsideInterval(gap) ? " †" : "") + (gap.reliable === false && gap.value !== null ? " (too few topics)" : "") }),
-          el("td", { class: "num", text: (gap.reliable === false && gap.low !== null ? "any-n bounds " : "") + fixedInterval([gap.low, gap.high], digits) }),
-          el("td", { class: "num", text: percent(arrival.order_right) }),
+          exact
+            ? el("td", { class: "num strong", "data-field": "difference", "data-exact": "1", text: fixed(gap.exact, digits) + " exact" })
+            : el("td", { class: "num strong", "data-field": "difference", "data-outside": outsideInterval(gap) ? "1" : null, text: fixed(gap.value, digits) + (outsideInterval(gap) ? " †" : "") + (gap.reliable === false && gap.value !== null ? " (too few topics)" : "") }),
+          el("td", { class: "num", "data-field": "interval", text: exact ? "the sample's: " + fixed(gap.value, digits) + " " + sampled : sampled }),
+          el("td", { class: "num", "data-field": "order-right", text: exact ? "exact" : percent(arrival.order_right) }),
           el("td", { "data-field": "verdict", text: verdictText(arrival) }),
         ])
       );
     }
     box.append(table);
-    if (arrivals.some((arrival) => outsideInterval(arrival.difference || {}))) {
+    if (arrivals.some((arrival) => outsideInterval(arrival.difference || {}) && ((arrival.difference || {}).exact ?? null) === null)) {
       box.append(el("p", { class: "small muted", id: "arrivals-outside-note", text: OUTSIDE_NOTE }));
     }
     for (const arrival of arrivals) {
@@ -715,7 +721,7 @@
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": its top-up has no judgment yet. Items drawn before it arrived are served first; their judgments count for the campaign's budget, not for this top-up." }));
       }
       if (arrival.difference && arrival.difference.exact !== null && arrival.difference.exact !== undefined) {
-        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": every document its difference weighs is judged, so the difference is exactly " + fmt(arrival.difference.exact) + " and the verdict was read from it; the difference and interval in the table are what the sample alone says." }));
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": every document its difference weighs is judged, so the difference is exactly " + fmt(arrival.difference.exact) + " and the verdict was read from it; the interval beside it in the table is what the sample alone says." }));
       }
       if (arrival.target_width !== null && arrival.planned_width !== null) {
         const reached = arrival.planned_width <= arrival.target_width;
@@ -812,18 +818,20 @@
         const file = form.querySelector("#arrival-file").files[0];
         const width = form.querySelector("#arrival-width");
         const reference = form.querySelector("#arrival-reference");
-        const budget = form.querySelector("#arrival-budget").value;
+        const budgetField = form.querySelector("#arrival-budget");
+        const budget = budgetField.value;
+        const unit = budgetField.dataset.unit;
         // What the server refuses anyway is said at the first click (the server checks again).
-        const problem = !file ? "choose the run file"
-          : budget && width && width.value ? "give either a top-up or the width to reach, not both"
-          : !budget && !(width && width.value) ? "give a top-up" + (width ? " or the 95 % width to reach" : "")
-          : budget && !(Number(budget) > 0) ? "the top-up must be above 0, got " + budget
+        const problem = !file ? "Choose the run file"
+          : budget && width && width.value ? "Give either a top-up or the width to reach, not both"
+          : !budget && !(width && width.value) ? "Give a top-up (how many more " + unit + " to spend)" + (width ? " or the 95 % width to reach" : "")
+          : budget && !(Number(budget) > 0) ? "The top-up must be above 0 " + unit + ", got " + budget
           : "";
         if (problem) {
           errors.append(el("div", { class: "notice bad small", text: problem + "." }));
           return;
         }
-        const topup = width && width.value ? "a top-up planned for a 95 % width of " + width.value : "a top-up of " + budget;
+        const topup = width && width.value ? "a top-up planned for a 95 % width of " + width.value : "a top-up of " + budget + " " + unit;
         const asked = question.value === "difference" ? "better or worse" : question.options[question.selectedIndex].text.toLowerCase() + " (margin " + margin.value + ")";
         errors.append(el("div", { class: "notice small", id: "arrival-confirm", text: "Adds " + (file ? file.name : "the run") + " with " + topup + " (added to the campaign's budget), compared with " + reference.options[reference.selectedIndex].text + "; its verdict asks " + asked + " by the " + form.querySelector("#arrival-rule").value + " rule. These cannot change once its top-up has labels. Click again to add it." }));
         form.dataset.confirm = "yes";

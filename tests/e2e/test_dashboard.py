@@ -355,16 +355,18 @@ def test_the_dashboard_adds_a_run_after_saying_what_its_verdict_will_ask(
     margin.fill("0.5")
     form.locator("#arrival-file").set_input_files(str(arriving))
     form.get_by_role("button", name="Add the run").click()
-    expect(page.locator("#arrival-errors")).to_contain_text("give a top-up or the 95 % width to reach")
+    expect(page.locator("#arrival-errors")).to_contain_text(
+        "Give a top-up (how many more judgments to spend) or the 95 % width to reach."
+    )
     form.locator("#arrival-budget").fill("0")
     form.get_by_role("button", name="Add the run").click()
-    expect(page.locator("#arrival-errors")).to_contain_text("the top-up must be above 0")
+    expect(page.locator("#arrival-errors")).to_contain_text("The top-up must be above 0 judgments, got 0.")
     form.locator("#arrival-budget").fill("6")
     form.locator("#arrival-reference").select_option("bm25")
     form.get_by_role("button", name="Add the run").click()
     summary = page.locator("#arrival-confirm")
     expect(summary).to_contain_text(
-        "cheaper.run with a top-up of 6 (added to the campaign's budget), compared with bm25"
+        "cheaper.run with a top-up of 6 judgments (added to the campaign's budget), compared with bm25"
     )
     expect(summary).to_contain_text("margin 0.5")
     added = page.locator('#arrivals tr[data-arrival="cheaper"]')

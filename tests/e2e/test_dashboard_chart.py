@@ -14,11 +14,12 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from labeling.models import Arrival, Campaign, System
+from labeling.models import Arrival, Campaign, System, Verdict
 from labeling.services.campaigns import campaign_create, campaign_start
 from sampling import arrival_summary
 from sampling.estimates import estimates_fingerprint
 from sampling.models import EstimateSnapshot
+from sampling.verdicts import EXACT_REASON
 from tests.e2e.helpers import log_in
 from uploads.run_imports import runs_import
 
@@ -72,6 +73,19 @@ def crowded_campaign(people: dict[str, AbstractBaseUser]) -> Campaign:
     report = arrival_summary(arrival)
     report["difference"] = {"value": 6.2, "se": 1.0, "low": 1.0, "high": 5.868, "reliable": True}
     Arrival.objects.filter(pk=arrival.pk).update(report=report, report_at=timezone.now())
+    # run7 arrived too, and every document its difference weighs is judged: it has an exact value.
+    judged = Arrival.objects.create(
+        campaign=campaign, system=System.objects.get(campaign=campaign, name="run7"),
+        reference=System.objects.get(campaign=campaign, name="run1"), topup_budget=5, drawable_after=0,
+    )  # fmt: skip
+    report = arrival_summary(judged)
+    report["difference"] = {"value": -1.63, "se": 0.4, "low": -2.41, "high": -0.85, "reliable": True}
+    Arrival.objects.filter(pk=judged.pk).update(report=report, report_at=timezone.now())
+    Verdict.objects.create(
+        campaign=campaign, arrival=judged, first="run7", second="run1", rule="fixed", horizon=5,
+        outcome="worse", value=-1.432, low=-1.432, high=-1.432,
+        reason=f"{EXACT_REASON}: it is exactly -1.432", decided_at=timezone.now(),
+    )  # fmt: skip
     for spent, rows, fingerprint in ((1, first, "old"), (6, later, estimates_fingerprint(campaign))):
         EstimateSnapshot.objects.create(
             campaign=campaign, fingerprint=fingerprint, level="query", spent=spent, budget=40,
@@ -117,6 +131,11 @@ def test_the_history_chart_stays_readable(
     arrived = page.locator("#arrivals tr[data-arrival=run8] [data-field=difference]")
     assert arrived.inner_text() == "6.200 †" and arrived.get_attribute("data-outside") == "1"
     assert "lies outside its interval" in page.locator("#arrivals-outside-note").inner_text()
+    # An exact difference leads its row; the sample's estimate and interval stay, named as such.
+    exact = page.locator("#arrivals tr[data-arrival=run7]")
+    assert exact.locator("[data-field=difference]").inner_text() == "-1.432 exact"
+    assert exact.locator("[data-field=interval]").inner_text() == "the sample's: -1.630 [-2.410, -0.850]"
+    assert exact.locator("[data-field=order-right]").inner_text() == "exact"
     # One metric's numbers carry one number of decimals (they ranged over -0.07134, 14.7, 20.31).
     cells = page.locator("#estimates-table tr[data-system] td.num").all_inner_texts()
     numbers = re.findall(r"-?\d+\.?\d*", " ".join(cells))
