@@ -82,6 +82,15 @@ def _claim_condition(running: bool, overlap: bool) -> str:
         OR ((c.assessor_id IS NULL OR c.lease_expires_at < %(now)s) {not_held} {_not_skipped_sql()}))"""
 
 
+def _unleased_count(task_table: str) -> str:
+    """The claim statements' count of the campaign's tasks nobody has leased, up to
+    %(low_water)s: the queue's low-water check, in the claim's own statement."""
+    return f"""(SELECT count(*) FROM (
+        SELECT 1 FROM {task_table} AS o
+        WHERE o.campaign_id = %(campaign)s AND o.answered_at IS NULL AND o.assessor_id IS NULL
+        LIMIT %(low_water)s) AS unleased_rows)"""
+
+
 @functools.cache
 def _claim_sql(running: bool, overlap: bool, standalone: bool) -> str:
     """The claim statement of `_task_claim_locking` (built once per shape)."""
@@ -112,11 +121,7 @@ def _claim_sql(running: bool, overlap: bool, standalone: bool) -> str:
             RETURNING t.*
         )
         SELECT {task_columns}, {topic_columns}, {document_columns},
-            (SELECT count(*) FROM (
-                SELECT 1 FROM {task_table} AS o
-                WHERE o.campaign_id = %(campaign)s AND o.answered_at IS NULL AND o.assessor_id IS NULL
-                LIMIT %(low_water)s) AS o
-            ) AS unleased
+            {_unleased_count(task_table)} AS unleased
         FROM claimed {relaxed_join}
         JOIN {topic_table} AS topic ON topic.id = claimed.topic_id
         JOIN {document_table} AS document ON document.id = claimed.document_id
@@ -205,10 +210,7 @@ def _claim_sql_sqlite(running: bool, overlap: bool) -> str:
             ORDER BY (c.assessor_id IS %(me)s) DESC, c.{quote("order")}, c.slot, c.id
             LIMIT 1
         )
-        RETURNING id, (SELECT count(*) FROM (
-            SELECT 1 FROM {task_table} AS o
-            WHERE o.campaign_id = %(campaign)s AND o.answered_at IS NULL AND o.assessor_id IS NULL
-            LIMIT %(low_water)s))
+        RETURNING id, {_unleased_count(task_table)}
     """
 
 
