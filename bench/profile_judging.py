@@ -6,6 +6,7 @@ so the token lane's shorter middleware chain too; `--full-chain` for Django's ow
 cProfile over the measured cycles after a warm-up.
 
     .venv/bin/python bench/profile_judging.py [--cycles 1000] [--assessors 10] [--top 30] [--full-chain]
+    .venv/bin/python bench/profile_judging.py --cycles 200 --compare-chains 8
 
 Prints the CPU per judgment (process time: no network, no gunicorn, no other thread's waits), the
 statements per `next` and per answer (the usual count over the cycles), and the functions with
@@ -82,6 +83,14 @@ def main() -> None:
     parser.add_argument(
         "--full-chain", action="store_true", help="Django's WSGI handler: every middleware, no token lane"
     )
+    parser.add_argument(
+        "--compare-chains",
+        type=int,
+        metavar="BLOCKS",
+        default=0,
+        help="instead of profiling: BLOCKS alternating blocks of --cycles judgments through Django's "
+        "handler and the token lane's, and the median CPU per judgment of each",
+    )
     arguments = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="profile-judging-"))
@@ -93,6 +102,9 @@ def main() -> None:
     from config.token_lane import TokenLaneWSGIHandler
 
     campaign, tokens = _campaign(arguments.topics, arguments.depth, arguments.assessors)
+    if arguments.compare_chains:
+        _compare_chains(campaign, tokens, arguments.compare_chains, arguments.cycles)
+        return
     application = WSGIHandler() if arguments.full_chain else TokenLaneWSGIHandler()
     clients = [_Client(application, token) for token in tokens]
     statements: dict[str, list[int]] = {"next": [], "answer": []}
@@ -104,10 +116,7 @@ def main() -> None:
         statements["next"].append(len(next_queries.captured_queries))
         statements["answer"].append(len(answer_queries.captured_queries))
     # Counting statements costs CPU of its own: the timed and profiled cycles do not count.
-    started = time.process_time()
-    for cycle in range(arguments.cycles):
-        _answer(clients[cycle % len(clients)], _next(clients[cycle % len(clients)], campaign))
-    cpu_ms = (time.process_time() - started) * 1000 / arguments.cycles
+    cpu_ms = _cpu_ms_per_judgment(clients, campaign, arguments.cycles)
     profile = cProfile.Profile()
     profile.enable()
     for cycle in range(arguments.cycles):
@@ -128,6 +137,35 @@ def main() -> None:
         stats.sort_stats(order).print_stats(arguments.top)
         print(f"\n## By {order}\n")
         print("\n".join(line for line in text.getvalue().splitlines() if line.strip())[-6000:])
+
+
+def _cpu_ms_per_judgment(clients: list[_Client], campaign: int, cycles: int) -> float:
+    started = time.process_time()
+    for cycle in range(cycles):
+        _answer(clients[cycle % len(clients)], _next(clients[cycle % len(clients)], campaign))
+    return (time.process_time() - started) * 1000 / cycles
+
+
+def _compare_chains(campaign: int, tokens: list[str], blocks: int, cycles: int) -> None:
+    """Django's handler and the token lane's, alternating blocks in one process (the machine's
+    drift between runs is larger than the difference)."""
+    from django.core.handlers.wsgi import WSGIHandler
+
+    from config.token_lane import TokenLaneWSGIHandler
+
+    chains = {"every middleware": WSGIHandler(), "the token lane": TokenLaneWSGIHandler()}
+    clients = {
+        name: [_Client(application, token) for token in tokens] for name, application in chains.items()
+    }
+    for name in chains:
+        _cpu_ms_per_judgment(clients[name], campaign, cycles)  # warm-up
+    measured: dict[str, list[float]] = {name: [] for name in chains}
+    for _ in range(blocks):
+        for name in chains:
+            measured[name].append(_cpu_ms_per_judgment(clients[name], campaign, cycles))
+    print(f"# CPU per judgment, {blocks} alternating blocks of {cycles} judgments (medians, range)")
+    for name, values in measured.items():
+        print(f"{name}: {statistics.median(values):.2f} ms ({min(values):.2f}-{max(values):.2f})")
 
 
 class _Client:

@@ -44,7 +44,18 @@ def session_free_middleware() -> list[str]:
     return [path for path in settings.MIDDLEWARE if path not in settings.SESSION_ONLY_MIDDLEWARE]
 
 
-class _SessionFreeChain(BaseHandler):
+class _ResolvedOnce:
+    """Handlers that reuse the route `lane_request` resolved to pick the chain."""
+
+    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
+        match: ResolverMatch | None = getattr(request, "_resolved_route", None)
+        if match is None:
+            return super().resolve_request(request)  # type: ignore[misc]  # a handler's, next in the MRO
+        request.resolver_match = match
+        return match
+
+
+class _SessionFreeChain(_ResolvedOnce, BaseHandler):
     """The lane's middleware chain, built like Django's own from a shorter list."""
 
     def __init__(self) -> None:
@@ -57,14 +68,8 @@ class _SessionFreeChain(BaseHandler):
         finally:
             settings.MIDDLEWARE = everything
 
-    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
-        # `lane_request` resolved the path to pick this chain: the chain reuses its match.
-        match: ResolverMatch = request._lane_match  # type: ignore[attr-defined]
-        request.resolver_match = match
-        return match
 
-
-class TokenLaneWSGIHandler(WSGIHandler):
+class TokenLaneWSGIHandler(_ResolvedOnce, WSGIHandler):
     """Django's WSGI handler with the token lane beside its full middleware chain."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -78,8 +83,8 @@ class TokenLaneWSGIHandler(WSGIHandler):
 
 
 def lane_request(request: HttpRequest) -> bool:
-    """True for a request with an API token, no cookie, to a view marked `@token_lane` (its
-    resolved route kept on the request for the chain)."""
+    """True for a request with an API token, no cookie, to a view marked `@token_lane`. A token
+    request's route is kept on the request, so that whichever chain serves it resolves none."""
     meta = request.META
     # The header's form as DRF's TokenAuthentication reads it (personal and scoped tokens alike).
     if "HTTP_COOKIE" in meta or not meta.get("HTTP_AUTHORIZATION", "").lower().startswith("token "):
@@ -88,7 +93,5 @@ def lane_request(request: HttpRequest) -> bool:
         match = get_resolver().resolve(request.path_info)
     except Resolver404:
         return False
-    if not getattr(getattr(match.func, "view_class", None), _LANE_ATTRIBUTE, False):
-        return False
-    request._lane_match = match  # type: ignore[attr-defined]
-    return True
+    request._resolved_route = match  # type: ignore[attr-defined]
+    return bool(getattr(getattr(match.func, "view_class", None), _LANE_ATTRIBUTE, False))
