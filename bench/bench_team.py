@@ -6,8 +6,9 @@ VAR_DIR, on a free loopback port. Builds a campaign through the REST API (bench_
 x 3 synthetic runs of depth 200, about 40,000 items to judge, a budget that never runs out), then
 for each team size lets that many assessor threads loop ``GET /next/`` + ``POST /answer/`` flat
 out (token auth, keep-alive) for a warm-up and a measured window. Reports judgments per second,
-p50/p95 of next and answer, errors, items served to two assessors, and every 204 (with this much
-work left and budget to spare, any 204 is one while work remains).
+p50/p95 of next and answer, errors, items served to two assessors, assessors never served (no
+judgment in the window), and every 204 (with this much work left and budget to spare, any 204 is
+one while work remains).
 
 Usage::
 
@@ -80,13 +81,16 @@ class TeamRecorder:
     latencies: dict[str, list[float]] = field(default_factory=lambda: {"next": [], "answer": []})
     statuses: dict[str, int] = field(default_factory=dict)
     judgments: int = 0
+    # Judgments stored in the window per assessor: one who stored none was never served (a
+    # connection the server did not accept, a request that never returned), which no latency shows.
+    judgments_by_assessor: dict[int, int] = field(default_factory=dict)
     no_content: int = 0  # next answered 204 (at any time, warm-up included)
     served_to: dict[int, int] = field(default_factory=dict)  # task -> first assessor served it
     double_served: int = 0
     cpu: list[dict[str, float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, kind: str, started: float, finished: float, status: int) -> None:
+    def add(self, kind: str, started: float, finished: float, status: int, assessor: int) -> None:
         with self.lock:
             if kind == "next" and status == 204:
                 self.no_content += 1
@@ -97,6 +101,7 @@ class TeamRecorder:
             self.statuses[key] = self.statuses.get(key, 0) + 1
             if kind == "answer" and status == 201:
                 self.judgments += 1
+                self.judgments_by_assessor[assessor] = self.judgments_by_assessor.get(assessor, 0) + 1
 
     def served(self, task: int, assessor: int) -> None:
         with self.lock:
@@ -129,7 +134,7 @@ def assessor_loop(
                     api.connection.close()  # http.client connects again on the next request
                 started = time.perf_counter()
                 status, body = api.call("GET", next_path)
-                recorder.add("next", started, time.perf_counter(), status)
+                recorder.add("next", started, time.perf_counter(), status, index)
                 if status != 200:
                     time.sleep(0.05)
                     continue
@@ -142,7 +147,7 @@ def assessor_loop(
                 api.connection.close()
             answer_path = f"/api/tasks/{task}/answer/" + ("?next=1" if answer_with_next else "")
             status, body = api.call("POST", answer_path, payload)
-            recorder.add("answer", started, time.perf_counter(), status)
+            recorder.add("answer", started, time.perf_counter(), status, index)
             upcoming = json.loads(body).get("next") if answer_with_next and status in (200, 201) else None
     finally:
         api.close()
@@ -177,7 +182,7 @@ def run_team(
     return recorder
 
 
-def summarise(recorder: TeamRecorder, duration: float) -> dict[str, object]:
+def summarise(recorder: TeamRecorder, duration: float, team: int) -> dict[str, object]:
     requests = {}
     for kind, values in recorder.latencies.items():
         array = np.array(values or [np.nan]) * 1000.0
@@ -201,6 +206,7 @@ def summarise(recorder: TeamRecorder, duration: float) -> dict[str, object]:
         "statuses": recorder.statuses,
         "errors": errors,
         "double_served": recorder.double_served,
+        "assessors_never_served": team - len(recorder.judgments_by_assessor),
         "no_content_while_work_remains": recorder.no_content,
         # Only our processes: the machine's other work (another PostgreSQL) is not this server's.
         "cores_used": {role: cores[role] for role in (*server_roles, "load generator")},
@@ -248,7 +254,8 @@ def write_markdown(result: dict[str, object], path: Path) -> None:
         rows.append(
             f"| {run['assessors']} | {run['repeat']} | **{run['judgments_per_second']}** | {nxt['p50_ms']} | "
             f"{nxt['p95_ms']} | {answer['p50_ms']} | {answer['p95_ms']} | {run['errors']} | "
-            f"{run['double_served']} | {run['no_content_while_work_remains']} | "
+            f"{run['double_served']} | {run['assessors_never_served']} | "
+            f"{run['no_content_while_work_remains']} | "
             f"{run['cpu_ms_per_judgment']['gunicorn']} | {run['cpu_ms_per_judgment']['server']} | "
             f"{run['load_average_at_start']} |"
         )
@@ -275,7 +282,8 @@ topics x 3 synthetic runs of depth {setup["depth"]} ({setup["pool_items"]} items
 sampling, a budget that never runs out. Each team of assessors (threads, {connections}, token auth)
 loops {loop} flat out: {setup["warmup_s"]} s warm-up, {setup["duration_s"]} s
 measured. Target at 50: >= 100 judgments/s, p95 <= 250 ms, no error, no double serving, no 204
-while work remains.
+while work remains, no assessor without a judgment in the window ("never served": a connection
+the server did not take, which no latency would show).
 
 Medians over {setup["repeat"]} run(s):
 
@@ -287,8 +295,8 @@ Medians over {setup["repeat"]} run(s):
 Every run:
 
 | assessors | run | judgments/s | next p50 | next p95 | answer p50 | answer p95 | errors | double-served \
-| 204s | gunicorn CPU ms / judgment | servers' CPU ms / judgment | load at start |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| never served | 204s | gunicorn CPU ms / judgment | servers' CPU ms / judgment | load at start |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
 A fresh campaign per run; at least {result["unjudged_at_end"]} of its items were still unjudged at
@@ -393,7 +401,7 @@ def main() -> None:
                         args.answer_with_next,
                     )
                     run = {"assessors": team, "repeat": repeat, "load_average_at_start": load}
-                    run.update(summarise(recorder, args.duration))
+                    run.update(summarise(recorder, args.duration, team))
                     run["unjudged_at_end"] = unjudged_left(env, campaign)
                     print(json.dumps(run), flush=True)
                     runs.append(run)
