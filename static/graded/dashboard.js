@@ -652,9 +652,11 @@
       const at = arrival.decided_labels !== null && arrival.decided_labels !== undefined ? " at label " + arrival.decided_labels : "";
       return VERDICT_WORDS[arrival.verdict] + " (" + plan + interval + at + (arrival.topup_returned > 0 ? "; " + fmt(arrival.topup_returned) + " of the top-up not spent, taken off the budget" : "") + ")";
     }
-    if (arrival.verdict_reason) return "not yet (" + plan + "): " + arrival.verdict_reason;
-    if (arrival.rule === "fixed") return "when the top-up is spent (" + plan + ")";
-    return interval ? "not yet (" + plan + "): band" + interval : "not yet (" + plan + ")";
+    // An arrival with no verdict record has no plan to name.
+    const planned = arrival.rule ? " (" + plan + ")" : "";
+    if (arrival.verdict_reason) return "not yet" + planned + ": " + arrival.verdict_reason;
+    if (arrival.rule === "fixed") return "when the top-up is spent" + planned;
+    return "not yet" + planned + (interval ? ": band" + interval : "");
   }
 
   function showArrivals(arrivals) {

@@ -131,6 +131,9 @@ def test_the_history_chart_stays_readable(
     arrived = page.locator("#arrivals tr[data-arrival=run8] [data-field=difference]")
     assert arrived.inner_text() == "6.200 †" and arrived.get_attribute("data-outside") == "1"
     assert "lies outside its interval" in page.locator("#arrivals-outside-note").inner_text()
+    # run8 has no verdict record, so no plan to name: no empty brackets.
+    verdict = page.locator("#arrivals tr[data-arrival=run8] [data-field=verdict]").inner_text()
+    assert verdict.startswith("not yet") and "()" not in verdict, verdict
     # An exact difference leads its row; the sample's estimate and interval stay, named as such.
     exact = page.locator("#arrivals tr[data-arrival=run7]")
     assert exact.locator("[data-field=difference]").inner_text() == "-1.432 exact"
