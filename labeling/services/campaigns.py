@@ -208,6 +208,8 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
         if Task.objects.filter(campaign=campaign).exists():
             raise ValueError("the grade scale cannot change once items were drawn")
         fields["grades"] = grade_scale_normalize(fields["grades"])
+    if "budget" in fields:
+        _check_not_below_spent(campaign, fields["budget"])
     for name, value in fields.items():
         setattr(campaign, name, value)
     _validate(campaign)
@@ -216,6 +218,21 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     campaign.save()
     mode_of(campaign).updated(campaign, set(fields))
     return campaign
+
+
+def _check_not_below_spent(campaign: Campaign, budget: Any) -> None:
+    """ValueError when a new budget is below what the campaign's judgments already spent: the
+    gauge would stop at 100 % while the spending went on, and a run's top-up in the budget would
+    be gone without a word. Cutting it to what is spent stops the draws; pausing stops judging."""
+    if budget_problem(budget) is not None:
+        return  # _validate words it
+    spent = mode_of(campaign).progress(campaign).spent
+    if budget < spent - 1e-9:
+        unit = campaign.get_budget_unit_display().lower()
+        raise ValueError(
+            f"the budget cannot go below what is already spent ({spent:g} {unit}), got {budget:g}: "
+            f"give at least {spent:g} (that stops the draws; pause the campaign to stop judging at once)"
+        )
 
 
 @transaction.atomic

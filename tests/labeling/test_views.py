@@ -285,6 +285,27 @@ def test_it_changes_the_budget_and_rejects_a_negative_one(
     assert campaign.budget == 500.0
 
 
+def test_it_refuses_a_budget_below_what_is_spent_on_the_page_and_through_the_api(
+    coordinator: AbstractBaseUser, assessor: AbstractBaseUser, campaign: Campaign
+) -> None:
+    for _ in range(3):
+        task = task_next(campaign=campaign, assessor=assessor)
+        assert task is not None
+        task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)
+    before = Campaign.objects.get(pk=campaign.pk).budget
+    client = client_for(coordinator)
+    url = reverse("labeling:campaign_budget", args=[campaign.pk])
+    refused = client.post(url, {"budget": "2"})
+    assert refused.status_code == 400
+    assert "below what is already spent (3 judgments), got 2: give at least 3" in refused.content.decode()
+    api = client.patch(f"/api/campaigns/{campaign.pk}/", {"budget": 2}, content_type="application/json")
+    assert api.status_code == 400 and "give at least 3" in api.content.decode(), api.content
+    assert Campaign.objects.get(pk=campaign.pk).budget == before
+    # What is spent is a budget: it stops the draws.
+    assert client.post(url, {"budget": "3"}).status_code == 302
+    assert Campaign.objects.get(pk=campaign.pk).budget == 3.0
+
+
 def test_a_campaign_whose_pool_is_judged_before_its_budget_says_the_rest_is_not_needed(
     assessor: AbstractBaseUser, coordinator: AbstractBaseUser, campaign: Campaign
 ) -> None:
