@@ -50,12 +50,21 @@
   }
 
   // The last counts the server sent, with this page's own judgments since: the bar asks the
-  // server at most every 10 s, and an assessor's own judgment shows in the count at once.
+  // server at most every 10 s, and an assessor's own judgment shows at once, in the count and in
+  // the share of the budget (one judgment in a budget of judgments; in cost or hours, what a
+  // judgment has spent on average so far, until the server's next figures).
   let shownProgress = null;
 
   function countOwn(change) {
     if (!shownProgress) return;
-    renderProgress({ ...shownProgress, judgments: Math.max(0, Number(shownProgress.judgments) + change) });
+    const judgments = Number(shownProgress.judgments) || 0;
+    const spent = Number(shownProgress.spent) || 0;
+    const each = shownProgress.budget_unit === "judgments" ? 1 : judgments > 0 ? spent / judgments : 0;
+    renderProgress({
+      ...shownProgress,
+      judgments: Math.max(0, judgments + change),
+      spent: Math.max(0, spent + change * each),
+    });
   }
 
   function renderProgress(data) {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,10 @@ def test_it_stores_three_keyboard_judgments_without_reloading(
     page.wait_for_function(
         "document.getElementById('progress-text').textContent.startsWith('1 judgment ')", timeout=3000
     )
+    # So does the share of the budget it spent (a budget of judgments: one each).
+    assert running_campaign.budget_unit == "judgments"
+    used = math.floor(100 / running_campaign.budget + 0.5)
+    assert page.locator("#progress-text").inner_text() == f"1 judgment · {used}% of the budget used"
 
     # Pause for a second on the second item: the veil shows, grade keys do nothing, and the
     # paused second is not counted.
