@@ -17,10 +17,9 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 
-from graded.claims import task_next
-from graded.judging import task_answer
 from labeling.models import Campaign, Judgment
 from tests.conftest import REPO_ROOT
+from tests.labeling.helpers import judge_some
 from tests.servers import postgres_binary
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
@@ -75,10 +74,7 @@ def _restored_sqlite(tmp_path: Path) -> tuple[str, Callable[[], None]]:
 def test_a_backup_restores_into_a_new_database_the_app_starts_on(
     campaign: Campaign, assessor: AbstractBaseUser, tmp_path: Path
 ) -> None:
-    for _ in range(3):
-        task = task_next(campaign=campaign, assessor=assessor)
-        assert task is not None
-        task_answer(task=task, assessor=assessor, grade=2, seconds=3.0)
+    judge_some(campaign, assessor, 3, grade=2)
     expected = {"campaigns": Campaign.objects.count(), "judgments": Judgment.objects.count()}
     assert expected["judgments"] >= 3
     restore = _restored_postgresql if connection.vendor == "postgresql" else _restored_sqlite

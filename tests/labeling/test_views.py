@@ -21,6 +21,7 @@ from labeling.services.campaigns import (
     campaign_update,
 )
 from tests.conftest import PASSWORD, RUN_A, upload
+from tests.labeling.helpers import judge_some
 from uploads.run_imports import runs_import
 
 
@@ -288,10 +289,7 @@ def test_it_changes_the_budget_and_rejects_a_negative_one(
 def test_it_refuses_a_budget_below_what_is_spent_on_the_page_and_through_the_api(
     coordinator: AbstractBaseUser, assessor: AbstractBaseUser, campaign: Campaign
 ) -> None:
-    for _ in range(3):
-        task = task_next(campaign=campaign, assessor=assessor)
-        assert task is not None
-        task_answer(task=task, assessor=assessor, grade=1, seconds=2.0)
+    judge_some(campaign, assessor, 3)
     before = Campaign.objects.get(pk=campaign.pk).budget
     client = client_for(coordinator)
     url = reverse("labeling:campaign_budget", args=[campaign.pk])
