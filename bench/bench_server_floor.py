@@ -39,7 +39,8 @@ RESULTS_DIR = REPO_ROOT / "bench" / "results"
 def server_command(port: int) -> list[str]:
     """gunicorn with the production worker settings (config/gunicorn.py's values, as flags: the
     file's start-up hook checks Django's settings, which this application does not use)."""
-    sys.path.insert(0, str(REPO_ROOT))
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
     from config import gunicorn as production
 
     return [

@@ -625,6 +625,12 @@
     unchanged: "unchanged (same documents, no top-up)",
   };
 
+  // An arrival's exact difference once every document it weighs is judged (the verdict reads it),
+  // else null.
+  function exactDifference(arrival) {
+    return (arrival.difference || {}).exact ?? null;
+  }
+
   // The plan a verdict is read by: rule, question with its margin, horizon (fixed when it arrived).
   function verdictPlan(arrival) {
     const question = arrival.question === "non_inferiority" ? ", not worse by " + fmt(arrival.margin)
@@ -639,9 +645,9 @@
   // band and why a look is held back.
   function verdictText(arrival) {
     const band = arrival.sequence || {};
-    const exact = (arrival.difference || {}).exact;
+    const exact = exactDifference(arrival);
     // Read exactly (every document the difference weighs is judged): a value, not a band.
-    const interval = exact !== null && exact !== undefined ? ", exactly " + fmt(exact)
+    const interval = exact !== null ? ", exactly " + fmt(exact)
       : band.low !== null && band.low !== undefined ? " " + fmtInterval([band.low, band.high]) : "";
     const plan = verdictPlan(arrival);
     if (arrival.verdict === "unchanged") return VERDICT_WORDS.unchanged;
@@ -676,7 +682,7 @@
       const gap = arrival.difference || {};
       // Once every document the difference weighs is judged, its exact value leads (the verdict
       // reads it); the sample's estimate and interval stay beside it, named as the sample's.
-      const exact = gap.exact !== null && gap.exact !== undefined;
+      const exact = exactDifference(arrival) !== null;
       const sampled = (gap.reliable === false && gap.low !== null ? "any-n bounds " : "") + fixedInterval([gap.low, gap.high], digits);
       table.append(
         el("tr", { "data-arrival": arrival.system }, [
@@ -697,7 +703,7 @@
       );
     }
     box.append(table);
-    if (arrivals.some((arrival) => outsideInterval(arrival.difference || {}) && ((arrival.difference || {}).exact ?? null) === null)) {
+    if (arrivals.some((arrival) => outsideInterval(arrival.difference || {}) && exactDifference(arrival) === null)) {
       box.append(el("p", { class: "small muted", id: "arrivals-outside-note", text: OUTSIDE_NOTE }));
     }
     for (const arrival of arrivals) {
@@ -722,8 +728,8 @@
         // The campaign's spent figure moves while this column stays at 0: say why.
         box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": its top-up has no judgment yet. Items drawn before it arrived are served first; their judgments count for the campaign's budget, not for this top-up." }));
       }
-      if (arrival.difference && arrival.difference.exact !== null && arrival.difference.exact !== undefined) {
-        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": every document its difference weighs is judged, so the difference is exactly " + fmt(arrival.difference.exact) + " and the verdict was read from it; the interval beside it in the table is what the sample alone says." }));
+      if (exactDifference(arrival) !== null) {
+        box.append(el("div", { class: "notice small arrival-warning", text: arrival.system + ": every document its difference weighs is judged, so the difference is exactly " + fmt(exactDifference(arrival)) + " and the verdict was read from it; the interval beside it in the table is what the sample alone says." }));
       }
       if (arrival.target_width !== null && arrival.planned_width !== null) {
         const reached = arrival.planned_width <= arrival.target_width;
